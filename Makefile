@@ -1,0 +1,31 @@
+# Two entry points on a fresh machine (Python 3.10+, no GPU needed):
+#   make demo   set up .venv and run `roofline analyze gemm --m 4096` on the default device
+#   make test   set up .venv and run the whole test suite
+# The venv sees system site-packages, so on a GPU machine the user's own torch is used; where no torch
+# is importable, the CPU build of torch 2.13.0 is installed.
+PY ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+
+.PHONY: demo test setup lint clean
+
+$(VENV)/.ready: pyproject.toml
+	$(PY) -m venv --system-site-packages $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -c "import torch" 2>/dev/null || $(BIN)/python -m pip install -q torch==2.13.0
+	$(BIN)/python -m pip install -q -e '.[test]'
+	touch $@
+
+setup: $(VENV)/.ready
+
+demo: setup
+	$(BIN)/roofline analyze gemm --m 4096
+
+test: setup
+	$(BIN)/python -m pytest -q
+
+lint: setup
+	$(BIN)/ruff check roofline tests
+
+clean:
+	rm -rf $(VENV) build dist *.egg-info

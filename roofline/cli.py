@@ -1,0 +1,278 @@
+"""The `roofline` command line: a thin typer app; every command hands off to the library.
+
+Bad input is one line on stderr and a non-zero exit (2 for usage errors), never a traceback.
+torch and matplotlib are imported only by the commands that time or draw.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+
+from roofline.errors import RooflineError, UsageError
+
+app = typer.Typer(rich_markup_mode="rich", no_args_is_help=True, add_completion=False,
+                  help="How fast each deep-learning operator could run on a GPU, how fast it does, and why.")
+specs_app = typer.Typer(no_args_is_help=True, help="GPU spec tables (dense peaks, with sources).")
+ops_app = typer.Typer(no_args_is_help=True, help="The operator catalog.")
+analyze_app = typer.Typer(no_args_is_help=True, help="Place one operator on the roofline (timed when a device is "
+                          "there; --no-time for the model alone). `roofline ops list` shows every operator.")
+app.add_typer(specs_app, name="specs")
+app.add_typer(ops_app, name="ops")
+app.add_typer(analyze_app, name="analyze")
+
+
+def _out(text: str) -> None:
+    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+
+
+def _note(msg: str) -> None:
+    from roofline.render import console
+
+    console(stderr=True).print(f"[yellow]note:[/yellow] {msg}")
+
+
+# ---------------------------------------------------------------- specs
+@specs_app.command("list")
+def specs_list(json_: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
+    """List every GPU spec file."""
+    from roofline.specs import load_all
+
+    specs = sorted(load_all().values(), key=lambda s: s.id)
+    if json_:
+        _out(json.dumps([s.to_dict() for s in specs], indent=2))
+        return
+    from roofline.render import console, specs_table
+
+    console().print(specs_table(specs))
+
+
+@specs_app.command("show")
+def specs_show(gpu: Annotated[str, typer.Argument(help="Spec id, alias or NVML name.")],
+               json_: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
+    """Show one GPU's spec, every number with its source."""
+    from roofline.specs import resolve
+
+    spec = resolve(gpu)
+    if json_:
+        _out(json.dumps(spec.to_dict(), indent=2))
+        return
+    from roofline.render import console, spec_table
+
+    console().print(spec_table(spec))
+
+
+@app.command("device")
+def device_cmd(json_: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
+    """Show the local GPUs (through NVML, no torch) and the spec each maps to."""
+    from roofline.device import cpu_description, detect_gpus
+
+    gpus = detect_gpus()
+    doc = {"gpus": [{"index": g.index, "nvml_name": g.nvml_name, "driver": g.driver_version,
+                     "spec": g.spec.id if g.spec else None} for g in gpus], "cpu": cpu_description()}
+    if json_:
+        _out(json.dumps(doc, indent=2))
+        return
+    if not gpus:
+        _out(f"no NVIDIA GPU found: CPU-only machine ({doc['cpu']['name']}, {doc['cpu']['cores']} cores)")
+    for g in gpus:
+        spec = f"spec {g.spec.id}" if g.spec else "no spec file for this GPU: add one under specs/ or pass --gpu"
+        _out(f"cuda:{g.index}  {g.nvml_name}  driver {g.driver_version}  ->  {spec}")
+
+
+# ---------------------------------------------------------------- ops
+@ops_app.command("list")
+def ops_list(json_: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
+    """List every operator with its parameters, defaults and variants."""
+    from roofline.ops import OPERATORS
+
+    if json_:
+        doc = {name: {"family": cls.family, "summary": cls.summary, "ignores": cls.ignores, "dtypes": cls.dtypes,
+                      "params": {f.name: {"default": f.default, **{k: v for k, v in f.metadata.items()}}
+                                 for f in dataclasses.fields(cls)}}
+               for name, cls in sorted(OPERATORS.items())}
+        _out(json.dumps(doc, indent=2, default=list))
+        return
+    from roofline.render import console, ops_table
+
+    console().print(ops_table(OPERATORS))
+
+
+# ---------------------------------------------------------------- analyze
+_COMMON = [
+    ("dtype", Optional[str], typer.Option(None, "--dtype", help="fp64, fp32, tf32, fp16, bf16, fp8, int8 "
+                                          "(default: fp16 on a GPU, fp32 on the CPU).")),
+    ("gpu", Optional[str], typer.Option(None, "--gpu", help="Spec id or alias for the roof (default: the local "
+                                        "GPU; another GPU's spec means analytic only).")),
+    ("device", Optional[str], typer.Option(None, "--device", help="Where to time: cpu, cuda, cuda:N "
+                                           "(default: the GPU if there is one, else the CPU).")),
+    ("no_time", bool, typer.Option(False, "--no-time", help="The analytic model only; time nothing.")),
+    ("no_tensor_cores", bool, typer.Option(False, "--no-tensor-cores", help="Use the CUDA-core (plain) ceiling.")),
+    ("warm_l2", bool, typer.Option(False, "--warm-l2", help="Do not flush the L2 between samples (cache-hot).")),
+    ("timer", str, typer.Option("auto", "--timer", help="auto, graph, graph-loop or events.")),
+    ("roof", Optional[str], typer.Option(None, "--roof", help="datasheet, measured or both (default both when a "
+                                         "calibration exists).")),
+    ("json_", bool, typer.Option(False, "--json", help="Print the results document as JSON.")),
+    ("output", Optional[Path], typer.Option(None, "-o", "--output", help="Write the results document here.")),
+    ("force", bool, typer.Option(False, "--force", help="Overwrite --output if it exists.")),
+    ("plot", Optional[str], typer.Option(None, "--plot", help="Also draw a roofline chart (a .png/.svg/.pdf path, "
+                                         "or - for the terminal).")),
+]
+
+
+TIMERS = ("auto", "graph", "graph-loop", "events")
+ROOFS = ("datasheet", "measured", "both")
+
+
+def check_choice(flag: str, value: str | None, choices: tuple[str, ...]) -> None:
+    if value is not None and value not in choices:
+        raise UsageError(f"{flag} must be one of {', '.join(choices)}, got {value!r}")
+
+
+def _op_option(f: dataclasses.Field[Any]) -> tuple[Any, Any]:
+    meta, flag = f.metadata, f"--{f.name.replace('_', '-')}"
+    kind = meta.get("kind")
+    if kind == "int":
+        return Optional[int], typer.Option(f.default, flag, help=meta.get("help", ""))
+    if kind == "choice":
+        return str, typer.Option(f.default, flag, help=f"{meta.get('help', '')} ({'|'.join(meta['choices'])})")
+    if kind == "flag":
+        return bool, typer.Option(f.default, f"{flag}/--no-{f.name.replace('_', '-')}", help=meta.get("help", ""))
+    raise RuntimeError(f"field {f.name} has no CLI kind")
+
+
+def _make_analyze(cls: type) -> Any:
+    op_fields = dataclasses.fields(cls)
+
+    def command(**kwargs: Any) -> None:
+        shape = {f.name: kwargs.pop(f.name) for f in op_fields}
+        run_analyze(cls.name, shape, **kwargs)
+
+    params = []
+    for f in op_fields:
+        ann, opt = _op_option(f)
+        params.append(inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=opt, annotation=ann))
+    for name, ann, opt in _COMMON:
+        params.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=opt, annotation=ann))
+    command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+    command.__name__ = cls.name
+    command.__doc__ = f"{cls.summary}\n\n{cls.ignores}"
+    return command
+
+
+def run_analyze(op_name: str, shape: dict[str, Any], *, dtype: str | None, gpu: str | None, device: str | None,
+                no_time: bool, no_tensor_cores: bool, warm_l2: bool, timer: str, roof: str | None, json_: bool,
+                output: Path | None, force: bool, plot: str | None) -> None:
+    from roofline.analysis import analytic_record, ceilings_dict
+    from roofline.dtypes import get_dtype
+    from roofline.ops import make
+    from roofline.results import dumps, new_document, write_document
+    from roofline.target import resolve_target
+
+    op = make(op_name, **shape)
+    check_choice("--timer", timer, TIMERS)
+    check_choice("--roof", roof, ROOFS)
+    if output is not None and output.exists() and not force:
+        raise RooflineError(f"{output} exists: not overwriting it (pass --force to replace it)")
+    target = resolve_target(gpu=gpu, device=device, time=not no_time, roof=roof)  # type: ignore[arg-type]
+    dt = get_dtype(dtype or ("fp32" if target.is_cpu else "fp16"))
+    for msg in target.messages:
+        _note(msg)
+    if target.time_device is None:
+        record = analytic_record(op, dt, target.ceilings, not no_tensor_cores)
+    else:
+        from roofline.measure import measure_op
+
+        record = measure_op(op, dt, target, warm_l2=warm_l2, method=timer, tensor_cores=not no_tensor_cores)
+    device_info = {**target.device_info, "ceilings": ceilings_dict(target.ceilings)}
+    if target.measured is not None:
+        device_info["measured_ceilings"] = ceilings_dict(target.measured)
+    if target.time_device:
+        device_info.update(_runtime_info(target.time_device))
+    doc = new_document(device_info, [record])
+    if output is not None:
+        write_document(doc, output, force=force)
+    if json_:
+        _out(dumps(doc))
+    else:
+        from roofline.render import console, record_table
+
+        console().print(record_table(record))
+        if target.is_cpu and target.time_device:
+            _note(f"timed on the CPU ({target.device_info['name']}): no GPU on this machine")
+    if plot:
+        _draw(doc, plot)
+
+
+def _runtime_info(device: str) -> dict[str, Any]:
+    """torch and CUDA versions (torch is already imported when something was timed)."""
+    import torch
+
+    info: dict[str, Any] = {"torch_version": torch.__version__, "time_device": device}
+    if device.startswith("cuda"):
+        info["cuda_version"] = torch.version.cuda
+        from roofline.clocks import snapshot
+
+        info["state_after"] = snapshot(torch.device(device).index or 0)
+    return info
+
+
+def _draw(doc: dict[str, Any], where: str) -> None:
+    if where == "-":
+        from roofline.terminal_plot import render_terminal
+
+        _out(render_terminal([doc]))
+        return
+    from roofline.plot import save_chart
+
+    path = save_chart([doc], Path(where))
+    _note(f"chart written to {path}")
+
+
+def _register_analyze_commands() -> None:
+    from roofline.ops import OPERATORS
+
+    for name, cls in sorted(OPERATORS.items()):
+        analyze_app.command(name, help=f"{cls.summary}. {cls.ignores}")(_make_analyze(cls))
+
+
+_register_analyze_commands()
+
+
+# ---------------------------------------------------------------- entry point
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI; returns the exit status. Domain and usage errors are one line on stderr."""
+    try:
+        rv = app(args=argv, prog_name="roofline", standalone_mode=False)
+    except RooflineError as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        return exc.exit_code
+    except BrokenPipeError:
+        return 0
+    except (typer.Exit, typer.Abort) as exc:
+        return int(getattr(exc, "exit_code", 130))
+    except Exception as exc:
+        # click's exceptions (typer may vendor its own click): usage errors are one line, exit 2.
+        if type(exc).__name__ == "NoArgsIsHelpError":
+            sys.stdout.write(exc.format_message() + "\n")  # type: ignore[attr-defined]
+            return 0
+        if hasattr(exc, "format_message") and hasattr(exc, "exit_code"):
+            msg = " ".join(exc.format_message().split())
+            sys.stderr.write(f"error: {msg}\n")
+            return int(exc.exit_code)
+        raise
+    return rv if isinstance(rv, int) else 0
+
+
+def run() -> None:
+    sys.exit(main())
+
+
+if __name__ == "__main__":
+    run()

@@ -1,0 +1,169 @@
+"""Measure an operator on a device and fold the timing into its roofline record.
+
+Also the public Python API for users' own kernels: `roofline.measure(fn, flops=..., bytes=..., dtype=...)`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any
+
+from roofline.analysis import add_time, analytic_record
+from roofline.dtypes import DType, get_dtype
+from roofline.errors import RooflineError
+from roofline.model import Analysis, Ceilings, choose_pipe, gpu_ceilings
+from roofline.ops.base import Operator
+from roofline.target import Target, resolve_target
+from roofline.timing import FLUSH_L2_MULTIPLE, Measurement, time_cpu, time_cuda
+
+# Peaks are re-quoted at the observed SM clock when it differs from the spec's by more than this:
+# within 5% the difference is inside the run-to-run spread of long kernels.
+CLOCK_SCALE_THRESHOLD = 0.05
+# A minimum SM clock this far under the median means the clock moved during the run: say so.
+CLOCK_DROP_WARN = 0.05
+# Keep this fraction of the free memory for the allocator, the flush buffer's neighbours and cuBLAS workspaces.
+MEMORY_HEADROOM = 0.9
+
+
+def available_bytes(device: str) -> float:
+    """Free device memory (CUDA) or available host memory (CPU, from /proc/meminfo)."""
+    if device.startswith("cuda"):
+        import torch
+
+        free, _ = torch.cuda.mem_get_info(torch.device(device))
+        return float(free)
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return float(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return float(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES"))
+
+
+def guard_memory(need: float, device: str, what: str) -> None:
+    """Refuse before allocating when the inputs would not fit."""
+    have = available_bytes(device)
+    if need > have * MEMORY_HEADROOM:
+        raise RooflineError(f"{what} needs about {need / 2**30:.1f} GiB but {device} has {have / 2**30:.1f} GiB "
+                            "free: use a smaller shape")
+
+
+def kernel_names(fn: Callable[[], Any], device: str) -> list[str]:
+    """Names of the device kernels one call launches, from torch.profiler (empty on the CPU)."""
+    if not device.startswith("cuda"):
+        return []
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        fn()
+        torch.cuda.synchronize()
+    names: list[str] = []
+    for evt in prof.events():
+        if evt.device_type == torch.autograd.DeviceType.CUDA and evt.name not in names:
+            names.append(evt.name)
+    return names
+
+
+def _scaled_ceilings(target: Target, clocks: dict[str, Any] | None) -> tuple[Ceilings, list[str]]:
+    """Ceilings re-quoted at the observed SM clock when it is off the spec's by > CLOCK_SCALE_THRESHOLD."""
+    notes: list[str] = []
+    sm = (clocks or {}).get("sm_mhz")
+    if target.spec is None or not sm or target.ceilings.source != "datasheet":
+        return target.ceilings, notes
+    observed, boost = sm["median"], target.spec["boost_clock_mhz"]
+    if sm["min"] < sm["median"] * (1 - CLOCK_DROP_WARN) or clocks.get("limited_by"):  # type: ignore[union-attr]
+        why = ", ".join(clocks.get("limited_by") or []) or "reason not reported"  # type: ignore[union-attr]
+        notes.append(f"SM clock moved during the run: {sm['min']:.0f}-{sm['max']:.0f} MHz, median {observed:.0f} "
+                     f"({why})")
+    if abs(observed - boost) / boost > CLOCK_SCALE_THRESHOLD:
+        notes.append(f"peak re-quoted at the observed SM clock {observed:.0f} MHz (spec boost {boost:.0f} MHz)")
+        return gpu_ceilings(target.spec, observed), notes
+    return target.ceilings, notes
+
+
+def finish_record(record: dict[str, Any], m: Measurement, target: Target, dtype: DType, uses_tensor_cores: bool,
+                  tensor_cores: bool) -> dict[str, Any]:
+    """Fold a measurement into a record: clocks, the (maybe re-quoted) peak, median, samples and verdict."""
+    ceilings, notes = _scaled_ceilings(target, m.clocks)
+    if ceilings is not target.ceilings:
+        pipe = choose_pipe(ceilings, dtype, uses_tensor_cores, tensor_cores)
+        a = Analysis(record["flops"], record["bytes"], pipe.flops_per_s, ceilings.dram_bytes_per_s)
+        record.update(peak_flops_per_s_datasheet=record["peak_flops_per_s"], peak_flops_per_s=a.peak_flops_per_s,
+                      ridge_point=a.ridge_point, bound=a.bound, attainable_flops_per_s=a.attainable_flops_per_s,
+                      roofline_time_s=a.roofline_time_s, sm_clock_mhz_spec=target.spec["boost_clock_mhz"]
+                      if target.spec else None)
+    add_time(record, m.median_s)
+    record["time_samples_s"] = m.samples_s
+    record["timing"] = m.timing_dict()
+    record["clocks"] = m.clocks
+    record["notes"] = record.get("notes", []) + m.notes + notes
+    record["verdict"] = verdict(record)
+    if m.summary.noisy:
+        record["notes"].append(f"noisy: IQR is {m.summary.relative_iqr:.0%} of the median; "
+                               "close other GPU work and run again")
+    return record
+
+
+def verdict(record: dict[str, Any]) -> str:
+    frac = record.get("roofline_fraction")
+    base = f"{record['bound']}-bound"
+    return base if frac is None else f"{base}, {frac:.0%} of the roofline"
+
+
+def measure_op(op: Operator, dtype: DType, target: Target, *, warm_l2: bool = False, method: str = "auto",
+               tensor_cores: bool = True, kernels: bool = True, rep_s: float | None = None) -> dict[str, Any]:
+    """Build the real kernel for `op`, time it on the target's device, return the full record."""
+    from roofline.kernels import build, footprint_bytes
+
+    device = target.time_device
+    assert device is not None
+    record = analytic_record(op, dtype, target.ceilings, tensor_cores)
+    l2 = int(target.spec["l2_cache_kib"] * 1024) if target.spec else None
+    need = footprint_bytes(op, dtype) + (FLUSH_L2_MULTIPLE * (l2 or 0) if not warm_l2 else 0)
+    guard_memory(need, device, f"{op.name} {dtype.name}")
+    built = build(op, dtype, device)
+    kw: dict[str, Any] = {} if rep_s is None else {"rep_s": rep_s}
+    if device.startswith("cuda"):
+        m = time_cuda(built.fn, device, l2, warm_l2, method, graph_safe=built.graph_safe, **kw)
+    else:
+        m = time_cpu(built.fn, **kw)
+    record = finish_record(record, m, target, dtype, op.uses_tensor_cores, tensor_cores)
+    record["impl"] = built.impl
+    record["kernels"] = kernel_names(built.fn, device) if kernels else []
+    return record
+
+
+def measure(fn: Callable[[], Any], *, flops: float, bytes: float, dtype: str = "fp16",  # noqa: A002
+            device: str | None = None, gpu: str | None = None, name: str = "custom", tensor_cores: bool = True,
+            warm_l2: bool = False) -> dict[str, Any]:
+    """Time a user's zero-argument callable and place it on the roofline; returns a schema-v1 record.
+
+    >>> rec = roofline.measure(lambda: a @ b, flops=2 * m * n * k, bytes=2 * (m * k + k * n + m * n))
+    """
+    if flops < 0 or bytes <= 0:
+        raise RooflineError("measure: flops must be >= 0 and bytes > 0")
+    dt = get_dtype(dtype)
+    target = resolve_target(gpu=gpu, device=device, time=True)
+    if target.time_device is None:
+        raise RooflineError("measure: no device to time on (the --gpu spec is not this machine's GPU)")
+    pipe = choose_pipe(target.ceilings, dt, tensor_cores, tensor_cores)
+    a = Analysis(float(flops), float(bytes), pipe.flops_per_s, target.ceilings.dram_bytes_per_s)
+    record: dict[str, Any] = {
+        "op": name, "variant": None, "params": {}, "dtype": dt.name, "flops": float(flops), "bytes_read": None,
+        "bytes_written": None, "bytes": float(bytes), "arithmetic_intensity": a.arithmetic_intensity,
+        "gpu": target.ceilings.device_id, "device_kind": target.ceilings.kind, "roof_source": target.ceilings.source,
+        "compute_pipe": pipe.key, "compute_pipe_label": pipe.label, "peak_flops_per_s": a.peak_flops_per_s,
+        "peak_bytes_per_s": a.peak_bytes_per_s, "ridge_point": a.ridge_point, "bound": a.bound,
+        "attainable_flops_per_s": a.attainable_flops_per_s, "roofline_time_s": a.roofline_time_s, "notes": [],
+    }
+    device_name = target.time_device
+    if device_name.startswith("cuda"):
+        l2 = int(target.spec["l2_cache_kib"] * 1024) if target.spec else None
+        m = time_cuda(fn, device_name, l2, warm_l2)
+    else:
+        m = time_cpu(fn)
+    return finish_record(record, m, target, dt, tensor_cores, tensor_cores)

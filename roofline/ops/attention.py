@@ -1,0 +1,192 @@
+"""Attention: prefill (a block of queries against keys and values) and decode (one query token against a KV
+cache), multi-head with grouped-query (GQA) and multi-query (MQA) sharing of key/value heads.
+
+FLOPs (as torch's flop counter counts SDPA: two batched matrix products) plus the softmax:
+    per (query, key) pair and query head: 2 x D for Q K^T, 2 x D for P V, 5 for the softmax (max, sub, exp,
+    sum, div: softmax.py's convention); the 1/sqrt(D) scale is folded into the exp (not counted).
+    pairs = Sq x Skv without a mask; causal: Sq x Skv - Sq^2 / 2 (the area under the diagonal, the mask
+    aligned bottom-right as FlashAttention >= 2.1 does: query i sees keys j <= i + Skv - Sq), which is exactly
+    half when Sq == Skv. The exact count includes the diagonal (S(S+1)/2 when square): 1/S more, ignored.
+
+K and V are counted as KV_CACHE, as LLM-Viewer's analyzer counts them in prefill too.
+
+NB: the naive variant computes the masked half of S as well; only the useful FLOPs are counted for both.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from roofline.dtypes import DType, get_dtype
+from roofline.errors import UsageError
+from roofline.ops.base import (
+    ACTIVATIONS,
+    INDEX,
+    INTERMEDIATES,
+    KV_CACHE,
+    Operator,
+    Traffic,
+    choice,
+    flag,
+    operator,
+    param,
+    rw,
+)
+from roofline.ops.softmax import SOFTMAX_FLOPS_PER_ELEMENT
+
+ATTENTION_DTYPES = ("fp32", "fp16", "bf16")
+INDEX_BYTES = 4  # int32 block-table entries
+MASK_BYTES = 1  # a torch.bool causal mask
+
+
+def check_heads(name: str, heads: int, kv_heads: int) -> None:
+    """GQA/MQA: every key/value head serves heads / kv_heads query heads."""
+    if heads % kv_heads:
+        raise UsageError(f"{name}: --kv-heads {kv_heads} must divide --heads {heads} "
+                         f"(each key/value head serves heads/kv_heads query heads)")
+
+
+def attention_pairs(sq: int, skv: int, causal: bool) -> float:
+    """(query, key) pairs one head attends: Sq x Skv, or Sq x Skv - Sq^2/2 under a bottom-right causal mask."""
+    return sq * skv - sq * sq / 2 if causal else float(sq * skv)
+
+
+def pair_flops(head_dim: int) -> int:
+    """FLOPs per (query, key) pair and head: 2D (Q K^T) + 2D (P V) + the softmax's 5."""
+    return 4 * head_dim + SOFTMAX_FLOPS_PER_ELEMENT
+
+
+def kv_rows_per_query_head(sq: int, skv: int, tile: int, causal: bool) -> int:
+    """Key (and value) rows one (batch, query head) streams when each of its ceil(Sq/Br) query tiles reads
+    the keys it needs: all Skv, or under the causal mask those up to its last row's diagonal.
+
+    Causal: tile t's last row is r = min((t+1) Br, Sq) - 1 and sees Skv - Sq + r + 1 keys; summed over the
+    T tiles (all but the last end before Sq): T (Skv - Sq) + Br T (T - 1) / 2 + Sq.
+    """
+    tiles = math.ceil(sq / tile)
+    if not causal:
+        return tiles * skv
+    return tiles * (skv - sq) + tile * tiles * (tiles - 1) // 2 + sq
+
+
+@operator("attention", "attention")
+@dataclass(frozen=True)
+class Attention(Operator):
+    """O = softmax(Q K^T / sqrt(D)) V for a block of Sq queries against Skv keys (prefill).
+
+    flash: Q, K, V read and O written once; S and P live on chip. With --tile Br, each (batch, query head,
+    query tile) block streams K and V from memory (FlashAttention-2's grid, no reuse between blocks: L2
+    ignored); with --tile 0 (ideal) K and V are read once per (batch, KV head).
+    naive: S = Q K^T and P = softmax(S) materialised in the input dtype: S written, S read by the softmax,
+    P written, P read by P V; with --causal the mask is applied in place (S.masked_fill_: S read and written
+    once more, the bool Sq x Skv mask read once). GQA: the query heads of a group are folded into the rows of
+    one matrix product per KV head, so K and V are still read once.
+    """
+
+    summary = "prefill attention, naive (S and P in memory) or FlashAttention (S and P on chip)"
+    ignores = "NB: causal counts half of S (area, bottom-right); the log-sum-exp saved for backward not counted."
+    dtypes = ATTENTION_DTYPES
+    uses_tensor_cores = True
+    batch: int = param(1, "sequences")
+    heads: int = param(32, "query heads")
+    kv_heads: int | None = param(None, "key/value heads (GQA/MQA; default: heads); must divide heads")
+    seq: int = param(4096, "query tokens per sequence (Sq)")
+    kv_seq: int | None = param(None, "key/value tokens per sequence (Skv; default: seq); > seq with a cached "
+                                     "prefix")
+    head_dim: int = param(128, "dimension of each head (D)")
+    causal: bool = flag(False, "causal mask, aligned bottom-right (query i sees keys up to i + kv-seq - seq)")
+    variant: str = choice("flash", ("flash", "naive"),
+                          "flash: S and P on chip; naive: S = QK^T and P = softmax(S) written to memory")
+    tile: int = param(0, "flash only: query rows per tile (Br); each tile re-reads K and V. 0 = ideal: K and V "
+                         "read once per batch and KV head", minimum=0)
+
+    def resolve(self) -> None:
+        if self.kv_heads is None:
+            self._set("kv_heads", self.heads)
+        if self.kv_seq is None:
+            self._set("kv_seq", self.seq)
+
+    def check(self) -> None:
+        assert self.kv_heads is not None and self.kv_seq is not None
+        check_heads(self.name, self.heads, self.kv_heads)
+        if self.causal and self.seq > self.kv_seq:
+            raise UsageError(f"{self.name}: --causal with --seq {self.seq} > --kv-seq {self.kv_seq} leaves the "
+                             f"first {self.seq - self.kv_seq} queries no key to attend (bottom-right mask)")
+        if self.tile and self.variant != "flash":
+            raise UsageError(f"{self.name}: --tile applies to --variant flash only")
+
+    def pairs(self) -> float:
+        assert self.kv_seq is not None
+        return attention_pairs(self.seq, self.kv_seq, self.causal)
+
+    def flops(self) -> float:
+        return pair_flops(self.head_dim) * self.batch * self.heads * self.pairs()
+
+    def traffic(self, dtype: DType) -> Traffic:
+        assert self.kv_heads is not None and self.kv_seq is not None
+        b, d = self.batch, self.head_dim
+        q = b * self.heads * self.seq * d * dtype.bytes  # = O
+        if self.variant == "flash" and self.tile:
+            kv_rows = b * self.heads * kv_rows_per_query_head(self.seq, self.kv_seq, self.tile, self.causal)
+        else:
+            kv_rows = b * self.kv_heads * self.kv_seq
+        t = rw({ACTIVATIONS: q, KV_CACHE: 2 * kv_rows * d * dtype.bytes}, {ACTIVATIONS: q})
+        if self.variant == "naive":
+            s = b * self.heads * self.seq * self.kv_seq * dtype.bytes  # S, and P, each
+            passes = 3 if self.causal else 2  # reads (and as many writes) of S/P: softmax, PV, masked_fill_
+            t = t + rw({INTERMEDIATES: passes * s}, {INTERMEDIATES: passes * s})
+            if self.causal:
+                t = t + rw({INDEX: self.seq * self.kv_seq * MASK_BYTES})
+        return t
+
+
+@operator("decode_attention", "attention")
+@dataclass(frozen=True)
+class DecodeAttention(Operator):
+    """One query token per sequence attends its `context` cached keys and values (the decode step).
+
+    K and V are read once per (sequence, KV head) in --kv-dtype; fp8 (e4m3) halves them and is dequantised in
+    registers inside the kernel, so it costs no extra traffic (a scale per tensor, not counted). Paged KV
+    (--page-size > 0) moves the same cache bytes plus the block table: one int32 per page per sequence (INDEX).
+    """
+
+    summary = "decode attention: one query token per sequence over a (paged) KV cache"
+    ignores = "NB: the new token's K/V append, sequence lengths and fp8 scales not counted; K/V read once."
+    dtypes = ATTENTION_DTYPES
+    uses_tensor_cores = True
+    batch: int = param(8, "sequences, one query token each")
+    heads: int = param(32, "query heads")
+    kv_heads: int | None = param(None, "key/value heads (GQA/MQA; default: heads); must divide heads")
+    context: int = param(4096, "cached tokens per sequence (keys and values attended)")
+    head_dim: int = param(128, "dimension of each head (D)")
+    kv_dtype: str = choice("auto", ("auto", "fp16", "bf16", "fp8"),
+                           "KV-cache element type (auto: --dtype); fp8 is e4m3, dequantised in registers")
+    page_size: int = param(0, "tokens per KV-cache page (paged attention); 0 = one contiguous cache",
+                           minimum=0)
+
+    def resolve(self) -> None:
+        if self.kv_heads is None:
+            self._set("kv_heads", self.heads)
+
+    def check(self) -> None:
+        assert self.kv_heads is not None
+        check_heads(self.name, self.heads, self.kv_heads)
+
+    def kv_bytes(self, dtype: DType) -> float:
+        """Bytes per cached element."""
+        return dtype.bytes if self.kv_dtype == "auto" else get_dtype(self.kv_dtype).bytes
+
+    def pages(self) -> int:
+        """Block-table entries per sequence."""
+        return math.ceil(self.context / self.page_size) if self.page_size else 0
+
+    def flops(self) -> float:
+        return pair_flops(self.head_dim) * self.batch * self.heads * self.context
+
+    def traffic(self, dtype: DType) -> Traffic:
+        assert self.kv_heads is not None
+        q = self.batch * self.heads * self.head_dim * dtype.bytes  # = O
+        kv = 2 * self.batch * self.kv_heads * self.context * self.head_dim * self.kv_bytes(dtype)
+        return rw({ACTIVATIONS: q, KV_CACHE: kv, INDEX: self.batch * self.pages() * INDEX_BYTES},
+                  {ACTIVATIONS: q})

@@ -1,0 +1,183 @@
+"""The operator registry: frozen shape dataclasses with pure `flops()` and `traffic()`.
+
+An operator's fields are its shape parameters; `param()` / `choice()` / `flag()` attach the help text
+and limits the CLI generates its options from. Nothing here imports torch.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from roofline.dtypes import DType, get_dtype
+from roofline.errors import UsageError
+
+# Kinds of bytes, as LLM-Viewer's analyzer splits them.
+WEIGHTS = "weights"
+ACTIVATIONS = "activations"
+KV_CACHE = "kv_cache"
+INTERMEDIATES = "intermediates"  # temporaries an unfused form writes and reads back
+INDEX = "index"  # block tables and other metadata
+
+FLOAT_DTYPES = ("fp64", "fp32", "tf32", "fp16", "bf16", "fp8")
+HALF_AND_WIDER = ("fp64", "fp32", "fp16", "bf16")
+
+
+def param(default: int | None = None, help: str = "", minimum: int = 1) -> Any:
+    """An integer shape parameter (>= minimum); None means 'derived from another field'."""
+    return field(default=default, metadata={"help": help, "minimum": minimum, "kind": "int"})
+
+
+def choice(default: str, choices: tuple[str, ...], help: str = "") -> Any:
+    return field(default=default, metadata={"help": help, "choices": choices, "kind": "choice"})
+
+
+def flag(default: bool = False, help: str = "") -> Any:
+    return field(default=default, metadata={"help": help, "kind": "flag"})
+
+
+@dataclass(frozen=True)
+class Traffic:
+    """Minimum bytes moved through device memory, split by kind and by direction."""
+
+    read: dict[str, float] = field(default_factory=dict)
+    written: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def bytes_read(self) -> float:
+        return float(sum(self.read.values()))
+
+    @property
+    def bytes_written(self) -> float:
+        return float(sum(self.written.values()))
+
+    @property
+    def total(self) -> float:
+        return self.bytes_read + self.bytes_written
+
+    def by_kind(self) -> dict[str, float]:
+        kinds: dict[str, float] = {}
+        for part in (self.read, self.written):
+            for k, v in part.items():
+                kinds[k] = kinds.get(k, 0) + v
+        return kinds
+
+    def __add__(self, other: Traffic) -> Traffic:
+        def merge(a: dict[str, float], b: dict[str, float]) -> dict[str, float]:
+            out = dict(a)
+            for k, v in b.items():
+                out[k] = out.get(k, 0) + v
+            return out
+
+        return Traffic(merge(self.read, other.read), merge(self.written, other.written))
+
+
+def rw(read: dict[str, float] | None = None, written: dict[str, float] | None = None) -> Traffic:
+    """Build a Traffic, dropping zero entries."""
+    return Traffic({k: v for k, v in (read or {}).items() if v},
+                   {k: v for k, v in (written or {}).items() if v})
+
+
+@dataclass(frozen=True)
+class Operator:
+    """Base of every operator. Subclasses are frozen dataclasses registered with `@operator(name)`."""
+
+    name: ClassVar[str] = ""
+    family: ClassVar[str] = ""
+    summary: ClassVar[str] = ""
+    ignores: ClassVar[str] = ""  # NB: what the model leaves out, one line
+    dtypes: ClassVar[tuple[str, ...]] = FLOAT_DTYPES
+    uses_tensor_cores: ClassVar[bool] = False
+
+    def __post_init__(self) -> None:
+        for f in dataclasses.fields(self):
+            meta = f.metadata
+            value = getattr(self, f.name)
+            if meta.get("kind") == "int" and value is not None:
+                if isinstance(value, bool) or not isinstance(value, int):
+                    raise UsageError(f"{self.name}: --{cli_name(f.name)} must be an integer, got {value!r}")
+                if value < meta["minimum"]:
+                    raise UsageError(f"{self.name}: --{cli_name(f.name)} must be >= {meta['minimum']}, got {value}")
+            if meta.get("kind") == "choice" and value not in meta["choices"]:
+                raise UsageError(f"{self.name}: --{cli_name(f.name)} must be one of {', '.join(meta['choices'])}, "
+                                 f"got {value!r}")
+        self.resolve()
+        self.check()
+
+    # -- hooks for subclasses
+    def resolve(self) -> None:
+        """Fill derived defaults (e.g. gemm's n and k default to m). Use `self._set`."""
+
+    def check(self) -> None:
+        """Reject impossible shapes with a UsageError."""
+
+    def _set(self, name: str, value: Any) -> None:
+        object.__setattr__(self, name, value)
+
+    # -- the model
+    def flops(self) -> float:
+        raise NotImplementedError
+
+    def traffic(self, dtype: DType) -> Traffic:
+        raise NotImplementedError
+
+    def variant_name(self) -> str | None:
+        """The algorithmic variant, for operators that have one."""
+        return getattr(self, "variant", None)
+
+    def params(self) -> dict[str, Any]:
+        """The shape parameters as stored in a result record (variant excluded: it has its own field)."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "variant"}
+
+    def check_dtype(self, dtype: DType) -> None:
+        if dtype.name not in self.dtypes:
+            raise UsageError(f"{self.name} does not support dtype {dtype.name} (supported: {', '.join(self.dtypes)})")
+
+
+OPERATORS: dict[str, type[Operator]] = {}
+
+
+def operator(name: str, family: str):  # noqa: ANN201 - decorator
+    """Register an operator class under `name`; registering a name twice is a bug."""
+
+    def wrap(cls: type[Operator]) -> type[Operator]:
+        if name in OPERATORS:
+            raise RuntimeError(f"operator {name!r} registered twice")
+        cls.name = name
+        cls.family = family
+        OPERATORS[name] = cls
+        return cls
+
+    return wrap
+
+
+def cli_name(field_name: str) -> str:
+    return field_name.replace("_", "-")
+
+
+def get_operator(name: str) -> type[Operator]:
+    from roofline import ops  # noqa: F401 - importing the package registers every family
+
+    try:
+        return OPERATORS[name]
+    except KeyError:
+        raise UsageError(f"unknown operator '{name}' (known: {', '.join(sorted(OPERATORS))})") from None
+
+
+def make(name: str, dtype: str | None = None, **params: Any) -> Operator:
+    """Build an operator from keyword parameters, as a suite file or the Python API gives them."""
+    cls = get_operator(name)
+    names = {f.name for f in dataclasses.fields(cls)}
+    unknown = set(params) - names
+    if unknown:
+        raise UsageError(f"{name}: unknown parameter(s) {', '.join(sorted(unknown))} "
+                         f"(known: {', '.join(sorted(names))})")
+    op = cls(**params)
+    if dtype is not None:
+        op.check_dtype(get_dtype(dtype))
+    return op
+
+
+def operator_fields(cls: type[Operator]) -> list[dataclasses.Field[Any]]:
+    return list(dataclasses.fields(cls))

@@ -1,0 +1,98 @@
+"""Elementwise operators: relu, add, mul, gelu, silu, swiglu and chains of them, fused or unfused.
+
+NB: transcendental functions (exp, erf, tanh) count as one FLOP each although they run on the SFU.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from roofline.dtypes import DType
+from roofline.ops.base import ACTIVATIONS, INTERMEDIATES, Operator, Traffic, choice, operator, param, rw
+
+# FLOPs per output element, by function. Counting convention: one FLOP per add, mul, compare, and
+# per transcendental call (see the module note).
+FLOPS_PER_ELEMENT: dict[str, int] = {
+    "relu": 1,  # max(x, 0)
+    "add": 1,  # a + b
+    "mul": 1,  # a * b
+    "gelu": 5,  # 0.5 * x * (1 + erf(x / sqrt 2)): div, erf, add, mul, mul
+    "silu": 4,  # x / (1 + exp(-x)): neg, exp, add, div
+}
+# Number of tensor inputs each function reads.
+ARITY: dict[str, int] = {"relu": 1, "add": 2, "mul": 2, "gelu": 1, "silu": 1}
+
+
+def elementwise_traffic(numel: int, inputs: int, outputs: int, dtype: DType) -> Traffic:
+    """Each input read once, each output written once: the minimum for one fused pass."""
+    return rw({ACTIVATIONS: inputs * numel * dtype.bytes}, {ACTIVATIONS: outputs * numel * dtype.bytes})
+
+
+@dataclass(frozen=True)
+class _Elementwise(Operator):
+    numel: int = param(2**24, "number of elements of each tensor")
+
+    func = ""
+
+    def flops(self) -> float:
+        return FLOPS_PER_ELEMENT[self.func] * self.numel
+
+    def traffic(self, dtype: DType) -> Traffic:
+        return elementwise_traffic(self.numel, ARITY[self.func], 1, dtype)
+
+
+def _register(func: str, summary: str) -> None:
+    cls = type(func.capitalize(), (_Elementwise,), {"func": func, "summary": summary,
+                                                   "ignores": "NB: transcendentals count as 1 FLOP; "
+                                                              "no broadcasting."})
+    cls.__module__ = __name__
+    operator(func, "elementwise")(dataclass(frozen=True)(cls))
+
+
+_register("relu", "y = max(x, 0)")
+_register("add", "y = a + b")
+_register("mul", "y = a * b")
+_register("gelu", "y = gelu(x), erf form")
+_register("silu", "y = x * sigmoid(x)")
+
+
+@operator("swiglu", "elementwise")
+@dataclass(frozen=True)
+class SwiGLU(Operator):
+    """y = silu(a) * b. Unfused: silu writes a temporary that the mul reads back."""
+
+    summary = "y = silu(a) * b (the LLaMA MLP gate)"
+    ignores = "NB: a and b as separate tensors (a fused gate/up projection output split in two views)."
+    numel: int = param(2**24, "elements of a (= of b and of y)")
+    variant: str = choice("fused", ("fused", "unfused"), "fused: one pass; unfused: silu then mul")
+
+    def flops(self) -> float:
+        return (FLOPS_PER_ELEMENT["silu"] + FLOPS_PER_ELEMENT["mul"]) * self.numel
+
+    def traffic(self, dtype: DType) -> Traffic:
+        t = elementwise_traffic(self.numel, 2, 1, dtype)
+        if self.variant == "unfused":  # silu(a) written, then read back by the mul
+            t = t + rw({INTERMEDIATES: self.numel * dtype.bytes}, {INTERMEDIATES: self.numel * dtype.bytes})
+        return t
+
+
+@operator("chain", "elementwise")
+@dataclass(frozen=True)
+class Chain(Operator):
+    """N unary elementwise ops on one tensor: fused reads and writes once, unfused once per op."""
+
+    summary = "N unary elementwise ops applied in a row (e.g. scale, bias, activation)"
+    ignores = "NB: each op counted as 1 FLOP per element."
+    numel: int = param(2**24, "elements of the tensor")
+    length: int = param(4, "number of elementwise ops in the chain")
+    variant: str = choice("fused", ("fused", "unfused"), "fused: one pass; unfused: one pass per op")
+
+    def flops(self) -> float:
+        return self.length * self.numel
+
+    def traffic(self, dtype: DType) -> Traffic:
+        t = elementwise_traffic(self.numel, 1, 1, dtype)
+        if self.variant == "unfused":  # every op but the first reads, every op but the last writes, a temporary
+            extra = (self.length - 1) * self.numel * dtype.bytes
+            t = t + rw({INTERMEDIATES: extra}, {INTERMEDIATES: extra})
+        return t

@@ -1,0 +1,161 @@
+"""Terminal rendering (rich): tables of specs, operators and records. Rendering only, no computation."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from roofline.specs import FIELDS_BY_KEY, GPUSpec
+
+_PREFIXES = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
+
+
+def si(x: float | None, unit: str = "", digits: int = 3) -> str:
+    """1.37e11 -> '137 G' + unit."""
+    if x is None:
+        return "-"
+    for scale, p in _PREFIXES:
+        if abs(x) >= scale:
+            return f"{x / scale:.{digits}g} {p}{unit}"
+    return f"{x:.{digits}g} {unit}".rstrip()
+
+
+def duration(s: float | None) -> str:
+    if s is None:
+        return "-"
+    if s >= 1:
+        return f"{s:.3g} s"
+    if s >= 1e-3:
+        return f"{s * 1e3:.3g} ms"
+    return f"{s * 1e6:.3g} µs"
+
+
+def console(stderr: bool = False) -> Console:
+    return Console(stderr=stderr, highlight=False, soft_wrap=False)
+
+
+def specs_table(specs: list[GPUSpec]) -> Table:
+    t = Table(title="GPU specs (dense peaks)")
+    for col in ("id", "name", "aliases", "SMs", "boost MHz", "FP32 TF", "BF16 TC TF", "FP8 TC TF", "memory",
+                "GB/s", "L2 MiB"):
+        t.add_column(col, justify="right" if col not in ("id", "name", "aliases") else "left")
+    for s in specs:
+        def v(key: str) -> str:
+            x = s.get(key)
+            return "-" if x is None else f"{x:g}"
+        t.add_row(s.id, s.name, ", ".join(s.aliases), v("sm_count"), v("boost_clock_mhz"), v("fp32_dense_tflops"),
+                  v("bf16_tensor_dense_tflops"), v("fp8_tensor_dense_tflops"),
+                  f"{s['memory_size_gb']:g} GB {s.memory_type}", v("memory_bandwidth_gbps"),
+                  f"{s['l2_cache_kib'] / 1024:g}")
+    return t
+
+
+def spec_table(s: GPUSpec) -> Table:
+    t = Table(title=f"{s.name} ({s.id}; {s.architecture}, compute capability {s.compute_capability})")
+    t.add_column("field")
+    t.add_column("value", justify="right")
+    t.add_column("source")
+    for key, value in s.values.items():
+        note = s.notes.get(key)
+        src = s.sources.get(key, "") + (f"\n[dim]note: {note}[/dim]" if note else "")
+        f = FIELDS_BY_KEY.get(key)
+        t.add_row(key, f"{value:g}", src if f else src)
+    for key, lst in s.lists.items():
+        t.add_row(key, ", ".join(map(str, lst)), s.sources.get(key, ""))
+    return t
+
+
+def ops_table(ops: dict[str, type]) -> Table:
+    t = Table(title="operators")
+    for col in ("op", "family", "parameters (defaults)", "variants", "dtypes", "summary"):
+        t.add_column(col)
+    for name, cls in sorted(ops.items(), key=lambda kv: (kv[1].family, kv[0])):
+        params, variants = [], "-"
+        for f in dataclasses.fields(cls):
+            if f.name == "variant":
+                variants = "|".join(f.metadata["choices"])
+                continue
+            choices = f.metadata.get("choices")
+            default = "|".join(choices) if choices else f.default
+            params.append(f"--{f.name.replace('_', '-')} ({default})")
+        t.add_row(name, cls.family, "\n".join(params), variants, ",".join(cls.dtypes), cls.summary)
+    return t
+
+
+def record_rows(r: dict[str, Any]) -> list[tuple[str, str]]:
+    """The fields a person reads, in order, as (label, value) pairs."""
+    params = " ".join(f"{k}={v}" for k, v in r.get("params", {}).items())
+    rows = [
+        ("operator", f"{r['op']}" + (f" ({r['variant']})" if r.get("variant") else "")),
+        ("shape", params),
+        ("dtype", f"{r['dtype']} on {r.get('compute_pipe_label', r.get('compute_pipe', ''))}"),
+        ("device", f"{r['gpu']} ({r.get('roof_source', 'datasheet')} roof)"),
+        ("FLOPs", f"{r['flops']:,.0f}"),
+        ("bytes", f"{r['bytes']:,.0f} (read {r['bytes_read'] or 0:,.0f}, written {r['bytes_written'] or 0:,.0f})"),
+        ("arithmetic intensity", f"{r['arithmetic_intensity']:.4g} FLOP/byte"),
+        ("ridge point", f"{r['ridge_point']:.4g} FLOP/byte"),
+        ("peak", f"{si(r['peak_flops_per_s'], 'FLOP/s')}, {si(r['peak_bytes_per_s'], 'B/s')}"),
+        ("bound", r["bound"]),
+        ("roofline time", duration(r["roofline_time_s"])),
+        ("attainable", si(r.get("attainable_flops_per_s"), "FLOP/s")),
+    ]
+    if r.get("time_s") is not None:
+        stats = (r.get("timing") or {}).get("stats") or {}
+        timing = r.get("timing") or {}
+        rows += [
+            ("measured (median)", f"{duration(r['time_s'])} ± {stats.get('relative_iqr', 0) * 50:.1f}% "
+                                  f"(IQR/2; {stats.get('n', len(r.get('time_samples_s', [])))} samples, "
+                                  f"{timing.get('method', '?')}{', L2 flushed' if timing.get('l2_flush') else ''})"),
+            ("achieved", f"{si(r['achieved_flops_per_s'], 'FLOP/s')}, {si(r['achieved_bytes_per_s'], 'B/s')}"),
+            ("fraction of roofline", f"{r['roofline_fraction']:.1%}"),
+        ]
+        clocks = r.get("clocks") or {}
+        sm = clocks.get("sm_mhz")
+        if sm:
+            limited = ", ".join(clocks.get("limited_by") or []) or "not limited"
+            rows.append(("SM clock", f"{sm['median']:.0f} MHz (min {sm['min']:.0f}, max {sm['max']:.0f}; {limited})"))
+        if r.get("impl"):
+            rows.append(("ran", r["impl"]))
+        if r.get("kernels"):
+            rows.append(("kernels", "\n".join(k[:100] for k in r["kernels"][:6])))
+        if r.get("verdict"):
+            rows.append(("verdict", r["verdict"]))
+    for adv in r.get("advice", []) or []:
+        rows.append(("advice", adv.get("message", str(adv)) if isinstance(adv, dict) else str(adv)))
+    for n in r.get("notes", []) or []:
+        rows.append(("note", n))
+    return rows
+
+
+def record_table(r: dict[str, Any]) -> Table:
+    t = Table(show_header=False, title=f"roofline: {r['op']}")
+    t.add_column("", style="bold")
+    t.add_column("")
+    for label, value in record_rows(r):
+        t.add_row(label, value)
+    return t
+
+
+def records_table(records: list[dict[str, Any]], title: str = "results") -> Table:
+    t = Table(title=title)
+    cols = ("op", "variant", "dtype", "AI F/B", "bound", "roofline", "measured", "± IQR/2", "TFLOP/s", "GB/s",
+            "% roof", "SM MHz")
+    for c in cols:
+        t.add_column(c, justify="left" if c in ("op", "variant", "dtype", "bound") else "right")
+    for r in records:
+        stats = ((r.get("timing") or {}).get("stats")) or {}
+        sm = ((r.get("clocks") or {}).get("sm_mhz")) or {}
+        timed = r.get("time_s") is not None
+        t.add_row(
+            r["op"], r.get("variant") or "-", r["dtype"], f"{r['arithmetic_intensity']:.3g}", r["bound"],
+            duration(r["roofline_time_s"]), duration(r.get("time_s")),
+            f"{stats['relative_iqr'] * 50:.1f}%" if stats else "-",
+            f"{r['achieved_flops_per_s'] / 1e12:.3g}" if timed else f"{r.get('attainable_flops_per_s', 0) / 1e12:.3g}*",
+            f"{r['achieved_bytes_per_s'] / 1e9:.4g}" if timed else "-",
+            f"{r['roofline_fraction']:.0%}" if timed else "-",
+            f"{sm['median']:.0f}" if sm else "-",
+        )
+    return t

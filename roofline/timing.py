@@ -1,0 +1,234 @@
+"""Timing real kernels, in the manner of `triton.testing.do_bench`, and the reasons for each choice.
+
+GPU protocol (`time_cuda`):
+- Warm-up and repetitions are time budgets, sized from a short estimate of one call.
+- The L2 is flushed before every sample by *reading* a buffer of FLUSH_L2_MULTIPLE x the L2 size. A flush
+  that writes (zeroing a buffer) leaves the L2 full of dirty lines whose write-back lands inside the next
+  timed kernel; a read leaves clean lines that are dropped for free. The flush is outside the timed region.
+- Every sample has its own pair of device events; all samples are enqueued before one synchronisation, so
+  the GPU never idles between them (an idle GPU lowers its clock, and short kernels then read slow).
+- `graph` (the default where capture works): the operator is captured once in a CUDA graph and each sample
+  times one replay. A multi-kernel operator (unfused RoPE is five kernels) is timed as a whole: the replay
+  has no host launch gaps between its kernels, so the time is the operator's device time, not Python's.
+- `graph-loop`: the whole sampling loop (flush, event, operator, event) x N is captured in one graph with
+  external event nodes; nothing on the host paces the GPU at all.
+- `events`: eager launches between the events (for callables that cannot be captured).
+Every sample is kept; statistics are derived (`roofline.stats`).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from roofline.stats import Summary, summarize
+
+# Budgets as triton's do_bench (25 ms warm-up, 100 ms of repetitions): enough to settle the clock and
+# gather ~100+ samples of a 1 ms kernel, short enough to time 20 operators in a few seconds.
+WARMUP_BUDGET_S = 0.025
+REP_BUDGET_S = 0.100
+# Below 10 samples a median and an IQR mean little; above 2000 the enqueue loop itself costs too much.
+MIN_REPS = 10
+MAX_REPS = 2000
+MIN_WARMUP_CALLS = 2
+# The flush reads this multiple of the L2 size: 2x is the least that evicts an LRU-like cache; 3x leaves
+# margin for the hashed set mapping of recent NVIDIA L2s.
+FLUSH_L2_MULTIPLE = 3
+DEFAULT_L2_BYTES = 64 * 2**20  # when neither the spec nor torch says (larger than any L2 before Blackwell)
+METHODS = ("auto", "graph", "graph-loop", "events")
+
+
+@dataclass
+class Measurement:
+    """Raw samples and how they were taken; statistics are derived on demand."""
+
+    samples_s: list[float]
+    method: str
+    warmup_calls: int
+    estimate_s: float
+    l2_flush: bool
+    flush_bytes: int = 0
+    clocks: dict[str, Any] | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def summary(self) -> Summary:
+        return summarize(self.samples_s)
+
+    @property
+    def median_s(self) -> float:
+        return self.summary.median
+
+    def timing_dict(self) -> dict[str, Any]:
+        return {"method": self.method, "warmup_calls": self.warmup_calls, "reps": len(self.samples_s),
+                "estimate_s": self.estimate_s, "l2_flush": self.l2_flush, "flush_bytes": self.flush_bytes,
+                "stats": self.summary.to_dict(), "notes": self.notes}
+
+
+def plan_calls(per_call_s: float, budget_s: float, lo: int, hi: int) -> int:
+    """How many calls fit a time budget, clamped to [lo, hi]."""
+    if per_call_s <= 0:
+        return hi
+    return max(lo, min(hi, math.ceil(budget_s / per_call_s)))
+
+
+def time_cpu(fn: Callable[[], Any], warmup_s: float = WARMUP_BUDGET_S, rep_s: float = REP_BUDGET_S,
+             clock: Callable[[], float] = time.perf_counter, max_reps: int = MAX_REPS) -> Measurement:
+    """Host-clock timing for the CPU device: torch's CPU ops are synchronous, so the clock brackets the work.
+
+    NB: caches are not flushed on the CPU (its last-level cache is small beside any realistic input).
+    """
+    t0 = clock()
+    fn()
+    first = clock() - t0
+    warm = plan_calls(first, warmup_s, 1, 100)
+    for _ in range(warm):
+        fn()
+    t0 = clock()
+    fn()
+    estimate = max(clock() - t0, 1e-9)
+    reps = plan_calls(estimate, rep_s, 3 if estimate > 0.2 else MIN_REPS, max_reps)
+    samples = []
+    for _ in range(reps):
+        t0 = clock()
+        fn()
+        samples.append(clock() - t0)
+    return Measurement(samples, "cpu-perf-counter", warm + 1, estimate, l2_flush=False)
+
+
+def time_cuda(fn: Callable[[], Any], device: str = "cuda:0", l2_bytes: int | None = None, warm_l2: bool = False,
+              method: str = "auto", warmup_s: float = WARMUP_BUDGET_S, rep_s: float = REP_BUDGET_S,
+              graph_safe: bool = True, sample_clocks: bool = True) -> Measurement:
+    """Device-event timing with a read-only L2 flush before every sample (see the module docstring)."""
+    import torch
+
+    from roofline.clocks import ClockSampler
+
+    if method not in METHODS:
+        raise ValueError(f"unknown timing method {method!r}")
+    dev = torch.device(device)
+    torch.cuda.set_device(dev)
+    notes: list[str] = []
+    if l2_bytes is None:
+        l2_bytes = getattr(torch.cuda.get_device_properties(dev), "L2_cache_size", 0) or DEFAULT_L2_BYTES
+    flush_bytes = 0 if warm_l2 else FLUSH_L2_MULTIPLE * l2_bytes
+    flush_buf = torch.ones(flush_bytes // 4, dtype=torch.float32, device=dev) if flush_bytes else None
+    flush_out = torch.empty((), dtype=torch.float32, device=dev)
+
+    def flush() -> None:
+        if flush_buf is not None:
+            torch.sum(flush_buf, dim=0, out=flush_out)  # reads the buffer; writes 4 bytes
+
+    fn()  # first call: compilation, autotuning, handle creation
+    torch.cuda.synchronize()
+    estimate = _event_time(fn, flush, 3)
+
+    run, chosen = fn, "events"
+    if method in ("auto", "graph", "graph-loop") and graph_safe:
+        try:
+            run = _capture(fn)
+            chosen = "graph"
+        except Exception as exc:  # noqa: BLE001 - capture is an optimisation: fall back to eager launches
+            notes.append(f"CUDA graph capture failed ({type(exc).__name__}); timed eager launches")
+    elif method != "events" and not graph_safe:
+        notes.append("operator is not graph-safe; timed eager launches")
+
+    flush_s = _event_time(flush, lambda: None, 3) if flush_buf is not None else 0.0
+    warm = plan_calls(estimate + flush_s, warmup_s, MIN_WARMUP_CALLS, 1000)
+    reps = plan_calls(estimate + flush_s, rep_s, MIN_REPS, MAX_REPS)
+    index = dev.index if dev.index is not None else torch.cuda.current_device()
+
+    with ClockSampler(index) if sample_clocks else _NullSampler() as sampler:
+        for _ in range(warm):
+            flush()
+            run()
+        if method == "graph-loop" and chosen == "graph":
+            try:
+                samples = _graph_loop(fn, flush, reps)
+                chosen = "graph-loop"
+            except Exception as exc:  # noqa: BLE001
+                notes.append(f"graph-loop capture failed ({type(exc).__name__}); timed graph replays")
+                samples = _sample(run, flush, reps)
+        else:
+            samples = _sample(run, flush, reps)
+    clocks = sampler.report.to_dict() if sample_clocks else None
+    return Measurement(samples, chosen, warm + 1, estimate, l2_flush=flush_buf is not None, flush_bytes=flush_bytes,
+                       clocks=clocks, notes=notes)
+
+
+class _NullSampler:
+    report = None
+
+    def __enter__(self) -> _NullSampler:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+
+def _event_time(fn: Callable[[], Any], before: Callable[[], Any], n: int) -> float:
+    """Mean seconds per call of `fn` over n calls, each after `before()`, from one event pair per call."""
+    import torch
+
+    pairs = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(n)]
+    for s, e in pairs:
+        before()
+        s.record()
+        fn()
+        e.record()
+    torch.cuda.synchronize()
+    return sum(s.elapsed_time(e) for s, e in pairs) / n * 1e-3
+
+
+def _sample(run: Callable[[], Any], flush: Callable[[], None], reps: int) -> list[float]:
+    """Enqueue every sample, then synchronise once: the GPU runs them back to back."""
+    import torch
+
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+    for i in range(reps):
+        flush()
+        starts[i].record()
+        run()
+        ends[i].record()
+    torch.cuda.synchronize()
+    return [s.elapsed_time(e) * 1e-3 for s, e in zip(starts, ends)]
+
+
+def _capture(fn: Callable[[], Any]) -> Callable[[], Any]:
+    """Capture `fn` in a CUDA graph (after a side-stream warm-up, as torch requires) and return its replay."""
+    import torch
+
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        fn()
+    torch.cuda.current_stream().wait_stream(side)
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        fn()
+    graph.replay()
+    torch.cuda.synchronize()
+    return graph.replay
+
+
+def _graph_loop(fn: Callable[[], Any], flush: Callable[[], None], reps: int) -> list[float]:
+    """The whole sampling loop as one graph, timed by external event-record nodes."""
+    import torch
+
+    starts = [torch.cuda.Event(enable_timing=True, external=True) for _ in range(reps)]
+    ends = [torch.cuda.Event(enable_timing=True, external=True) for _ in range(reps)]
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        for i in range(reps):
+            flush()
+            starts[i].record()
+            fn()
+            ends[i].record()
+    graph.replay()
+    torch.cuda.synchronize()
+    return [s.elapsed_time(e) * 1e-3 for s, e in zip(starts, ends)]

@@ -1,0 +1,33 @@
+"""Shared fixtures: an isolated cache directory, the CPU forced unless a test asks for CUDA, and the
+`gpu` marker skipped where torch sees no CUDA device."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+
+
+def _cuda_available() -> bool:
+    if importlib.util.find_spec("torch") is None:
+        return False
+    import torch
+
+    return torch.cuda.is_available()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if any("gpu" in item.keywords for item in items) and not _cuda_available():
+        skip = pytest.mark.skip(reason="needs a CUDA GPU")
+        for item in items:
+            if "gpu" in item.keywords:
+                item.add_marker(skip)
+
+
+@pytest.fixture(autouse=True)
+def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch,
+                    request: pytest.FixtureRequest) -> None:
+    """Each test gets its own calibration store; CPU tests never see a local GPU."""
+    monkeypatch.setenv("ROOFLINE_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+    if "gpu" not in request.keywords:
+        monkeypatch.setenv("ROOFLINE_NO_GPU", "1")

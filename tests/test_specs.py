@@ -1,0 +1,157 @@
+"""Spec files: validation errors, aliases, NVML names, and sanity rules every file must pass."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from roofline.errors import RooflineError
+from roofline.specs import load_all, load_spec_file, match_nvml_name, resolve
+
+SPECS = load_all()
+# A per-clock rate x SMs x clock must reproduce the datasheet peak this closely: datasheets round peaks
+# to 3-4 significant digits, so 1.5% covers rounding and nothing else.
+PER_CLOCK_TOLERANCE = 0.015
+# 2 x memory clock x bus width must give the quoted bandwidth within 5% (H200: 3201 MHz x 2 x 6144 bit / 8
+# = 4917 GB/s against the 4800 quoted, 2.4%).
+MEMORY_CLOCK_TOLERANCE = 0.05
+
+PIPES = [  # (peak key, per-clock key, tensor pipe?)
+    ("fp64_dense_tflops", "fp64_flops_per_clock_per_sm", False),
+    ("fp32_dense_tflops", "fp32_flops_per_clock_per_sm", False),
+    ("fp16_dense_tflops", "fp16_flops_per_clock_per_sm", False),
+    ("fp64_tensor_dense_tflops", "fp64_tensor_flops_per_clock_per_sm", True),
+    ("tf32_tensor_dense_tflops", "tf32_tensor_flops_per_clock_per_sm", True),
+    ("fp16_tensor_dense_tflops", "fp16_tensor_flops_per_clock_per_sm", True),
+    ("bf16_tensor_dense_tflops", "bf16_tensor_flops_per_clock_per_sm", True),
+    ("fp8_tensor_dense_tflops", "fp8_tensor_flops_per_clock_per_sm", True),
+    ("fp4_tensor_dense_tflops", "fp4_tensor_flops_per_clock_per_sm", True),
+    ("int8_tensor_dense_tops", "int8_tensor_ops_per_clock_per_sm", True),
+]
+
+
+@pytest.mark.parametrize("spec_id", sorted(SPECS))
+def test_per_clock_rates_reproduce_peaks(spec_id: str) -> None:
+    s = SPECS[spec_id]
+    for peak_key, clk_key, _tensor in PIPES:
+        if peak_key in s.values and clk_key in s.values:
+            clock = s.reference_clock_mhz(peak_key)
+            derived = s[clk_key] * s["sm_count"] * clock * 1e6 / 1e12
+            assert derived == pytest.approx(s[peak_key], rel=PER_CLOCK_TOLERANCE), (spec_id, peak_key)
+
+
+@pytest.mark.parametrize("spec_id", sorted(SPECS))
+def test_tensor_rates_dominate_cuda_core_rates(spec_id: str) -> None:
+    s = SPECS[spec_id]
+    for key in ("tf32_tensor_dense_tflops", "fp16_tensor_dense_tflops", "bf16_tensor_dense_tflops"):
+        if key in s.values:
+            assert s[key] >= s["fp32_dense_tflops"], (spec_id, key)
+    if "fp64_tensor_dense_tflops" in s.values:
+        assert s["fp64_tensor_dense_tflops"] >= s["fp64_dense_tflops"]
+    # precision ladder: each halving of the operand width at least keeps the rate
+    ladder = [s.values.get(k) for k in ("tf32_tensor_dense_tflops", "bf16_tensor_dense_tflops",
+                                        "fp8_tensor_dense_tflops")]
+    present = [x for x in ladder if x is not None]
+    assert present == sorted(present)
+
+
+@pytest.mark.parametrize("spec_id", sorted(s for s in SPECS if SPECS[s].architecture.lower() == "hopper"))
+def test_hopper_fp8_is_twice_bf16(spec_id: str) -> None:
+    s = SPECS[spec_id]
+    assert s["fp8_tensor_dense_tflops"] == pytest.approx(2 * s["bf16_tensor_dense_tflops"], rel=0.01)
+    assert s["bf16_tensor_dense_tflops"] == pytest.approx(s["fp16_tensor_dense_tflops"], rel=0.01)
+
+
+@pytest.mark.parametrize("spec_id", sorted(SPECS))
+def test_memory_and_shared_memory_bandwidth_derivations(spec_id: str) -> None:
+    s = SPECS[spec_id]
+    if "memory_clock_mhz" in s.values and "memory_bus_width_bits" in s.values:
+        derived = 2 * s["memory_clock_mhz"] * 1e6 * s["memory_bus_width_bits"] / 8 / 1e9
+        assert derived == pytest.approx(s["memory_bandwidth_gbps"], rel=MEMORY_CLOCK_TOLERANCE), spec_id
+    if "shared_memory_bytes_per_clock_per_sm" in s.values:
+        derived = s["shared_memory_bytes_per_clock_per_sm"] * s["sm_count"] * s["boost_clock_mhz"] * 1e6 / 1e9
+        assert derived == pytest.approx(s["shared_memory_bandwidth_gbps"], rel=0.01), spec_id
+    assert s["shared_memory_per_block_max_kib"] <= s["shared_memory_per_sm_kib"]
+    assert s["max_warps_per_sm"] * 32 >= s["max_threads_per_block"]
+
+
+def test_issue_gpus_are_all_present() -> None:
+    for name in ("a100-sxm4-40gb", "a100-sxm4-80gb", "a100-pcie-80gb", "h100-sxm", "h100-pcie", "h100-nvl",
+                 "h200-sxm", "l40s", "l4", "a10", "v100-sxm2", "t4", "rtx4090", "b200"):
+        assert name in SPECS
+
+
+@pytest.mark.parametrize(("alias", "spec_id"), [
+    ("a100", "a100-sxm4-80gb"), ("h100", "h100-sxm"), ("h200", "h200-sxm"), ("l40s", "l40s"), ("l4", "l4"),
+    ("a10", "a10"), ("v100", "v100-sxm2"), ("t4", "t4"), ("rtx4090", "rtx4090"), ("b200", "b200"),
+    ("NVIDIA H100 80GB HBM3", "h100-sxm"), ("NVIDIA H200", "h200-sxm"), ("H100", "h100-sxm"),
+])
+def test_aliases_and_nvml_names(alias: str, spec_id: str) -> None:
+    assert resolve(alias).id == spec_id
+
+
+def test_nvml_name_match() -> None:
+    assert match_nvml_name("NVIDIA H100 80GB HBM3").id == "h100-sxm"  # type: ignore[union-attr]
+    assert match_nvml_name("NVIDIA Made Up GPU") is None
+
+
+def test_every_number_has_a_source() -> None:
+    for s in SPECS.values():
+        for key in s.values:
+            assert s.sources[key].strip(), (s.id, key)
+
+
+# ------------------------------------------------------------------ validation errors
+GOOD = (Path(__file__).parent.parent / "specs" / "h100-sxm.toml").read_text()
+
+
+def _write(tmp_path: Path, text: str, name: str = "h100-sxm") -> Path:
+    p = tmp_path / f"{name}.toml"
+    p.write_text(text)
+    return p
+
+
+def test_good_file_loads(tmp_path: Path) -> None:
+    assert load_spec_file(_write(tmp_path, GOOD)).id == "h100-sxm"
+
+
+@pytest.mark.parametrize(("edit", "message"), [
+    (lambda t: t.replace("[specs]\n", "[specs]\nwarp_speed = 3\n"), "specs.warp_speed: unknown field"),
+    (lambda t: t.replace("[specs]\n", "[specs]\nmemory_bandwidth_tbps = 3.35\n"), "bad unit 'tbps'"),
+    (lambda t: "\n".join(x for x in t.splitlines() if not x.startswith("sm_count")), "sm_count"),
+    (lambda t: t.replace("\nsm_count = 132", "\nsm_count = -132"), "must be positive"),
+    (lambda t: t.replace("\nsm_count = 132", "\nsm_count = \"lots\""), "must be a number"),
+    (lambda t: t + "\n[[", "malformed TOML"),
+])
+def test_bad_spec_is_one_line_error_naming_file_and_key(tmp_path: Path, edit, message: str) -> None:  # noqa: ANN001
+    p = _write(tmp_path, edit(GOOD))
+    with pytest.raises(RooflineError) as exc:
+        load_spec_file(p)
+    text = str(exc.value)
+    assert message in text and str(p) in text and "\n" not in text
+
+
+def test_missing_source_is_an_error(tmp_path: Path) -> None:
+    lines = [x for x in GOOD.split("[sources]")[1].splitlines() if x.startswith("tdp_w")]
+    assert lines
+    p = _write(tmp_path, GOOD.replace(lines[0] + "\n", ""))
+    with pytest.raises(RooflineError, match="sources.tdp_w"):
+        load_spec_file(p)
+
+
+# Dense FP16 tensor FLOP per clock per SM (FP32 accumulate), from the architecture whitepapers:
+# Volta/Turing 8 tensor cores x 64 FMA x 2 = 1024; GA100 4 x 256 FMA x 2 = 2048; GA10x and AD10x 4 x 128 FMA
+# x 2 = 1024 on professional parts, half that with FP32 accumulate on GeForce; GH100 4 x 512 FMA x 2 = 4096;
+# Blackwell B200 doubles Hopper. A sparse figure mistaken for a dense one doubles the per-clock rate and
+# fails here (the per-clock test above then ties the peak to it).
+DENSE_FP16_TENSOR_PER_CLOCK = {"Volta": {1024}, "Turing": {1024}, "Ampere": {512, 1024, 2048},
+                               "Ada Lovelace": {512, 1024}, "Hopper": {4096}, "Blackwell": {8192}}
+
+
+@pytest.mark.parametrize("spec_id", sorted(SPECS))
+def test_tensor_rates_are_dense_per_architecture(spec_id: str) -> None:
+    s = SPECS[spec_id]
+    assert s["fp16_tensor_flops_per_clock_per_sm"] in DENSE_FP16_TENSOR_PER_CLOCK[s.architecture]
+    if s.compute_capability == "8.0":  # GA100 is the only Ampere with 2048
+        assert s["fp16_tensor_flops_per_clock_per_sm"] == 2048
