@@ -1,3 +1,7 @@
 """roofline: how fast each deep-learning operator could run on a GPU, how fast it does, and why."""
 
 __version__ = "0.1.0"
+
+from roofline.measuring import measure  # noqa: E402  (the public API: roofline.measure(fn, flops=..., bytes=...))
+
+__all__ = ["__version__", "measure"]

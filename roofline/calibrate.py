@@ -79,3 +79,29 @@ def cpu_ceilings(messages: list[str] | None = None, progress: Progress | None = 
     ceilings, details = measure_cpu(progress)
     save(key, ceilings, details)
     return ceilings
+
+
+def calibrate(device: str | None = None, quick: bool = False, progress: Progress | None = None
+              ) -> tuple[Ceilings, dict[str, Any]]:
+    """Measure this machine's ceilings (the GPU when there is one, else the CPU) and store them."""
+    from roofline.device import detect_gpus
+    from roofline.errors import RooflineError
+    from roofline.store import gpu_key
+
+    gpus = detect_gpus()
+    if device == "cpu" or (device is None and not gpus):
+        ceilings, details = measure_cpu(progress)
+        info = cpu_description()
+        save(cpu_key(info["name"], info["cores"]), ceilings, details)
+        return ceilings, details
+    index = int(device.split(":")[1]) if device and ":" in device else 0
+    if index >= len(gpus):
+        raise RooflineError(f"no GPU cuda:{index} on this machine")
+    gpu = gpus[index]
+    if gpu.spec is None:
+        raise RooflineError(f"no spec file for '{gpu.nvml_name}': calibration needs one to compare against")
+    from roofline.calibrate_gpu import calibrate_gpu
+
+    ceilings, details = calibrate_gpu(gpu, quick, progress)
+    save(gpu_key(gpu.nvml_name, gpu.driver_version), ceilings, details)
+    return ceilings, details

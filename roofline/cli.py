@@ -187,7 +187,7 @@ def run_analyze(op_name: str, shape: dict[str, Any], *, dtype: str | None, gpu: 
     if target.time_device is None:
         record = analytic_record(op, dt, target.ceilings, not no_tensor_cores)
     else:
-        from roofline.measure import measure_op
+        from roofline.measuring import measure_op
 
         record = measure_op(op, dt, target, warm_l2=warm_l2, method=timer, tensor_cores=not no_tensor_cores)
     device_info = {**target.device_info, "ceilings": ceilings_dict(target.ceilings)}
@@ -243,6 +243,106 @@ def _register_analyze_commands() -> None:
 
 
 _register_analyze_commands()
+
+
+# ---------------------------------------------------------------- calibrate
+@app.command("calibrate")
+def calibrate_cmd(
+    quick: Annotated[bool, typer.Option("--quick", help="Fewer shapes and no L2 sweep (about 10 s).")] = False,
+    device: Annotated[Optional[str], typer.Option("--device", help="cpu, cuda or cuda:N (default: the GPU, "
+                                                  "else the CPU).")] = None,
+    json_: Annotated[bool, typer.Option("--json", help="Print the measured ceilings as JSON.")] = False,
+) -> None:
+    """Measure this machine's ceilings (HBM, L2, shared memory, matmul per dtype, FP32 FMA) and store them;
+    `analyze` and `plot` then draw measured roofs beside the datasheet's."""
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    from roofline.calibrate import calibrate
+    from roofline.render import calibration_table, console
+    from roofline.store import store_path
+
+    if device is not None and device != "cpu" and not device.startswith("cuda"):
+        raise UsageError(f"unknown device '{device}' (use cpu, cuda or cuda:N)")
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
+                  console=console(stderr=True), transient=True, auto_refresh=False) as bar:
+        task = bar.add_task("calibrating", total=None)
+
+        def say(msg: str) -> None:
+            bar.update(task, description=msg)
+            bar.refresh()
+
+        ceilings, details = calibrate(device, quick, say)
+    if json_:
+        _out(json.dumps({"compute_flops_per_s": ceilings.compute, "memory_bytes_per_s": ceilings.memory,
+                         "details": details}, indent=2, default=str))
+        return
+    console().print(calibration_table(ceilings, details))
+    _note(f"stored in {store_path()}")
+
+
+# ---------------------------------------------------------------- suites
+@app.command("run")
+def run_cmd(
+    suite: Annotated[Path, typer.Argument(help="Suite file (TOML), e.g. suites/smoke.toml.")],
+    output: Annotated[Optional[Path], typer.Option("-o", "--output", help="Write the results document here.")] = None,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite --output if it exists.")] = False,
+    gpu: Annotated[Optional[str], typer.Option("--gpu", help="Spec for the roof (another GPU: analytic only).")] = None,
+    device: Annotated[Optional[str], typer.Option("--device", help="cpu, cuda or cuda:N.")] = None,
+    no_time: Annotated[bool, typer.Option("--no-time", help="The analytic model only.")] = False,
+    warm_l2: Annotated[bool, typer.Option("--warm-l2", help="Do not flush the L2 between samples.")] = False,
+    timer: Annotated[str, typer.Option("--timer", help="auto, graph, graph-loop or events.")] = "auto",
+    json_: Annotated[bool, typer.Option("--json", help="Print the results document.")] = False,
+    inject_slowdown: Annotated[Optional[str], typer.Option("--inject-slowdown", hidden=True,
+                                                           help="TEST ONLY: ENTRY=FRACTION, e.g. 2=0.07.")] = None,
+) -> None:
+    """Run every entry of a suite (timed when a device is there) into one results document."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from roofline.analysis import ceilings_dict
+    from roofline.render import console, records_table
+    from roofline.results import dumps, new_document, write_document
+    from roofline.suite import load_suite, run_suite
+    from roofline.target import resolve_target
+
+    check_choice("--timer", timer, TIMERS)
+    spec = load_suite(suite)
+    if output is not None and output.exists() and not force:
+        raise RooflineError(f"{output} exists: not overwriting it (pass --force to replace it)")
+    slow: dict[int, float] = {}
+    if inject_slowdown:
+        try:
+            k, v = inject_slowdown.split("=")
+            slow[int(k)] = float(v)
+        except ValueError:
+            raise UsageError("--inject-slowdown takes ENTRY=FRACTION, e.g. 2=0.07") from None
+    target = resolve_target(gpu=gpu, device=device, time=not no_time)
+    for msg in target.messages:
+        _note(msg)
+    # No auto-refresh thread: on a small CPU a refreshing thread steals a core from torch's thread pool
+    # and the timed kernels stall; the bar is redrawn between entries instead.
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=console(stderr=True), transient=True, auto_refresh=False) as bar:
+        task = bar.add_task(spec.name, total=len(spec.entries))
+
+        def tick(i: int, n: int, what: str) -> None:
+            bar.update(task, completed=i - 1, description=f"{spec.name}: {what}")
+            bar.refresh()
+
+        records = run_suite(spec, target, warm_l2=warm_l2, timer=timer, slowdown=slow, progress=tick)
+    info = {**target.device_info, "ceilings": ceilings_dict(target.ceilings), "suite": spec.name}
+    if target.measured is not None:
+        info["measured_ceilings"] = ceilings_dict(target.measured)
+    if target.time_device:
+        info.update(_runtime_info(target.time_device))
+    doc = new_document(info, records)
+    if output is not None:
+        write_document(doc, output, force=force)
+    if json_:
+        _out(dumps(doc))
+    else:
+        console().print(records_table(records, title=f"{spec.name} on {target.ceilings.device_name}"))
+        if output is not None:
+            _note(f"results written to {output}")
 
 
 # ---------------------------------------------------------------- entry point

@@ -33,8 +33,15 @@ def duration(s: float | None) -> str:
     return f"{s * 1e6:.3g} µs"
 
 
+# Width for output that is not a terminal (CI logs, pipes): rich's default of 80 columns wraps every table.
+PIPE_WIDTH = 160
+
+
 def console(stderr: bool = False) -> Console:
-    return Console(stderr=stderr, highlight=False, soft_wrap=False)
+    c = Console(stderr=stderr, highlight=False, soft_wrap=False)
+    if not c.is_terminal:
+        c = Console(stderr=stderr, highlight=False, soft_wrap=False, width=PIPE_WIDTH)
+    return c
 
 
 def specs_table(specs: list[GPUSpec]) -> Table:
@@ -158,4 +165,27 @@ def records_table(records: list[dict[str, Any]], title: str = "results") -> Tabl
             f"{r['roofline_fraction']:.0%}" if timed else "-",
             f"{sm['median']:.0f}" if sm else "-",
         )
+    return t
+
+
+def calibration_table(ceilings: Any, details: dict[str, Any]) -> Table:
+    """Each measured figure beside the datasheet's, with the ratio and the SM clock seen during it."""
+    t = Table(title=f"measured ceilings: {ceilings.device_name}")
+    for c in ("figure", "measured", "datasheet", "ratio", "SM MHz", "how / warning"):
+        t.add_column(c, justify="right" if c in ("measured", "datasheet", "ratio", "SM MHz") else "left")
+    rows = details.get("figures")
+    if rows is None:  # CPU calibration
+        for k, v in ceilings.compute.items():
+            t.add_row(k, si(v, "FLOP/s"), "-", "-", "-", "torch matmul, best of sizes")
+        for k, v in ceilings.memory.items():
+            t.add_row(k, si(v, "B/s"), "-", "-", "-", "torch copy / sum")
+        return t
+    for r in rows:
+        unit = r["unit"]
+        how = r.get("warning") or r.get("method", "")
+        if r.get("limited_by"):
+            how += f" [clock held by: {', '.join(r['limited_by'])}]"
+        t.add_row(r["name"], si(r["value"], unit) if r["value"] else "-", si(r["datasheet"], unit),
+                  f"{r['ratio']:.0%}" if r.get("ratio") else "-",
+                  f"{r['sm_clock_mhz']:.0f}" if r.get("sm_clock_mhz") else "-", how)
     return t

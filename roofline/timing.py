@@ -124,7 +124,7 @@ def time_cuda(fn: Callable[[], Any], device: str = "cuda:0", l2_bytes: int | Non
 
     fn()  # first call: compilation, autotuning, handle creation
     torch.cuda.synchronize()
-    estimate = _event_time(fn, flush, 3)
+    estimate = event_time(fn, flush, 3)
 
     run, chosen = fn, "events"
     if method in ("auto", "graph", "graph-loop") and graph_safe:
@@ -136,7 +136,7 @@ def time_cuda(fn: Callable[[], Any], device: str = "cuda:0", l2_bytes: int | Non
     elif method != "events" and not graph_safe:
         notes.append("operator is not graph-safe; timed eager launches")
 
-    flush_s = _event_time(flush, lambda: None, 3) if flush_buf is not None else 0.0
+    flush_s = event_time(flush, lambda: None, 3) if flush_buf is not None else 0.0
     warm = plan_calls(estimate + flush_s, warmup_s, MIN_WARMUP_CALLS, 1000)
     reps = plan_calls(estimate + flush_s, rep_s, MIN_REPS, MAX_REPS)
     index = dev.index if dev.index is not None else torch.cuda.current_device()
@@ -169,7 +169,7 @@ class _NullSampler:
         pass
 
 
-def _event_time(fn: Callable[[], Any], before: Callable[[], Any], n: int) -> float:
+def event_time(fn: Callable[[], Any], before: Callable[[], Any], n: int) -> float:
     """Mean seconds per call of `fn` over n calls, each after `before()`, from one event pair per call."""
     import torch
 

@@ -114,8 +114,27 @@ def verdict(record: dict[str, Any]) -> str:
     return base if frac is None else f"{base}, {frac:.0%} of the roofline"
 
 
+def slowed(fn: Callable[[], Any], device: str, fraction: float, clock_mhz: float) -> Callable[[], Any]:
+    """Test-only: `fn` followed by a spin of `fraction` x its own time (torch.cuda._sleep on the GPU), to
+    check that `roofline check` catches a real slowdown of that size."""
+    if device.startswith("cuda"):
+        import torch
+
+        from roofline.timing import event_time
+
+        cycles = int(fraction * event_time(fn, lambda: None, 5) * clock_mhz * 1e6)
+        return lambda: (fn(), torch.cuda._sleep(cycles))
+    import time
+
+    t0 = time.perf_counter()
+    fn()
+    extra = fraction * (time.perf_counter() - t0)
+    return lambda: (fn(), time.sleep(extra))
+
+
 def measure_op(op: Operator, dtype: DType, target: Target, *, warm_l2: bool = False, method: str = "auto",
-               tensor_cores: bool = True, kernels: bool = True, rep_s: float | None = None) -> dict[str, Any]:
+               tensor_cores: bool = True, kernels: bool = True, rep_s: float | None = None,
+               slowdown: float | None = None) -> dict[str, Any]:
     """Build the real kernel for `op`, time it on the target's device, return the full record."""
     from roofline.kernels import build, footprint_bytes
 
@@ -126,6 +145,10 @@ def measure_op(op: Operator, dtype: DType, target: Target, *, warm_l2: bool = Fa
     need = footprint_bytes(op, dtype) + (FLUSH_L2_MULTIPLE * (l2 or 0) if not warm_l2 else 0)
     guard_memory(need, device, f"{op.name} {dtype.name}")
     built = build(op, dtype, device)
+    if slowdown:
+        clock = target.spec["boost_clock_mhz"] if target.spec else 1000.0
+        built.fn = slowed(built.fn, device, slowdown, clock)
+        built.impl += f" + injected {slowdown:.0%} slowdown (test only)"
     kw: dict[str, Any] = {} if rep_s is None else {"rep_s": rep_s}
     if device.startswith("cuda"):
         m = time_cuda(built.fn, device, l2, warm_l2, method, graph_safe=built.graph_safe, **kw)

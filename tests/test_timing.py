@@ -1,0 +1,127 @@
+"""Timing on the CPU path: statistics with a fake clock, budgets, the memory guard, the CPU path end to end."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from roofline import measuring as measure_mod
+from roofline.cli import main
+from roofline.errors import RooflineError
+from roofline.stats import NOISY_IQR_FRACTION, mad, median, outliers, quantile, summarize
+from roofline.timing import MIN_REPS, plan_calls, time_cpu
+
+
+class FakeClock:
+    """A clock that advances by a scripted duration each time the timed function runs."""
+
+    def __init__(self, durations: list[float]) -> None:
+        self.now = 0.0
+        self.durations = list(durations)
+        self.calls = 0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def work(self) -> None:
+        self.now += self.durations[min(self.calls, len(self.durations) - 1)]
+        self.calls += 1
+
+
+def test_quantiles_match_numpy_linear() -> None:
+    xs = [5.0, 1.0, 4.0, 2.0, 3.0, 10.0]
+    for q in (0.0, 0.1, 0.25, 0.5, 0.75, 0.9, 1.0):
+        assert quantile(xs, q) == pytest.approx(float(np.quantile(xs, q)))
+    assert median([1.0, 3.0, 2.0]) == 2.0
+    # |x - 3| for 1..5 is 2,1,0,1,2 -> median 1
+    assert mad([1.0, 2.0, 3.0, 4.0, 5.0]) == 1.0
+
+
+def test_outliers_by_modified_z() -> None:
+    # median 1.0, MAD 0.01: 0.6745 * (2.0 - 1.0) / 0.01 = 67 > 3.5 -> the 2.0 is an outlier
+    xs = [0.99, 1.0, 1.01, 1.0, 0.99, 1.01, 2.0]
+    assert outliers(xs) == [6]
+
+
+def test_summary_noise_flag() -> None:
+    steady = summarize([1.0] * 9 + [1.01])
+    assert not steady.noisy
+    noisy = summarize([1.0, 1.5, 1.0, 1.5, 1.0, 1.5, 1.0, 1.5])
+    assert noisy.relative_iqr > NOISY_IQR_FRACTION and noisy.noisy
+
+
+def test_plan_calls_budget_and_clamps() -> None:
+    assert plan_calls(1e-3, 0.1, 10, 2000) == 100  # 100 ms / 1 ms
+    assert plan_calls(1.0, 0.1, 10, 2000) == 10  # clamped up to the minimum
+    assert plan_calls(1e-9, 0.1, 10, 2000) == 2000  # clamped down to the maximum
+
+
+def test_time_cpu_keeps_every_sample_with_fake_clock() -> None:
+    # first call 5 ms (warm-up planning), then a 1 ms steady state: 100 ms budget -> 100 samples
+    clock = FakeClock([0.005] + [0.001] * 10_000)
+    m = time_cpu(clock.work, warmup_s=0.004, rep_s=0.1, clock=clock)
+    assert len(m.samples_s) == 100
+    assert m.median_s == pytest.approx(0.001)
+    assert m.method == "cpu-perf-counter"
+    assert m.timing_dict()["stats"]["n"] == 100
+
+
+def test_time_cpu_minimum_samples_for_slow_calls() -> None:
+    clock = FakeClock([0.5] * 100)
+    m = time_cpu(clock.work, warmup_s=0.0, rep_s=0.1, clock=clock)
+    assert len(m.samples_s) == 3  # > 0.2 s per call: three samples are enough and the budget is overrun anyway
+    clock = FakeClock([0.05] * 100)
+    m = time_cpu(clock.work, warmup_s=0.0, rep_s=0.1, clock=clock)
+    assert len(m.samples_s) == MIN_REPS
+
+
+def test_memory_guard_refuses(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(measure_mod, "available_bytes", lambda device: 1e9)
+    with pytest.raises(RooflineError, match="needs about 2.0 GiB but cpu has 0.9 GiB"):
+        measure_mod.guard_memory(2 * 2**30, "cpu", "gemm fp32")
+    measure_mod.guard_memory(0.5e9, "cpu", "gemm fp32")  # fits
+
+
+def test_memory_guard_from_cli(capsys: pytest.CaptureFixture[str]) -> None:
+    # 2^40 fp32 elements in and out: 8 TiB, more than any test machine has
+    code = main(["analyze", "relu", "--numel", str(2**40), "--device", "cpu"])
+    _, err = capsys.readouterr()
+    errors = [line for line in err.splitlines() if line.startswith("error:")]
+    assert code == 1 and len(errors) == 1 and "needs about" in errors[0] and "Traceback" not in err
+
+
+def test_cpu_path_end_to_end(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["analyze", "gemm", "--m", "128", "--json"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    doc = json.loads(out)
+    rec = doc["records"][0]
+    assert doc["device"]["kind"] == "cpu" and rec["gpu"] == "cpu"
+    assert rec["dtype"] == "fp32"  # the CPU default
+    assert rec["time_s"] > 0 and len(rec["time_samples_s"]) >= 3
+    assert rec["time_s"] == pytest.approx(median(rec["time_samples_s"]))
+    assert rec["achieved_flops_per_s"] == pytest.approx(2 * 128**3 / rec["time_s"])
+    assert rec["roofline_fraction"] == pytest.approx(rec["roofline_time_s"] / rec["time_s"])
+    assert rec["impl"] == "torch.matmul"
+    assert rec["roof_source"] == "measured"
+
+
+def test_cpu_table_says_it_ran_on_the_cpu(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["analyze", "relu", "--numel", "65536"])
+    out, err = capsys.readouterr()
+    assert code == 0
+    assert "timed on the CPU" in err and "measured (median)" in out
+
+
+def test_measure_api_on_cpu() -> None:
+    import torch
+
+    import roofline
+
+    a, b = torch.randn(64, 64), torch.randn(64, 64)
+    rec = roofline.measure(lambda: a @ b, flops=2 * 64**3, bytes=3 * 64 * 64 * 4, dtype="fp32")
+    assert rec["time_s"] > 0 and rec["op"] == "custom" and rec["bound"] in ("compute", "memory")
+    with pytest.raises(RooflineError):
+        roofline.measure(lambda: None, flops=1, bytes=0, dtype="fp32")
