@@ -207,7 +207,7 @@ def run_analyze(op_name: str, shape: dict[str, Any], *, dtype: str | None, gpu: 
         if target.is_cpu and target.time_device:
             _note(f"timed on the CPU ({target.device_info['name']}): no GPU on this machine")
     if plot:
-        _draw(doc, plot)
+        _draw(doc, plot, force)
 
 
 def _runtime_info(device: str) -> dict[str, Any]:
@@ -223,7 +223,7 @@ def _runtime_info(device: str) -> dict[str, Any]:
     return info
 
 
-def _draw(doc: dict[str, Any], where: str) -> None:
+def _draw(doc: dict[str, Any], where: str, force: bool) -> None:
     if where == "-":
         from roofline.terminal_plot import render_terminal
 
@@ -231,6 +231,8 @@ def _draw(doc: dict[str, Any], where: str) -> None:
         return
     from roofline.plot import save_chart
 
+    if Path(where).exists() and not force:
+        raise RooflineError(f"{where} exists: not overwriting it (pass --force to replace it)")
     path = save_chart([doc], Path(where))
     _note(f"chart written to {path}")
 
@@ -343,6 +345,86 @@ def run_cmd(
         console().print(records_table(records, title=f"{spec.name} on {target.ceilings.device_name}"))
         if output is not None:
             _note(f"results written to {output}")
+
+
+# ---------------------------------------------------------------- regression check
+baseline_app = typer.Typer(no_args_is_help=True, help="Baselines for `roofline check` (written only when asked).")
+app.add_typer(baseline_app, name="baseline")
+
+
+@app.command("check")
+def check_cmd(
+    results: Annotated[Path, typer.Argument(help="Results document of this run.")],
+    baseline: Annotated[Path, typer.Option("--baseline", help="Baseline results document (never modified).")],
+    fail_on: Annotated[str, typer.Option("--fail-on", help="Rules, e.g. median:5% or median:5%,p90:10%.")]
+    = "median:5%",
+    metric: Annotated[str, typer.Option("--metric", help="time (same device) or fraction (fraction of the "
+                                        "roofline, for comparing across devices).")] = "time",
+    fail_on_missing: Annotated[bool, typer.Option("--fail-on-missing", help="A baseline record missing from "
+                                                  "the results fails the check.")] = False,
+    markdown: Annotated[Optional[Path], typer.Option("--markdown", help="Append a markdown report (e.g. "
+                                                     "$GITHUB_STEP_SUMMARY).")] = None,
+    junit: Annotated[Optional[Path], typer.Option("--junit", help="Write a JUnit XML report.")] = None,
+    json_path: Annotated[Optional[Path], typer.Option("--json", help="Write the report as JSON.")] = None,
+) -> None:
+    """Compare a run with a baseline; exit 1 only on a regression that is past the threshold AND
+    statistically significant on the raw samples (Mann-Whitney U); 2 on bad input."""
+    from roofline.check import render_table, run_check, write_outputs
+    from roofline.render import console
+
+    check_choice("--metric", metric, ("time", "fraction"))
+    report = run_check(results, baseline, fail_on, metric=metric, fail_on_missing=fail_on_missing)
+    console().print(render_table(report))
+    write_outputs(report, markdown=markdown, junit=junit, json_path=json_path)
+    raise typer.Exit(report.exit_code)
+
+
+@baseline_app.command("update")
+def baseline_update_cmd(
+    results: Annotated[Path, typer.Argument(help="Results document to make the baseline.")],
+    baseline: Annotated[Path, typer.Option("--baseline", help="Baseline file to create or replace.")],
+    force: Annotated[bool, typer.Option("--force", help="Also replace a baseline from another GPU, or an "
+                                        "unreadable one.")] = False,
+) -> None:
+    """Create or replace a baseline from a results document (the only command that writes baselines)."""
+    from roofline.check import update_baseline
+
+    for line in update_baseline(results, baseline, force=force).lines():
+        _out(line)
+
+
+# ---------------------------------------------------------------- plot
+@app.command("plot")
+def plot_cmd(
+    results: Annotated[list[Path], typer.Argument(help="One or more results documents.")],
+    output: Annotated[Optional[Path], typer.Option("-o", "--output", help="Chart file: .png, .svg or .pdf.")]
+    = None,
+    terminal: Annotated[bool, typer.Option("--terminal", help="Draw the chart in the terminal.")] = False,
+    label: Annotated[Optional[list[str]], typer.Option("--label", help="Legend label per results file.")] = None,
+    roof: Annotated[str, typer.Option("--roof", help="datasheet, measured or both.")] = "both",
+    title: Annotated[Optional[str], typer.Option("--title", help="Chart title.")] = None,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite the chart file if it exists.")] = False,
+) -> None:
+    """Draw achieved performance against every ceiling (log-log roofline chart)."""
+    check_choice("--roof", roof, ROOFS)
+    if output is None and not terminal:
+        raise UsageError("give -o chart.png|svg|pdf or --terminal")
+    if label and len(label) != len(results):
+        raise UsageError(f"--label given {len(label)} times for {len(results)} results files")
+    from roofline.plot import load_documents
+
+    docs = load_documents(results)
+    if terminal:
+        from roofline.terminal_plot import render_terminal
+
+        _out(render_terminal(docs, roof=roof))
+    if output is not None:
+        if output.exists() and not force:
+            raise RooflineError(f"{output} exists: not overwriting it (pass --force to replace it)")
+        from roofline.plot import save_chart
+
+        path = save_chart(docs, output, labels=label, roof=roof, title=title)
+        _note(f"chart written to {path}")
 
 
 # ---------------------------------------------------------------- entry point

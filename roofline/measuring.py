@@ -136,8 +136,11 @@ def measure_op(op: Operator, dtype: DType, target: Target, *, warm_l2: bool = Fa
                tensor_cores: bool = True, kernels: bool = True, rep_s: float | None = None,
                slowdown: float | None = None) -> dict[str, Any]:
     """Build the real kernel for `op`, time it on the target's device, return the full record."""
+    import time
+
     from roofline.kernels import build, footprint_bytes
 
+    t_start = time.perf_counter()
     device = target.time_device
     assert device is not None
     record = analytic_record(op, dtype, target.ceilings, tensor_cores)
@@ -150,13 +153,17 @@ def measure_op(op: Operator, dtype: DType, target: Target, *, warm_l2: bool = Fa
         built.fn = slowed(built.fn, device, slowdown, clock)
         built.impl += f" + injected {slowdown:.0%} slowdown (test only)"
     kw: dict[str, Any] = {} if rep_s is None else {"rep_s": rep_s}
+    t_built = time.perf_counter()
     if device.startswith("cuda"):
         m = time_cuda(built.fn, device, l2, warm_l2, method, graph_safe=built.graph_safe, **kw)
     else:
         m = time_cpu(built.fn, **kw)
+    t_timed = time.perf_counter()
     record = finish_record(record, m, target, dtype, op.uses_tensor_cores, tensor_cores)
     record["impl"] = built.impl
     record["kernels"] = kernel_names(built.fn, device) if kernels else []
+    record["timing"]["phases_s"] = {"build": t_built - t_start, "time": t_timed - t_built,
+                                    "kernels": time.perf_counter() - t_timed}
     return record
 
 

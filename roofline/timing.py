@@ -126,8 +126,12 @@ def time_cuda(fn: Callable[[], Any], device: str = "cuda:0", l2_bytes: int | Non
     torch.cuda.synchronize()
     estimate = event_time(fn, flush, 3)
 
+    if method == "auto":
+        # Without a flush between samples nothing on the GPU gives the host time to run ahead, so each replay's
+        # launch latency would land inside the timed region: time the whole loop as one graph instead.
+        method = "graph-loop" if warm_l2 else "graph"
     run, chosen = fn, "events"
-    if method in ("auto", "graph", "graph-loop") and graph_safe:
+    if method in ("graph", "graph-loop") and graph_safe:
         try:
             run = _capture(fn)
             chosen = "graph"

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# The GPU check: runs on a machine with an NVIDIA GPU from the repository root, installs nothing, and
+# writes everything under $OUT (default ./out). Stages (default all): tests timing ncu calibrate check charts.
+#   bash scripts/gpu_check.sh tests timing
+# Results: $OUT/summary.txt (the figures that matter) and $OUT/gpu_check.tar.gz (every file).
+set -u
+OUT=${OUT:-$PWD/out}
+W=${W:-/tmp/roofline_gpu_check}
+mkdir -p "$OUT" "$W"
+export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1 ROOFLINE_CACHE_DIR=$W/cache COLUMNS=160
+RL="python3 -m roofline.cli"
+stages=${*:-tests timing ncu calibrate check charts}
+S=$OUT/summary.txt
+log() { echo "== $*" | tee -a "$S"; }
+secs() { python3 -c "import time; print(f'{time.time():.3f}')"; }
+
+log "$(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit --format=csv,noheader)"
+python3 -c "import torch, triton; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'triton', triton.__version__)" | tee -a "$S"
+
+for stage in $stages; do
+case $stage in
+tests)
+  log "pytest -m gpu"
+  python3 -m pytest -q -m gpu tests/test_gpu.py 2>&1 | tail -25 | tee -a "$S"
+  ;;
+timing)
+  log "kernels suite, run 1 and 2 (two runs must agree within 2%)"
+  t0=$(secs); $RL run suites/kernels-h200.toml -o "$W/kernels1.json" --force > "$W/kernels1.txt" 2>&1; t1=$(secs)
+  echo "wall time run 1: $(python3 -c "print(round($t1-$t0,2))") s" | tee -a "$S"
+  $RL run suites/kernels-h200.toml -o "$W/kernels2.json" --force > "$W/kernels2.txt" 2>&1
+  cat "$W/kernels1.txt" | tee -a "$S"
+  python3 scripts/compare_runs.py "$W/kernels1.json" "$W/kernels2.json" | tee -a "$S"
+  for m in events graph-loop; do
+    $RL run suites/kernels-h200.toml --timer $m -o "$W/kernels_$m.json" --force > "$W/kernels_$m.txt" 2>&1
+    echo "-- timer $m vs run 1" | tee -a "$S"
+    python3 scripts/compare_runs.py "$W/kernels1.json" "$W/kernels_$m.json" | tee -a "$S"
+  done
+  ;;
+ncu)
+  log "Nsight Compute on the same kernels (--clock-control none)"
+  ncu --clock-control none --profile-from-start off --csv --page raw \
+      --metrics gpu__time_duration.sum,sm__cycles_elapsed.avg.per_second \
+      python3 scripts/ncu_compare.py target suites/kernels-h200.toml > "$W/ncu.csv" 2> "$W/ncu.err"
+  python3 scripts/ncu_compare.py compare "$W/kernels1.json" "$W/ncu.csv" --markdown "$W/ncu_compare.md" | tee -a "$S"
+  t0=$(secs)
+  ncu --set roofline --clock-control none --profile-from-start off \
+      python3 scripts/ncu_compare.py target suites/kernels-h200.toml > "$W/ncu_roofline.txt" 2>&1
+  t1=$(secs)
+  echo "ncu --set roofline wall time: $(python3 -c "print(round($t1-$t0,2))") s" | tee -a "$S"
+  ;;
+calibrate)
+  log "calibrate --quick (timed), then full x3"
+  t0=$(secs); $RL calibrate --quick > "$W/cal_quick.txt" 2>&1; t1=$(secs)
+  echo "calibrate --quick wall: $(python3 -c "print(round($t1-$t0,2))") s" | tee -a "$S"
+  for i in 1 2 3; do
+    t0=$(secs); $RL calibrate --json > "$W/cal$i.json" 2> "$W/cal$i.err"; t1=$(secs)
+    echo "calibrate run $i wall: $(python3 -c "print(round($t1-$t0,2))") s" | tee -a "$S"
+  done
+  $RL calibrate 2>&1 | tee -a "$S"
+  python3 scripts/compare_calibrations.py "$W"/cal1.json "$W"/cal2.json "$W"/cal3.json | tee -a "$S"
+  ;;
+check)
+  log "smoke suite: 5 pairs checked against each other, then an injected 7% slowdown of entry 5"
+  for i in 1 2 3 4 5; do
+    $RL run suites/smoke.toml -o "$W/smoke_a$i.json" --force > /dev/null 2>&1
+    $RL run suites/smoke.toml -o "$W/smoke_b$i.json" --force > /dev/null 2>&1
+    $RL check "$W/smoke_b$i.json" --baseline "$W/smoke_a$i.json" --fail-on median:5% > "$W/check$i.txt" 2>&1
+    echo "pair $i: exit $?" | tee -a "$S"
+    tail -14 "$W/check$i.txt" >> "$S"
+  done
+  $RL run suites/smoke.toml -o "$W/smoke_slow.json" --force --inject-slowdown 5=0.07 > /dev/null 2>&1
+  $RL check "$W/smoke_slow.json" --baseline "$W/smoke_a1.json" --fail-on median:5% > "$W/check_slow.txt" 2>&1
+  echo "slowed: exit $?" | tee -a "$S"
+  cat "$W/check_slow.txt" | tee -a "$S"
+  ;;
+charts)
+  log "operator suites for the charts"
+  for s in llm-prefill llm-decode cnn; do
+    $RL run suites/$s.toml -o "$W/$s.json" --force > "$W/$s.txt" 2>&1; tail -25 "$W/$s.txt" | tee -a "$S"
+  done
+  ;;
+*) echo "unknown stage $stage" ;;
+esac
+done
+tar -czf "$OUT/gpu_check.tar.gz" -C "$W" --exclude cache . 2>/dev/null
+cp -r "$W/cache" "$OUT/" 2>/dev/null; tar -czf "$OUT/cache.tar.gz" -C "$W" cache 2>/dev/null; rm -rf "$OUT/cache"
+echo "done: $S"

@@ -1,0 +1,132 @@
+"""Compare roofline's kernel times with Nsight Compute's on the same kernels (issue 4's acceptance check).
+
+    python scripts/ncu_compare.py target SUITE          # run under ncu: each entry once, between markers
+    python scripts/ncu_compare.py compare RESULTS.json NCU.csv [--markdown OUT.md]
+
+`target` builds every entry of the suite with roofline's own builders, warms each up (compilation,
+autotuning) outside the profiled region, then between cudaProfilerStart/Stop runs, for each entry, one
+marker kernel (torch.cuda._sleep) followed by one call of the operator. ncu must be started with
+`--profile-from-start off`; its CSV rows are split at the markers, and the durations of the kernels between
+two markers are summed (a multi-kernel operator is the sum of its kernels, without launch gaps).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+MARKER = "spin"  # torch.cuda._sleep launches a kernel whose name contains this
+
+
+def target(suite_path: str) -> None:
+    import torch
+
+    from roofline.dtypes import get_dtype
+    from roofline.kernels import build
+    from roofline.suite import load_suite
+
+    suite = load_suite(suite_path)
+    built = []
+    for entry in suite.entries:
+        op, dt = entry.operator(True), get_dtype(entry.dtype_for(True))
+        b = build(op, dt, "cuda")
+        for _ in range(3):
+            b.fn()
+        built.append(b)
+    torch.cuda.synchronize()
+    torch.cuda.profiler.start()
+    for b in built:
+        torch.cuda._sleep(1000)
+        b.fn()
+        torch.cuda.synchronize()
+    torch.cuda._sleep(1000)
+    torch.cuda.synchronize()
+    torch.cuda.profiler.stop()
+
+
+def parse_ncu(path: str) -> list[dict[str, float]]:
+    """Per operator (in order): summed gpu__time_duration (s), duration-weighted SM clock (MHz), kernel count."""
+    rows: dict[int, dict[str, str]] = defaultdict(dict)
+    with open(path, newline="") as fh:
+        lines = [line for line in fh if line.startswith('"')]
+    reader = csv.DictReader(lines)
+    for r in reader:
+        try:
+            kid = int(r["ID"])
+        except (KeyError, ValueError):
+            continue
+        rows[kid]["name"] = r.get("Kernel Name", "")
+        rows[kid][r["Metric Name"]] = r["Metric Value"].replace(",", "")
+        rows[kid][r["Metric Name"] + ".unit"] = r.get("Metric Unit", "")
+    ops: list[dict[str, float]] = []
+    current: dict[str, float] | None = None
+    for kid in sorted(rows):
+        row = rows[kid]
+        if MARKER in row["name"]:
+            if current is not None:
+                ops.append(current)
+            current = {"time_s": 0.0, "cycles_weighted": 0.0, "kernels": 0}
+            continue
+        if current is None:
+            continue
+        dur = float(row["gpu__time_duration.sum"]) * _scale(row.get("gpu__time_duration.sum.unit", "nsecond"))
+        hz = float(row["sm__cycles_elapsed.avg.per_second"]) * _hz(row.get("sm__cycles_elapsed.avg.per_second.unit",
+                                                                          "cycle/second"))
+        current["time_s"] += dur
+        current["cycles_weighted"] += dur * hz
+        current["kernels"] += 1
+    for op in ops:
+        op["sm_clock_mhz"] = op["cycles_weighted"] / op["time_s"] / 1e6 if op["time_s"] else 0.0
+    return ops
+
+
+def _scale(unit: str) -> float:
+    return {"nsecond": 1e-9, "usecond": 1e-6, "msecond": 1e-3, "second": 1.0}.get(unit, 1e-9)
+
+
+def _hz(unit: str) -> float:
+    return {"cycle/second": 1.0, "cycle/nsecond": 1e9, "cycle/usecond": 1e6, "Ghz": 1e9, "Mhz": 1e6}.get(unit, 1.0)
+
+
+def compare(results_path: str, ncu_path: str, markdown: str | None) -> int:
+    doc = json.loads(Path(results_path).read_text())
+    recs = doc["records"]
+    ops = parse_ncu(ncu_path)
+    if len(ops) != len(recs):
+        print(f"warning: {len(recs)} records but {len(ops)} ncu groups", file=sys.stderr)
+    lines = ["| # | operator | dtype | bound | roofline median | roofline SM MHz | ncu time | ncu SM MHz | "
+             "ratio | ratio at same clock | kernels |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+    worst = 0.0
+    for i, (rec, n) in enumerate(zip(recs, ops), start=1):
+        ours = rec["time_s"]
+        our_clock = ((rec.get("clocks") or {}).get("sm_mhz") or {}).get("median") or 0.0
+        ratio = ours / n["time_s"]
+        # At the same clock: compute-bound time scales with 1/clock; memory-bound time is left as is.
+        same = ratio
+        if rec["bound"] == "compute" and our_clock and n["sm_clock_mhz"]:
+            same = ours / (n["time_s"] * n["sm_clock_mhz"] / our_clock)
+        worst = max(worst, abs(same - 1))
+        label = rec["op"] + (f" ({rec['variant']})" if rec.get("variant") else "")
+        shape = " ".join(f"{k}={v}" for k, v in rec["params"].items() if k not in ("epilogue",))
+        lines.append(f"| {i} | {label} {shape} | {rec['dtype']} | {rec['bound']} | {ours * 1e6:.1f} µs | "
+                     f"{our_clock:.0f} | {n['time_s'] * 1e6:.1f} µs | {n['sm_clock_mhz']:.0f} | {ratio:.3f} | "
+                     f"{same:.3f} | {int(n['kernels'])} |")
+    text = "\n".join(lines) + f"\n\nworst deviation at the same clock: {worst:.1%}\n"
+    print(text)
+    if markdown:
+        Path(markdown).write_text(text)
+    return 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) >= 3 and sys.argv[1] == "target":
+        target(sys.argv[2])
+    elif len(sys.argv) >= 4 and sys.argv[1] == "compare":
+        md = sys.argv[sys.argv.index("--markdown") + 1] if "--markdown" in sys.argv else None
+        sys.exit(compare(sys.argv[2], sys.argv[3], md))
+    else:
+        print(__doc__)
+        sys.exit(2)

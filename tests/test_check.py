@@ -1,0 +1,580 @@
+"""The CI regression check: threshold grammar, Mann–Whitney U, every verdict, bad input, reports, baselines.
+
+Samples are synthetic and deterministic: lognormal around 1.0 ms with 2% noise, 50 per record, fixed seeds.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import random
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from roofline import check
+from roofline.check import (
+    ALPHA,
+    BETTER,
+    BETTER_NOT_SIGNIFICANT,
+    MIN_SAMPLES,
+    MISSING,
+    NEW,
+    NOT_COMPARABLE,
+    SAME,
+    WORSE,
+    WORSE_NOT_SIGNIFICANT,
+    FailOn,
+    Rule,
+    compare,
+    load_for_check,
+    mann_whitney_u,
+    parse_fail_on,
+    render_table,
+    run_check,
+    to_json,
+    to_junit,
+    to_markdown,
+    update_baseline,
+    write_outputs,
+)
+from roofline.errors import UsageError
+from roofline.results import dumps
+
+GEMM = {"m": 4096, "n": 4096, "k": 4096, "batch": 1, "epilogue": "none"}
+RELU = {"numel": 268435456}
+
+
+def lognormal(n: int = 50, center: float = 1e-3, noise: float = 0.02, seed: int = 1) -> list[float]:
+    rng = random.Random(seed)
+    return [center * rng.lognormvariate(0.0, noise) for _ in range(n)]
+
+
+def record(samples: list[float], op: str = "gemm", params: dict[str, Any] | None = None, dtype: str = "fp16",
+           gpu: str = "h200-sxm", roofline_time_s: float = 0.5e-3, peak_flops: float = 989e12,
+           peak_bytes: float = 4.8e12, **extra: Any) -> dict[str, Any]:
+    """A schema-v1 timed record; time_s is the median as measure.py stores it."""
+    samples_sorted = sorted(samples)
+    mid = len(samples) // 2
+    med = samples_sorted[mid] if len(samples) % 2 else (samples_sorted[mid - 1] + samples_sorted[mid]) / 2
+    rec = {"op": op, "variant": None, "params": dict(params if params is not None else GEMM), "dtype": dtype,
+           "flops": 1.0e11, "bytes_read": 6.7e7, "bytes_written": 3.3e7, "bytes": 1.0e8,
+           "arithmetic_intensity": 1000.0, "gpu": gpu, "roof_source": "datasheet", "peak_flops_per_s": peak_flops,
+           "peak_bytes_per_s": peak_bytes, "ridge_point": peak_flops / peak_bytes, "bound": "compute",
+           "roofline_time_s": roofline_time_s, "time_s": med, "time_samples_s": list(samples),
+           "achieved_flops_per_s": 1e11 / med, "achieved_bytes_per_s": 1e8 / med,
+           "roofline_fraction": roofline_time_s / med}
+    rec.update(extra)
+    return rec
+
+
+def document(records: list[dict[str, Any]], name: str = "NVIDIA H200", spec_id: str = "h200-sxm",
+             driver: str = "560.35.03", torch: str = "2.5.1") -> dict[str, Any]:
+    device = {"kind": "gpu", "spec_id": spec_id, "spec_name": name, "name": name, "index": 0,
+              "driver_version": driver, "torch_version": torch}
+    return {"schema_version": 1, "tool_version": "0.1.0", "created": "2025-01-01T00:00:00+00:00",
+            "device": device, "records": records}
+
+
+def one(results_samples: list[float], baseline_samples: list[float], **kw: Any) -> check.Row:
+    report = compare(document([record(results_samples)]), document([record(baseline_samples)]), **kw)
+    assert len(report.rows) == 1
+    return report.rows[0]
+
+
+def scaled(samples: list[float], factor: float) -> list[float]:
+    return [s * factor for s in samples]
+
+
+# ---------------------------------------------------------------- threshold grammar
+@pytest.mark.parametrize(("text", "rules"), [
+    ("median:5%", (Rule("median", 0.05),)),
+    ("median:0.05", (Rule("median", 0.05),)),
+    ("p90:10%", (Rule("p90", 0.10),)),
+    ("min:3%", (Rule("min", 0.03),)),
+    (" mean : 2.5 % ", (Rule("mean", 0.025),)),
+    ("median:5%,p90:10%", (Rule("median", 0.05), Rule("p90", 0.10))),
+])
+def test_fail_on_grammar(text: str, rules: tuple[Rule, ...]) -> None:
+    parsed = parse_fail_on(text)
+    assert isinstance(parsed, FailOn)
+    assert [r.statistic for r in parsed.rules] == [r.statistic for r in rules]
+    assert [r.threshold for r in parsed.rules] == pytest.approx([r.threshold for r in rules])
+    assert parse_fail_on(str(parsed)) == parsed  # str() writes the canonical form back
+
+
+def test_fail_on_is_frozen() -> None:
+    with pytest.raises(AttributeError):
+        parse_fail_on("median:5%").rules = ()  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("text", ["", "  ", "median", "median:", ":5%", "avg:5%", "p99:1%", "median:5",
+                                  "median:-5%", "median:0%", "median:5%%", "median:abc", "median:5%,",
+                                  "median:5%,median:3%", "median=5%", "median:2000%"])
+def test_fail_on_bad_grammar(text: str) -> None:
+    with pytest.raises(UsageError) as exc:
+        parse_fail_on(text)
+    assert exc.value.exit_code == 2
+    assert "\n" not in str(exc.value) and str(exc.value)
+
+
+def test_plain_number_above_one_is_ambiguous() -> None:
+    with pytest.raises(UsageError, match=r"ambiguous: write 5% or 0\.05"):
+        parse_fail_on("median:5")
+
+
+# ---------------------------------------------------------------- Mann–Whitney U, by hand
+def test_mwu_separated_samples_by_hand() -> None:
+    # x = [1, 2, 3], y = [4, 5]: no x exceeds any y, so U_x = 0 (and U_y = 3*2 - 0 = 6).
+    # Exact: U = 0 only when all x come first, 1 ordering of C(5, 2) = 10, so P(U <= 0) = 0.1; two-sided 0.2.
+    r = mann_whitney_u([1, 2, 3], [4, 5])
+    assert r.u == 0 and r.method == "exact"
+    assert r.p_value == pytest.approx(0.2)
+    assert mann_whitney_u([1, 2, 3], [4, 5], "less").p_value == pytest.approx(0.1)
+    assert mann_whitney_u([1, 2, 3], [4, 5], "greater").p_value == pytest.approx(1.0)
+    # reversed: x = [3, 4, 5] over y = [1, 2] wins all 3*2 = 6 pairs.
+    assert mann_whitney_u([3, 4, 5], [1, 2]).u == 6
+
+
+def test_mwu_exact_distribution_by_hand() -> None:
+    # n1 = n2 = 2, orderings of xxyy and U_x (pairs x > y): yyxx 4, yxyx 3, yxxy 2, xyyx 2, xyxy 1, xxyy 0.
+    assert check._u_counts(2, 2) == (1, 1, 2, 1, 1)
+    assert sum(check._u_counts(7, 9)) == math.comb(16, 7)
+
+
+def test_mwu_with_ties_by_hand() -> None:
+    # x = [1, 2, 2], y = [2, 3]; pooled 1 2 2 2 3 has mid-ranks 1, 3, 3, 3, 5 -> R_x = 1 + 3 + 3 = 7,
+    # U_x = 7 - 3*4/2 = 1. Normal: mean 3*2/2 = 3; one tie group t = 3 -> sum(t^3 - t) = 24;
+    # var = 3*2/12 * ((5 + 1) - 24 / (5*4)) = 0.5 * 4.8 = 2.4; z = (max(1, 5) - 3 - 0.5) / sqrt(2.4) = 0.9682;
+    # two-sided p = 2 * (1 - Phi(0.9682)) = 0.3329.
+    r = mann_whitney_u([1, 2, 2], [2, 3])
+    assert r.u == 1 and r.method == "normal"  # ties: the exact table does not apply
+    assert r.p_value == pytest.approx(0.3329, abs=1e-4)
+
+
+def test_mwu_all_equal_has_no_evidence() -> None:
+    assert mann_whitney_u([1.0] * 6, [1.0] * 6).p_value == 1.0
+
+
+def test_min_samples_is_where_significance_becomes_possible() -> None:
+    # Fully separated samples give the smallest exact p-value, 2 / C(2n, n):
+    # 4 vs 4: 2/70 = 0.0286 > ALPHA, never significant; 5 vs 5: 2/252 = 0.0079 < ALPHA.
+    assert mann_whitney_u([5, 6, 7, 8], [1, 2, 3, 4]).p_value == pytest.approx(2 / 70)
+    assert mann_whitney_u([6, 7, 8, 9, 10], [1, 2, 3, 4, 5]).p_value == pytest.approx(2 / 252)
+    assert 2 / math.comb(2 * (MIN_SAMPLES - 1), MIN_SAMPLES - 1) > ALPHA > 2 / math.comb(2 * MIN_SAMPLES, MIN_SAMPLES)
+
+
+@pytest.mark.parametrize("alternative", ["two-sided", "greater", "less"])
+@pytest.mark.parametrize(("n1", "n2", "ties"), [(5, 5, False), (7, 12, False), (30, 50, False), (50, 50, False),
+                                                 (120, 90, False), (20, 25, True)])
+def test_mwu_matches_scipy(alternative: str, n1: int, n2: int, ties: bool) -> None:
+    stats = pytest.importorskip("scipy.stats")
+    rng = random.Random(n1 * 1000 + n2)
+    x = [rng.gauss(0.3, 1) for _ in range(n1)]
+    y = [rng.gauss(0.0, 1) for _ in range(n2)]
+    if ties:
+        x, y = [round(v, 1) for v in x], [round(v, 1) for v in y]
+    methods = ["normal"] + ([] if ties or max(n1, n2) > check.EXACT_MAX_N else ["exact"])
+    for method in methods:
+        ours = mann_whitney_u(x, y, alternative, method)
+        ref = stats.mannwhitneyu(x, y, alternative=alternative, method="exact" if method == "exact" else "asymptotic")
+        assert ours.u == pytest.approx(float(ref.statistic))
+        assert ours.p_value == pytest.approx(float(ref.pvalue), rel=1e-9)
+
+
+# ---------------------------------------------------------------- verdicts
+def test_same_noise_only() -> None:
+    row = one(lognormal(seed=2), lognormal(seed=1))
+    assert row.verdict == SAME
+    assert abs(row.change) < 0.05
+    assert row.n_baseline == row.n_current == 50
+
+
+def test_worse_seven_percent_slower_is_a_regression() -> None:
+    report = compare(document([record(scaled(lognormal(seed=2), 1.07))]), document([record(lognormal(seed=1))]))
+    row = report.rows[0]
+    assert row.verdict == WORSE
+    assert row.change == pytest.approx(0.07, abs=0.01)
+    assert row.p_value is not None and row.p_value < ALPHA
+    assert "slower" in row.reason and row.threshold == "median:5%"
+    assert report.exit_code == 1 and not report.passed
+    assert report.regressions == (row,)
+
+
+def test_worse_not_significant_with_three_samples() -> None:
+    report = compare(document([record(scaled(lognormal(3, seed=2), 1.07))]), document([record(lognormal(3))]))
+    row = report.rows[0]
+    assert row.verdict == WORSE_NOT_SIGNIFICANT
+    assert row.p_value is None
+    assert "too few samples" in row.reason and f"need {MIN_SAMPLES}" in row.reason
+    assert report.exit_code == 0
+
+
+def test_few_samples_on_one_side_only_is_not_tested() -> None:
+    row = one(scaled(lognormal(3, seed=2), 1.07), lognormal(50))
+    assert row.verdict == WORSE_NOT_SIGNIFICANT and row.p_value is None
+
+
+def test_worse_not_significant_with_huge_noise() -> None:
+    # 60% lognormal noise; the current samples are the baseline's times 1.07, so the median moves exactly 7%,
+    # past the 5% threshold, but the rank test cannot tell two such wide distributions apart.
+    base = lognormal(noise=0.6, seed=3)
+    row = one(scaled(base, 1.07), base)
+    assert row.change == pytest.approx(0.07)
+    assert row.verdict == WORSE_NOT_SIGNIFICANT
+    assert row.p_value is not None and row.p_value >= ALPHA
+    assert "not significant" in row.reason
+
+
+def test_better() -> None:
+    row = one(scaled(lognormal(seed=2), 0.92), lognormal(seed=1))
+    assert row.verdict == BETTER
+    assert row.change == pytest.approx(-0.08, abs=0.01)
+    assert "faster" in row.reason
+
+
+def test_better_not_significant() -> None:
+    row = one(scaled(lognormal(3, seed=2), 0.92), lognormal(3))
+    assert row.verdict == BETTER_NOT_SIGNIFICANT
+
+
+def test_significant_but_small_change_is_same() -> None:
+    # 2% slower with 50 samples at 2% noise: the test sees it, the 5% threshold says it does not matter.
+    row = one(scaled(lognormal(seed=2), 1.02), lognormal(seed=1))
+    assert row.verdict == SAME
+
+
+def test_not_comparable_other_gpu() -> None:
+    results = document([record(lognormal(seed=2), gpu="h100-sxm")], name="NVIDIA H100 80GB HBM3", spec_id="h100-sxm")
+    report = compare(results, document([record(lognormal(seed=1))]))
+    row = report.rows[0]
+    assert row.verdict == NOT_COMPARABLE
+    assert "GPU differs (baseline h200-sxm, results h100-sxm)" in row.reason
+    assert report.exit_code == 0
+    assert any("--metric fraction" in n for n in report.notes)
+
+
+def test_not_comparable_other_driver() -> None:
+    results = document([record(scaled(lognormal(seed=2), 1.5))], driver="570.86.10")
+    row = compare(results, document([record(lognormal(seed=1))])).rows[0]
+    assert row.verdict == NOT_COMPARABLE
+    assert "driver differs (baseline 560.35.03, results 570.86.10)" in row.reason
+
+
+def test_not_comparable_spec_peak_changed() -> None:
+    row = compare(document([record(lognormal(seed=2), peak_flops=990e12)]),
+                  document([record(lognormal(seed=1))])).rows[0]
+    assert row.verdict == NOT_COMPARABLE and "spec peak FLOP/s differs" in row.reason
+
+
+def test_peak_requoted_at_the_observed_clock_is_still_comparable() -> None:
+    # measure.py keeps the datasheet peak aside when it re-quotes the peak at the observed SM clock.
+    cur = record(lognormal(seed=2), peak_flops=900e12, peak_flops_per_s_datasheet=989e12)
+    assert compare(document([cur]), document([record(lognormal(seed=1))])).rows[0].verdict == SAME
+
+
+def test_missing_and_new() -> None:
+    base = document([record(lognormal(seed=1)), record(lognormal(seed=3), op="relu", params=RELU)])
+    cur = document([record(lognormal(seed=2)), record(lognormal(seed=4), op="softmax", params={"rows": 4096})])
+    report = compare(cur, base)
+    verdicts = {r.op: r.verdict for r in report.rows}
+    assert verdicts == {"gemm": SAME, "relu": MISSING, "softmax": NEW}
+    assert report.exit_code == 0  # reported, not failing by default
+    assert compare(cur, base, fail_on_missing=True).exit_code == 1
+
+
+def test_params_are_matched_canonically() -> None:
+    reordered = {k: float(v) if isinstance(v, int) else v for k, v in reversed(GEMM.items())}
+    report = compare(document([record(lognormal(seed=2), params=reordered)]), document([record(lognormal(seed=1))]))
+    assert [r.verdict for r in report.rows] == [SAME]
+
+
+def test_record_threshold_overrides_the_default() -> None:
+    cur, base = scaled(lognormal(seed=2), 1.07), lognormal(seed=1)
+    assert one(cur, base).verdict == WORSE
+    row = compare(document([record(cur, threshold="median:8%")]), document([record(base)])).rows[0]
+    assert row.verdict == SAME and row.threshold == "median:8%"
+
+
+def test_bad_record_threshold_is_a_usage_error() -> None:
+    with pytest.raises(UsageError, match=r"gemm fp16 m=4096.*bad threshold"):
+        compare(document([record(lognormal(), threshold="median:lots")]), document([record(lognormal())]))
+
+
+def test_several_rules_the_most_severe_wins() -> None:
+    # 7% slower everywhere: within median:10%, past min:3% -> the min rule decides.
+    row = one(scaled(lognormal(seed=2), 1.07), lognormal(seed=1), rules="median:10%,min:3%")
+    assert row.verdict == WORSE and row.statistic == "min" and row.threshold == "min:3%"
+
+
+def test_other_device_time_vs_fraction() -> None:
+    # Baseline on an H100: roofline 0.8 ms, runs in ~1.0 ms -> 80% of its roof.
+    # Results on an H200: roofline 0.5 ms, runs in ~0.8 ms -> 62.5% of its roof: faster, yet further from the roof.
+    base = document([record(lognormal(seed=1), gpu="h100-sxm", roofline_time_s=0.8e-3, peak_flops=989e12,
+                            peak_bytes=3.35e12)], name="NVIDIA H100 80GB HBM3", spec_id="h100-sxm",
+                    driver="550.54.15")
+    cur = document([record(lognormal(center=0.8e-3, seed=2), roofline_time_s=0.5e-3)])
+    by_time = compare(cur, base, metric="time")
+    assert [r.verdict for r in by_time.rows] == [NOT_COMPARABLE]
+    by_fraction = compare(cur, base, metric="fraction")
+    row = by_fraction.rows[0]
+    assert row.verdict == WORSE
+    assert row.metric == "fraction"
+    assert row.baseline_median == pytest.approx(0.8, rel=0.02)
+    assert row.current_median == pytest.approx(0.625, rel=0.02)
+    assert "roofline fraction" in row.reason and "lower" in row.reason and "GPU differs" in row.reason
+    assert any("fraction" in n and "higher is better" in n for n in by_fraction.notes)
+    assert "fraction" in to_markdown(by_fraction)
+
+
+def test_fraction_min_is_the_best_sample() -> None:
+    assert check.statistic([1.0, 2.0, 3.0], "min", higher_is_better=True) == 3.0
+    assert check.statistic([1.0, 2.0, 3.0], "min") == 1.0
+
+
+def test_untimed_record_is_not_comparable() -> None:
+    analytic = record(lognormal(seed=5), op="relu", params=RELU, time_s=None, time_samples_s=None)
+    cur = document([record(lognormal(seed=2)), analytic])
+    base = document([record(lognormal(seed=1)), record(lognormal(seed=3), op="relu", params=RELU)])
+    rows = {r.op: r for r in compare(cur, base).rows}
+    assert rows["relu"].verdict == NOT_COMPARABLE and "not timed" in rows["relu"].reason
+
+
+def test_compare_does_not_modify_its_inputs() -> None:
+    cur, base = document([record(scaled(lognormal(seed=2), 1.07))]), document([record(lognormal(seed=1))])
+    before = copy.deepcopy((cur, base))
+    compare(cur, base)
+    assert (cur, base) == before
+
+
+# ---------------------------------------------------------------- bad input -> exit 2
+def write(path: Path, doc: dict[str, Any]) -> Path:
+    path.write_text(dumps(doc))
+    return path
+
+
+def test_truncated_baseline_is_a_one_line_usage_error(tmp_path: Path) -> None:
+    good = dumps(document([record(lognormal())]))
+    p = tmp_path / "baseline.json"
+    p.write_text(good[: len(good) // 2])
+    with pytest.raises(UsageError) as exc:
+        load_for_check(p)
+    assert exc.value.exit_code == 2
+    msg = str(exc.value)
+    assert "\n" not in msg and str(p) in msg and "malformed JSON" in msg
+
+
+@pytest.mark.parametrize(("content", "fragment"), [
+    (None, "no such file"),
+    ("", "empty file"),
+    ('{"schema_version": 9, "records": []}', "newer than this roofline reads"),
+    ('{"records": []}', "no integer schema_version"),
+    ("[1, 2]", "not a roofline results document"),
+])
+def test_unusable_files_are_usage_errors(tmp_path: Path, content: str | None, fragment: str) -> None:
+    p = tmp_path / "b.json"
+    if content is not None:
+        p.write_text(content)
+    with pytest.raises(UsageError, match=fragment) as exc:
+        load_for_check(p)
+    assert exc.value.exit_code == 2 and "\n" not in str(exc.value)
+
+
+def test_analytic_only_document_is_a_usage_error(tmp_path: Path) -> None:
+    p = write(tmp_path / "r.json", document([record(lognormal(), time_s=None, time_samples_s=None)]))
+    with pytest.raises(UsageError, match="no timed record"):
+        load_for_check(p)
+
+
+def test_duplicate_records_are_a_usage_error(tmp_path: Path) -> None:
+    p = write(tmp_path / "r.json", document([record(lognormal(seed=1)), record(lognormal(seed=2))]))
+    with pytest.raises(UsageError, match="two records for gemm fp16"):
+        load_for_check(p)
+
+
+def test_same_shape_with_and_without_tensor_cores_are_two_records() -> None:
+    base = document([record(lognormal(seed=1), tensor_cores=True), record(lognormal(seed=3), tensor_cores=False)])
+    cur = document([record(lognormal(seed=2), tensor_cores=True),
+                    record(scaled(lognormal(seed=4), 1.07), tensor_cores=False)])
+    rows = {r.case: r for r in compare(cur, base).rows}
+    assert rows["tensor_cores=True"].verdict == SAME
+    assert rows["tensor_cores=False"].verdict == WORSE
+    assert rows["tensor_cores=False"].name.endswith("epilogue=none [tensor_cores=False]")
+
+
+def test_files_sharing_no_record_are_a_usage_error() -> None:
+    cur = document([record(lognormal(), op="relu", params=RELU)])
+    with pytest.raises(UsageError, match="share no record"):
+        compare(cur, document([record(lognormal())]))
+
+
+@pytest.mark.parametrize(("kw", "fragment"), [({"metric": "speed"}, "--metric"), ({"alpha": 0.0}, "alpha"),
+                                              ({"alpha": 1.5}, "alpha"), ({"rules": "median"}, "--fail-on")])
+def test_bad_arguments_are_usage_errors(kw: dict[str, Any], fragment: str) -> None:
+    doc = document([record(lognormal())])
+    with pytest.raises(UsageError, match=fragment):
+        compare(doc, doc, **kw)
+
+
+# ---------------------------------------------------------------- exit codes, end to end
+@pytest.fixture
+def files(tmp_path: Path) -> tuple[Path, Path]:
+    base = document([record(lognormal(seed=1)), record(lognormal(seed=3), op="relu", params=RELU)])
+    cur = document([record(scaled(lognormal(seed=2), 1.07)), record(lognormal(seed=4), op="relu", params=RELU)])
+    return write(tmp_path / "results.json", cur), write(tmp_path / "baseline.json", base)
+
+
+def test_run_check_exit_codes(files: tuple[Path, Path], tmp_path: Path) -> None:
+    results, baseline = files
+    assert run_check(results, baseline).exit_code == 1  # gemm 7% slower
+    assert run_check(results, baseline, fail_on="median:10%").exit_code == 0
+    assert run_check(baseline, baseline).exit_code == 0
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"schema_version": 1, "records": [')
+    with pytest.raises(UsageError) as exc:
+        run_check(results, bad)
+    assert exc.value.exit_code == 2
+
+
+def test_check_leaves_the_baseline_byte_for_byte(files: tuple[Path, Path], tmp_path: Path) -> None:
+    results, baseline = files
+    before, mtime = baseline.read_bytes(), baseline.stat().st_mtime_ns
+    report = run_check(results, baseline)
+    render_table(report), to_markdown(report), to_junit(report), to_json(report)
+    write_outputs(report, markdown=tmp_path / "summary.md", junit=tmp_path / "junit.xml",
+                  json_path=tmp_path / "check.json")
+    compare(load_for_check(results), load_for_check(baseline), metric="fraction")
+    assert baseline.read_bytes() == before
+    assert baseline.stat().st_mtime_ns == mtime
+
+
+# ---------------------------------------------------------------- outputs
+def mixed_report() -> check.Report:
+    base = document([record(lognormal(seed=1)), record(lognormal(seed=3), op="relu", params=RELU),
+                     record(lognormal(seed=5), op="layernorm", params={"rows": 8, "cols": "a|b"})])
+    cur = document([record(scaled(lognormal(seed=2), 1.07)),
+                    record(lognormal(seed=4), op="softmax", params={"rows": 4096}),
+                    record(lognormal(seed=6), op="layernorm", params={"rows": 8, "cols": "a|b"})])
+    return compare(cur, base)
+
+
+def test_markdown_is_a_well_formed_table() -> None:
+    report = mixed_report()
+    md = to_markdown(report)
+    assert md.startswith("### :x: roofline check FAILED")
+    table_lines = [line for line in md.splitlines() if line.startswith("|")]
+    assert table_lines
+    for line in table_lines:  # every row has the 11 columns; a "|" inside a cell is escaped
+        assert line.replace("\\|", "").count("|") == len(check.COLUMNS) + 1
+    assert "a\\|b" in md
+    assert "**worse**" in md
+    assert md.count("<details>") == md.count("</details>") == 1
+
+
+def test_markdown_passing() -> None:
+    md = to_markdown(compare(document([record(lognormal(seed=2))]), document([record(lognormal(seed=1))])))
+    assert md.startswith("### :white_check_mark: roofline check passed")
+
+
+def test_junit_is_valid_xml_with_one_testcase_per_record() -> None:
+    report = mixed_report()
+    root = ET.fromstring(to_junit(report))
+    assert root.tag == "testsuites" and root.get("failures") == "1"
+    suite = root.find("testsuite")
+    assert suite is not None
+    cases = suite.findall("testcase")
+    assert len(cases) == len(report.rows) == 4
+    failed = [c for c in cases if c.find("failure") is not None]
+    assert [c.get("classname") for c in failed] == ["roofline.gemm"]
+    failure = failed[0].find("failure")
+    assert failure is not None and "slower" in failure.get("message", "")
+    assert suite.get("skipped") == "2"  # relu missing, softmax new
+    assert suite.get("tests") == "4" and suite.get("failures") == "1"
+
+
+def test_json_report() -> None:
+    report = mixed_report()
+    doc = json.loads(json.dumps(to_json(report)))
+    assert doc["passed"] is False and doc["exit_code"] == 1
+    assert doc["counts"] == {WORSE: 1, MISSING: 1, NEW: 1, SAME: 1}
+    row = next(r for r in doc["rows"] if r["verdict"] == WORSE)
+    for key in ("op", "variant", "dtype", "shape", "baseline_median", "current_median", "change", "p_value",
+                "threshold", "verdict", "reason"):
+        assert key in row
+    assert row["shape"] == "m=4096 n=4096 k=4096 batch=1 epilogue=none"
+
+
+def test_render_table() -> None:
+    from rich.console import Console
+
+    table = render_table(mixed_report())
+    assert [c.header for c in table.columns] == list(check.COLUMNS)
+    assert table.row_count == 4
+    con = Console(record=True, width=250)
+    con.print(table)
+    text = con.export_text()
+    assert "worse" in text and "FAILED" in text
+
+
+def test_write_outputs_appends_markdown(tmp_path: Path) -> None:
+    summary = tmp_path / "summary.md"
+    summary.write_text("earlier step\n")
+    report = mixed_report()
+    write_outputs(report, markdown=summary, junit=tmp_path / "j.xml")
+    assert summary.read_text().startswith("earlier step\n### :x:")
+    ET.parse(tmp_path / "j.xml")
+
+
+# ---------------------------------------------------------------- baseline update
+def test_update_baseline_creates_then_replaces(tmp_path: Path) -> None:
+    first = write(tmp_path / "r1.json", document([record(lognormal(seed=1)),
+                                                  record(lognormal(seed=3), op="relu", params=RELU)]))
+    second = write(tmp_path / "r2.json", document([record(lognormal(seed=2)),
+                                                   record(lognormal(seed=4), op="softmax", params={"rows": 4096})],
+                                                  driver="570.86.10"))
+    baseline = tmp_path / "baselines" / "h200.json"
+    created = update_baseline(first, baseline)
+    assert created.created and len(created.added) == 2
+    assert baseline.read_bytes() == first.read_bytes()
+    replaced = update_baseline(second, baseline)
+    assert not replaced.created and replaced.kept == 1
+    assert [a.split()[0] for a in replaced.added] == ["softmax"]
+    assert [r.split()[0] for r in replaced.removed] == ["relu"]
+    assert any("driver differs" in d for d in replaced.device_changes)
+    text = "\n".join(replaced.lines())
+    assert "1 added, 1 removed, 1 kept" in text and "+ softmax" in text and "- relu" in text
+    assert baseline.read_bytes() == second.read_bytes()
+    assert sorted(p.name for p in baseline.parent.iterdir()) == ["h200.json"]  # no temp file left behind
+
+
+def test_update_baseline_refuses_another_gpu_without_force(tmp_path: Path) -> None:
+    baseline = write(tmp_path / "h200.json", document([record(lognormal(seed=1))]))
+    other = write(tmp_path / "a100.json", document([record(lognormal(seed=2), gpu="a100-sxm")],
+                                                   name="NVIDIA A100-SXM4-80GB", spec_id="a100-sxm"))
+    before = baseline.read_bytes()
+    with pytest.raises(UsageError, match=r"another GPU.*--force"):
+        update_baseline(other, baseline)
+    assert baseline.read_bytes() == before
+    update_baseline(other, baseline, force=True)
+    assert baseline.read_bytes() == other.read_bytes()
+
+
+def test_update_baseline_with_bad_input_touches_nothing(tmp_path: Path) -> None:
+    baseline = write(tmp_path / "h200.json", document([record(lognormal(seed=1))]))
+    before = baseline.read_bytes()
+    bad = tmp_path / "r.json"
+    bad.write_text('{"schema_version": 1, "rec')
+    with pytest.raises(UsageError):
+        update_baseline(bad, baseline)
+    assert baseline.read_bytes() == before
+    corrupted = tmp_path / "old.json"
+    corrupted.write_text("{")
+    good = write(tmp_path / "good.json", document([record(lognormal(seed=2))]))
+    with pytest.raises(UsageError, match=r"unreadable.*--force"):
+        update_baseline(good, corrupted)
+    assert corrupted.read_text() == "{"
+    update_baseline(good, corrupted, force=True)
+    assert corrupted.read_bytes() == good.read_bytes()
