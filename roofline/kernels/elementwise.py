@@ -28,7 +28,10 @@ def compiled(fn: Callable[..., torch.Tensor], device: str) -> tuple[Callable[...
     toolchain and minutes."""
     if device == "cpu":
         return fn, "eager (no compile on CPU)"
-    return torch.compile(fn), "torch.compile"
+    # dynamic=False: dynamo caches per code object, so a suite with several shapes of one function would
+    # otherwise switch to dynamic-shape kernels (slower) and, past the recompile limit, fall back to eager.
+    torch._dynamo.config.cache_size_limit = max(torch._dynamo.config.cache_size_limit, 64)
+    return torch.compile(fn, dynamic=False), "torch.compile"
 
 
 def _unary(func: str) -> None:

@@ -53,7 +53,8 @@ def build_gemm(op: Operator, dtype: DType, device: str) -> Built:
     act = _EPILOGUE[epi]
     if variant == "unfused":
         return Built(lambda: act(torch.matmul(a, b)), f"{impl} + F.{epi}", [a, b])
-    fused = torch.compile(lambda x, y: act(torch.matmul(x, y)), mode="max-autotune-no-cudagraphs") \
+    # default mode: max-autotune would fuse the epilogue into a Triton GEMM but autotunes for minutes
+    fused = torch.compile(lambda x, y: act(torch.matmul(x, y)), dynamic=False) \
         if device != "cpu" else (lambda x, y: act(torch.matmul(x, y)))
     return Built(lambda: fused(a, b), f"torch.compile(matmul + {epi})" if device != "cpu" else
                  f"{impl} + F.{epi} (no compile on CPU)", [a, b])

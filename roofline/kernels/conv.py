@@ -1,0 +1,37 @@
+"""Builder for conv2d: F.conv2d (cuDNN on the GPU, autotuned with cudnn.benchmark, channels-last so the
+tensor cores take it without transposes; NCHW on the CPU). torch cannot force an algorithm: with --algo
+winograd* the library still picks its own (maybe Winograd, maybe implicit GEMM), which `impl` says."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+
+from roofline.dtypes import DType
+from roofline.kernels import Built, builder
+from roofline.kernels.common import rand, set_tf32
+from roofline.ops.base import Operator
+
+
+@builder("conv2d")
+def build_conv2d(op: Operator, dtype: DType, device: str) -> Built:
+    op.check_dtype(dtype)
+    set_tf32(dtype)
+    n, cin, hgt, wid = op.batch, op.in_channels, op.height, op.width  # type: ignore[attr-defined]
+    cout, k, groups = op.out_channels, op.kernel_size, op.groups  # type: ignore[attr-defined]
+    stride, padding, dilation = op.stride, op.padding, op.dilation  # type: ignore[attr-defined]
+    fan_in = cin // groups * k * k
+    x = rand((n, cin, hgt, wid), dtype, device)
+    w = rand((cout, cin // groups, k, k), dtype, device, scale=1 / math.sqrt(fan_in))  # Kaiming-like scale
+    bias = rand((cout,), dtype, device, scale=0.1) if op.bias else None  # type: ignore[attr-defined]
+    if device == "cpu":
+        impl = "F.conv2d (NCHW)"
+    else:
+        torch.backends.cudnn.benchmark = True
+        x, w = x.contiguous(memory_format=torch.channels_last), w.contiguous(memory_format=torch.channels_last)
+        impl = "F.conv2d (cuDNN, channels-last, cudnn.benchmark)"
+    if op.algo != "direct":  # type: ignore[attr-defined]
+        impl += f"; --algo {op.algo} not forced: the library picks its algorithm"  # type: ignore[attr-defined]
+    return Built(lambda: F.conv2d(x, w, bias, stride, padding, dilation, groups), impl, [x, w, bias])
