@@ -155,7 +155,8 @@ def measure_op(op: Operator, dtype: DType, target: Target, *, warm_l2: bool = Fa
     kw: dict[str, Any] = {} if rep_s is None else {"rep_s": rep_s}
     t_built = time.perf_counter()
     if device.startswith("cuda"):
-        m = time_cuda(built.fn, device, l2, warm_l2, method, graph_safe=built.graph_safe, **kw)
+        m = time_cuda(built.fn, device, l2, warm_l2, method, graph_safe=built.graph_safe,
+                      sustained=record["bound"] == "compute", **kw)
     else:
         m = time_cpu(built.fn, **kw)
     t_timed = time.perf_counter()

@@ -13,6 +13,14 @@ GPU protocol (`time_cuda`):
 - `graph-loop`: the whole sampling loop (flush, event, operator, event) x N is captured in one graph with
   external event nodes; nothing on the host paces the GPU at all.
 - `events`: eager launches between the events (for callables that cannot be captured).
+- Warm-up runs until the operator's time is steady: in chunks, until two chunk means agree within 1%, and
+  for compute-bound operators for at least SUSTAINED_WARMUP_S. On the H200 a 3.15 ms attention kernel
+  stepped to 3.69 ms after ~80 ms of back-to-back work, when the power cap engaged; sampling the fast phase
+  in one run and the capped phase in the next made two runs disagree by 13%.
+- The SM clock is measured by the GPU itself after every sample: a clock probe (torch.cuda._sleep, a
+  one-thread spin for PROBE_CYCLES cycles) is timed with its own events, and cycles / time is the clock.
+  NVML's sampled clock lags the power controller and read 1980 MHz during kernels that Nsight Compute saw
+  at 1.6-1.7 GHz; the probe sees what the kernel saw, within the few microseconds after it.
 Every sample is kept; statistics are derived (`roofline.stats`).
 """
 
@@ -24,7 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from roofline.stats import Summary, summarize
+from roofline.stats import Summary, median, summarize
 
 # Budgets as triton's do_bench (25 ms warm-up, 100 ms of repetitions): enough to settle the clock and
 # gather ~100+ samples of a 1 ms kernel, short enough to time 20 operators in a few seconds.
@@ -39,6 +47,15 @@ MIN_WARMUP_CALLS = 2
 FLUSH_L2_MULTIPLE = 3
 DEFAULT_L2_BYTES = 64 * 2**20  # when neither the spec nor torch says (larger than any L2 before Blackwell)
 METHODS = ("auto", "graph", "graph-loop", "events")
+# Warm-up in chunks of this much device time, until two consecutive chunk means agree within WARMUP_STABLE.
+WARMUP_CHUNK_S = 0.02
+WARMUP_STABLE = 0.01
+# Compute-bound (tensor-core) work warms up for at least this long: the power cap engaged after ~50-100 ms
+# of back-to-back tensor-core kernels on the H200 (2026-11-29), and the samples must come after it.
+SUSTAINED_WARMUP_S = 0.25
+MAX_WARMUP_S = 1.0
+# Clock probe: ~50 µs at 2 GHz, long beside the ~1 µs resolution and launch overhead of an event pair.
+PROBE_CYCLES = 100_000
 
 
 @dataclass
@@ -53,6 +70,8 @@ class Measurement:
     flush_bytes: int = 0
     clocks: dict[str, Any] | None = None
     notes: list[str] = field(default_factory=list)
+    clock_samples_mhz: list[float] = field(default_factory=list)  # the probe's SM clock after each sample
+    warmup_s: float = 0.0
 
     @property
     def summary(self) -> Summary:
@@ -63,9 +82,10 @@ class Measurement:
         return self.summary.median
 
     def timing_dict(self) -> dict[str, Any]:
-        return {"method": self.method, "warmup_calls": self.warmup_calls, "reps": len(self.samples_s),
-                "estimate_s": self.estimate_s, "l2_flush": self.l2_flush, "flush_bytes": self.flush_bytes,
-                "stats": self.summary.to_dict(), "notes": self.notes}
+        return {"method": self.method, "warmup_calls": self.warmup_calls, "warmup_s": self.warmup_s,
+                "reps": len(self.samples_s), "estimate_s": self.estimate_s, "l2_flush": self.l2_flush,
+                "flush_bytes": self.flush_bytes, "stats": self.summary.to_dict(), "notes": self.notes,
+                "sm_clock_samples_mhz": self.clock_samples_mhz}
 
 
 def plan_calls(per_call_s: float, budget_s: float, lo: int, hi: int) -> int:
@@ -101,7 +121,7 @@ def time_cpu(fn: Callable[[], Any], warmup_s: float = WARMUP_BUDGET_S, rep_s: fl
 
 def time_cuda(fn: Callable[[], Any], device: str = "cuda:0", l2_bytes: int | None = None, warm_l2: bool = False,
               method: str = "auto", warmup_s: float = WARMUP_BUDGET_S, rep_s: float = REP_BUDGET_S,
-              graph_safe: bool = True, sample_clocks: bool = True) -> Measurement:
+              graph_safe: bool = True, sample_clocks: bool = True, sustained: bool = False) -> Measurement:
     """Device-event timing with a read-only L2 flush before every sample (see the module docstring)."""
     import torch
 
@@ -141,26 +161,32 @@ def time_cuda(fn: Callable[[], Any], device: str = "cuda:0", l2_bytes: int | Non
         notes.append("operator is not graph-safe; timed eager launches")
 
     flush_s = event_time(flush, lambda: None, 3) if flush_buf is not None else 0.0
-    warm = plan_calls(estimate + flush_s, warmup_s, MIN_WARMUP_CALLS, 1000)
+    probe_overhead = _probe_overhead() if sample_clocks else 0.0
     reps = plan_calls(estimate + flush_s, rep_s, MIN_REPS, MAX_REPS)
     index = dev.index if dev.index is not None else torch.cuda.current_device()
 
     with ClockSampler(index) if sample_clocks else _NullSampler() as sampler:
-        for _ in range(warm):
-            flush()
-            run()
+        warm, warm_s = _warm_up(run, flush, estimate + flush_s, warmup_s, sustained, notes)
         if method == "graph-loop" and chosen == "graph":
             try:
-                samples = _graph_loop(fn, flush, reps)
+                samples, probes = _graph_loop(fn, flush, reps, sample_clocks)
                 chosen = "graph-loop"
             except Exception as exc:  # noqa: BLE001
                 notes.append(f"graph-loop capture failed ({type(exc).__name__}); timed graph replays")
-                samples = _sample(run, flush, reps)
+                samples, probes = _sample(run, flush, reps, sample_clocks)
         else:
-            samples = _sample(run, flush, reps)
+            samples, probes = _sample(run, flush, reps, sample_clocks)
+    clock_mhz = [PROBE_CYCLES / (t - probe_overhead) / 1e6 for t in probes if t > probe_overhead]
     clocks = sampler.report.to_dict() if sample_clocks else None
+    if clocks is not None:
+        clocks["sm_mhz_nvml"] = clocks["sm_mhz"]
+        if clock_mhz:
+            clocks["sm_mhz"] = {"median": median(clock_mhz), "min": min(clock_mhz), "max": max(clock_mhz)}
+            clocks["sm_mhz_source"] = "probe"
+        else:
+            clocks["sm_mhz_source"] = "nvml"
     return Measurement(samples, chosen, warm + 1, estimate, l2_flush=flush_buf is not None, flush_bytes=flush_bytes,
-                       clocks=clocks, notes=notes)
+                       clocks=clocks, notes=notes, clock_samples_mhz=clock_mhz, warmup_s=warm_s)
 
 
 class _NullSampler:
@@ -187,19 +213,70 @@ def event_time(fn: Callable[[], Any], before: Callable[[], Any], n: int) -> floa
     return sum(s.elapsed_time(e) for s, e in pairs) / n * 1e-3
 
 
-def _sample(run: Callable[[], Any], flush: Callable[[], None], reps: int) -> list[float]:
-    """Enqueue every sample, then synchronise once: the GPU runs them back to back."""
+def _warm_up(run: Callable[[], Any], flush: Callable[[], None], per_call_s: float, min_s: float, sustained: bool,
+             notes: list[str]) -> tuple[int, float]:
+    """Run (flush, operator) in chunks until the chunk means are steady; returns (calls, seconds)."""
     import torch
 
-    starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-    ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+    chunk = plan_calls(per_call_s, WARMUP_CHUNK_S, MIN_WARMUP_CALLS, 1000)
+    need = max(min_s, SUSTAINED_WARMUP_S if sustained else 0.0)
+    total, calls, prev = 0.0, 0, None
+    while True:
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        for _ in range(chunk):
+            flush()
+            run()
+        e.record()
+        e.synchronize()
+        t = s.elapsed_time(e) * 1e-3
+        total, calls, mean = total + t, calls + chunk, t / chunk
+        if prev is not None and abs(mean / prev - 1) < WARMUP_STABLE and total >= need:
+            return calls, total
+        if total >= MAX_WARMUP_S:
+            notes.append(f"time still drifting after {total:.2f} s of warm-up ({mean / prev - 1:+.1%} per chunk)"
+                         if prev else "warm-up budget spent")
+            return calls, total
+        prev = mean
+
+
+def _probe_overhead() -> float:
+    """Seconds an event-timed probe takes beyond its PROBE_CYCLES of spinning (launch and event latency):
+    from probes of N and 4N cycles, t = N / f + overhead."""
+    import torch
+
+    def t(cycles: int) -> float:
+        pairs = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(5)]
+        for s, e in pairs:
+            s.record()
+            torch.cuda._sleep(cycles)
+            e.record()
+        torch.cuda.synchronize()
+        return median([s.elapsed_time(e) * 1e-3 for s, e in pairs])
+
+    t1, t4 = t(PROBE_CYCLES), t(4 * PROBE_CYCLES)
+    f = 3 * PROBE_CYCLES / (t4 - t1)
+    return max(0.0, t1 - PROBE_CYCLES / f)
+
+
+def _sample(run: Callable[[], Any], flush: Callable[[], None], reps: int, probe: bool
+            ) -> tuple[list[float], list[float]]:
+    """Enqueue every sample (and its clock probe), then synchronise once: the GPU runs them back to back."""
+    import torch
+
+    ev = [[torch.cuda.Event(enable_timing=True) for _ in range(reps)] for _ in range(3 if probe else 2)]
     for i in range(reps):
         flush()
-        starts[i].record()
+        ev[0][i].record()
         run()
-        ends[i].record()
+        ev[1][i].record()
+        if probe:
+            torch.cuda._sleep(PROBE_CYCLES)
+            ev[2][i].record()
     torch.cuda.synchronize()
-    return [s.elapsed_time(e) * 1e-3 for s, e in zip(starts, ends)]
+    samples = [s.elapsed_time(e) * 1e-3 for s, e in zip(ev[0], ev[1])]
+    probes = [s.elapsed_time(e) * 1e-3 for s, e in zip(ev[1], ev[2])] if probe else []
+    return samples, probes
 
 
 def _capture(fn: Callable[[], Any]) -> Callable[[], Any]:
@@ -220,19 +297,24 @@ def _capture(fn: Callable[[], Any]) -> Callable[[], Any]:
     return graph.replay
 
 
-def _graph_loop(fn: Callable[[], Any], flush: Callable[[], None], reps: int) -> list[float]:
+def _graph_loop(fn: Callable[[], Any], flush: Callable[[], None], reps: int, probe: bool
+                ) -> tuple[list[float], list[float]]:
     """The whole sampling loop as one graph, timed by external event-record nodes."""
     import torch
 
-    starts = [torch.cuda.Event(enable_timing=True, external=True) for _ in range(reps)]
-    ends = [torch.cuda.Event(enable_timing=True, external=True) for _ in range(reps)]
+    ev = [[torch.cuda.Event(enable_timing=True, external=True) for _ in range(reps)] for _ in range(3)]
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
         for i in range(reps):
             flush()
-            starts[i].record()
+            ev[0][i].record()
             fn()
-            ends[i].record()
+            ev[1][i].record()
+            if probe:
+                torch.cuda._sleep(PROBE_CYCLES)
+                ev[2][i].record()
     graph.replay()
     torch.cuda.synchronize()
-    return [s.elapsed_time(e) * 1e-3 for s, e in zip(starts, ends)]
+    samples = [s.elapsed_time(e) * 1e-3 for s, e in zip(ev[0], ev[1])]
+    probes = [s.elapsed_time(e) * 1e-3 for s, e in zip(ev[1], ev[2])] if probe else []
+    return samples, probes

@@ -48,33 +48,32 @@ def target(suite_path: str) -> None:
 
 
 def parse_ncu(path: str) -> list[dict[str, float]]:
-    """Per operator (in order): summed gpu__time_duration (s), duration-weighted SM clock (MHz), kernel count."""
-    rows: dict[int, dict[str, str]] = defaultdict(dict)
+    """Per operator (in order): summed gpu__time_duration (s), duration-weighted SM clock (MHz), kernel count.
+
+    `ncu --csv --page raw` writes one row per kernel (metrics as columns) after a row of units."""
     with open(path, newline="") as fh:
         lines = [line for line in fh if line.startswith('"')]
     reader = csv.DictReader(lines)
+    units: dict[str, str] = {}
+    kernels: list[tuple[int, dict[str, str]]] = []
     for r in reader:
-        try:
-            kid = int(r["ID"])
-        except (KeyError, ValueError):
+        if not r.get("ID"):
+            units = {k: v for k, v in r.items() if v}
             continue
-        rows[kid]["name"] = r.get("Kernel Name", "")
-        rows[kid][r["Metric Name"]] = r["Metric Value"].replace(",", "")
-        rows[kid][r["Metric Name"] + ".unit"] = r.get("Metric Unit", "")
+        kernels.append((int(r["ID"]), r))
     ops: list[dict[str, float]] = []
     current: dict[str, float] | None = None
-    for kid in sorted(rows):
-        row = rows[kid]
-        if MARKER in row["name"]:
+    for _, row in sorted(kernels, key=lambda kv: kv[0]):
+        if MARKER in row["Kernel Name"]:
             if current is not None:
                 ops.append(current)
             current = {"time_s": 0.0, "cycles_weighted": 0.0, "kernels": 0}
             continue
         if current is None:
             continue
-        dur = float(row["gpu__time_duration.sum"]) * _scale(row.get("gpu__time_duration.sum.unit", "nsecond"))
-        hz = float(row["sm__cycles_elapsed.avg.per_second"]) * _hz(row.get("sm__cycles_elapsed.avg.per_second.unit",
-                                                                          "cycle/second"))
+        dur = float(row["gpu__time_duration.sum"].replace(",", "")) * _scale(units.get("gpu__time_duration.sum", "ns"))
+        hz = float(row["sm__cycles_elapsed.avg.per_second"].replace(",", "")) * \
+            _hz(units.get("sm__cycles_elapsed.avg.per_second", "hz"))
         current["time_s"] += dur
         current["cycles_weighted"] += dur * hz
         current["kernels"] += 1
@@ -84,11 +83,13 @@ def parse_ncu(path: str) -> list[dict[str, float]]:
 
 
 def _scale(unit: str) -> float:
-    return {"nsecond": 1e-9, "usecond": 1e-6, "msecond": 1e-3, "second": 1.0}.get(unit, 1e-9)
+    return {"ns": 1e-9, "nsecond": 1e-9, "us": 1e-6, "usecond": 1e-6, "ms": 1e-3, "msecond": 1e-3, "s": 1.0,
+            "second": 1.0}.get(unit, 1e-9)
 
 
 def _hz(unit: str) -> float:
-    return {"cycle/second": 1.0, "cycle/nsecond": 1e9, "cycle/usecond": 1e6, "Ghz": 1e9, "Mhz": 1e6}.get(unit, 1.0)
+    return {"hz": 1.0, "khz": 1e3, "mhz": 1e6, "ghz": 1e9, "cycle/second": 1.0, "cycle/nsecond": 1e9,
+            "cycle/usecond": 1e6}.get(unit.lower(), 1.0)
 
 
 def compare(results_path: str, ncu_path: str, markdown: str | None) -> int:

@@ -23,7 +23,6 @@ from collections.abc import Callable
 import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
-from torch.nn.attention.bias import causal_lower_right
 
 from roofline.dtypes import DType, get_dtype
 from roofline.kernels import Built, builder
@@ -98,7 +97,11 @@ def build_attention(op: Operator, dtype: DType, device: str) -> Built:
         mask = _causal_mask(sq, skv, device) if causal else None
         impl = "eager bmm + " + ("masked_fill_ + " if causal else "") + "softmax + bmm (S, P in memory)"
         return Built(lambda: _naive(qs, kt, vv, mask, groups, (b, h, sq, d)), impl, [qs, kt, vv, mask])
-    mask = causal_lower_right(sq, skv) if causal and sq != skv else None
+    mask = None
+    if causal and sq != skv:
+        from torch.nn.attention.bias import causal_lower_right  # imports dynamo (~2 s): only when needed
+
+        mask = causal_lower_right(sq, skv)
     fn, impl = _sdpa(lambda: (q, k, v), mask, causal and sq == skv, hkv != h)
     if hkv != h:
         impl += ", enable_gqa=True"

@@ -1,0 +1,846 @@
+"""Roofline charts from results documents: a chart model (pure data) and its matplotlib rendering.
+
+The model (`chart_model`) decides what is drawn: which ceilings, which points, the axis ranges and the
+title; `build_figure` draws it with matplotlib and `roofline.terminal_plot` draws it in characters.
+matplotlib is imported only when a figure is built, with the headless Agg backend, so importing this
+module (or the CLI) stays cheap.
+
+Choices a reader of the chart should know:
+- Datasheet roofs are solid, measured roofs (a calibration's) dashed. Of the memory levels, the datasheet
+  block draws DRAM only: its shared-memory figure is derived (bytes/clock x SMs x boost clock), not a
+  datasheet number, so SMEM and L2 appear only when measured.
+- A record's headroom line runs up to the roof it was analysed against (its attainable FLOP/s), so its
+  length is what `roofline_fraction` measures; when that roof is not drawn (--roof measured on a
+  datasheet record) it runs up to the drawn roof of the same pipe instead.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from roofline.errors import RooflineError, UsageError
+from roofline.model import pipe_label
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from matplotlib.axes import Axes
+    from matplotlib.backend_bases import RendererBase
+    from matplotlib.figure import Figure
+
+ROOF_CHOICES = ("datasheet", "measured", "both")
+FORMATS = {".png": "png", ".svg": "svg", ".pdf": "pdf"}
+
+# Memory levels a block may draw, in order, with their chart names. NB: the datasheet block draws DRAM
+# only (its smem figure is derived, not quoted); other measured keys (dram_read, dram_copy) are details.
+MEMORY_LEVELS = {"dram": "DRAM", "l2": "L2", "smem": "SMEM"}
+DATASHEET_MEMORY = ("dram",)
+CONTEXT_PIPE = "fp32_dense_tflops"  # drawn for context whenever the records run on tensor pipes
+
+# Axis padding around the data, in decades: room on the right and at the top for the ceiling labels.
+_PAD_LEFT, _PAD_RIGHT, _PAD_TOP, _PAD_BOTTOM = 0.45, 0.75, 0.45, 0.55
+_MIN_SPAN_DECADES = 2.0
+
+
+# ---------------------------------------------------------------- reading
+def load_documents(paths: Iterable[str | os.PathLike[str]]) -> list[dict[str, Any]]:
+    """Read and validate results files; a file without records is an error (nothing to draw)."""
+    from roofline.results import read_document
+
+    docs = []
+    for path in paths:
+        doc = read_document(path)
+        if not doc["records"]:
+            raise RooflineError(f"{path}: no records to plot (the document's 'records' list is empty)")
+        docs.append(doc)
+    if not docs:
+        raise RooflineError("no results files to plot")
+    return docs
+
+
+# ---------------------------------------------------------------- units
+_PREFIXES = ((1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
+
+
+def eng(value: float, unit: str, digits: int = 3) -> str:
+    """989.4e12, 'FLOP/s' -> '989 TFLOP/s'; 4.8e12, 'B/s' -> '4.8 TB/s'."""
+    for scale, prefix in _PREFIXES:
+        if abs(value) >= scale:
+            return f"{value / scale:.{digits}g} {prefix}{unit}"
+    return f"{value:.{digits}g} {unit}"
+
+
+def intensity_text(ai: float) -> str:
+    """Arithmetic intensity for a label: '1,365', '62.7', '0.833'."""
+    return f"{ai:,.0f}" if ai >= 100 else f"{ai:.3g}"
+
+
+# ---------------------------------------------------------------- the chart model
+@dataclass(frozen=True)
+class Roof:
+    """One ceiling line: a compute pipe (FLOP/s, horizontal) or a memory level (bytes/s, diagonal)."""
+
+    doc: int
+    source: str  # "datasheet" | "measured"
+    kind: str  # "compute" | "memory"
+    key: str  # spec key of the pipe, or the memory level ("dram", "l2", "smem")
+    name: str  # "BF16 tensor", "DRAM"
+    value: float  # FLOP/s or bytes/s
+    ridge: float | None = None  # compute: the intensity where it meets the same source's DRAM roof
+    x_end: float | None = None  # memory: the intensity where it meets the same source's highest compute roof
+
+    @property
+    def text(self) -> str:
+        unit = "FLOP/s" if self.kind == "compute" else "B/s"
+        suffix = " (measured)" if self.source == "measured" else ""
+        return f"{self.name} {eng(self.value, unit)}{suffix}"
+
+    @property
+    def gid(self) -> str:
+        return f"{self.doc}:{self.source}:{self.kind}:{self.key}"
+
+    def at(self, ai: float) -> float:
+        """The FLOP/s this roof allows at an intensity."""
+        return self.value if self.kind == "compute" else ai * self.value
+
+
+@dataclass(frozen=True)
+class Point:
+    """One record on the chart: measured at (AI, achieved), analytic at (AI, attainable)."""
+
+    doc: int
+    record: int
+    label: str  # "gemm bf16", "swiglu fused bf16"
+    ai: float
+    flops_per_s: float
+    timed: bool
+    bound: str
+    roof_flops_per_s: float  # the top of its headroom line
+
+    @property
+    def fraction(self) -> float:
+        return self.flops_per_s / self.roof_flops_per_s if self.roof_flops_per_s > 0 else float("nan")
+
+    @property
+    def gid(self) -> str:
+        return f"{self.doc}:{self.record}"
+
+
+@dataclass(frozen=True)
+class Chart:
+    title: str
+    series: tuple[str, ...]  # one legend name per document
+    sources: tuple[str, ...]  # roof sources drawn
+    roofs: tuple[Roof, ...]
+    points: tuple[Point, ...]
+    skipped: tuple[str, ...]  # records that cannot sit on a log-log chart, as 'op dtype: why'
+    x_range: tuple[float, float]
+    y_range: tuple[float, float]
+
+
+def _number(v: Any) -> float | None:
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return None
+    v = float(v)
+    return v if math.isfinite(v) and v > 0 else None
+
+
+def _rates(block: dict[str, Any], field: str) -> dict[str, float]:
+    raw = block.get(field)
+    if not isinstance(raw, dict):
+        return {}
+    return {str(k): x for k, v in raw.items() if (x := _number(v)) is not None}
+
+
+def _blocks(doc: dict[str, Any]) -> dict[str, dict[str, dict[str, float]]]:
+    """The document's ceilings by source: {'datasheet'|'measured': {'compute': {...}, 'memory': {...}}}.
+
+    A document without a ceilings block (hand-made, or older) gets one from its records' peaks.
+    """
+    device = doc.get("device") or {}
+    blocks: dict[str, dict[str, dict[str, float]]] = {}
+    for field in ("ceilings", "measured_ceilings"):
+        block = device.get(field)
+        if not isinstance(block, dict):
+            continue
+        source = "measured" if field == "measured_ceilings" else str(block.get("source") or "datasheet")
+        blocks[source] = {"compute": _rates(block, "compute_flops_per_s"),
+                          "memory": _rates(block, "memory_bytes_per_s")}
+    if not blocks:
+        compute: dict[str, float] = {}
+        memory: dict[str, float] = {}
+        source = "datasheet"
+        for rec in doc["records"]:
+            if (peak := _number(rec.get("peak_flops_per_s"))) is not None:
+                compute.setdefault(str(rec.get("compute_pipe") or f"{rec.get('dtype')}_peak"), peak)
+            if (bw := _number(rec.get("peak_bytes_per_s"))) is not None:
+                memory.setdefault("dram", bw)
+            source = str(rec.get("roof_source") or source)
+        blocks[source] = {"compute": compute, "memory": memory}
+    return blocks
+
+
+def device_name(doc: dict[str, Any]) -> str:
+    device = doc.get("device") or {}
+    ceilings = device.get("ceilings") or {}
+    return str(device.get("name") or device.get("spec_name") or ceilings.get("device_id") or "unknown device")
+
+
+def _date(doc: dict[str, Any]) -> str:
+    created = doc.get("created")
+    return created[:10] if isinstance(created, str) else ""
+
+
+def _series_names(docs: Sequence[dict[str, Any]], labels: Sequence[str] | None) -> tuple[str, ...]:
+    if labels is not None:
+        if len(labels) != len(docs):
+            raise UsageError(f"{len(labels)} label(s) for {len(docs)} results file(s): give one label per file")
+        return tuple(str(x) for x in labels)
+    names = [device_name(d) for d in docs]
+    dup = {n for n in names if names.count(n) > 1}
+    names = [f"{n} ({_date(d)})" if n in dup and _date(d) else n for n, d in zip(names, docs)]
+    seen: dict[str, int] = {}
+    out = []
+    for n in names:
+        seen[n] = seen.get(n, 0) + 1
+        out.append(n if seen[n] == 1 else f"{n} #{seen[n]}")
+    return tuple(out)
+
+
+def record_label(rec: dict[str, Any]) -> str:
+    """op + variant + dtype: 'swiglu fused bf16'."""
+    return " ".join(str(p) for p in (rec.get("op"), rec.get("variant"), rec.get("dtype")) if p)
+
+
+def _doc_roofs(i: int, doc: dict[str, Any], name: str, roof: str) -> list[Roof]:
+    blocks = _blocks(doc)
+    if roof == "datasheet" and "datasheet" not in blocks:
+        raise RooflineError(f"{name}: no datasheet ceilings in this document (a CPU's roofline is measured): "
+                            "use --roof measured or both")
+    if roof == "measured" and "measured" not in blocks:
+        raise RooflineError(f"{name}: no measured ceilings in this document (run `roofline calibrate` on that "
+                            "machine and analyze again, or use --roof datasheet)")
+    sources = [s for s in ("datasheet", "measured") if s in blocks and roof in (s, "both")]
+    pipes: dict[str, tuple[str, float | None]] = {}  # pipe -> (label, the records' peak)
+    for rec in doc["records"]:
+        pipe = rec.get("compute_pipe")
+        if pipe:
+            label = str(rec.get("compute_pipe_label") or pipe_label(str(pipe)))
+            pipes.setdefault(str(pipe), (label, _number(rec.get("peak_flops_per_s"))))
+    if any("_tensor_" in p for p in pipes) and CONTEXT_PIPE not in pipes:
+        pipes[CONTEXT_PIPE] = ("FP32 CUDA cores", None)
+    record_sources = {str(r.get("roof_source") or "datasheet") for r in doc["records"]}
+    roofs: list[Roof] = []
+    for source in sources:
+        compute, memory = blocks[source]["compute"], blocks[source]["memory"]
+        dram = memory.get("dram")
+        block_roofs = []
+        for pipe, (label, record_peak) in pipes.items():
+            value = compute.get(pipe)
+            if value is None and source in record_sources:
+                value = record_peak  # a ceilings block without this pipe: the records say what they used
+            if value is not None:
+                block_roofs.append(Roof(i, source, "compute", pipe, label, value,
+                                        ridge=value / dram if dram else None))
+        top = max((r.value for r in block_roofs), default=None)
+        levels = DATASHEET_MEMORY if source == "datasheet" else tuple(MEMORY_LEVELS)
+        for level in levels:
+            if (bw := memory.get(level)) is not None:
+                block_roofs.append(Roof(i, source, "memory", level, MEMORY_LEVELS[level], bw,
+                                        x_end=top / bw if top else None))
+        roofs += block_roofs
+    return roofs
+
+
+def _headroom_roof(rec: dict[str, Any], ai: float, roofs: list[Roof]) -> float:
+    """Attainable FLOP/s of a record against the roof it was analysed on, or the drawn one of its pipe."""
+    source = str(rec.get("roof_source") or "datasheet")
+    drawn = {r.source for r in roofs}
+    own = _number(rec.get("attainable_flops_per_s"))
+    peak, bw = _number(rec.get("peak_flops_per_s")), _number(rec.get("peak_bytes_per_s"))
+    if own is None and peak is not None and bw is not None:
+        own = min(peak, ai * bw)
+    if source in drawn or not drawn:
+        return own if own is not None else float("nan")
+    other = next(iter(sorted(drawn)))
+    compute = next((r.value for r in roofs if r.source == other and r.key == rec.get("compute_pipe")), peak)
+    dram = next((r.value for r in roofs if r.source == other and r.key == "dram"), bw)
+    if compute is None or dram is None:
+        return own if own is not None else float("nan")
+    return min(compute, ai * dram)
+
+
+def _same_roof(a: Roof, b: Roof) -> bool:
+    return (a.source, a.kind, a.key) == (b.source, b.kind, b.key) and math.isclose(a.value, b.value, rel_tol=1e-9)
+
+
+def _span(lo: float, hi: float, pad_lo: float, pad_hi: float) -> tuple[float, float]:
+    llo, lhi = math.log10(lo) - pad_lo, math.log10(hi) + pad_hi
+    if lhi - llo < _MIN_SPAN_DECADES:
+        grow = (_MIN_SPAN_DECADES - (lhi - llo)) / 2
+        llo, lhi = llo - grow, lhi + grow
+    return 10**llo, 10**lhi
+
+
+def chart_model(docs: Sequence[dict[str, Any]], labels: Sequence[str] | None = None, roof: str = "both",
+                title: str | None = None) -> Chart:
+    """What a roofline chart of these documents shows (no drawing)."""
+    if roof not in ROOF_CHOICES:
+        raise UsageError(f"--roof must be one of {', '.join(ROOF_CHOICES)}, got {roof!r}")
+    if not docs:
+        raise RooflineError("no results documents to plot")
+    series = _series_names(docs, labels)
+    roofs: list[Roof] = []
+    points: list[Point] = []
+    skipped: list[str] = []
+    for i, doc in enumerate(docs):
+        records = doc.get("records") or []
+        if not records:
+            raise RooflineError(f"{series[i]}: no records to plot")
+        own = _doc_roofs(i, doc, series[i], roof)
+        for j, rec in enumerate(records):
+            ai = _number(rec.get("arithmetic_intensity"))
+            timed = rec.get("time_s") is not None and rec.get("achieved_flops_per_s") is not None
+            y = _number(rec.get("achieved_flops_per_s") if timed else rec.get("attainable_flops_per_s"))
+            if y is None and not timed and ai is not None:
+                peak, bw = _number(rec.get("peak_flops_per_s")), _number(rec.get("peak_bytes_per_s"))
+                y = min(peak, ai * bw) if peak is not None and bw is not None else None
+            if ai is None or y is None:
+                why = "no finite arithmetic intensity" if ai is None else "no positive FLOP/s"
+                skipped.append(f"{record_label(rec)}: {why}")
+                continue
+            points.append(Point(i, j, record_label(rec), ai, y, timed, str(rec.get("bound") or "unknown"),
+                                _headroom_roof(rec, ai, own)))
+        # Before/after on one GPU: the second document's identical roofs are not drawn again.
+        roofs += [r for r in own if not any(_same_roof(r, o) for o in roofs)]
+    if not points:
+        raise RooflineError("no record can be drawn on a log-log chart: " + "; ".join(skipped))
+    points = _distinct_labels(points, docs)
+    xs = [p.ai for p in points] + [r.ridge for r in roofs if r.ridge] + [r.x_end for r in roofs if r.x_end]
+    ys = [p.flops_per_s for p in points] + [r.value for r in roofs if r.kind == "compute"]
+    x_range = _span(min(xs), max(xs), _PAD_LEFT, _PAD_RIGHT)
+    y_range = _span(min(ys), max(ys), _PAD_BOTTOM, _PAD_TOP)
+    sources = tuple(s for s in ("datasheet", "measured") if any(r.source == s for r in roofs))
+    return Chart(title or _title(docs, points), series, sources, tuple(roofs), tuple(points), tuple(skipped),
+                 x_range, y_range)
+
+
+def _distinct_labels(points: list[Point], docs: Sequence[dict[str, Any]]) -> list[Point]:
+    """Records of one document that share a label get the parameters that tell them apart (at most two,
+    then a number): 'conv2d direct fp16 in_channels=64 height=56'."""
+    groups: dict[tuple[int, str], list[int]] = {}
+    for k, p in enumerate(points):
+        groups.setdefault((p.doc, p.label), []).append(k)
+    out = list(points)
+    for (doc, label), members in groups.items():
+        if len(members) < 2:
+            continue
+        params = [docs[doc]["records"][points[k].record].get("params") or {} for k in members]
+        keys = _telling_keys(params)
+        texts = [" ".join([label, *(f"{key}={ps.get(key)}" for key in keys)]) for ps in params]
+        for n, (k, text) in enumerate(zip(members, texts)):
+            if texts.count(text) > 1:
+                text = f"{text} #{n + 1}"
+            out[k] = replace(points[k], label=text)
+    return out
+
+
+def _telling_keys(params: list[dict[str, Any]], most: int = 2) -> tuple[str, ...]:
+    """The fewest parameter names (at most `most`, earliest first) whose values tell the most records apart."""
+    from itertools import combinations
+
+    names = list(dict.fromkeys(k for ps in params for k in ps))
+
+    def distinct(keys: tuple[str, ...]) -> int:
+        return len({tuple(repr(ps.get(k)) for k in keys) for ps in params})
+
+    best: tuple[str, ...] = ()
+    for size in range(1, most + 1):
+        for keys in combinations(names, size):
+            if distinct(keys) > distinct(best):
+                best = keys
+        if distinct(best) == len(params):
+            break
+    return best
+
+
+def _title(docs: Sequence[dict[str, Any]], points: Sequence[Point]) -> str:
+    names = list(dict.fromkeys(device_name(d) for d in docs))
+    dtypes = list(dict.fromkeys(str(docs[p.doc]["records"][p.record].get("dtype")) for p in points))
+    dates = list(dict.fromkeys(d for d in (_date(doc) for doc in docs) if d))
+    parts = [f"Roofline: {' vs '.join(names)}", ", ".join(dtypes)]
+    if dates:
+        parts.append(" / ".join(dates))
+    return "  ·  ".join(parts)
+
+
+# ---------------------------------------------------------------- matplotlib
+FIGSIZE_IN = (10.0, 6.5)
+DPI = 150
+FONT_PT = 9.0
+TITLE_PT = 11.0
+# One colour and marker per document; points are coloured by bound.
+DOC_COLOURS = ("#2b2b2b", "#7b3294", "#00798c", "#b35806", "#1b7837", "#c51b7d")
+DOC_MARKERS = ("o", "s", "^", "D", "v", "P")
+BOUND_COLOURS = {"compute": "#d7301f", "memory": "#2166ac"}
+OTHER_BOUND_COLOUR = "#8c8c8c"  # any class not known here (e.g. a later "latency")
+MARKER_PT = 7.5
+LABEL_BOX = {"boxstyle": "round,pad=0.15", "facecolor": "white", "edgecolor": "none", "alpha": 0.85}
+
+
+def bound_colour(bound: str) -> str:
+    return BOUND_COLOURS.get(bound, OTHER_BOUND_COLOUR)
+
+
+def _matplotlib() -> Any:
+    """matplotlib, headless: the Agg backend is selected before anything draws."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    return matplotlib
+
+
+def _eng_tick(unit: str) -> Any:
+    def fmt(value: float, _pos: int) -> str:
+        return eng(value, unit, digits=3).replace(".0 ", " ") if value > 0 else ""
+
+    return fmt
+
+
+def _ai_tick(value: float, _pos: int) -> str:
+    if value <= 0:
+        return ""
+    if value >= 1e4:
+        return f"{value / 1e3:g}k"
+    return f"{value:g}"
+
+
+def build_figure(docs: Sequence[dict[str, Any]], labels: Sequence[str] | None = None, roof: str = "both",
+                 title: str | None = None) -> Figure:
+    """A log-log roofline chart of one or more results documents (Agg canvas, ready to save or inspect).
+
+    Artists carry gids the tests (and anyone inspecting the figure) can find: 'roof:DOC:SOURCE:KIND:KEY',
+    'ridge:...', 'point:DOC:RECORD', 'headroom:DOC:RECORD', 'label:roof:...', 'label:point:DOC:RECORD';
+    the legends are 'legend:series' (one entry per document) and 'legend:key'.
+    """
+    chart = chart_model(docs, labels, roof, title)
+    mpl = _matplotlib()
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    with mpl.rc_context({"font.size": FONT_PT, "axes.titlesize": TITLE_PT, "axes.labelsize": 10,
+                         "xtick.labelsize": FONT_PT, "ytick.labelsize": FONT_PT, "legend.fontsize": FONT_PT,
+                         "legend.title_fontsize": FONT_PT, "svg.fonttype": "none", "pdf.fonttype": 42}):
+        fig = Figure(figsize=FIGSIZE_IN, dpi=DPI, layout="constrained")
+        FigureCanvasAgg(fig)
+        ax = fig.add_subplot()
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlim(*chart.x_range)
+        ax.set_ylim(*chart.y_range)
+        ax.xaxis.set_major_locator(LogLocator(base=10, numticks=30))
+        ax.yaxis.set_major_locator(LogLocator(base=10, numticks=30))
+        ax.xaxis.set_major_formatter(FuncFormatter(_ai_tick))
+        ax.yaxis.set_major_formatter(FuncFormatter(_eng_tick("FLOP/s")))
+        ax.xaxis.set_minor_formatter(NullFormatter())
+        ax.yaxis.set_minor_formatter(NullFormatter())
+        ax.grid(True, which="major", color="#e3e3e3", linewidth=0.6, zorder=0)
+        ax.grid(True, which="minor", color="#f3f3f3", linewidth=0.4, zorder=0)
+        ax.set_axisbelow(True)
+        ax.set_xlabel("arithmetic intensity (FLOP/byte)")
+        ax.set_ylabel("performance (FLOP/s)")
+        fig.suptitle(chart.title, x=0.01, ha="left", fontsize=TITLE_PT, fontweight="bold")
+        for side in ("top", "right"):
+            ax.spines[side].set_visible(False)
+
+        _draw_roofs(ax, chart)
+        margin = _margin_labels(ax, chart)
+        _draw_points(ax, chart)
+        _draw_legends(fig, chart)
+        if chart.skipped:
+            fig.text(0.01, 0.005, f"not drawn ({len(chart.skipped)}): " + "; ".join(chart.skipped)[:160],
+                     fontsize=FONT_PT, color="#555555", ha="left", va="bottom")
+        # Lay out once, then freeze it: the labels are placed in display space and must stay put.
+        fig.canvas.draw()
+        fig.set_layout_engine("none")
+        _stack_margin_labels(fig, ax, margin)
+        _place_labels(fig, ax, chart)
+    return fig
+
+
+def _roof_style(roof: Roof) -> dict[str, Any]:
+    colour = DOC_COLOURS[roof.doc % len(DOC_COLOURS)]
+    measured = roof.source == "measured"
+    width = 1.8 if roof.kind == "compute" or roof.key == "dram" else 1.3
+    return {"color": colour, "linestyle": (0, (5, 3)) if measured else "-", "linewidth": width,
+            "alpha": 0.8 if measured else 1.0, "solid_capstyle": "butt", "zorder": 2}
+
+
+def _draw_roofs(ax: Axes, chart: Chart) -> None:
+    x_lo, x_hi = chart.x_range
+    for r in chart.roofs:
+        style = _roof_style(r)
+        if r.kind == "compute":
+            start = r.ridge if r.ridge and r.ridge > x_lo else x_lo
+            ax.plot([start, x_hi], [r.value, r.value], gid=f"roof:{r.gid}", **style)
+            if r.ridge and x_lo < r.ridge < x_hi:
+                ax.plot([r.ridge], [r.value], marker="D", markersize=4.5, color=style["color"], linestyle="none",
+                        zorder=3, gid=f"ridge:{r.gid}")
+        else:
+            end = min(r.x_end or x_hi, x_hi)
+            ax.plot([x_lo, end], [x_lo * r.value, end * r.value], gid=f"roof:{r.gid}", **style)
+
+
+def _draw_points(ax: Axes, chart: Chart) -> None:
+    for p in chart.points:
+        colour = bound_colour(p.bound)
+        if p.roof_flops_per_s > p.flops_per_s * 1.001:
+            ax.plot([p.ai, p.ai], [p.flops_per_s, p.roof_flops_per_s], color=colour, linestyle=(0, (1, 1.5)),
+                    linewidth=1.2, alpha=0.7, zorder=3, gid=f"headroom:{p.gid}")
+        ax.plot([p.ai], [p.flops_per_s], linestyle="none", marker=DOC_MARKERS[p.doc % len(DOC_MARKERS)],
+                markersize=MARKER_PT, markeredgewidth=1.6 if not p.timed else 0.8,
+                markerfacecolor=colour if p.timed else "white",
+                markeredgecolor=colour if not p.timed else "white", zorder=5, gid=f"point:{p.gid}")
+
+
+def _draw_legends(fig: Figure, chart: Chart) -> None:
+    from matplotlib.lines import Line2D
+
+    series = [Line2D([], [], color=DOC_COLOURS[i % len(DOC_COLOURS)], marker=DOC_MARKERS[i % len(DOC_MARKERS)],
+                     markerfacecolor="#bbbbbb", markeredgecolor=DOC_COLOURS[i % len(DOC_COLOURS)],
+                     markersize=MARKER_PT, linewidth=1.8, label=name) for i, name in enumerate(chart.series)]
+    leg = fig.legend(handles=series, loc="outside lower left", title="results", frameon=False,
+                     alignment="left")
+    leg.set_gid("legend:series")
+    key: list[Any] = []
+    bounds = list(dict.fromkeys(p.bound for p in chart.points))
+    for b in sorted(bounds, key=lambda b: (b not in BOUND_COLOURS, b)):
+        key.append(Line2D([], [], linestyle="none", marker="o", markersize=MARKER_PT, markeredgecolor="white",
+                          markerfacecolor=bound_colour(b), label=f"{b}-bound"))
+    if any(p.timed for p in chart.points):
+        key.append(Line2D([], [], linestyle="none", marker="o", markersize=MARKER_PT, color="#555555",
+                          markeredgecolor="white", label="timed (achieved)"))
+    if any(not p.timed for p in chart.points):
+        key.append(Line2D([], [], linestyle="none", marker="o", markersize=MARKER_PT, markerfacecolor="white",
+                          markeredgecolor="#555555", markeredgewidth=1.6, label="model only (attainable)"))
+    key.append(Line2D([], [], color="#555555", linestyle=(0, (1, 1.5)), linewidth=1.2, label="headroom to roof"))
+    for source in chart.sources:
+        key.append(Line2D([], [], color="#2b2b2b", linewidth=1.8, linestyle="-" if source == "datasheet"
+                          else (0, (5, 3)), label=f"{source} roof"))
+    key.append(Line2D([], [], linestyle="none", marker="D", markersize=4.5, color="#2b2b2b", label="ridge point"))
+    leg2 = fig.legend(handles=key, loc="outside lower right", title="key", frameon=False, alignment="left",
+                      ncols=3, columnspacing=1.2)
+    leg2.set_gid("legend:key")
+
+
+# ---------------------------------------------------------------- compute labels, in the right margin
+_MARGIN_PT = 9.0  # from the axes' right edge to a compute label (a short connector spans it)
+
+def _margin_labels(ax: Axes, chart: Chart) -> list[Any]:
+    """Each compute ceiling's label just right of the axes, at its height (made before the layout runs, so
+    the layout leaves room for them); `_stack_margin_labels` then moves them apart vertically."""
+    out = []
+    for r in sorted((r for r in chart.roofs if r.kind == "compute"), key=lambda r: (-r.value, r.doc, r.source)):
+        colour = DOC_COLOURS[r.doc % len(DOC_COLOURS)]
+        ann = ax.annotate(r.text, xy=(1.0, r.value), xycoords=ax.get_yaxis_transform(), xytext=(_MARGIN_PT, 0),
+                          textcoords="offset points", ha="left", va="center", fontsize=FONT_PT, color=colour,
+                          annotation_clip=False, arrowprops={"arrowstyle": "-", "color": colour, "linewidth": 0.8,
+                                                             "shrinkA": 1.5, "shrinkB": 0})
+        ann.set_gid(f"label:roof:{r.gid}")
+        out.append(ann)
+    return out
+
+
+def _stack_margin_labels(fig: Figure, ax: Axes, labels: list[Any]) -> None:
+    """Move the margin labels apart vertically (top to bottom, then back up if the last fell off the axes);
+    a label moved off its line gets a short leader to the line's end."""
+    if not labels:
+        return
+    renderer = fig.canvas.get_renderer()
+    px_per_pt = fig.dpi / 72.0
+    box = ax.get_window_extent(renderer)
+    wanted = [float(ax.transData.transform((1.0, a.xy[1]))[1]) for a in labels]
+    heights = [a.get_window_extent(renderer).height + 2 * _GAP_PX / 3 for a in labels]
+    ys = list(wanted)
+    top, bottom = box.y1, box.y0
+    for k in range(len(ys)):  # from the highest ceiling down: no label above the axes, none overlapping
+        ys[k] = min(ys[k], top - heights[k] / 2)
+        if k:
+            ys[k] = min(ys[k], ys[k - 1] - (heights[k - 1] + heights[k]) / 2)
+    for k in reversed(range(len(ys))):  # and back up from the bottom if the stack ran off it
+        ys[k] = max(ys[k], bottom + heights[k] / 2)
+        if k + 1 < len(ys):
+            ys[k] = max(ys[k], ys[k + 1] + (heights[k] + heights[k + 1]) / 2)
+    for ann, y, want in zip(labels, ys, wanted):
+        ann.xyann = (_MARGIN_PT, (y - want) / px_per_pt)
+
+
+# ---------------------------------------------------------------- label placement
+# A greedy, deterministic placer in display space: each label tries candidate spots in a fixed order and
+# takes the first that stays inside the axes and hits no placed label, no marker and no other line.
+# Ceiling labels go first (along their own line), then point labels (around their marker, further out
+# with a leader line when the near ring is taken). A label that finds no free spot ignores lines, then
+# takes its least-overlapping candidate.
+_GAP_PX = 3.0  # clearance kept between a label and anything else
+
+Corners = tuple[tuple[float, float], ...]  # a convex shape in display pixels: a rectangle, or a segment
+
+
+def _axes_of(shape: Corners) -> list[tuple[float, float]]:
+    """Unit normals of a convex shape's edges (one for a segment)."""
+    out = []
+    n = len(shape)
+    for k in range(n if n > 2 else 1):
+        (x0, y0), (x1, y1) = shape[k], shape[(k + 1) % n]
+        nx, ny = -(y1 - y0), x1 - x0
+        norm = math.hypot(nx, ny)
+        if norm > 0:
+            out.append((nx / norm, ny / norm))
+    return out
+
+
+def _clear(a: Corners, b: Corners, gap: float = _GAP_PX) -> bool:
+    """Separating-axis test: True when the two convex shapes are at least `gap` pixels apart on some axis."""
+    for nx, ny in _axes_of(a) + _axes_of(b):
+        pa = [x * nx + y * ny for x, y in a]
+        pb = [x * nx + y * ny for x, y in b]
+        if max(pa) + gap <= min(pb) or max(pb) + gap <= min(pa):
+            return True
+    return False
+
+
+def _bounds(shape: Corners) -> tuple[float, float, float, float]:
+    xs, ys = [c[0] for c in shape], [c[1] for c in shape]
+    return min(xs), min(ys), max(xs), max(ys)
+
+
+def _rect(x0: float, y0: float, x1: float, y1: float) -> Corners:
+    return ((x0, y0), (x1, y0), (x1, y1), (x0, y1))
+
+
+def _quad(anchor: tuple[float, float], w: float, h: float, ha: str, va: str, angle_deg: float = 0.0) -> Corners:
+    """Corners of a w x h text box anchored at `anchor` by (ha, va), rotated about the anchor
+    (matplotlib's rotation_mode='anchor')."""
+    x0 = {"left": 0.0, "center": -w / 2, "right": -w}[ha]
+    y0 = {"bottom": 0.0, "center": -h / 2, "top": -h}[va]
+    c, s = math.cos(math.radians(angle_deg)), math.sin(math.radians(angle_deg))
+    return tuple((anchor[0] + dx * c - dy * s, anchor[1] + dx * s + dy * c)
+                 for dx, dy in ((x0, y0), (x0 + w, y0), (x0 + w, y0 + h), (x0, y0 + h)))
+
+
+@dataclass
+class _Candidate:
+    quad: Corners
+    xy: tuple[float, float]  # data coordinates of the anchor
+    offset_pt: tuple[float, float]
+    ha: str
+    va: str
+    angle: float = 0.0
+    leader: Corners | None = None  # the leader line from the marker's edge to the label, in display pixels
+
+
+@dataclass
+class _Scene:
+    area: tuple[float, float, float, float]  # the axes, in display pixels
+    shapes: list[Corners]  # placed labels, markers and ridge points
+    segments: list[tuple[str, Corners]]  # (owner gid, segment) of every drawn line
+
+
+def _text_size(ax: Axes, renderer: RendererBase, text: str) -> tuple[float, float]:
+    probe = ax.text(0.5, 0.5, text, fontsize=FONT_PT, transform=ax.transAxes)
+    ext = probe.get_window_extent(renderer)
+    probe.remove()
+    return ext.width, ext.height
+
+
+def _choose(scene: _Scene, candidates: list[_Candidate], own: set[str]) -> _Candidate:
+    ax0, ay0, ax1, ay1 = scene.area
+
+    def inside(c: _Candidate) -> bool:
+        x0, y0, x1, y1 = _bounds(c.quad)
+        return x0 >= ax0 and y0 >= ay0 and x1 <= ax1 and y1 <= ay1
+
+    def free_of_lines(c: _Candidate) -> bool:
+        return all(_clear(c.quad, seg, 1.5) for gid, seg in scene.segments if gid not in own)
+
+    def free_of_shapes(c: _Candidate) -> bool:
+        if c.leader is not None and not all(_clear(c.leader, shape, 1.0) for shape in scene.shapes):
+            return False
+        return all(_clear(c.quad, shape) for shape in scene.shapes)
+
+    fits = [c for c in candidates if inside(c)] or candidates
+    for c in fits:
+        if free_of_shapes(c) and free_of_lines(c):
+            return c
+    for c in fits:
+        if free_of_shapes(c):
+            return c
+
+    def overlap(c: _Candidate) -> float:
+        x0, y0, x1, y1 = _bounds(c.quad)
+        total = 0.0
+        for shape in scene.shapes:
+            u0, v0, u1, v1 = _bounds(shape)
+            w, h = min(x1, u1) - max(x0, u0), min(y1, v1) - max(y0, v0)
+            total += w * h if w > 0 and h > 0 else 0.0
+        return total
+
+    return min(fits, key=overlap)
+
+
+def _place_labels(fig: Figure, ax: Axes, chart: Chart) -> None:
+    renderer = fig.canvas.get_renderer()
+    to_px = ax.transData.transform
+    px_per_pt = fig.dpi / 72.0
+    bbox = ax.get_window_extent(renderer)
+    scene = _Scene((bbox.x0 + 2, bbox.y0 + 2, bbox.x1 - 2, bbox.y1 - 2), [], [])
+    for line in ax.get_lines():
+        gid = line.get_gid() or ""
+        if not (gid.startswith("roof:") or gid.startswith("headroom:")):
+            continue
+        xy = to_px(list(zip(line.get_xdata(), line.get_ydata())))
+        scene.segments += [(gid, ((xy[k][0], xy[k][1]), (xy[k + 1][0], xy[k + 1][1]))) for k in range(len(xy) - 1)]
+    half = MARKER_PT * px_per_pt / 2 + 1
+    for p in chart.points:
+        cx, cy = to_px((p.ai, p.flops_per_s))
+        scene.shapes.append(_rect(cx - half, cy - half, cx + half, cy + half))
+    for line in ax.get_lines():
+        if (line.get_gid() or "").startswith("ridge:"):
+            cx, cy = to_px((line.get_xdata()[0], line.get_ydata()[0]))
+            scene.shapes.append(_rect(cx - 5, cy - 5, cx + 5, cy + 5))
+
+    for r in (r for r in chart.roofs if r.kind == "memory"):
+        colour = DOC_COLOURS[r.doc % len(DOC_COLOURS)]
+        w, h = _text_size(ax, renderer, r.text)
+        cands = _roof_candidates(ax, chart, r, w, h, px_per_pt)
+        if not cands:
+            continue
+        best = _choose(scene, cands, {f"roof:{r.gid}"})
+        _commit(ax, scene, best, r.text, f"label:roof:{r.gid}", colour, rotation_mode="anchor")
+
+    order = sorted(chart.points, key=lambda p: (-p.flops_per_s, p.ai, p.doc, p.record))
+    for p in order:
+        w, h = _text_size(ax, renderer, p.label)
+        cands = _point_candidates(ax, p, w, h, px_per_pt)
+        best = _choose(scene, cands, {f"headroom:{p.gid}"})
+        _commit(ax, scene, best, p.label, f"label:point:{p.gid}", "#1a1a1a")
+
+
+def _commit(ax: Axes, scene: _Scene, c: _Candidate, text: str, gid: str, colour: str,
+            rotation_mode: str = "default") -> None:
+    arrow = None
+    if c.leader is not None:
+        arrow = {"arrowstyle": "-", "color": "#777777", "linewidth": 0.7, "shrinkA": 1, "shrinkB": MARKER_PT / 2 + 1}
+        scene.segments.append((gid, c.leader))
+    ann = ax.annotate(text, xy=c.xy, xytext=c.offset_pt, textcoords="offset points", ha=c.ha, va=c.va,
+                      rotation=c.angle, rotation_mode=rotation_mode, fontsize=FONT_PT, color=colour,
+                      bbox=LABEL_BOX, zorder=6, annotation_clip=False, arrowprops=arrow)
+    ann.set_gid(gid)
+    scene.shapes.append(c.quad)
+
+
+def _roof_candidates(ax: Axes, chart: Chart, r: Roof, w: float, h: float, px_per_pt: float) -> list[_Candidate]:
+    to_px = ax.transData.transform
+    x_lo, x_hi = chart.x_range
+    gap_pt = 2.5
+    out: list[_Candidate] = []
+    if r.kind == "compute":
+        start = r.ridge if r.ridge and r.ridge > x_lo else x_lo
+        lx0, lx1 = math.log10(start), math.log10(x_hi)
+        # Right-aligned at the right end first, then sliding left along the line; above, then below.
+        for k in range(12):
+            x = 10 ** (lx1 - (lx1 - lx0) * k / 12)
+            ax_px, ay_px = to_px((x, r.value))
+            ax_px -= 6
+            if ax_px - w < to_px((start, r.value))[0]:
+                break
+            for above in (True, False):
+                dy = gap_pt if above else -gap_pt
+                anchor = (ax_px, ay_px + dy * px_per_pt)
+                va = "bottom" if above else "top"
+                out.append(_Candidate(_quad(anchor, w, h, "right", va), (x, r.value), (-6 / px_per_pt, dy),
+                                      "right", va))
+        return out
+    # Memory: along the visible part of the diagonal, text parallel to it, above-left of it first.
+    end = min(r.x_end or x_hi, x_hi)
+    y_lo, y_hi = chart.y_range
+    vis_lo = max(x_lo, y_lo / r.value)
+    vis_hi = min(end, y_hi / r.value)
+    if vis_hi <= vis_lo:
+        return out
+    (x0p, y0p), (x1p, y1p) = to_px((vis_lo, vis_lo * r.value)), to_px((vis_hi, vis_hi * r.value))
+    angle = math.degrees(math.atan2(y1p - y0p, x1p - x0p))
+    nx, ny = -math.sin(math.radians(angle)), math.cos(math.radians(angle))
+    lv0, lv1 = math.log10(vis_lo), math.log10(vis_hi)
+    for frac in _ALONG:
+        x = 10 ** (lv0 + (lv1 - lv0) * frac)
+        px, py = to_px((x, x * r.value))
+        for side in (1, -1):
+            off = (nx * gap_pt * side, ny * gap_pt * side)
+            anchor = (px + off[0] * px_per_pt, py + off[1] * px_per_pt)
+            va = "bottom" if side > 0 else "top"
+            out.append(_Candidate(_quad(anchor, w, h, "center", va, angle), (x, x * r.value), off, "center", va,
+                                  angle))
+    return out
+
+
+# Where along a diagonal its label may sit (fraction of the visible part), middle first.
+_ALONG = tuple(sorted((k / 20 for k in range(2, 19)), key=lambda f: (abs(f - 0.45), f)))
+# Directions around a marker, in preference order: right, left, up-right, down-right, up, down, up-left, down-left.
+_DIRECTIONS = (0, 180, 35, -35, 90, -90, 145, -145, 15, -15, 165, -165, 60, -60, 120, -120)
+_RINGS_PT = (7, 16, 28, 42, 60, 85, 115, 150)
+
+
+def _point_candidates(ax: Axes, p: Point, w: float, h: float, px_per_pt: float) -> list[_Candidate]:
+    cx, cy = ax.transData.transform((p.ai, p.flops_per_s))
+    out = []
+    for ring, radius in enumerate(_RINGS_PT):
+        for deg in _DIRECTIONS:
+            c, s = math.cos(math.radians(deg)), math.sin(math.radians(deg))
+            dx, dy = radius * c, radius * s * (0.8 if ring == 0 else 1.0)
+            ha = "left" if c > 0.3 else "right" if c < -0.3 else "center"
+            va = "bottom" if s > 0.3 else "top" if s < -0.3 else "center"
+            anchor = (cx + dx * px_per_pt, cy + dy * px_per_pt)
+            leader = None
+            if ring > 0:  # from the marker's edge to the anchor
+                start = (MARKER_PT / 2 + 1) * px_per_pt
+                leader = ((cx + c * start, cy + s * start), anchor)
+            out.append(_Candidate(_quad(anchor, w, h, ha, va), (p.ai, p.flops_per_s), (dx, dy), ha, va,
+                                  leader=leader))
+    return out
+
+
+# ---------------------------------------------------------------- saving
+def save_chart(docs: Sequence[dict[str, Any]], path: str | os.PathLike[str], labels: Sequence[str] | None = None,
+               roof: str = "both", title: str | None = None) -> Path:
+    """Write the chart as PNG, SVG or PDF, chosen by the path's suffix; returns the path written."""
+    p = Path(path)
+    fmt = FORMATS.get(p.suffix.lower())
+    if fmt is None:
+        raise UsageError(f"{p}: cannot tell the chart format from '{p.suffix or '(no suffix)'}': "
+                         f"use {', '.join(FORMATS)}")
+    fig = build_figure(docs, labels=labels, roof=roof, title=title)
+    try:
+        fig.savefig(p, format=fmt, dpi=DPI, bbox_inches="tight", pad_inches=0.15, facecolor="white",
+                    metadata=_metadata(fmt, fig))
+    except OSError as exc:
+        raise RooflineError(f"cannot write {p}: {exc.strerror or exc}") from None
+    return p
+
+
+def _metadata(fmt: str, fig: Figure) -> dict[str, str]:
+    from roofline import __version__
+
+    title = fig.get_suptitle()
+    software = f"roofline {__version__}"
+    if fmt == "png":
+        return {"Title": title, "Software": software}
+    return {"Title": title, "Creator": software}
+
+
+__all__ = ["BOUND_COLOURS", "FORMATS", "ROOF_CHOICES", "Chart", "Point", "Roof", "build_figure", "chart_model",
+           "eng", "load_documents", "save_chart"]
