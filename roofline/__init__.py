@@ -2,6 +2,6 @@
 
 __version__ = "0.1.0"
 
-from roofline.measuring import measure  # noqa: E402  (the public API: roofline.measure(fn, flops=..., bytes=...))
+from roofline.measuring import measure
 
 __all__ = ["__version__", "measure"]

@@ -116,6 +116,10 @@ _COMMON = [
     ("no_tensor_cores", bool, typer.Option(False, "--no-tensor-cores", help="Use the CUDA-core (plain) ceiling.")),
     ("warm_l2", bool, typer.Option(False, "--warm-l2", help="Do not flush the L2 between samples (cache-hot).")),
     ("timer", str, typer.Option("auto", "--timer", help="auto, graph, graph-loop or events.")),
+    ("power", str, typer.Option("sustained", "--power", help="sustained (steady state after warm-up, power "
+                                "cap included) or burst (a low-power gap before each sample, as in isolation).")),
+    ("kernels", bool, typer.Option(True, "--kernels/--no-kernels", help="Record the kernel names (torch "
+                                   "profiler; its first use costs ~3 s).")),
     ("roof", Optional[str], typer.Option(None, "--roof", help="datasheet, measured or both (default both when a "
                                          "calibration exists).")),
     ("json_", bool, typer.Option(False, "--json", help="Print the results document as JSON.")),
@@ -128,6 +132,7 @@ _COMMON = [
 
 TIMERS = ("auto", "graph", "graph-loop", "events")
 ROOFS = ("datasheet", "measured", "both")
+POWERS = ("sustained", "burst")
 
 
 def check_choice(flag: str, value: str | None, choices: tuple[str, ...]) -> None:
@@ -167,8 +172,8 @@ def _make_analyze(cls: type) -> Any:
 
 
 def run_analyze(op_name: str, shape: dict[str, Any], *, dtype: str | None, gpu: str | None, device: str | None,
-                no_time: bool, no_tensor_cores: bool, warm_l2: bool, timer: str, roof: str | None, json_: bool,
-                output: Path | None, force: bool, plot: str | None) -> None:
+                no_time: bool, no_tensor_cores: bool, warm_l2: bool, timer: str, power: str, kernels: bool,
+                roof: str | None, json_: bool, output: Path | None, force: bool, plot: str | None) -> None:
     from roofline.analysis import analytic_record, ceilings_dict
     from roofline.dtypes import get_dtype
     from roofline.ops import make
@@ -178,6 +183,7 @@ def run_analyze(op_name: str, shape: dict[str, Any], *, dtype: str | None, gpu: 
     op = make(op_name, **shape)
     check_choice("--timer", timer, TIMERS)
     check_choice("--roof", roof, ROOFS)
+    check_choice("--power", power, POWERS)
     if output is not None and output.exists() and not force:
         raise RooflineError(f"{output} exists: not overwriting it (pass --force to replace it)")
     target = resolve_target(gpu=gpu, device=device, time=not no_time, roof=roof)  # type: ignore[arg-type]
@@ -189,7 +195,8 @@ def run_analyze(op_name: str, shape: dict[str, Any], *, dtype: str | None, gpu: 
     else:
         from roofline.measuring import measure_op
 
-        record = measure_op(op, dt, target, warm_l2=warm_l2, method=timer, tensor_cores=not no_tensor_cores)
+        record = measure_op(op, dt, target, warm_l2=warm_l2, method=timer, tensor_cores=not no_tensor_cores,
+                            power=power, kernels=kernels)
     device_info = {**target.device_info, "ceilings": ceilings_dict(target.ceilings)}
     if target.measured is not None:
         device_info["measured_ceilings"] = ceilings_dict(target.measured)
@@ -251,7 +258,7 @@ _register_analyze_commands()
 @app.command("calibrate")
 def calibrate_cmd(
     quick: Annotated[bool, typer.Option("--quick", help="Fewer shapes and no L2 sweep (about 10 s).")] = False,
-    device: Annotated[Optional[str], typer.Option("--device", help="cpu, cuda or cuda:N (default: the GPU, "
+    device: Annotated[str | None, typer.Option("--device", help="cpu, cuda or cuda:N (default: the GPU, "
                                                   "else the CPU).")] = None,
     json_: Annotated[bool, typer.Option("--json", help="Print the measured ceilings as JSON.")] = False,
 ) -> None:
@@ -286,15 +293,18 @@ def calibrate_cmd(
 @app.command("run")
 def run_cmd(
     suite: Annotated[Path, typer.Argument(help="Suite file (TOML), e.g. suites/smoke.toml.")],
-    output: Annotated[Optional[Path], typer.Option("-o", "--output", help="Write the results document here.")] = None,
+    output: Annotated[Path | None, typer.Option("-o", "--output", help="Write the results document here.")] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite --output if it exists.")] = False,
-    gpu: Annotated[Optional[str], typer.Option("--gpu", help="Spec for the roof (another GPU: analytic only).")] = None,
-    device: Annotated[Optional[str], typer.Option("--device", help="cpu, cuda or cuda:N.")] = None,
+    gpu: Annotated[str | None, typer.Option("--gpu", help="Spec for the roof (another GPU: analytic only).")] = None,
+    device: Annotated[str | None, typer.Option("--device", help="cpu, cuda or cuda:N.")] = None,
     no_time: Annotated[bool, typer.Option("--no-time", help="The analytic model only.")] = False,
     warm_l2: Annotated[bool, typer.Option("--warm-l2", help="Do not flush the L2 between samples.")] = False,
     timer: Annotated[str, typer.Option("--timer", help="auto, graph, graph-loop or events.")] = "auto",
+    power: Annotated[str, typer.Option("--power", help="sustained or burst (see analyze --help).")] = "sustained",
+    kernels: Annotated[bool, typer.Option("--kernels/--no-kernels", help="Record kernel names (torch "
+                                          "profiler; ~3 s the first time).")] = True,
     json_: Annotated[bool, typer.Option("--json", help="Print the results document.")] = False,
-    inject_slowdown: Annotated[Optional[str], typer.Option("--inject-slowdown", hidden=True,
+    inject_slowdown: Annotated[str | None, typer.Option("--inject-slowdown", hidden=True,
                                                            help="TEST ONLY: ENTRY=FRACTION, e.g. 2=0.07.")] = None,
 ) -> None:
     """Run every entry of a suite (timed when a device is there) into one results document."""
@@ -307,6 +317,7 @@ def run_cmd(
     from roofline.target import resolve_target
 
     check_choice("--timer", timer, TIMERS)
+    check_choice("--power", power, POWERS)
     spec = load_suite(suite)
     if output is not None and output.exists() and not force:
         raise RooflineError(f"{output} exists: not overwriting it (pass --force to replace it)")
@@ -330,7 +341,8 @@ def run_cmd(
             bar.update(task, completed=i - 1, description=f"{spec.name}: {what}")
             bar.refresh()
 
-        records = run_suite(spec, target, warm_l2=warm_l2, timer=timer, slowdown=slow, progress=tick)
+        records = run_suite(spec, target, warm_l2=warm_l2, timer=timer, slowdown=slow, progress=tick,
+                            kernels=kernels, power=power)
     info = {**target.device_info, "ceilings": ceilings_dict(target.ceilings), "suite": spec.name}
     if target.measured is not None:
         info["measured_ceilings"] = ceilings_dict(target.measured)
@@ -362,10 +374,10 @@ def check_cmd(
                                         "roofline, for comparing across devices).")] = "time",
     fail_on_missing: Annotated[bool, typer.Option("--fail-on-missing", help="A baseline record missing from "
                                                   "the results fails the check.")] = False,
-    markdown: Annotated[Optional[Path], typer.Option("--markdown", help="Append a markdown report (e.g. "
+    markdown: Annotated[Path | None, typer.Option("--markdown", help="Append a markdown report (e.g. "
                                                      "$GITHUB_STEP_SUMMARY).")] = None,
-    junit: Annotated[Optional[Path], typer.Option("--junit", help="Write a JUnit XML report.")] = None,
-    json_path: Annotated[Optional[Path], typer.Option("--json", help="Write the report as JSON.")] = None,
+    junit: Annotated[Path | None, typer.Option("--junit", help="Write a JUnit XML report.")] = None,
+    json_path: Annotated[Path | None, typer.Option("--json", help="Write the report as JSON.")] = None,
 ) -> None:
     """Compare a run with a baseline; exit 1 only on a regression that is past the threshold AND
     statistically significant on the raw samples (Mann-Whitney U); 2 on bad input."""
@@ -397,12 +409,12 @@ def baseline_update_cmd(
 @app.command("plot")
 def plot_cmd(
     results: Annotated[list[Path], typer.Argument(help="One or more results documents.")],
-    output: Annotated[Optional[Path], typer.Option("-o", "--output", help="Chart file: .png, .svg or .pdf.")]
+    output: Annotated[Path | None, typer.Option("-o", "--output", help="Chart file: .png, .svg or .pdf.")]
     = None,
     terminal: Annotated[bool, typer.Option("--terminal", help="Draw the chart in the terminal.")] = False,
-    label: Annotated[Optional[list[str]], typer.Option("--label", help="Legend label per results file.")] = None,
+    label: Annotated[list[str] | None, typer.Option("--label", help="Legend label per results file.")] = None,
     roof: Annotated[str, typer.Option("--roof", help="datasheet, measured or both.")] = "both",
-    title: Annotated[Optional[str], typer.Option("--title", help="Chart title.")] = None,
+    title: Annotated[str | None, typer.Option("--title", help="Chart title.")] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite the chart file if it exists.")] = False,
 ) -> None:
     """Draw achieved performance against every ceiling (log-log roofline chart)."""
@@ -417,7 +429,7 @@ def plot_cmd(
     if terminal:
         from roofline.terminal_plot import render_terminal
 
-        _out(render_terminal(docs, roof=roof))
+        _out(render_terminal(docs, roof=roof, labels=label))
     if output is not None:
         if output.exists() and not force:
             raise RooflineError(f"{output} exists: not overwriting it (pass --force to replace it)")

@@ -71,7 +71,7 @@ class ClockSampler:
             self.report.max_sm_mhz = float(pynvml.nvmlDeviceGetMaxClockInfo(self._handle, pynvml.NVML_CLOCK_SM))
             self.report.max_mem_mhz = float(pynvml.nvmlDeviceGetMaxClockInfo(self._handle, pynvml.NVML_CLOCK_MEM))
             self.report.power_limit_w = pynvml.nvmlDeviceGetEnforcedPowerLimit(self._handle) / 1000.0
-        except Exception:  # noqa: BLE001 - no NVML: no clock data, the timing still stands
+        except Exception:
             self._nvml = None
             return self
         self._read()
@@ -87,7 +87,7 @@ class ClockSampler:
             r.power_w.append(n.nvmlDeviceGetPowerUsage(h) / 1000.0)
             r.temp_c.append(float(n.nvmlDeviceGetTemperature(h, n.NVML_TEMPERATURE_GPU)))
             r.reasons |= int(n.nvmlDeviceGetCurrentClocksThrottleReasons(h))
-        except Exception:  # noqa: BLE001 - a field this driver lacks is skipped
+        except Exception:
             pass
 
     def _run(self) -> None:

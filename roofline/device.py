@@ -29,7 +29,7 @@ def _nvml() -> Any | None:
         return None
     try:
         pynvml.nvmlInit()
-    except Exception:  # noqa: BLE001 - NVMLError_LibraryNotFound, DriverNotLoaded, ...: no GPU here
+    except Exception:
         return None
     return pynvml
 
@@ -53,7 +53,7 @@ def detect_gpus() -> list[LocalGPU]:
             name = _str(nvml.nvmlDeviceGetName(h))
             mem = int(nvml.nvmlDeviceGetMemoryInfo(h).total)
             gpus.append(LocalGPU(i, name, driver, mem, match_nvml_name(name)))
-    except Exception:  # noqa: BLE001 - a broken NVML is reported as no GPU rather than a crash
+    except Exception:
         return gpus
     return gpus
 

@@ -134,7 +134,7 @@ def slowed(fn: Callable[[], Any], device: str, fraction: float, clock_mhz: float
 
 def measure_op(op: Operator, dtype: DType, target: Target, *, warm_l2: bool = False, method: str = "auto",
                tensor_cores: bool = True, kernels: bool = True, rep_s: float | None = None,
-               slowdown: float | None = None) -> dict[str, Any]:
+               slowdown: float | None = None, power: str = "sustained") -> dict[str, Any]:
     """Build the real kernel for `op`, time it on the target's device, return the full record."""
     import time
 
@@ -156,7 +156,7 @@ def measure_op(op: Operator, dtype: DType, target: Target, *, warm_l2: bool = Fa
     t_built = time.perf_counter()
     if device.startswith("cuda"):
         m = time_cuda(built.fn, device, l2, warm_l2, method, graph_safe=built.graph_safe,
-                      sustained=record["bound"] == "compute", **kw)
+                      sustained=record["bound"] == "compute", power=power, **kw)
     else:
         m = time_cpu(built.fn, **kw)
     t_timed = time.perf_counter()
@@ -168,7 +168,7 @@ def measure_op(op: Operator, dtype: DType, target: Target, *, warm_l2: bool = Fa
     return record
 
 
-def measure(fn: Callable[[], Any], *, flops: float, bytes: float, dtype: str = "fp16",  # noqa: A002
+def measure(fn: Callable[[], Any], *, flops: float, bytes: float, dtype: str = "fp16",
             device: str | None = None, gpu: str | None = None, name: str = "custom", tensor_cores: bool = True,
             warm_l2: bool = False) -> dict[str, Any]:
     """Time a user's zero-argument callable and place it on the roofline; returns a schema-v1 record.

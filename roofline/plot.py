@@ -42,7 +42,7 @@ CONTEXT_PIPE = "fp32_dense_tflops"  # drawn for context whenever the records run
 
 # Axis padding around the data, in decades: room on the right and at the top for the ceiling labels.
 _PAD_LEFT, _PAD_RIGHT, _PAD_TOP, _PAD_BOTTOM = 0.45, 0.75, 0.45, 0.55
-_MIN_SPAN_DECADES = 2.0
+_MIN_SPAN_DECADES = 3.0  # at least three decade ticks on each axis
 
 
 # ---------------------------------------------------------------- reading
@@ -101,10 +101,6 @@ class Roof:
     @property
     def gid(self) -> str:
         return f"{self.doc}:{self.source}:{self.kind}:{self.key}"
-
-    def at(self, ai: float) -> float:
-        """The FLOP/s this roof allows at an intensity."""
-        return self.value if self.kind == "compute" else ai * self.value
 
 
 @dataclass(frozen=True)
@@ -201,7 +197,7 @@ def _series_names(docs: Sequence[dict[str, Any]], labels: Sequence[str] | None) 
         return tuple(str(x) for x in labels)
     names = [device_name(d) for d in docs]
     dup = {n for n in names if names.count(n) > 1}
-    names = [f"{n} ({_date(d)})" if n in dup and _date(d) else n for n, d in zip(names, docs)]
+    names = [f"{n} ({_date(d)})" if n in dup and _date(d) else n for n, d in zip(names, docs, strict=True)]
     seen: dict[str, int] = {}
     out = []
     for n in names:
@@ -265,7 +261,7 @@ def _headroom_roof(rec: dict[str, Any], ai: float, roofs: list[Roof]) -> float:
         own = min(peak, ai * bw)
     if source in drawn or not drawn:
         return own if own is not None else float("nan")
-    other = next(iter(sorted(drawn)))
+    other = min(drawn)  # the one source drawn
     compute = next((r.value for r in roofs if r.source == other and r.key == rec.get("compute_pipe")), peak)
     dram = next((r.value for r in roofs if r.source == other and r.key == "dram"), bw)
     if compute is None or dram is None:
@@ -341,7 +337,7 @@ def _distinct_labels(points: list[Point], docs: Sequence[dict[str, Any]]) -> lis
         params = [docs[doc]["records"][points[k].record].get("params") or {} for k in members]
         keys = _telling_keys(params)
         texts = [" ".join([label, *(f"{key}={ps.get(key)}" for key in keys)]) for ps in params]
-        for n, (k, text) in enumerate(zip(members, texts)):
+        for n, (k, text) in enumerate(zip(members, texts, strict=True)):
             if texts.count(text) > 1:
                 text = f"{text} #{n + 1}"
             out[k] = replace(points[k], label=text)
@@ -388,6 +384,7 @@ DOC_MARKERS = ("o", "s", "^", "D", "v", "P")
 BOUND_COLOURS = {"compute": "#d7301f", "memory": "#2166ac"}
 OTHER_BOUND_COLOUR = "#8c8c8c"  # any class not known here (e.g. a later "latency")
 MARKER_PT = 7.5
+_ON_THE_ROOF = 1.001  # a point within 0.1% of its roof has no headroom line
 LABEL_BOX = {"boxstyle": "round,pad=0.15", "facecolor": "white", "edgecolor": "none", "alpha": 0.85}
 
 
@@ -498,7 +495,7 @@ def _draw_roofs(ax: Axes, chart: Chart) -> None:
 def _draw_points(ax: Axes, chart: Chart) -> None:
     for p in chart.points:
         colour = bound_colour(p.bound)
-        if p.roof_flops_per_s > p.flops_per_s * 1.001:
+        if p.roof_flops_per_s > p.flops_per_s * _ON_THE_ROOF:
             ax.plot([p.ai, p.ai], [p.flops_per_s, p.roof_flops_per_s], color=colour, linestyle=(0, (1, 1.5)),
                     linewidth=1.2, alpha=0.7, zorder=3, gid=f"headroom:{p.gid}")
         ax.plot([p.ai], [p.flops_per_s], linestyle="none", marker=DOC_MARKERS[p.doc % len(DOC_MARKERS)],
@@ -527,7 +524,8 @@ def _draw_legends(fig: Figure, chart: Chart) -> None:
     if any(not p.timed for p in chart.points):
         key.append(Line2D([], [], linestyle="none", marker="o", markersize=MARKER_PT, markerfacecolor="white",
                           markeredgecolor="#555555", markeredgewidth=1.6, label="model only (attainable)"))
-    key.append(Line2D([], [], color="#555555", linestyle=(0, (1, 1.5)), linewidth=1.2, label="headroom to roof"))
+    if any(p.roof_flops_per_s > p.flops_per_s * _ON_THE_ROOF for p in chart.points):
+        key.append(Line2D([], [], color="#555555", linestyle=(0, (1, 1.5)), linewidth=1.2, label="headroom to roof"))
     for source in chart.sources:
         key.append(Line2D([], [], color="#2b2b2b", linewidth=1.8, linestyle="-" if source == "datasheet"
                           else (0, (5, 3)), label=f"{source} roof"))
@@ -539,6 +537,7 @@ def _draw_legends(fig: Figure, chart: Chart) -> None:
 
 # ---------------------------------------------------------------- compute labels, in the right margin
 _MARGIN_PT = 9.0  # from the axes' right edge to a compute label (a short connector spans it)
+
 
 def _margin_labels(ax: Axes, chart: Chart) -> list[Any]:
     """Each compute ceiling's label just right of the axes, at its height (made before the layout runs, so
@@ -557,7 +556,7 @@ def _margin_labels(ax: Axes, chart: Chart) -> list[Any]:
 
 def _stack_margin_labels(fig: Figure, ax: Axes, labels: list[Any]) -> None:
     """Move the margin labels apart vertically (top to bottom, then back up if the last fell off the axes);
-    a label moved off its line gets a short leader to the line's end."""
+    each keeps its connector to the end of its line."""
     if not labels:
         return
     renderer = fig.canvas.get_renderer()
@@ -575,16 +574,17 @@ def _stack_margin_labels(fig: Figure, ax: Axes, labels: list[Any]) -> None:
         ys[k] = max(ys[k], bottom + heights[k] / 2)
         if k + 1 < len(ys):
             ys[k] = max(ys[k], ys[k + 1] + (heights[k] + heights[k + 1]) / 2)
-    for ann, y, want in zip(labels, ys, wanted):
+    for ann, y, want in zip(labels, ys, wanted, strict=True):
         ann.xyann = (_MARGIN_PT, (y - want) / px_per_pt)
 
 
 # ---------------------------------------------------------------- label placement
 # A greedy, deterministic placer in display space: each label tries candidate spots in a fixed order and
-# takes the first that stays inside the axes and hits no placed label, no marker and no other line.
-# Ceiling labels go first (along their own line), then point labels (around their marker, further out
-# with a leader line when the near ring is taken). A label that finds no free spot ignores lines, then
-# takes its least-overlapping candidate.
+# takes the first that stays inside the axes and touches no placed label, marker, ridge point or other
+# line (shapes are exact rotated rectangles, tested with the separating-axis theorem). Memory-roof labels
+# go first (along their diagonal), then point labels, highest first (around their marker, further out with
+# a leader line when the near ring is taken; a leader may not cross a label or marker). A label with no
+# free spot takes the free-of-shapes spot crossing the fewest lines, else the least-overlapping one.
 _GAP_PX = 3.0  # clearance kept between a label and anything else
 
 Corners = tuple[tuple[float, float], ...]  # a convex shape in display pixels: a rectangle, or a segment
@@ -676,9 +676,10 @@ def _choose(scene: _Scene, candidates: list[_Candidate], own: set[str]) -> _Cand
     for c in fits:
         if free_of_shapes(c) and free_of_lines(c):
             return c
-    for c in fits:
-        if free_of_shapes(c):
-            return c
+    free = [c for c in fits if free_of_shapes(c)]
+    if free:  # then the spot crossing the fewest lines (the first such, in preference order)
+        return min(free, key=lambda c: sum(not _clear(c.quad, seg, 1.5) for gid, seg in scene.segments
+                                           if gid not in own))
 
     def overlap(c: _Candidate) -> float:
         x0, y0, x1, y1 = _bounds(c.quad)
@@ -702,7 +703,7 @@ def _place_labels(fig: Figure, ax: Axes, chart: Chart) -> None:
         gid = line.get_gid() or ""
         if not (gid.startswith("roof:") or gid.startswith("headroom:")):
             continue
-        xy = to_px(list(zip(line.get_xdata(), line.get_ydata())))
+        xy = to_px(list(zip(line.get_xdata(), line.get_ydata(), strict=True)))
         scene.segments += [(gid, ((xy[k][0], xy[k][1]), (xy[k + 1][0], xy[k + 1][1]))) for k in range(len(xy) - 1)]
     half = MARKER_PT * px_per_pt / 2 + 1
     for p in chart.points:
@@ -744,28 +745,11 @@ def _commit(ax: Axes, scene: _Scene, c: _Candidate, text: str, gid: str, colour:
 
 
 def _roof_candidates(ax: Axes, chart: Chart, r: Roof, w: float, h: float, px_per_pt: float) -> list[_Candidate]:
+    """Spots for a memory roof's label: along the visible part of its diagonal, parallel to it."""
     to_px = ax.transData.transform
     x_lo, x_hi = chart.x_range
     gap_pt = 2.5
     out: list[_Candidate] = []
-    if r.kind == "compute":
-        start = r.ridge if r.ridge and r.ridge > x_lo else x_lo
-        lx0, lx1 = math.log10(start), math.log10(x_hi)
-        # Right-aligned at the right end first, then sliding left along the line; above, then below.
-        for k in range(12):
-            x = 10 ** (lx1 - (lx1 - lx0) * k / 12)
-            ax_px, ay_px = to_px((x, r.value))
-            ax_px -= 6
-            if ax_px - w < to_px((start, r.value))[0]:
-                break
-            for above in (True, False):
-                dy = gap_pt if above else -gap_pt
-                anchor = (ax_px, ay_px + dy * px_per_pt)
-                va = "bottom" if above else "top"
-                out.append(_Candidate(_quad(anchor, w, h, "right", va), (x, r.value), (-6 / px_per_pt, dy),
-                                      "right", va))
-        return out
-    # Memory: along the visible part of the diagonal, text parallel to it, above-left of it first.
     end = min(r.x_end or x_hi, x_hi)
     y_lo, y_hi = chart.y_range
     vis_lo = max(x_lo, y_lo / r.value)

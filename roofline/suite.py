@@ -98,7 +98,7 @@ def load_suite(path: str | Path) -> Suite:
 
 
 def run_suite(suite: Suite, target: Any, *, warm_l2: bool = False, timer: str = "auto",
-              slowdown: dict[int, float] | None = None,
+              slowdown: dict[int, float] | None = None, kernels: bool = True, power: str = "sustained",
               progress: Callable[[int, int, str], None] | None = None) -> list[dict[str, Any]]:
     """Analyse (and time, when the target has a device) every entry; `slowdown` is a test-only hook
     that adds the given fraction of extra device time to the listed entries (1-based)."""
@@ -119,7 +119,7 @@ def run_suite(suite: Suite, target: Any, *, warm_l2: bool = False, timer: str = 
             from roofline.measuring import measure_op
 
             rec = measure_op(op, dt, target, warm_l2=warm_l2, method=timer, tensor_cores=entry.tensor_cores,
-                             slowdown=(slowdown or {}).get(i))
+                             slowdown=(slowdown or {}).get(i), kernels=kernels, power=power)
         if entry.threshold:
             rec["threshold"] = entry.threshold
         rec["suite_entry"] = i

@@ -106,7 +106,7 @@ def _draw_roofs(g: _Grid, chart: Chart) -> None:
 
 def _draw_tags(g: _Grid, chart: Chart) -> None:
     """Short names on the grid where there is room (the legend has them all)."""
-    x_lo, x_hi = chart.x_range
+    x_hi = chart.x_range[1]
     for r in sorted(chart.roofs, key=lambda r: (r.kind != "compute", -r.value)):
         text = _tag(r)
         if r.kind == "compute":
@@ -165,13 +165,13 @@ def _axes(g: _Grid, chart: Chart, margin: int) -> tuple[list[str], list[str]]:
         label = y_ticks.get(r, "")
         lines.append(f"{label:>{margin - 1}} " + ("+" if label else "|") + "".join(g.cells[r]).rstrip())
     axis = ["-"] * g.cols
-    ticks = [" "] * (g.cols + 8)
+    ticks = [" "] * g.cols
     last_end = -2
     for d in range(math.ceil(g.lx0), math.floor(g.lx1) + 1):
         c = g.col(10.0**d)
         axis[c] = "+"
         text = _tick_x(10.0**d)
-        start = max(c - len(text) // 2, 0)
+        start = min(max(c - len(text) // 2, 0), g.cols - len(text))
         if start > last_end + 1:
             ticks[start:start + len(text)] = list(text)
             last_end = start + len(text) - 1

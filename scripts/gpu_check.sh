@@ -30,11 +30,12 @@ timing)
   $RL run suites/kernels-h200.toml -o "$W/kernels2.json" --force > "$W/kernels2.txt" 2>&1
   cat "$W/kernels1.txt" | tee -a "$S"
   python3 scripts/compare_runs.py "$W/kernels1.json" "$W/kernels2.json" | tee -a "$S"
-  for m in events graph-loop; do
-    $RL run suites/kernels-h200.toml --timer $m -o "$W/kernels_$m.json" --force > "$W/kernels_$m.txt" 2>&1
-    echo "-- timer $m vs run 1" | tee -a "$S"
-    python3 scripts/compare_runs.py "$W/kernels1.json" "$W/kernels_$m.json" | tee -a "$S"
-  done
+  $RL run suites/kernels-h200.toml --power burst -o "$W/kernels_burst.json" --force > "$W/kernels_burst.txt" 2>&1
+  echo "-- burst vs sustained (run 1)" | tee -a "$S"
+  python3 scripts/compare_runs.py "$W/kernels1.json" "$W/kernels_burst.json" | tee -a "$S"
+  t0=$(secs); $RL run suites/kernels-h200.toml --no-kernels -o "$W/kernels_fast.json" --force > /dev/null 2>&1
+  t1=$(secs)
+  echo "wall time, one command, --no-kernels: $(python3 -c "print(round($t1-$t0,2))") s" | tee -a "$S"
   ;;
 ncu)
   log "Nsight Compute on the same kernels (--clock-control none)"
@@ -42,6 +43,8 @@ ncu)
       --metrics gpu__time_duration.sum,sm__cycles_elapsed.avg.per_second \
       python3 scripts/ncu_compare.py target suites/kernels-h200.toml > "$W/ncu.csv" 2> "$W/ncu.err"
   python3 scripts/ncu_compare.py compare "$W/kernels1.json" "$W/ncu.csv" --markdown "$W/ncu_compare.md" | tee -a "$S"
+  [ -f "$W/kernels_burst.json" ] && python3 scripts/ncu_compare.py compare "$W/kernels_burst.json" "$W/ncu.csv" \
+      --markdown "$W/ncu_compare_burst.md" | tee -a "$S"
   t0=$(secs)
   ncu --set roofline --clock-control none --profile-from-start off \
       python3 scripts/ncu_compare.py target suites/kernels-h200.toml > "$W/ncu_roofline.txt" 2>&1
@@ -81,7 +84,8 @@ charts)
   ;;
 *) echo "unknown stage $stage" ;;
 esac
-done
+# after every stage, so a run cut short by a time limit still brings back what it made
 tar -czf "$OUT/gpu_check.tar.gz" -C "$W" --exclude cache . 2>/dev/null
-cp -r "$W/cache" "$OUT/" 2>/dev/null; tar -czf "$OUT/cache.tar.gz" -C "$W" cache 2>/dev/null; rm -rf "$OUT/cache"
+tar -czf "$OUT/cache.tar.gz" -C "$W" cache 2>/dev/null
+done
 echo "done: $S"

@@ -15,7 +15,6 @@ from __future__ import annotations
 import csv
 import json
 import sys
-from collections import defaultdict
 from pathlib import Path
 
 MARKER = "spin"  # torch.cuda._sleep launches a kernel whose name contains this

@@ -124,7 +124,7 @@ def test_good_file_loads(tmp_path: Path) -> None:
     (lambda t: t.replace("\nsm_count = 132", "\nsm_count = \"lots\""), "must be a number"),
     (lambda t: t + "\n[[", "malformed TOML"),
 ])
-def test_bad_spec_is_one_line_error_naming_file_and_key(tmp_path: Path, edit, message: str) -> None:  # noqa: ANN001
+def test_bad_spec_is_one_line_error_naming_file_and_key(tmp_path: Path, edit, message: str) -> None:
     p = _write(tmp_path, edit(GOOD))
     with pytest.raises(RooflineError) as exc:
         load_spec_file(p)

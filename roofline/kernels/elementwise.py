@@ -11,8 +11,8 @@ import torch.nn.functional as F
 from roofline.dtypes import DType
 from roofline.errors import UsageError
 from roofline.kernels import Built, builder
-from roofline.ops.base import Operator
 from roofline.kernels.common import rand
+from roofline.ops.base import Operator
 
 _UNARY: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {"relu": torch.relu, "gelu": F.gelu, "silu": F.silu}
 _BINARY: dict[str, Callable[[torch.Tensor, torch.Tensor], torch.Tensor]] = {"add": torch.add, "mul": torch.mul}

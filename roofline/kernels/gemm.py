@@ -14,7 +14,7 @@ from roofline.ops.base import Operator
 _EPILOGUE = {"gelu": F.gelu, "silu": F.silu}
 
 
-def _mm(a: torch.Tensor, b: torch.Tensor, dtype: DType, device: str):  # noqa: ANN202
+def _mm(a: torch.Tensor, b: torch.Tensor, dtype: DType, device: str):
     """The product for this dtype and the name of what runs."""
     if dtype.name == "fp8":
         if device == "cpu":

@@ -138,7 +138,7 @@ class Operator:
 OPERATORS: dict[str, type[Operator]] = {}
 
 
-def operator(name: str, family: str):  # noqa: ANN201 - decorator
+def operator(name: str, family: str):
     """Register an operator class under `name`; registering a name twice is a bug."""
 
     def wrap(cls: type[Operator]) -> type[Operator]:

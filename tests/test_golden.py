@@ -1,0 +1,165 @@
+"""Golden values of the analytic operator models (as LLM-Viewer locks its analyzer's numbers).
+
+Every (operator, shape, dtype, variant) case below has its FLOPs, bytes read, bytes written and bytes by kind
+stored in tests/golden/operators.json. A change to a formula fails here with one line per case:
+    NEW      a case with no golden entry        MISSING  a golden entry with no case
+    FAIL     a value off by more than REL_TOL
+When a change is intended, rewrite the file on purpose and review its diff:
+    ROOFLINE_UPDATE_GOLDEN=1 python -m pytest tests/test_golden.py
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from roofline.dtypes import get_dtype
+from roofline.ops import OPERATORS, make
+
+GOLDEN = Path(__file__).parent / "golden" / "operators.json"
+UPDATE_ENV = "ROOFLINE_UPDATE_GOLDEN"
+# The models are exact integer arithmetic carried in floats: any difference beyond float rounding is a change.
+REL_TOL = 1e-9
+FIELDS = ("flops", "bytes_read", "bytes_written")
+
+LLAMA_ATT = {"batch": 1, "heads": 32, "seq": 4096, "head_dim": 128}
+ROWS = {"rows": 4096, "cols": 4096}
+
+# (operator, dtype, parameters including the variant)
+CASES: list[tuple[str, str, dict[str, Any]]] = [
+    # gemm family
+    ("gemm", "fp16", {"m": 4096}),
+    ("gemm", "bf16", {"m": 4096, "n": 11008, "k": 4096, "epilogue": "silu"}),
+    ("gemm", "bf16", {"m": 4096, "n": 11008, "k": 4096, "epilogue": "silu", "variant": "unfused"}),
+    ("gemm", "fp32", {"m": 128, "n": 256, "k": 64, "batch": 8}),
+    ("gemm", "fp8", {"m": 1024, "epilogue": "bias"}),
+    ("gemm", "int8", {"m": 2048}),
+    ("gemm", "tf32", {"m": 777, "n": 333, "k": 555, "epilogue": "gelu", "variant": "unfused"}),
+    ("gemv", "fp16", {}),
+    ("gemv", "int8", {"m": 16, "n": 4096, "k": 14336}),
+    # elementwise family
+    ("relu", "fp16", {"numel": 2**24}),
+    ("add", "fp32", {"numel": 1000003}),
+    ("mul", "bf16", {"numel": 2**20}),
+    ("gelu", "fp16", {"numel": 3 * 2**20}),
+    ("silu", "fp32", {"numel": 12345}),
+    ("swiglu", "fp16", {"numel": 4096 * 11008}),
+    ("swiglu", "bf16", {"numel": 4096 * 11008, "variant": "unfused"}),
+    ("chain", "fp16", {"numel": 2**24, "length": 4}),
+    ("chain", "fp32", {"numel": 2**20, "length": 6, "variant": "unfused"}),
+    # norm family
+    ("layernorm", "fp16", ROWS),
+    ("layernorm", "fp32", {"rows": 8, "cols": 1000}),
+    ("rmsnorm", "bf16", {"rows": 4096, "cols": 8192}),
+    ("add_layernorm", "fp16", ROWS),
+    ("add_layernorm", "fp16", {**ROWS, "write_sum": False}),
+    ("add_layernorm", "fp16", {**ROWS, "variant": "unfused"}),
+    ("add_layernorm", "fp16", {**ROWS, "variant": "unfused", "write_sum": False}),
+    ("add_rmsnorm", "bf16", {"rows": 2048, "cols": 5120}),
+    ("add_rmsnorm", "bf16", {"rows": 2048, "cols": 5120, "variant": "unfused"}),
+    # softmax
+    ("softmax", "fp16", ROWS),
+    ("softmax", "fp32", {"rows": 4096, "cols": 50257}),
+    # attention family
+    ("attention", "fp16", LLAMA_ATT),
+    ("attention", "bf16", {**LLAMA_ATT, "causal": True}),
+    ("attention", "fp16", {**LLAMA_ATT, "variant": "naive"}),
+    ("attention", "fp16", {**LLAMA_ATT, "variant": "naive", "causal": True}),
+    ("attention", "fp16", {**LLAMA_ATT, "tile": 128}),
+    ("attention", "bf16", {"batch": 2, "heads": 32, "kv_heads": 8, "seq": 2048, "kv_seq": 8192, "head_dim": 128,
+                           "causal": True, "tile": 64}),
+    ("attention", "fp32", {"batch": 3, "heads": 12, "kv_heads": 4, "seq": 333, "kv_seq": 1000, "head_dim": 64,
+                           "variant": "naive"}),
+    ("decode_attention", "fp16", {}),
+    ("decode_attention", "bf16", {"batch": 64, "heads": 32, "kv_heads": 8, "context": 8192, "kv_dtype": "fp8"}),
+    ("decode_attention", "fp16", {"page_size": 16}),
+    ("decode_attention", "fp16", {"batch": 16, "heads": 64, "kv_heads": 1, "context": 32768, "kv_dtype": "fp8",
+                                  "page_size": 256}),
+    # rope
+    ("rope", "fp16", {}),
+    ("rope", "bf16", {"tokens": 8192, "heads": 32, "kv_heads": 8}),
+    ("rope", "fp16", {"tokens": 8192, "heads": 32, "kv_heads": 8, "variant": "unfused"}),
+    ("rope", "fp32", {"tokens": 1000, "heads": 16, "head_dim": 64, "variant": "unfused"}),
+    # conv
+    ("conv2d", "fp16", {}),
+    ("conv2d", "bf16", {"batch": 32, "in_channels": 3, "height": 224, "width": 224, "out_channels": 64,
+                        "kernel_size": 7, "stride": 2, "padding": 3}),
+    ("conv2d", "fp32", {"batch": 8, "in_channels": 96, "height": 28, "width": 28, "out_channels": 96, "groups": 96,
+                        "bias": True}),
+    ("conv2d", "fp16", {"algo": "winograd"}),
+    ("conv2d", "fp16", {"algo": "winograd4"}),
+    ("conv2d", "tf32", {"batch": 4, "in_channels": 256, "height": 33, "width": 33, "out_channels": 256,
+                        "padding": 2, "dilation": 2}),
+]
+
+
+def case_key(name: str, dtype: str, params: dict[str, Any]) -> str:
+    return f"{name}/{dtype}/" + ",".join(f"{k}={v}" for k, v in sorted(params.items()))
+
+
+def compute(name: str, dtype: str, params: dict[str, Any]) -> dict[str, Any]:
+    op = make(name, dtype, **params)
+    t = op.traffic(get_dtype(dtype))
+    return {"op": name, "dtype": dtype, "variant": op.variant_name(), "params": op.params(),
+            "flops": float(op.flops()), "bytes_read": t.bytes_read, "bytes_written": t.bytes_written,
+            "bytes_by_kind": {k: float(v) for k, v in sorted(t.by_kind().items())}}
+
+
+def current() -> dict[str, dict[str, Any]]:
+    return {case_key(*c): compute(*c) for c in CASES}
+
+
+def _close(a: float, b: float) -> bool:
+    return abs(a - b) <= REL_TOL * max(abs(a), abs(b))
+
+
+def differences(key: str, got: dict[str, Any], want: dict[str, Any]) -> list[str]:
+    """'FAIL' lines for every value of one case off by more than REL_TOL."""
+    lines = []
+    for f in FIELDS:
+        if not _close(got[f], want[f]):
+            lines.append(f"FAIL     {key}: {f} {got[f]:.17g} != golden {want[f]:.17g}")
+    for kind in sorted(set(got["bytes_by_kind"]) | set(want["bytes_by_kind"])):
+        g, w = got["bytes_by_kind"].get(kind, 0.0), want["bytes_by_kind"].get(kind, 0.0)
+        if not _close(g, w):
+            lines.append(f"FAIL     {key}: bytes_by_kind[{kind}] {g:.17g} != golden {w:.17g}")
+    return lines
+
+
+def compare(got: dict[str, dict[str, Any]], golden: dict[str, dict[str, Any]]) -> list[str]:
+    lines = [f"NEW      {k}" for k in sorted(set(got) - set(golden))]
+    lines += [f"MISSING  {k}" for k in sorted(set(golden) - set(got))]
+    for k in sorted(set(got) & set(golden)):
+        lines += differences(k, got[k], golden[k])
+    return lines
+
+
+def test_golden_operator_values() -> None:
+    got = current()
+    if os.environ.get(UPDATE_ENV) == "1":
+        GOLDEN.parent.mkdir(parents=True, exist_ok=True)
+        GOLDEN.write_text(json.dumps({"rel_tol": REL_TOL, "cases": got}, indent=1, sort_keys=True) + "\n")
+        pytest.skip(f"{UPDATE_ENV}=1: rewrote {GOLDEN.name} with {len(got)} cases; review its diff")
+    golden = json.loads(GOLDEN.read_text())["cases"]
+    lines = compare(got, golden)
+    assert not lines, (f"{len(lines)} golden difference(s) (relative tolerance {REL_TOL}):\n" + "\n".join(lines)
+                       + f"\nIf intended: {UPDATE_ENV}=1 python -m pytest tests/test_golden.py, then review the diff.")
+
+
+def test_golden_cases_cover_every_operator() -> None:
+    assert len(CASES) >= 40
+    assert {name for name, _, _ in CASES} == set(OPERATORS)
+    assert len({case_key(*c) for c in CASES}) == len(CASES), "duplicate golden case"
+
+
+def test_compare_reports_new_missing_and_fail() -> None:
+    """The failure message names each kind of difference on its own line."""
+    a = compute("relu", "fp16", {"numel": 10})
+    b = {**a, "flops": a["flops"] + 1, "bytes_by_kind": {**a["bytes_by_kind"], "weights": 4.0}}
+    lines = compare({"x": a, "new": a}, {"x": b, "gone": a})
+    assert lines == ["NEW      new", "MISSING  gone", "FAIL     x: flops 10 != golden 11",
+                     "FAIL     x: bytes_by_kind[weights] 0 != golden 4"]
