@@ -360,8 +360,9 @@ def compare_op(op: Operator, dtype: str, gpus: list[str] | None = None, prices: 
     notes = list(_measured_notes(timed, [op], specs, rows_matched=any(r.measured_time_s for r in rows)))
     for r in rows:
         if r.roof == "mixed":
-            notes.append(f"{r.gpu}: measured DRAM bandwidth, datasheet {r.record['compute_pipe_label']} peak "  # type: ignore[index]
-                         "(the calibration has no figure for that pipe)")
+            pipe = (r.record or {}).get("compute_pipe_label", "compute")
+            notes.append(f"{r.gpu}: measured DRAM bandwidth, datasheet {pipe} peak (the calibration has no figure "
+                         "for that pipe)")
     traffic = op.traffic(dtype_)
     return Comparison(op=op.name, variant=op.variant_name(), params=op.params(), dtype=dtype_.name,
                       tensor_cores=tensor_cores, flops=float(op.flops()), bytes=traffic.total, rows=tuple(_rank(rows)),
@@ -572,6 +573,13 @@ def money(x: float | None, currency: str) -> str:
     return f"{x:.3g} {currency}"
 
 
+def num(x: float | None) -> str:
+    """3 significant digits, without exponents for large values: 0.105, 28.2, 2,490."""
+    if x is None:
+        return "-"
+    return f"{x:,.0f}" if abs(x) >= 100 else f"{x:.3g}"
+
+
 def _ratio(x: float | None) -> str:
     return "-" if x is None else f"{x:.2f}x"
 
@@ -581,75 +589,112 @@ def _cost_cells(r: GPURow | SuiteRow, prices: Prices) -> list[str]:
         return ["-", "-", "-"]
     if r.price_per_hour is None:
         return [NO_PRICE, NO_PRICE, "-"]
-    return [f"{r.price_per_hour:g}", money(r.cost_per_million, prices.currency), _ratio(r.cost_vs_cheapest)]
+    return [f"{r.price_per_hour:g}", num(r.cost_per_million), _ratio(r.cost_vs_cheapest)]
 
 
-def _caption(prices: Prices | None, unsupported: list[tuple[str, str]], notes: tuple[str, ...]) -> str:
-    lines = ["roofline time: a lower bound (max of FLOPs/peak and bytes/bandwidth); x: time / the fastest GPU's"]
+def _caption(prices: Prices | None, unsupported: list[tuple[str, str]], notes: tuple[str, ...],
+             suite: bool = False, measured: str | None = None) -> str:
+    lines = ["roofline time: a lower bound, max(FLOPs / peak, bytes / bandwidth); vs fastest: time / the fastest "
+             "GPU's time"]
+    if suite:
+        lines.append("operator columns: roofline time of that operator's entries, summed, in µs; mem-bound: share of "
+                     "the total spent in memory-bound entries")
+    if measured is not None:
+        lines.append(f"measured: median times from {measured}; % of roof = roofline time / measured time"
+                     + ("; n/N: only n of N entries measured (no total)" if suite else ""))
     if prices is not None:
-        src = f"; {prices.source}" if prices.source else ""
-        lines.append(f"prices: {prices.currency} per GPU-hour as of {prices.date} from {prices.path}{src}; "
-                     f"cost / 1M calls = time x price / 3600 x 1e6")
+        src = f" ({prices.source})" if prices.source else ""
+        lines.append(f"prices: {prices.currency} per GPU-hour as of {prices.date}, {prices.path}{src}")
+        lines.append(f"cost per 1M {'runs' if suite else 'calls'} = roofline time x price / 3600 x 1e6 "
+                     f"(a lower bound, as the time is)")
     lines += [f"{UNSUPPORTED}: {gpu}: {why}" for gpu, why in unsupported]
     lines += [f"note: {n}" for n in notes]
     return "\n".join(lines)
 
 
-def render_compare(c: Comparison | SuiteComparison) -> Table:
-    """A rich table, fastest GPU first (rendering only: every number comes from the comparison)."""
+def _table(title: str, caption: str) -> Table:
     from rich.table import Table
 
+    return Table(title=title, caption=caption, caption_justify="left", title_justify="left")
+
+
+def _render_op(c: Comparison) -> Table:
     from roofline.render import duration, si
 
     measured = c.measured_path is not None
-    if isinstance(c, SuiteComparison):
-        title = f"compare: suite {c.suite} ({len(c.entries)} entries, per call of the whole suite)"
-        t = Table(title=title, caption=_caption(c.prices, [(r.gpu, r.reason) for r in c.rows if r.status != "ok"],
-                                                c.notes), caption_justify="left", title_justify="left")
-        cols = ["#", "GPU", "roof", "total", "x fastest", "TFLOP/s", "mem-bound", *c.op_names]
-    else:
-        params = " ".join(f"{k}={v}" for k, v in c.params.items())
-        title = (f"compare: {c.label} ({params})\n{si(c.flops, 'FLOP')}, {si(c.bytes, 'B')}, "
-                 f"AI {c.arithmetic_intensity:.3g} FLOP/B")
-        t = Table(title=title, caption=_caption(c.prices, [(r.gpu, r.reason) for r in c.rows if r.status != "ok"],
-                                                c.notes), caption_justify="left", title_justify="left")
-        cols = ["#", "GPU", "roof", "bound", "pipe", "roofline time", "x fastest", "TFLOP/s", "GB/s roof"]
+    params = " ".join(f"{k}={v}" for k, v in c.params.items())
+    title = (f"compare: {c.label} ({params})\n{si(c.flops, 'FLOP')}, {si(c.bytes, 'B')}, "
+             f"AI {num(c.arithmetic_intensity)} FLOP/B")
+    t = _table(title, _caption(c.prices, [(r.gpu, r.reason) for r in c.rows if r.status != "ok"], c.notes,
+                               measured=c.measured_path))
+    # Two-line headers keep the table within 160 columns (render.PIPE_WIDTH) with --measured and --prices.
+    cols = ["#", "GPU", "roof", "bound", "pipe", "roofline\ntime", "vs\nfastest", "TFLOP/s", "GB/s\nroof"]
     if measured:
-        cols += ["measured", "% of roof"]
+        cols += ["measured", "% of\nroof"]
     if c.prices is not None:
-        cols += [f"{c.prices.currency}/GPU-h", "cost / 1M calls", "x cheapest"]
+        cols += [f"{c.prices.currency}/\nGPU-h", f"{c.prices.currency}/1M\ncalls", "vs\ncheapest"]
     for col in cols:
         t.add_column(col, justify="left" if col in ("GPU", "roof", "bound", "pipe") else "right")
     for r in c.rows:
-        if isinstance(r, SuiteRow):
-            if r.status != "ok":
-                cells = ["-", r.gpu, "-", UNSUPPORTED, "-", "-", "-", *("-" for _ in c.op_names)]  # type: ignore[union-attr]
-            else:
-                share = r.memory_bound_share
-                cells = [str(r.rank), r.gpu, r.roof or "-", duration(r.time_s), _ratio(r.vs_fastest),
-                         f"{(r.attainable_flops_per_s or 0) / 1e12:.3g}", f"{share:.0%}" if share is not None else "-",
-                         *(duration(r.by_op.get(op)) for op in c.op_names)]  # type: ignore[union-attr]
-            if measured:
-                n = len(r.entry_times)
-                if r.measured_entries and r.measured_entries == n and r.time_s and r.measured_time_s:
-                    cells += [duration(r.measured_time_s), f"{r.time_s / r.measured_time_s:.0%}"]
-                else:
-                    cells += [f"{r.measured_entries}/{n} entries" if r.measured_entries else "-", "-"]
+        if r.status != "ok":
+            cells = ["-", r.gpu, "-", "-", "-", UNSUPPORTED, "-", "-", "-"]
         else:
-            if r.status != "ok":
-                cells = ["-", r.gpu, "-", "-", "-", UNSUPPORTED, "-", "-", "-"]
-            else:
-                rec = r.record or {}
-                cells = [str(r.rank), r.gpu, r.roof or "-", r.bound or "-", rec.get("compute_pipe_label", ""),
-                         duration(r.time_s), _ratio(r.vs_fastest), f"{(r.attainable_flops_per_s or 0) / 1e12:.3g}",
-                         f"{rec.get('peak_bytes_per_s', 0) / 1e9:.4g}"]
-            if measured:
-                frac = r.roofline_fraction
-                cells += [duration(r.measured_time_s), f"{frac:.0%}" if frac is not None else "-"]
+            rec = r.record or {}
+            cells = [str(r.rank), r.gpu, r.roof or "-", r.bound or "-", rec.get("compute_pipe_label", ""),
+                     duration(r.time_s), _ratio(r.vs_fastest), num((r.attainable_flops_per_s or 0) / 1e12),
+                     f"{rec.get('peak_bytes_per_s', 0) / 1e9:.4g}"]
+        if measured:
+            frac = r.roofline_fraction
+            cells += [duration(r.measured_time_s), f"{frac:.0%}" if frac is not None else "-"]
         if c.prices is not None:
             cells += _cost_cells(r, c.prices)
         t.add_row(*cells)
     return t
+
+
+def _render_suite(c: SuiteComparison) -> Table:
+    from roofline.render import duration
+
+    measured = c.measured_path is not None
+    roofs = {r.roof for r in c.ranked}
+    one_roof = len(roofs) == 1  # the table is wide: a roof every GPU shares goes to the caption
+    notes = (*c.notes, f"roof: {next(iter(roofs))} for every GPU") if one_roof else c.notes
+    title = f"compare: suite {c.suite} ({len(c.entries)} entries, per run of the whole suite)"
+    t = _table(title, _caption(c.prices, [(r.gpu, r.reason) for r in c.rows if r.status != "ok"], notes, True,
+                               c.measured_path))
+    # Two-line headers: a column per operator, and the table must fit 160 columns (render.PIPE_WIDTH).
+    cols = ["#", "GPU", *([] if one_roof else ["roof"]), "total", "vs\nfastest", "TFLOP/s", "mem-\nbound",
+            *(op.replace("_", "_\n", 1) for op in c.op_names)]
+    if measured:
+        cols += ["measured", "% of\nroof"]
+    if c.prices is not None:
+        cols += [f"{c.prices.currency}/\nGPU-h", f"{c.prices.currency}/1M\nruns", "vs\ncheapest"]
+    for col in cols:
+        t.add_column(col, justify="left" if col in ("GPU", "roof") else "right")
+    for r in c.rows:
+        roof = [] if one_roof else [r.roof or "-"]
+        if r.status != "ok":
+            cells = ["-", r.gpu, *roof, UNSUPPORTED, "-", "-", "-", *("-" for _ in c.op_names)]
+        else:
+            share = r.memory_bound_share
+            cells = [str(r.rank), r.gpu, *roof, duration(r.time_s), _ratio(r.vs_fastest),
+                     num((r.attainable_flops_per_s or 0) / 1e12), f"{share:.0%}" if share is not None else "-",
+                     *(num(r.by_op[op] * 1e6) if op in r.by_op else "-" for op in c.op_names)]
+        if measured:
+            n = len(c.entries)
+            if r.measured_entries == n and r.time_s and r.measured_time_s:
+                cells += [duration(r.measured_time_s), f"{r.time_s / r.measured_time_s:.0%}"]
+            else:
+                cells += [f"{r.measured_entries}/{n}" if r.measured_entries else "-", "-"]
+        if c.prices is not None:
+            cells += _cost_cells(r, c.prices)
+        t.add_row(*cells)
+    return t
+
+
+def render_compare(c: Comparison | SuiteComparison) -> Table:
+    """A rich table, fastest GPU first, unsupported GPUs last (rendering only: the numbers are the comparison's)."""
+    return _render_suite(c) if isinstance(c, SuiteComparison) else _render_op(c)
 
 
 # ---------------------------------------------------------------- chart
@@ -704,7 +749,7 @@ def plot_compare(c: Comparison | SuiteComparison, path: str | os.PathLike[str]) 
                 for bar, gpu in zip(bars, labels, strict=True):
                     bar.set_gid(f"bar:op:{op}:{gpu}")
                 left = [a + b for a, b in zip(left, widths, strict=True)]
-            ax.legend(loc="lower right", fontsize=8, title="operator", title_fontsize=8)
+            fig.legend(loc="outside lower left", fontsize=8, ncol=min(len(c.op_names), 6), frameon=False)
         else:
             bars = ax.barh(ys, [(r.time_s or 0.0) * 1e6 for r in ok], height=0.7,
                            color=[bound_colour(r.bound or "") for r in ok])
@@ -713,15 +758,17 @@ def plot_compare(c: Comparison | SuiteComparison, path: str | os.PathLike[str]) 
             from matplotlib.patches import Patch
 
             bounds = [b for b in BOUND_COLOURS if any(r.bound == b for r in ok)]
-            ax.legend(handles=[Patch(color=BOUND_COLOURS[b], label=f"{b}-bound") for b in bounds],
-                      loc="lower right", fontsize=8)
+            fig.legend(handles=[Patch(color=BOUND_COLOURS[b], label=f"{b}-bound") for b in bounds],
+                       loc="outside lower left", fontsize=8, ncol=len(bounds), frameon=False)
         for y, r in zip(ys, ok, strict=True):
-            text = f"{duration(r.time_s)}  ({_ratio(r.vs_fastest)})"
-            _bar_text(ax, y, (r.time_s or 0.0) * 1e6, text, f"label:time:{r.gpu}")
-            if r.measured_time_s is not None and (not suite or r.measured_entries == len(r.entry_times)):  # type: ignore[union-attr]
+            end = r.time_s or 0.0
+            complete = not isinstance(r, SuiteRow) or r.measured_entries == len(r.entry_times)
+            if r.measured_time_s is not None and complete:  # a suite's partial measurement is not drawn
                 ax.plot([r.measured_time_s * 1e6], [y], marker="D", color=MEASURED_COLOUR, markersize=6,
                         linestyle="none", gid=f"measured:{r.gpu}", zorder=5)
-                top = max(top, r.measured_time_s)
+                end = max(end, r.measured_time_s)
+                top = max(top, end)
+            _bar_text(ax, y, end * 1e6, f"{duration(r.time_s)}  ({_ratio(r.vs_fastest)})", f"label:time:{r.gpu}")
         ax.set_xlim(0, top * 1e6 * 1.35)
         ax.set_yticks(ys, labels)
         ax.invert_yaxis()
@@ -751,8 +798,8 @@ def plot_compare(c: Comparison | SuiteComparison, path: str | os.PathLike[str]) 
         subject = f"suite {c.suite}" if isinstance(c, SuiteComparison) else c.label
         fig.suptitle(f"Which GPU? {subject}", x=0.01, ha="left", fontsize=TITLE_PT, fontweight="bold")
         if bad:
-            fig.text(0.01, 0.0, f"{UNSUPPORTED}: " + ", ".join(r.gpu for r in bad), fontsize=8, color="#555555",
-                     ha="left", va="bottom", gid="unsupported")
+            ax.set_title(f"{UNSUPPORTED}: " + ", ".join(r.gpu for r in bad), loc="right", fontsize=8,
+                         color="#555555").set_gid("unsupported")
         meta = {"Title": f"Which GPU? {subject}"}
         meta["Software" if fmt == "png" else "Creator"] = f"roofline {__version__}"
         try:
