@@ -439,6 +439,98 @@ def plot_cmd(
         _note(f"chart written to {path}")
 
 
+# ---------------------------------------------------------------- compare
+compare_app = typer.Typer(no_args_is_help=True, help="Which GPU for my operators? Rank GPU specs by roofline time "
+                          "(and cost per call, with --prices). `roofline compare suite FILE` for a whole suite.")
+app.add_typer(compare_app, name="compare")
+
+_COMPARE_COMMON = [
+    ("gpu", Optional[list[str]], typer.Option(None, "--gpu", "--gpus", help="GPU id or alias; repeat it or "
+                                              "comma-separate (default: every spec).")),
+    ("prices", Optional[Path], typer.Option(None, "--prices", help="Prices per GPU-hour (TOML), e.g. "
+                                            "examples/prices.toml: adds cost per call and per million calls.")),
+    ("measured", Optional[Path], typer.Option(None, "--measured", help="Results document timed on a local GPU: "
+                                              "its measured times beside the prediction for that GPU.")),
+    ("datasheet", bool, typer.Option(False, "--datasheet", help="Ignore stored calibrations: datasheet roofs only.")),
+    ("json_", bool, typer.Option(False, "--json", help="Print the comparison as JSON.")),
+    ("plot", Optional[Path], typer.Option(None, "--plot", help="Also write a bar chart (.png, .svg or .pdf).")),
+    ("force", bool, typer.Option(False, "--force", help="Overwrite the --plot file if it exists.")),
+]
+
+
+def _show_comparison(result: Any, json_: bool, plot: Optional[Path], force: bool) -> None:
+    from roofline.compare import compare_to_json, plot_compare, render_compare
+    from roofline.render import console
+
+    if plot is not None and plot.exists() and not force:
+        raise RooflineError(f"{plot} exists: not overwriting it (pass --force to replace it)")
+    if json_:
+        _out(json.dumps(compare_to_json(result), indent=2))
+    else:
+        console().print(render_compare(result))
+    if plot is not None:
+        _note(f"chart written to {plot_compare(result, plot)}")
+
+
+def _make_compare(cls: type) -> Any:
+    op_fields = dataclasses.fields(cls)
+
+    def command(**kwargs: Any) -> None:
+        from roofline.compare import compare_op, load_prices
+        from roofline.ops import make
+
+        shape = {f.name: kwargs.pop(f.name) for f in op_fields}
+        prices = load_prices(kwargs["prices"]) if kwargs["prices"] else None
+        result = compare_op(make(cls.name, **shape), kwargs["dtype"], kwargs["gpu"], prices,
+                            not kwargs["no_tensor_cores"], measured=kwargs["measured"],
+                            use_measured=not kwargs["datasheet"])
+        _show_comparison(result, kwargs["json_"], kwargs["plot"], kwargs["force"])
+
+    params = []
+    for f in op_fields:
+        ann, opt = _op_option(f)
+        params.append(inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=opt, annotation=ann))
+    extra = [("dtype", str, typer.Option("fp16", "--dtype", help="fp64, fp32, tf32, fp16, bf16, fp8, int8.")),
+             ("no_tensor_cores", bool, typer.Option(False, "--no-tensor-cores", help="Use the CUDA-core ceiling."))]
+    for name, ann, opt in extra + _COMPARE_COMMON:
+        params.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=opt, annotation=ann))
+    command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+    command.__name__ = f"compare_{cls.name}"
+    command.__doc__ = f"Compare GPUs on {cls.name}: {cls.summary}."
+    return command
+
+
+@compare_app.command("suite")
+def compare_suite_cmd(
+    suite: Annotated[Path, typer.Argument(help="Suite file (TOML): its GPU shapes and dtypes are compared.")],
+    gpu: Annotated[Optional[list[str]], typer.Option("--gpu", "--gpus", help="GPU id or alias; repeat it or "
+                                                     "comma-separate (default: every spec).")] = None,
+    prices: Annotated[Optional[Path], typer.Option("--prices", help="Prices per GPU-hour (TOML).")] = None,
+    measured: Annotated[Optional[Path], typer.Option("--measured", help="Results of `roofline run` of this suite "
+                                                     "on a local GPU.")] = None,
+    datasheet: Annotated[bool, typer.Option("--datasheet", help="Ignore stored calibrations.")] = False,
+    json_: Annotated[bool, typer.Option("--json", help="Print the comparison as JSON.")] = False,
+    plot: Annotated[Optional[Path], typer.Option("--plot", help="Also write a stacked bar chart.")] = None,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite the --plot file if it exists.")] = False,
+) -> None:
+    """Total roofline time of a suite per GPU, broken down by operator; cost per run with --prices."""
+    from roofline.compare import compare_suite, load_prices
+
+    result = compare_suite(suite, gpu, load_prices(prices) if prices else None, measured=measured,
+                           use_measured=not datasheet)
+    _show_comparison(result, json_, plot, force)
+
+
+def _register_compare_commands() -> None:
+    from roofline.ops import OPERATORS
+
+    for name, cls in sorted(OPERATORS.items()):
+        compare_app.command(name, help=f"Compare GPUs on {name}: {cls.summary}.")(_make_compare(cls))
+
+
+_register_compare_commands()
+
+
 # ---------------------------------------------------------------- entry point
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; returns the exit status. Domain and usage errors are one line on stderr."""
