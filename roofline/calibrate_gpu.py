@@ -182,24 +182,22 @@ def _hbm(fig: _Figures, l2_bytes: int, say: Progress) -> dict[str, float]:
     ds = fig.spec["memory_bandwidth_gbps"] * 1e9
     out: dict[str, float] = {}
 
-    def best(kind: str, triton_fn: Callable[[], Any], torch_fn: Callable[[], Any], moved: int) -> float:
+    def best(triton_fn: Callable[[], Any], torch_fn: Callable[[], Any], moved: int) -> tuple[float, dict[str, Any]]:
+        """The faster of a Triton kernel and torch's own op for the same traffic."""
         t_tr, t_pt = _bench(triton_fn, 10), _bench(torch_fn, 10)
         t, how = (t_tr, "triton kernel") if t_tr <= t_pt else (t_pt, "torch op")
         return moved / t, {"method": how, "buffer_bytes": nbytes, "triton_bps": moved / t_tr,
-                           "torch_bps": moved / t_pt}  # type: ignore[return-value]
+                           "torch_bps": moved / t_pt}
 
     say("HBM read")
     out["dram_read"] = fig.measure("HBM read", "B/s", ds, lambda: best(
-        "read", lambda: _read_kernel[grid](x, part, BLOCK=BLOCK, REPEAT=1, num_warps=8),
-        lambda: torch.sum(x), nbytes))
+        lambda: _read_kernel[grid](x, part, BLOCK=BLOCK, REPEAT=1, num_warps=8), lambda: torch.sum(x), nbytes))
     say("HBM write")
     out["dram_write"] = fig.measure("HBM write", "B/s", ds, lambda: best(
-        "write", lambda: _write_kernel[grid](y, BLOCK=BLOCK, num_warps=8), lambda: y.fill_(1.0), nbytes))
+        lambda: _write_kernel[grid](y, BLOCK=BLOCK, num_warps=8), lambda: y.fill_(1.0), nbytes))
     say("HBM copy")
     out["dram_copy"] = fig.measure("HBM copy (read + write)", "B/s", ds, lambda: best(
-        "copy", lambda: _copy_kernel[grid](x, y, BLOCK=BLOCK, num_warps=8), lambda: y.copy_(x), 2 * nbytes))
-    del x, y, part
-    torch.cuda.empty_cache()
+        lambda: _copy_kernel[grid](x, y, BLOCK=BLOCK, num_warps=8), lambda: y.copy_(x), 2 * nbytes))
     return out
 
 
@@ -297,9 +295,10 @@ def _matmuls(fig: _Figures, quick: bool, say: Progress) -> dict[str, float]:
         if key not in spec.values:
             continue  # the GPU has no such pipe (fp8 before Ada/Hopper, bf16/tf32 before Ampere)
 
-        def sweep(dtype: str = dtype) -> tuple[float, dict[str, Any]]:
+        def sweep(dtype: str = dtype, sizes: tuple[int, ...] = short if quick else full
+                  ) -> tuple[float, dict[str, Any]]:
             best, best_n, per = 0.0, 0, {}
-            for n in (short if quick else full):
+            for n in sizes:
                 say(f"{dtype} matmul {n}^3")
                 try:
                     fn = _matmul_fn(dtype, n)

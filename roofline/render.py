@@ -8,7 +8,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from roofline.specs import FIELDS_BY_KEY, GPUSpec
+from roofline.specs import GPUSpec
 
 _PREFIXES = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
 
@@ -49,13 +49,14 @@ def specs_table(specs: list[GPUSpec]) -> Table:
     for col in ("id", "name", "aliases", "SMs", "boost MHz", "FP32 TF", "BF16 TC TF", "FP8 TC TF", "memory",
                 "GB/s", "L2 MiB"):
         t.add_column(col, justify="right" if col not in ("id", "name", "aliases") else "left")
+    def v(s: GPUSpec, key: str) -> str:
+        x = s.get(key)
+        return "-" if x is None else f"{x:g}"
+
     for s in specs:
-        def v(key: str) -> str:
-            x = s.get(key)
-            return "-" if x is None else f"{x:g}"
-        t.add_row(s.id, s.name, ", ".join(s.aliases), v("sm_count"), v("boost_clock_mhz"), v("fp32_dense_tflops"),
-                  v("bf16_tensor_dense_tflops"), v("fp8_tensor_dense_tflops"),
-                  f"{s['memory_size_gb']:g} GB {s.memory_type}", v("memory_bandwidth_gbps"),
+        t.add_row(s.id, s.name, ", ".join(s.aliases), v(s, "sm_count"), v(s, "boost_clock_mhz"),
+                  v(s, "fp32_dense_tflops"), v(s, "bf16_tensor_dense_tflops"), v(s, "fp8_tensor_dense_tflops"),
+                  f"{s['memory_size_gb']:g} GB {s.memory_type}", v(s, "memory_bandwidth_gbps"),
                   f"{s['l2_cache_kib'] / 1024:g}")
     return t
 
@@ -68,8 +69,7 @@ def spec_table(s: GPUSpec) -> Table:
     for key, value in s.values.items():
         note = s.notes.get(key)
         src = s.sources.get(key, "") + (f"\n[dim]note: {note}[/dim]" if note else "")
-        f = FIELDS_BY_KEY.get(key)
-        t.add_row(key, f"{value:g}", src if f else src)
+        t.add_row(key, f"{value:g}", src)
     for key, lst in s.lists.items():
         t.add_row(key, ", ".join(map(str, lst)), s.sources.get(key, ""))
     return t

@@ -179,7 +179,8 @@ def parse_spec(data: dict[str, Any], path: str) -> GPUSpec:
             raise _err(path, key, "missing")
     version = data.get("schema_version", SPEC_SCHEMA_VERSION)
     if version != SPEC_SCHEMA_VERSION:
-        raise _err(path, "schema_version", f"unsupported spec schema {version!r} (this tool reads {SPEC_SCHEMA_VERSION})")
+        raise _err(path, "schema_version",
+                   f"unsupported spec schema {version!r} (this tool reads {SPEC_SCHEMA_VERSION})")
     for key in ("id", "name", "vendor", "architecture", "compute_capability", "memory_type"):
         if not isinstance(data[key], str) or not data[key]:
             raise _err(path, key, "must be a non-empty string")

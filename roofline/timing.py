@@ -299,8 +299,8 @@ def _sample(run: Callable[[], Any], flush: Callable[[], None], reps: int, probe:
             torch.cuda._sleep(PROBE_CYCLES)
             ev[2][i].record()
     torch.cuda.synchronize()
-    samples = [s.elapsed_time(e) * 1e-3 for s, e in zip(ev[0], ev[1])]
-    probes = [s.elapsed_time(e) * 1e-3 for s, e in zip(ev[1], ev[2])] if probe else []
+    samples = [s.elapsed_time(e) * 1e-3 for s, e in zip(ev[0], ev[1], strict=True)]
+    probes = [s.elapsed_time(e) * 1e-3 for s, e in zip(ev[1], ev[2], strict=True)] if probe else []
     return samples, probes
 
 
@@ -340,6 +340,6 @@ def _graph_loop(fn: Callable[[], Any], flush: Callable[[], None], reps: int, pro
                 ev[2][i].record()
     graph.replay()
     torch.cuda.synchronize()
-    samples = [s.elapsed_time(e) * 1e-3 for s, e in zip(ev[0], ev[1])]
-    probes = [s.elapsed_time(e) * 1e-3 for s, e in zip(ev[1], ev[2])] if probe else []
+    samples = [s.elapsed_time(e) * 1e-3 for s, e in zip(ev[0], ev[1], strict=True)]
+    probes = [s.elapsed_time(e) * 1e-3 for s, e in zip(ev[1], ev[2], strict=True)] if probe else []
     return samples, probes

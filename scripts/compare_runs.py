@@ -10,7 +10,7 @@ def main(a: str, b: str) -> None:
     ra, rb = (json.load(open(p))["records"] for p in (a, b))
     worst = 0.0
     print(f"{'#':>2} {'op':<18} {'dtype':<5} {'A median':>12} {'B median':>12} {'B/A':>7}  clocks A/B MHz")
-    for i, (x, y) in enumerate(zip(ra, rb), start=1):
+    for i, (x, y) in enumerate(zip(ra, rb, strict=False), start=1):
         r = y["time_s"] / x["time_s"]
         worst = max(worst, abs(r - 1))
         ca = ((x.get("clocks") or {}).get("sm_mhz") or {}).get("median") or 0

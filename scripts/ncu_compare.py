@@ -100,7 +100,7 @@ def compare(results_path: str, ncu_path: str, markdown: str | None) -> int:
     lines = ["| # | operator | dtype | bound | roofline median | roofline SM MHz | ncu time | ncu SM MHz | "
              "ratio | ratio at same clock | kernels |", "|---|---|---|---|---|---|---|---|---|---|---|"]
     worst = 0.0
-    for i, (rec, n) in enumerate(zip(recs, ops), start=1):
+    for i, (rec, n) in enumerate(zip(recs, ops, strict=False), start=1):
         ours = rec["time_s"]
         our_clock = ((rec.get("clocks") or {}).get("sm_mhz") or {}).get("median") or 0.0
         ratio = ours / n["time_s"]

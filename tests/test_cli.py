@@ -96,9 +96,9 @@ def test_device_reports_cpu_only(capsys: pytest.CaptureFixture[str]) -> None:
 
 @pytest.mark.parametrize("args", [["--help"], ["specs", "list"], ["analyze", "gemm", "--gpu", "a100", "--no-time"]])
 def test_light_commands_import_neither_torch_nor_matplotlib(args: list[str]) -> None:
-    code = ("import sys; from roofline.cli import main; rc = main(%r); "
+    code = (f"import sys; from roofline.cli import main; rc = main({args!r}); "
             "bad = [m for m in ('torch', 'matplotlib') if m in sys.modules]; "
-            "print('HEAVY', bad); sys.exit(rc)") % (args,)
+            "print('HEAVY', bad); sys.exit(rc)")
     env = {**os.environ, "ROOFLINE_NO_GPU": "1", "COLUMNS": "200"}
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env=env,
                           timeout=60)

@@ -136,7 +136,7 @@ def test_missing_source_is_an_error(tmp_path: Path) -> None:
     lines = [x for x in GOOD.split("[sources]")[1].splitlines() if x.startswith("tdp_w")]
     assert lines
     p = _write(tmp_path, GOOD.replace(lines[0] + "\n", ""))
-    with pytest.raises(RooflineError, match="sources.tdp_w"):
+    with pytest.raises(RooflineError, match=r"sources\.tdp_w"):
         load_spec_file(p)
 
 

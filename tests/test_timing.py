@@ -79,7 +79,7 @@ def test_time_cpu_minimum_samples_for_slow_calls() -> None:
 
 def test_memory_guard_refuses(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(measure_mod, "available_bytes", lambda device: 1e9)
-    with pytest.raises(RooflineError, match="needs about 2.0 GiB but cpu has 0.9 GiB"):
+    with pytest.raises(RooflineError, match=r"needs about 2\.0 GiB but cpu has 0\.9 GiB"):
         measure_mod.guard_memory(2 * 2**30, "cpu", "gemm fp32")
     measure_mod.guard_memory(0.5e9, "cpu", "gemm fp32")  # fits
 

@@ -61,7 +61,8 @@ class GEMM(Operator):
 
     def flops(self) -> float:
         assert self.n is not None and self.k is not None
-        return mm_flops(self.m, self.n, self.k, self.batch) + EPILOGUE_FLOPS[self.epilogue] * self.batch * self.m * self.n
+        epilogue = EPILOGUE_FLOPS[self.epilogue] * self.batch * self.m * self.n
+        return mm_flops(self.m, self.n, self.k, self.batch) + epilogue
 
     def traffic(self, dtype: DType) -> Traffic:
         assert self.n is not None and self.k is not None
