@@ -197,6 +197,9 @@ def run_analyze(op_name: str, shape: dict[str, Any], *, dtype: str | None, gpu: 
 
         record = measure_op(op, dt, target, warm_l2=warm_l2, method=timer, tensor_cores=not no_tensor_cores,
                             power=power, kernels=kernels)
+    from roofline.advice import advise
+
+    record["advice"] = advise(record, target.spec)
     device_info = {**target.device_info, "ceilings": ceilings_dict(target.ceilings)}
     if target.measured is not None:
         device_info["measured_ceilings"] = ceilings_dict(target.measured)
@@ -529,6 +532,53 @@ def _register_compare_commands() -> None:
 
 
 _register_compare_commands()
+
+
+# ---------------------------------------------------------------- occupancy
+@app.command("occupancy")
+def occupancy_cmd(
+    threads: Annotated[int, typer.Option("--threads-per-block", "-T", help="Threads per block.")] = 256,
+    registers: Annotated[int, typer.Option("--registers-per-thread", "-R", help="Registers per thread "
+                                           "(ptxas -v).")] = 32,
+    smem: Annotated[str, typer.Option("--shared-memory-per-block", "-S", help="Shared memory per block (static + "
+                                      "dynamic): bytes, 48KB or 100KiB (KB = KiB = 1024, as CUDA counts).")] = "0",
+    gpu: Annotated[Optional[str], typer.Option("--gpu", help="Spec id or alias (default: the local GPU).")] = None,
+    carveout: Annotated[Optional[int], typer.Option("--carveout", help="Carve-out preference, KiB (default: none; "
+                                                    "the API then counts with the largest).")] = None,
+    sweep: Annotated[Optional[str], typer.Option("--sweep", help="registers, shared-memory or threads.")] = None,
+    plot: Annotated[Optional[Path], typer.Option("--plot", help="With --sweep: the curve (.png/.svg/.pdf).")] = None,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite --plot.")] = False,
+    json_: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Theoretical occupancy of a launch configuration, with the arithmetic shown
+    (as cudaOccupancyMaxActiveBlocksPerMultiprocessor computes it)."""
+    from roofline.occupancy import SWEEP_KINDS, occupancy, parse_bytes, plot_sweep, render_occupancy, render_sweep
+    from roofline.occupancy import sweep as run_sweep
+    from roofline.render import console
+    from roofline.target import resolve_target
+
+    check_choice("--sweep", sweep, tuple(SWEEP_KINDS))
+    if plot is not None and sweep is None:
+        raise UsageError("--plot draws a sweep: add --sweep registers|shared-memory|threads")
+    spec = resolve_target(gpu=gpu, time=False).spec
+    if spec is None:
+        raise UsageError("no GPU here: pass --gpu ID")
+    s = parse_bytes(smem)
+    o = occupancy(spec, threads, registers, s, carveout)
+    points = run_sweep(spec, sweep, threads, registers, s, carveout) if sweep else []
+    if json_:
+        _out(json.dumps({"occupancy": o.to_dict(), "sweep": [{k: v for k, v in p.to_dict().items()
+                         if k not in ("working", "reasons")} for p in points]}, indent=2))
+        return
+    console().print(render_occupancy(o))
+    for line in o.working:
+        _out(line)
+    if points:
+        console().print(render_sweep(points))
+    if plot is not None:
+        if plot.exists() and not force:
+            raise RooflineError(f"{plot} exists: not overwriting it (pass --force to replace it)")
+        _note(f"chart written to {plot_sweep(points, plot, mark=o)}")
 
 
 # ---------------------------------------------------------------- entry point

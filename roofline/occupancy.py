@@ -305,7 +305,7 @@ def _names(limiters: Sequence[str]) -> str:
 
 
 # ---------------------------------------------------------------- sweeps
-def sweep_values(spec: GPUSpec, vary: str) -> list[int]:
+def sweep_values(spec: GPUSpec, vary: SweepKind) -> list[int]:
     """The x axis of each curve of the CUDA Occupancy Calculator: every register count 1..255, every block
     size 32..1024 in whole warps, shared memory 0..the per-block maximum in allocation units."""
     p = _need(spec)
@@ -318,7 +318,7 @@ def sweep_values(spec: GPUSpec, vary: str) -> list[int]:
     raise UsageError(f"can sweep {', '.join(SWEEP_KINDS)}, not {vary!r}")
 
 
-def sweep(spec: GPUSpec, vary: str, threads_per_block: int = 256, registers_per_thread: int = 32,
+def sweep(spec: GPUSpec, vary: SweepKind, threads_per_block: int = 256, registers_per_thread: int = 32,
           shared_memory_per_block_bytes: int = 0, carveout_kib: int | None = None,
           values: Iterable[int] | None = None) -> list[Occupancy]:
     """Occupancy as one input varies over `values` (default: `sweep_values`), the others held."""

@@ -102,6 +102,7 @@ def run_suite(suite: Suite, target: Any, *, warm_l2: bool = False, timer: str = 
               progress: Callable[[int, int, str], None] | None = None) -> list[dict[str, Any]]:
     """Analyse (and time, when the target has a device) every entry; `slowdown` is a test-only hook
     that adds the given fraction of extra device time to the listed entries (1-based)."""
+    from roofline.advice import advise
     from roofline.analysis import analytic_record
     from roofline.dtypes import get_dtype
 
@@ -120,6 +121,7 @@ def run_suite(suite: Suite, target: Any, *, warm_l2: bool = False, timer: str = 
 
             rec = measure_op(op, dt, target, warm_l2=warm_l2, method=timer, tensor_cores=entry.tensor_cores,
                              slowdown=(slowdown or {}).get(i), kernels=kernels, power=power)
+        rec["advice"] = advise(rec, getattr(target, "spec", None))
         if entry.threshold:
             rec["threshold"] = entry.threshold
         rec["suite_entry"] = i

@@ -63,6 +63,13 @@ SUSTAINED_WARMUP_S = 0.25
 MAX_WARMUP_S = 1.0
 # Clock probe: ~50 µs at 2 GHz, long beside the ~1 µs resolution and launch overhead of an event pair.
 PROBE_CYCLES = 100_000
+# In-kernel clock: after the samples, INKERNEL_PROBES more calls each run a probe concurrently on a side stream,
+# sized to end inside the kernel. On the H200 the clock between kernels read 1.92-1.96 GHz while Nsight
+# Compute saw tensor-core kernels at 1.54-1.69 GHz: the clock drops while the tensor cores draw current and
+# recovers within microseconds, so only a probe running during the kernel sees the kernel's clock.
+# Kernels shorter than INKERNEL_MIN_S leave too short a probe (the event pair's ~1 µs would be >5% of it).
+INKERNEL_PROBES = 8
+INKERNEL_MIN_S = 40e-6
 
 
 @dataclass
@@ -198,13 +205,25 @@ def time_cuda(fn: Callable[[], Any], device: str = "cuda:0", l2_bytes: int | Non
                 samples, probes = _sample(run, flush, reps, sample_clocks)
         else:
             samples, probes = _sample(run, flush, reps, sample_clocks)
+        inkernel: list[float] = []
+        if sample_clocks and estimate >= INKERNEL_MIN_S:
+            try:
+                inkernel = _inkernel_clock(run, flush, estimate, probe_overhead)
+            except Exception as exc:
+                notes.append(f"in-kernel clock probe failed ({type(exc).__name__})")
     clock_mhz = [PROBE_CYCLES / (t - probe_overhead) / 1e6 for t in probes if t > probe_overhead]
     clocks = sampler.report.to_dict() if sample_clocks else None
     if clocks is not None:
+        def stat(xs: list[float]) -> dict[str, float]:
+            return {"median": median(xs), "min": min(xs), "max": max(xs)}
+
         clocks["sm_mhz_nvml"] = clocks["sm_mhz"]
-        if clock_mhz:
-            clocks["sm_mhz"] = {"median": median(clock_mhz), "min": min(clock_mhz), "max": max(clock_mhz)}
-            clocks["sm_mhz_source"] = "probe"
+        clocks["sm_mhz_between_kernels"] = stat(clock_mhz) if clock_mhz else None
+        clocks["sm_mhz_in_kernel"] = stat(inkernel) if inkernel else None
+        if inkernel:
+            clocks["sm_mhz"], clocks["sm_mhz_source"] = stat(inkernel), "in-kernel probe"
+        elif clock_mhz:
+            clocks["sm_mhz"], clocks["sm_mhz_source"] = stat(clock_mhz), "probe between kernels"
         else:
             clocks["sm_mhz_source"] = "nvml"
     if power == "burst":
@@ -282,6 +301,33 @@ def _probe_overhead() -> float:
     t1, t4 = t(PROBE_CYCLES), t(4 * PROBE_CYCLES)
     f = 3 * PROBE_CYCLES / (t4 - t1)
     return max(0.0, t1 - PROBE_CYCLES / f)
+
+
+def _inkernel_clock(run: Callable[[], Any], flush: Callable[[], None], kernel_s: float, overhead: float
+                    ) -> list[float]:
+    """SM clock (MHz) during the kernel: a probe on a side stream, started with the kernel and sized to end
+    before it (half its time at 1.5 GHz), timed by its own events."""
+    import torch
+
+    cycles = int(min(PROBE_CYCLES, 0.5 * kernel_s * 1.5e9))
+    main, side = torch.cuda.current_stream(), torch.cuda.Stream()
+    pairs = []
+    for _ in range(INKERNEL_PROBES):
+        flush()
+        go = torch.cuda.Event()
+        go.record(main)
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        with torch.cuda.stream(side):
+            side.wait_event(go)
+            s.record(side)
+            torch.cuda._sleep(cycles)
+            e.record(side)
+        run()
+        main.wait_stream(side)
+        pairs.append((s, e))
+    torch.cuda.synchronize()
+    times = [s.elapsed_time(e) * 1e-3 - overhead for s, e in pairs]
+    return [cycles / t / 1e6 for t in times if t > 0]
 
 
 def _sample(run: Callable[[], Any], flush: Callable[[], None], reps: int, probe: bool

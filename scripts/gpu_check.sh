@@ -9,7 +9,7 @@ W=${W:-/tmp/roofline_gpu_check}
 mkdir -p "$OUT" "$W"
 export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1 ROOFLINE_CACHE_DIR=$W/cache COLUMNS=160
 RL="python3 -m roofline.cli"
-stages=${*:-tests timing ncu calibrate check charts}
+stages=${*:-tests occupancy timing ncu calibrate check charts}
 S=$OUT/summary.txt
 log() { echo "== $*" | tee -a "$S"; }
 secs() { python3 -c "import time; print(f'{time.time():.3f}')"; }
@@ -76,9 +76,13 @@ check)
   echo "slowed: exit $?" | tee -a "$S"
   cat "$W/check_slow.txt" | tee -a "$S"
   ;;
+occupancy)
+  log "occupancy: roofline's arithmetic vs the CUDA occupancy API on real kernels"
+  python3 scripts/occupancy_check.py --markdown "$W/occupancy_check.md" 2>&1 | tail -45 | tee -a "$S"
+  ;;
 charts)
   log "operator suites for the charts"
-  for s in llm-prefill llm-decode cnn; do
+  for s in operators llm-prefill llm-decode cnn; do
     $RL run suites/$s.toml -o "$W/$s.json" --force > "$W/$s.txt" 2>&1; tail -25 "$W/$s.txt" | tee -a "$S"
   done
   ;;
