@@ -270,7 +270,7 @@ def calibrate_cmd(
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     from roofline.calibrate import calibrate
-    from roofline.render import calibration_table, console
+    from roofline.render import calibration_table, console, l2_sweep_table
     from roofline.store import store_path
 
     if device is not None and device != "cpu" and not device.startswith("cuda"):
@@ -289,6 +289,8 @@ def calibrate_cmd(
                          "details": details}, indent=2, default=str))
         return
     console().print(calibration_table(ceilings, details))
+    if details.get("l2_sweep"):
+        console().print(l2_sweep_table(details["l2_sweep"]))
     _note(f"stored in {store_path()}")
 
 

@@ -189,3 +189,14 @@ def calibration_table(ceilings: Any, details: dict[str, Any]) -> Table:
                   f"{r['ratio']:.0%}" if r.get("ratio") else "-",
                   f"{r['sm_clock_mhz']:.0f}" if r.get("sm_clock_mhz") else "-", how)
     return t
+
+
+def l2_sweep_table(sweep: list[dict[str, Any]]) -> Table:
+    """Read bandwidth against working-set size: the step from L2 to HBM (chart-ready with --json)."""
+    t = Table(title="working-set sweep (read bandwidth)")
+    t.add_column("working set", justify="right")
+    t.add_column("read bandwidth", justify="right")
+    t.add_column("passes", justify="right")
+    for p in sweep:
+        t.add_row(f"{p['working_set_bytes'] / 2**20:.1f} MiB", si(p["bytes_per_s"], "B/s"), str(p["repeat"]))
+    return t
