@@ -12,10 +12,14 @@ Choices a reader of the chart should know:
 - A record's headroom line runs up to the roof it was analysed against (its attainable FLOP/s), so its
   length is what `roofline_fraction` measures; when that roof is not drawn (--roof measured on a
   datasheet record) it runs up to the drawn roof of the same pipe instead.
+- Up to NUMBERED_ABOVE points are labelled by name on the chart. More are numbered (1, 2, ... across all
+  documents, by intensity) and listed in a table under the chart: number, label (with the parameters
+  that tell records of one name apart), intensity, FLOP/s and fraction of the roof.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 from collections.abc import Iterable, Sequence
@@ -363,6 +367,27 @@ def _telling_keys(params: list[dict[str, Any]], most: int = 2) -> tuple[str, ...
     return best
 
 
+# Above this many points a chart numbers them instead of labelling them. Up to about eight full labels find
+# room around their markers on the 10 x 6.5 in chart; real suites put 10-20 records in two tight clusters
+# (DRAM-bound near 1 FLOP/byte, tensor-bound near 1-3k), where labels need long leader lines that cross
+# each other and still collide. A numbered chart puts a short number by each marker and lists number ->
+# label, intensity, FLOP/s and fraction of the roof in a table under the chart, where nothing can overlap.
+NUMBERED_ABOVE = 8
+
+
+def is_numbered(chart: Chart) -> bool:
+    """Whether the chart marks its points with numbers (and a table) rather than labels."""
+    return len(chart.points) > NUMBERED_ABOVE
+
+
+def point_numbers(chart: Chart) -> dict[str, int]:
+    """The chart number of each point (gid -> 1, 2, ...), unique across documents: document by document,
+    then left to right (rising intensity), higher first at equal intensity, so that points near each other
+    on the chart get nearby numbers and the table reads along the x axis."""
+    order = sorted(chart.points, key=lambda p: (p.doc, p.ai, -p.flops_per_s, p.record))
+    return {p.gid: n for n, p in enumerate(order, 1)}
+
+
 def _title(docs: Sequence[dict[str, Any]], points: Sequence[Point]) -> str:
     names = list(dict.fromkeys(device_name(d) for d in docs))
     dtypes = list(dict.fromkeys(str(docs[p.doc]["records"][p.record].get("dtype")) for p in points))
@@ -421,9 +446,14 @@ def build_figure(docs: Sequence[dict[str, Any]], labels: Sequence[str] | None = 
 
     Artists carry gids the tests (and anyone inspecting the figure) can find: 'roof:DOC:SOURCE:KIND:KEY',
     'ridge:...', 'point:DOC:RECORD', 'headroom:DOC:RECORD', 'label:roof:...', 'label:point:DOC:RECORD';
-    the legends are 'legend:series' (one entry per document) and 'legend:key'.
+    the legends are 'legend:series' (one entry per document) and 'legend:key'. A chart of more than
+    NUMBERED_ABOVE points labels each with its number ('label:point:...' holds '1', '2', ...) and adds a
+    table under the legends: per point 'table:COLUMN:DOC:RECORD' with COLUMN one of number, marker,
+    label, ai, flops, fraction; 'table:head:BLOCK:COLUMN' the column headings, 'table:group:DOC:BLOCK' a
+    document's heading (several documents).
     """
     chart = chart_model(docs, labels, roof, title)
+    numbers = point_numbers(chart) if is_numbered(chart) else {}
     mpl = _matplotlib()
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
@@ -434,6 +464,14 @@ def build_figure(docs: Sequence[dict[str, Any]], labels: Sequence[str] | None = 
                          "legend.title_fontsize": FONT_PT, "svg.fonttype": "none", "pdf.fonttype": 42}):
         fig = Figure(figsize=FIGSIZE_IN, dpi=DPI, layout="constrained")
         FigureCanvasAgg(fig)
+        table = _plan_table(fig, chart, numbers) if numbers else None
+        # A band at the bottom, below the legends, for the table and the note on records not drawn.
+        note_in = _NOTE_LINE_IN if chart.skipped else 0.0
+        band_in = (table.height_in if table else 0.0) + note_in
+        if band_in:
+            height = FIGSIZE_IN[1] + band_in
+            fig.set_size_inches(table.fig_w_in if table else FIGSIZE_IN[0], height)
+            fig.get_layout_engine().set(rect=(0.0, band_in / height, 1.0, 1.0 - band_in / height))
         ax = fig.add_subplot()
         ax.set_xscale("log")
         ax.set_yscale("log")
@@ -459,13 +497,23 @@ def build_figure(docs: Sequence[dict[str, Any]], labels: Sequence[str] | None = 
         _draw_points(ax, chart)
         _draw_legends(fig, chart)
         if chart.skipped:
-            fig.text(0.01, 0.005, f"not drawn ({len(chart.skipped)}): " + "; ".join(chart.skipped)[:160],
-                     fontsize=FONT_PT, color="#555555", ha="left", va="bottom")
+            note = fig.text(_EDGE_IN, _EDGE_IN / 2, f"not drawn ({len(chart.skipped)}): "
+                            + "; ".join(chart.skipped)[:160], fontsize=FONT_PT, color="#555555", ha="left",
+                            va="bottom", transform=fig.dpi_scale_trans)
+            note.set_gid("note:skipped")
         # Lay out once, then freeze it: the labels are placed in display space and must stay put.
         fig.canvas.draw()
         fig.set_layout_engine("none")
+        if band_in:  # the legends, placed at the figure's foot, move up into the room left for them
+            from matplotlib.transforms import Bbox
+
+            above = Bbox.from_bounds(0, band_in, fig.get_figwidth(), fig.get_figheight() - band_in)
+            for legend in fig.legends:
+                legend.set_bbox_to_anchor(above, transform=fig.dpi_scale_trans)
         _stack_margin_labels(fig, ax, margin)
-        _place_labels(fig, ax, chart)
+        _place_labels(fig, ax, chart, numbers)
+        if table is not None:
+            _draw_table(fig, table, top_in=table.height_in + note_in)
     return fig
 
 
@@ -586,6 +634,7 @@ def _stack_margin_labels(fig: Figure, ax: Axes, labels: list[Any]) -> None:
 # a leader line when the near ring is taken; a leader may not cross a label or marker). A label with no
 # free spot takes the free-of-shapes spot crossing the fewest lines, else the least-overlapping one.
 _GAP_PX = 3.0  # clearance kept between a label and anything else
+_LEADER_COLOUR = "#777777"
 
 Corners = tuple[tuple[float, float], ...]  # a convex shape in display pixels: a rectangle, or a segment
 
@@ -611,6 +660,11 @@ def _clear(a: Corners, b: Corners, gap: float = _GAP_PX) -> bool:
         if max(pa) + gap <= min(pb) or max(pb) + gap <= min(pa):
             return True
     return False
+
+
+def _holds(shape: Corners, xy: tuple[float, float]) -> bool:
+    x0, y0, x1, y1 = _bounds(shape)
+    return x0 <= xy[0] <= x1 and y0 <= xy[1] <= y1
 
 
 def _bounds(shape: Corners) -> tuple[float, float, float, float]:
@@ -641,6 +695,8 @@ class _Candidate:
     va: str
     angle: float = 0.0
     leader: Corners | None = None  # the leader line from the marker's edge to the label, in display pixels
+    ring: int = 0  # how far out (0: by the marker, no leader)
+    centre: tuple[float, float] = (math.nan, math.nan)  # the point's centre, in display pixels
 
 
 @dataclass
@@ -648,16 +704,20 @@ class _Scene:
     area: tuple[float, float, float, float]  # the axes, in display pixels
     shapes: list[Corners]  # placed labels, markers and ridge points
     segments: list[tuple[str, Corners]]  # (owner gid, segment) of every drawn line
+    markers: list[Corners] = dataclasses.field(default_factory=list)  # the markers and ridge points of shapes
 
 
-def _text_size(ax: Axes, renderer: RendererBase, text: str) -> tuple[float, float]:
-    probe = ax.text(0.5, 0.5, text, fontsize=FONT_PT, transform=ax.transAxes)
+def _text_size(ax: Axes, renderer: RendererBase, text: str, weight: str = "normal") -> tuple[float, float]:
+    probe = ax.text(0.5, 0.5, text, fontsize=FONT_PT, fontweight=weight, transform=ax.transAxes)
     ext = probe.get_window_extent(renderer)
     probe.remove()
     return ext.width, ext.height
 
 
-def _choose(scene: _Scene, candidates: list[_Candidate], own: set[str]) -> _Candidate:
+def _choose(scene: _Scene, candidates: list[_Candidate], own: set[str], near: bool = False) -> _Candidate:
+    """The first free candidate, in preference order. With `near` (a point's number), a spot by the marker
+    that crosses a line beats one further out on a leader: the cost of a spot is its ring plus the lines
+    it crosses (another label's leader counting most), the first of the cheapest wins."""
     ax0, ay0, ax1, ay1 = scene.area
 
     def inside(c: _Candidate) -> bool:
@@ -668,11 +728,20 @@ def _choose(scene: _Scene, candidates: list[_Candidate], own: set[str]) -> _Cand
         return all(_clear(c.quad, seg, 1.5) for gid, seg in scene.segments if gid not in own)
 
     def free_of_shapes(c: _Candidate) -> bool:
-        if c.leader is not None and not all(_clear(c.leader, shape, 1.0) for shape in scene.shapes):
+        # A leader may cross a marker that covers its own point's centre (it cannot avoid it), no other.
+        if c.leader is not None and not all(_clear(c.leader, shape, 1.0) or _holds(shape, c.centre)
+                                            for shape in scene.shapes):
             return False
         return all(_clear(c.quad, shape) for shape in scene.shapes)
 
     fits = [c for c in candidates if inside(c)] or candidates
+    if near and (free := [c for c in fits if free_of_shapes(c)]):
+        def cost(c: _Candidate) -> float:
+            crossed = [gid for gid, seg in scene.segments if gid not in own and not _clear(c.quad, seg, 1.5)]
+            return c.ring + sum(3.0 if g.startswith("label:") else 1.5 if g.startswith("roof:") else 0.75
+                                for g in crossed)
+
+        return min(free, key=cost)
     for c in fits:
         if free_of_shapes(c) and free_of_lines(c):
             return c
@@ -693,7 +762,8 @@ def _choose(scene: _Scene, candidates: list[_Candidate], own: set[str]) -> _Cand
     return min(fits, key=overlap)
 
 
-def _place_labels(fig: Figure, ax: Axes, chart: Chart) -> None:
+def _place_labels(fig: Figure, ax: Axes, chart: Chart, numbers: dict[str, int]) -> None:
+    """Memory-roof labels along their diagonals, then each point's label (or number, on a numbered chart)."""
     renderer = fig.canvas.get_renderer()
     to_px = ax.transData.transform
     px_per_pt = fig.dpi / 72.0
@@ -708,11 +778,12 @@ def _place_labels(fig: Figure, ax: Axes, chart: Chart) -> None:
     half = MARKER_PT * px_per_pt / 2 + 1
     for p in chart.points:
         cx, cy = to_px((p.ai, p.flops_per_s))
-        scene.shapes.append(_rect(cx - half, cy - half, cx + half, cy + half))
+        scene.markers.append(_rect(cx - half, cy - half, cx + half, cy + half))
     for line in ax.get_lines():
         if (line.get_gid() or "").startswith("ridge:"):
             cx, cy = to_px((line.get_xdata()[0], line.get_ydata()[0]))
-            scene.shapes.append(_rect(cx - 5, cy - 5, cx + 5, cy + 5))
+            scene.markers.append(_rect(cx - 5, cy - 5, cx + 5, cy + 5))
+    scene.shapes += scene.markers
 
     for r in (r for r in chart.roofs if r.kind == "memory"):
         colour = DOC_COLOURS[r.doc % len(DOC_COLOURS)]
@@ -723,22 +794,212 @@ def _place_labels(fig: Figure, ax: Axes, chart: Chart) -> None:
         best = _choose(scene, cands, {f"roof:{r.gid}"})
         _commit(ax, scene, best, r.text, f"label:roof:{r.gid}", colour, rotation_mode="anchor")
 
+    done: set[str] = set()
+    if numbers:  # tight clusters first: their numbers in a row or column beside them
+        for cluster in _clusters(ax, chart, px_per_pt):
+            done |= _place_callout(ax, renderer, scene, cluster, numbers, px_per_pt)
     order = sorted(chart.points, key=lambda p: (-p.flops_per_s, p.ai, p.doc, p.record))
+    away = _outward(ax, chart, px_per_pt) if numbers else {}
     for p in order:
-        w, h = _text_size(ax, renderer, p.label)
-        cands = _point_candidates(ax, p, w, h, px_per_pt)
-        best = _choose(scene, cands, {f"headroom:{p.gid}"})
-        _commit(ax, scene, best, p.label, f"label:point:{p.gid}", "#1a1a1a")
+        if p.gid in done:
+            continue
+        if numbers:
+            text, weight, colour = str(numbers[p.gid]), NUMBER_WEIGHT, DOC_COLOURS[p.doc % len(DOC_COLOURS)]
+        else:
+            text, weight, colour = p.label, "normal", "#1a1a1a"
+        w, h = _text_size(ax, renderer, text, weight)
+        cands = _point_candidates(ax, p, w, h, px_per_pt, _NUMBER_RINGS_PT if numbers else _RINGS_PT,
+                                  away.get(p.gid))
+        best = _choose(scene, cands, {f"headroom:{p.gid}"}, near=bool(numbers))
+        _commit(ax, scene, best, text, f"label:point:{p.gid}", colour, fontweight=weight)
+
+
+# ---------------------------------------------------------------- callouts for tight clusters (numbered charts)
+# Markers that touch (centres closer than _TOUCH_PT) form a cluster; one of _CALLOUT_MIN or more points gets
+# its numbers as a callout: a row under or over it, ordered left to right like the points (which, numbered
+# by intensity, reads 9, 10, 11, ...), or a column beside it ordered top to bottom, each number on a
+# straight leader to its marker (drawn beneath the markers), neighbours swapped where their leaders would
+# cross. A long cluster may split: its upper half over it and the rest under it, or left and right. Of
+# all sides x _CALLOUT_GAPS_PT, the cheapest layout wins (_callout_cost: collisions, then lines crossed);
+# when every one collides, the cluster's numbers are placed one by one like the others.
+_TOUCH_PT = MARKER_PT * 1.6
+_CALLOUT_MIN = 3
+_CALLOUT_SIDES = ("below", "above", "right", "left")
+_CALLOUT_GAPS_PT = (12.0, 20.0, 30.0, 44.0, 60.0)
+_CALLOUT_STEP_PX = 10.0  # between two numbers of a callout (a row; half that in a column)
+
+
+def _clusters(ax: Axes, chart: Chart, px_per_pt: float) -> list[list[Point]]:
+    """Groups of touching markers (single linkage) of at least _CALLOUT_MIN points, largest first."""
+    xy = [tuple(ax.transData.transform((p.ai, p.flops_per_s))) for p in chart.points]
+    parent = list(range(len(xy)))
+
+    def root(k: int) -> int:
+        while parent[k] != k:
+            parent[k] = parent[parent[k]]
+            k = parent[k]
+        return k
+
+    for i in range(len(xy)):
+        for j in range(i + 1, len(xy)):
+            if math.dist(xy[i], xy[j]) < _TOUCH_PT * px_per_pt:
+                parent[root(i)] = root(j)
+    groups: dict[int, list[Point]] = {}
+    for k, p in enumerate(chart.points):
+        groups.setdefault(root(k), []).append(p)
+    found = [g for g in groups.values() if len(g) >= _CALLOUT_MIN]
+    return sorted(found, key=lambda g: (-len(g), min(p.ai for p in g)))
+
+
+def _place_callout(ax: Axes, renderer: RendererBase, scene: _Scene, cluster: list[Point], numbers: dict[str, int],
+                   px_per_pt: float) -> set[str]:
+    """Place a cluster's numbers as a row or column; returns the gids placed (none when nothing fits)."""
+    centre = {p.gid: tuple(ax.transData.transform((p.ai, p.flops_per_s))) for p in cluster}
+    size = {p.gid: _text_size(ax, renderer, str(numbers[p.gid]), NUMBER_WEIGHT) for p in cluster}
+    by_y = sorted(cluster, key=lambda p: (-centre[p.gid][1], numbers[p.gid]))
+    by_x = sorted(cluster, key=lambda p: (centre[p.gid][0], numbers[p.gid]))
+    half = (len(cluster) + 1) // 2
+    # One row or column for the whole cluster; failing that, its upper half over it and the rest under it,
+    # or its left half left of it and the rest right of it (half as long, so they fit where one does not).
+    plans = [[(side, cluster)] for side in _CALLOUT_SIDES] + [
+        [("above", by_y[:half]), ("below", by_y[half:])], [("left", by_x[:half]), ("right", by_x[half:])]]
+    best: tuple[float, list[tuple[Point, _Candidate]]] | None = None
+    for plan in plans:
+        for gap_pt in _CALLOUT_GAPS_PT:
+            layout = []
+            for side, members in plan:
+                if side in ("below", "above"):
+                    order = sorted(members, key=lambda p: (centre[p.gid][0], numbers[p.gid]))
+                else:
+                    order = sorted(members, key=lambda p: (-centre[p.gid][1], numbers[p.gid]))
+                order = _uncross(order, lambda o, side=side, gap_pt=gap_pt: _callout_layout(
+                    scene, o, side, gap_pt * px_per_pt, centre, size, px_per_pt))
+                layout += _callout_layout(scene, order, side, gap_pt * px_per_pt, centre, size, px_per_pt)
+            cost = _callout_cost(scene, layout)
+            if best is None or cost < best[0]:
+                best = (cost, layout)
+    if best is None or best[0] >= _BLOCKED:
+        return set()
+    for p, c in best[1]:
+        _commit(ax, scene, c, str(numbers[p.gid]), f"label:point:{p.gid}", DOC_COLOURS[p.doc % len(DOC_COLOURS)],
+                fontweight=NUMBER_WEIGHT, leader_under=True)
+    return {p.gid for p, _ in best[1]}
+
+
+def _callout_layout(scene: _Scene, order: list[Point], side: str, gap: float,
+                    centre: dict[str, tuple[float, float]], size: dict[str, tuple[float, float]],
+                    px_per_pt: float) -> list[tuple[Point, _Candidate]]:
+    """The numbers of `order` in a row under or over the cluster, or a column right or left of it, `gap`
+    pixels from its markers and kept inside the axes; each with its leader from its marker's edge."""
+    x0, y0, x1, y1 = scene.area
+    everyone = centre.values()  # the whole cluster: a half's row or column clears all of it
+    xs, ys = [centre[p.gid][0] for p in order], [centre[p.gid][1] for p in order]
+    top_y, bottom_y = max(c[1] for c in everyone), min(c[1] for c in everyone)
+    right_x, left_x = max(c[0] for c in everyone), min(c[0] for c in everyone)
+    half = MARKER_PT * px_per_pt / 2 + 1
+    h = max(hh for _, hh in size.values())
+    spots = []
+    if side in ("below", "above"):
+        total = sum(size[p.gid][0] for p in order) + _CALLOUT_STEP_PX * (len(order) - 1)
+        left = min(max(sum(xs) / len(xs) - total / 2, x0), x1 - total)
+        edge = bottom_y - half - gap if side == "below" else top_y + half + gap
+        va = "top" if side == "below" else "bottom"
+        for p in order:
+            w = size[p.gid][0]
+            spots.append((p, (left + w / 2, edge), "center", va))
+            left += w + _CALLOUT_STEP_PX
+    else:
+        total = h * len(order) + _CALLOUT_STEP_PX / 2 * (len(order) - 1)
+        top = max(min(sum(ys) / len(ys) + total / 2, y1), y0 + total)
+        edge = right_x + half + gap if side == "right" else left_x - half - gap
+        ha = "left" if side == "right" else "right"
+        for p in order:
+            spots.append((p, (edge, top - h / 2), ha, "center"))
+            top -= h + _CALLOUT_STEP_PX / 2
+    layout = []
+    for p, anchor, ha, va in spots:
+        cx, cy = centre[p.gid]
+        w, hh = size[p.gid]
+        reach = math.dist(anchor, (cx, cy)) or 1.0
+        start = (cx + (anchor[0] - cx) / reach * half, cy + (anchor[1] - cy) / reach * half)
+        offset = ((anchor[0] - cx) / px_per_pt, (anchor[1] - cy) / px_per_pt)
+        layout.append((p, _Candidate(_quad(anchor, w, hh, ha, va), (p.ai, p.flops_per_s), offset, ha, va,
+                                     leader=(start, anchor), ring=1, centre=(cx, cy))))
+    return layout
+
+
+def _crossings(layout: list[tuple[Point, _Candidate]]) -> int:
+    """How many pairs of the callout's leaders cross (measured from the points' centres)."""
+    segs = [(c.centre, c.leader[1]) for _, c in layout if c.leader is not None]
+    return sum(not _clear(a, b, 0.0) for k, a in enumerate(segs) for b in segs[k + 1:])
+
+
+def _uncross(order: list[Point], build: Any) -> list[Point]:
+    """Swap neighbours of the callout order while that lowers the number of crossing leaders."""
+    order = list(order)
+    crossed = _crossings(build(order))
+    improved = True
+    while improved and crossed:
+        improved = False
+        for k in range(len(order) - 1):
+            trial = [*order[:k], order[k + 1], order[k], *order[k + 2:]]
+            n = _crossings(build(trial))
+            if n < crossed:
+                order, crossed, improved = trial, n, True
+    return order
+
+
+_BLOCKED = 1000.0  # the cost of a callout that collides with something or leaves the axes
+_GRAZE = 40.0  # the cost of a leader over a marker outside its cluster
+
+
+def _callout_cost(scene: _Scene, layout: list[tuple[Point, _Candidate]]) -> float:
+    """Collisions (each _BLOCKED); then crossings: of its own leaders, of a number over a line (it would seem
+    to belong to it), of a leader over a line; then leader length."""
+    ax0, ay0, ax1, ay1 = scene.area
+    own_quads = [c.quad for _, c in layout]
+    centres = [c.centre for _, c in layout]
+    cost = 3.0 * _crossings(layout)
+    for p, c in layout:
+        bx0, by0, bx1, by1 = _bounds(c.quad)
+        if bx0 < ax0 or by0 < ay0 or bx1 > ax1 or by1 > ay1:
+            cost += _BLOCKED
+        if not all(_clear(c.quad, shape) for shape in scene.shapes):
+            cost += _BLOCKED
+        assert c.leader is not None
+        # A leader passes under the cluster's other markers (drawn beneath them); over a number or label it
+        # blocks the callout, over another marker it costs much (it seems to point there too).
+        for shape in scene.shapes + [q for q in own_quads if q is not c.quad]:
+            if not (_clear(c.leader, shape, 1.0) or any(_holds(shape, xy) for xy in centres)):
+                cost += _GRAZE if any(shape is m for m in scene.markers) else _BLOCKED
+        for gid, seg in scene.segments:
+            if gid == f"headroom:{p.gid}":
+                continue
+            if not _clear(c.quad, seg, 1.5):
+                cost += 3.0 if gid.startswith("label:") else 2.0
+            if not _clear(c.leader, seg, 0.0):
+                cost += 3.0 if gid.startswith("label:") else 1.0 if gid.startswith("roof:") else 0.5
+        cost += math.dist(*c.leader) / 1000
+    return cost
 
 
 def _commit(ax: Axes, scene: _Scene, c: _Candidate, text: str, gid: str, colour: str,
-            rotation_mode: str = "default") -> None:
+            rotation_mode: str = "default", fontweight: str = "normal", leader_under: bool = False) -> None:
+    """Draw a placed label; its leader, if any, is the annotation's arrow or (leader_under) a line beneath
+    the markers from the point's centre ('leader:DOC:RECORD')."""
     arrow = None
-    if c.leader is not None:
-        arrow = {"arrowstyle": "-", "color": "#777777", "linewidth": 0.7, "shrinkA": 1, "shrinkB": MARKER_PT / 2 + 1}
+    if c.leader is not None and leader_under:
+        end = ax.transData.inverted().transform(c.leader[1])
+        ax.plot([c.xy[0], end[0]], [c.xy[1], end[1]], color=_LEADER_COLOUR, linewidth=0.7, zorder=4,
+                solid_capstyle="butt", gid=gid.replace("label:point:", "leader:"))
+        scene.segments.append((gid, c.leader))
+    elif c.leader is not None:
+        arrow = {"arrowstyle": "-", "color": _LEADER_COLOUR, "linewidth": 0.7, "shrinkA": 1,
+                 "shrinkB": MARKER_PT / 2 + 1}
         scene.segments.append((gid, c.leader))
     ann = ax.annotate(text, xy=c.xy, xytext=c.offset_pt, textcoords="offset points", ha=c.ha, va=c.va,
-                      rotation=c.angle, rotation_mode=rotation_mode, fontsize=FONT_PT, color=colour,
+                      rotation=c.angle, rotation_mode=rotation_mode, fontsize=FONT_PT, fontweight=fontweight,
+                      color=colour,
                       bbox=LABEL_BOX, zorder=6, annotation_clip=False, arrowprops=arrow)
     ann.set_gid(gid)
     scene.shapes.append(c.quad)
@@ -777,13 +1038,37 @@ _ALONG = tuple(sorted((k / 20 for k in range(2, 19)), key=lambda f: (abs(f - 0.4
 # Directions around a marker, in preference order: right, left, up-right, down-right, up, down, up-left, down-left.
 _DIRECTIONS = (0, 180, 35, -35, 90, -90, 145, -145, 15, -15, 165, -165, 60, -60, 120, -120)
 _RINGS_PT = (7, 16, 28, 42, 60, 85, 115, 150)
+_NUMBER_RINGS_PT = (6, 13, 21, 30, 42, 60, 85)  # a number is small: it finds room closer in
 
 
-def _point_candidates(ax: Axes, p: Point, w: float, h: float, px_per_pt: float) -> list[_Candidate]:
+_CLUSTER_PT = 30.0  # points closer than this to each other form a cluster, whose numbers fan out from it
+
+
+def _outward(ax: Axes, chart: Chart, px_per_pt: float) -> dict[str, float]:
+    """For each point with neighbours, the direction (degrees) away from its neighbours' centre: its number
+    goes that way first, so that the numbers of a cluster fan out around it and their leaders do not cross."""
+    xy = {p.gid: tuple(ax.transData.transform((p.ai, p.flops_per_s))) for p in chart.points}
+    reach = _CLUSTER_PT * px_per_pt
+    out = {}
+    for gid, (x, y) in xy.items():
+        near = [(u, v) for g, (u, v) in xy.items() if g != gid and math.hypot(u - x, v - y) < reach]
+        if near:
+            mx, my = sum(u for u, _ in near) / len(near), sum(v for _, v in near) / len(near)
+            if math.hypot(x - mx, y - my) > 0.5:
+                out[gid] = math.degrees(math.atan2(y - my, x - mx))
+    return out
+
+
+def _point_candidates(ax: Axes, p: Point, w: float, h: float, px_per_pt: float,
+                      rings: Sequence[float] = _RINGS_PT, prefer: float | None = None) -> list[_Candidate]:
+    """Spots around a point's marker: the near ring first (no leader), then rings further out; in each
+    ring the directions of _DIRECTIONS, or those nearest `prefer` (degrees) first."""
     cx, cy = ax.transData.transform((p.ai, p.flops_per_s))
+    directions = _DIRECTIONS if prefer is None else sorted(
+        _DIRECTIONS, key=lambda d: abs((d - prefer + 180) % 360 - 180))
     out = []
-    for ring, radius in enumerate(_RINGS_PT):
-        for deg in _DIRECTIONS:
+    for ring, radius in enumerate(rings):
+        for deg in directions:
             c, s = math.cos(math.radians(deg)), math.sin(math.radians(deg))
             dx, dy = radius * c, radius * s * (0.8 if ring == 0 else 1.0)
             ha = "left" if c > 0.3 else "right" if c < -0.3 else "center"
@@ -794,8 +1079,198 @@ def _point_candidates(ax: Axes, p: Point, w: float, h: float, px_per_pt: float) 
                 start = (MARKER_PT / 2 + 1) * px_per_pt
                 leader = ((cx + c * start, cy + s * start), anchor)
             out.append(_Candidate(_quad(anchor, w, h, ha, va), (p.ai, p.flops_per_s), (dx, dy), ha, va,
-                                  leader=leader))
+                                  leader=leader, ring=ring, centre=(cx, cy)))
     return out
+
+
+# ---------------------------------------------------------------- the table of a numbered chart
+# Under the legends, rows of: number, marker (bound colour, document shape), label, intensity, FLOP/s and
+# fraction of the roof, in as many blocks side by side as the figure's width holds (at most _MAX_BLOCKS),
+# each with its column headings; with several documents each document's rows start under its name.
+# Positions are in inches (fig.dpi_scale_trans), so PNG, SVG and PDF agree.
+NUMBER_WEIGHT = "bold"
+_EDGE_IN = 0.12  # from the figure's left edge to the table and the note
+_NOTE_LINE_IN = 0.3  # the band for the note on records not drawn
+_ROW_PT = FONT_PT * 1.5  # row pitch
+_CELL_GAP_PT = 8.0  # between the columns of a block
+_BLOCK_GAP_IN = 0.4  # between blocks side by side
+# A numbered chart may grow this wide (from FIGSIZE_IN's 10 in) when that fits one more block of rows side by
+# side: a laptop screen has width to spare, not height, and every block saved shortens the table a lot.
+NUMBERED_MAX_WIDTH_IN = 12.0
+_TABLE_PAD_IN = (0.16, 0.06)  # above the table (under the legends), below it
+_MAX_BLOCKS = 3
+_COLUMNS = ("number", "marker", "label", "ai", "flops", "fraction")
+_HEADINGS = {"number": "#", "marker": "", "label": "operator", "ai": "FLOP/B", "flops": "TFLOP/s",
+             "fraction": "of roof"}
+_RIGHT_ALIGNED = frozenset({"number", "ai", "flops", "fraction"})
+_STRIPE = "#f2f2f2"
+_MUTED = "#555555"
+
+
+@dataclass(frozen=True)
+class _Entry:
+    kind: str  # "row" (a point) | "group" (a document's heading)
+    doc: int
+    point: Point | None = None
+    name: str = ""  # a heading's document name
+    text: str = ""  # a heading's text
+
+
+@dataclass(frozen=True)
+class _TablePlan:
+    blocks: tuple[tuple[_Entry, ...], ...]
+    cells: dict[str, dict[str, str]]  # point gid -> column -> text
+    anchors_in: dict[str, float]  # column -> x of its text from the block's left (its right edge if right-aligned)
+    marker_in: float  # x of the marker column's centre from the block's left
+    block_w_in: float
+    height_in: float
+    fig_w_in: float  # the figure's width (wider than FIGSIZE_IN's when that fits one more block)
+
+
+def _tflops_text(flops_per_s: float) -> str:
+    v = flops_per_s / 1e12
+    return f"{v:,.0f}" if v >= 100 else f"{v:.3g}"
+
+
+def _fraction_text(p: Point) -> str:
+    if not p.timed:
+        return "model"
+    return f"{p.fraction:.0%}" if math.isfinite(p.fraction) else "-"
+
+
+def _fill(entries: Sequence[_Entry], per: int) -> list[list[_Entry]]:
+    """Entries cut into blocks of at most `per` rows; a heading never ends a block, and a block that starts
+    inside a document repeats its heading ('..., continued')."""
+    blocks: list[list[_Entry]] = []
+    cur: list[_Entry] = []
+    group: _Entry | None = None
+    for e in entries:
+        if e.kind == "group":
+            group = e
+            if cur and len(cur) >= per - 1:
+                blocks.append(cur)
+                cur = []
+        elif len(cur) >= per:
+            blocks.append(cur)
+            cur = [replace(group, text=f"{group.name}, continued")] if group else []
+        cur.append(e)
+    if cur:
+        blocks.append(cur)
+    return blocks
+
+
+def _plan_table(fig: Figure, chart: Chart, numbers: dict[str, int]) -> _TablePlan:
+    """What the table holds and how wide its columns are (measured with the figure's renderer)."""
+    renderer = fig.canvas.get_renderer()
+
+    def width_in(text: str, weight: str = "normal") -> float:
+        probe = fig.text(0, 0, text, fontsize=FONT_PT, fontweight=weight)
+        w = probe.get_window_extent(renderer).width / fig.dpi
+        probe.remove()
+        return w
+
+    points = sorted(chart.points, key=lambda p: numbers[p.gid])
+    cells = {p.gid: {"number": str(numbers[p.gid]), "label": p.label, "ai": intensity_text(p.ai),
+                     "flops": _tflops_text(p.flops_per_s), "fraction": _fraction_text(p)} for p in points}
+    entries: list[_Entry] = []
+    for doc, name in enumerate(chart.series):
+        own = [p for p in points if p.doc == doc]
+        if own and len(chart.series) > 1:
+            first, last = numbers[own[0].gid], numbers[own[-1].gid]
+            span = f"{first}" if first == last else f"{first}\u2013{last}"
+            entries.append(_Entry("group", doc, name=name, text=f"{name}  (points {span})"))
+        entries += [_Entry("row", doc, p) for p in own]
+
+    gap = _CELL_GAP_PT / 72
+    widths = {c: max([width_in(_HEADINGS[c])] + [width_in(cells[p.gid][c], NUMBER_WEIGHT if c == "number"
+                                                          else "normal") for p in points])
+              for c in _COLUMNS if c != "marker"}
+    widths["marker"] = MARKER_PT / 72 + 0.04
+    budget = fig.get_figwidth() - 2 * _EDGE_IN
+    fixed = sum(w for c, w in widths.items() if c != "label") + gap * (len(_COLUMNS) - 1)
+    if fixed + widths["label"] > budget:  # labels too long even for one block: shorten the longest
+        widths["label"] = budget - fixed
+        for cell in cells.values():
+            while len(cell["label"]) > 4 and width_in(cell["label"]) > widths["label"]:
+                cell["label"] = cell["label"][:-2] + "\u2026"
+    anchors: dict[str, float] = {}
+    x = 0.0
+    for c in _COLUMNS:
+        anchors[c] = x + widths[c] if c in _RIGHT_ALIGNED else x
+        x += widths[c] + gap
+    block_w = x - gap
+
+    def blocks_in(width: float) -> int:
+        return max(1, min(_MAX_BLOCKS, int((width - 2 * _EDGE_IN + _BLOCK_GAP_IN) // (block_w + _BLOCK_GAP_IN))))
+
+    n_blocks = blocks_in(fig.get_figwidth())
+    fig_w = fig.get_figwidth()
+    if n_blocks < blocks_in(NUMBERED_MAX_WIDTH_IN) and len(entries) > 2 * n_blocks:
+        n_blocks += 1
+        fig_w = (n_blocks * block_w + (n_blocks - 1) * _BLOCK_GAP_IN) + 2 * _EDGE_IN
+    per = max(2, math.ceil(len(entries) / n_blocks))
+    while len(_fill(entries, per)) > n_blocks:
+        per += 1
+    blocks = _fill(entries, per)
+    rows = max(len(b) for b in blocks) + 1  # and the headings
+    height = _TABLE_PAD_IN[0] + rows * _ROW_PT / 72 + _TABLE_PAD_IN[1]
+    return _TablePlan(tuple(tuple(b) for b in blocks), cells, anchors, widths["number"] + gap + widths["marker"] / 2,
+                      block_w, height, max(fig_w, fig.get_figwidth()))
+
+
+def _draw_table(fig: Figure, plan: _TablePlan, top_in: float) -> None:
+    """Draw the planned table with its top edge `top_in` inches above the figure's bottom."""
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Rectangle
+
+    inches = fig.dpi_scale_trans
+    row = _ROW_PT / 72
+    sink = FONT_PT * 0.34 / 72  # from a row's middle down to its text baseline
+
+    def text(x: float, y: float, s: str, gid: str, ha: str = "left", **kw: Any) -> None:
+        if s:
+            t = fig.text(x, y - sink, s, transform=inches, ha=ha, va="baseline", fontsize=FONT_PT, **kw)
+            t.set_gid(gid)
+
+    def marker(x: float, y: float, doc: int, face: str, edge: str, gid: str, width: float = 0.8) -> None:
+        m = Line2D([x], [y], transform=inches, linestyle="none", marker=DOC_MARKERS[doc % len(DOC_MARKERS)],
+                   markersize=MARKER_PT * 0.9, markerfacecolor=face, markeredgecolor=edge, markeredgewidth=width)
+        m.set_gid(gid)
+        fig.add_artist(m)
+
+    for b, block in enumerate(plan.blocks):
+        x0 = _EDGE_IN + b * (plan.block_w_in + _BLOCK_GAP_IN)
+        y = top_in - _TABLE_PAD_IN[0] - row / 2
+        for c in _COLUMNS:
+            text(x0 + plan.anchors_in[c], y, _HEADINGS[c], f"table:head:{b}:{c}",
+                 ha="right" if c in _RIGHT_ALIGNED else "left", color=_MUTED)
+        rule = Line2D([x0, x0 + plan.block_w_in], [y - row / 2] * 2, transform=inches, color="#b0b0b0",
+                      linewidth=0.7)
+        rule.set_gid(f"table:rule:{b}")
+        fig.add_artist(rule)
+        for k, e in enumerate(block):
+            y = top_in - _TABLE_PAD_IN[0] - (k + 1.5) * row
+            colour = DOC_COLOURS[e.doc % len(DOC_COLOURS)]
+            if e.kind == "group":
+                marker(x0 + plan.marker_in, y, e.doc, "#bbbbbb", colour, f"table:groupmarker:{e.doc}:{b}")
+                text(x0 + plan.anchors_in["label"], y, e.text, f"table:group:{e.doc}:{b}", color=colour,
+                     fontweight="bold")
+                continue
+            p = e.point
+            assert p is not None
+            if k % 2:
+                fig.add_artist(Rectangle((x0 - 0.04, y - row / 2), plan.block_w_in + 0.08, row, transform=inches,
+                                         facecolor=_STRIPE, edgecolor="none", zorder=-1))
+            cells = plan.cells[p.gid]
+            bcolour = bound_colour(p.bound)
+            if p.timed:
+                marker(x0 + plan.marker_in, y, p.doc, bcolour, "white", f"table:marker:{p.gid}")
+            else:
+                marker(x0 + plan.marker_in, y, p.doc, "white", bcolour, f"table:marker:{p.gid}", width=1.6)
+            for c in ("number", "label", "ai", "flops", "fraction"):
+                kw = {"color": colour, "fontweight": NUMBER_WEIGHT} if c == "number" else {"color": "#1a1a1a"}
+                text(x0 + plan.anchors_in[c], y, cells[c], f"table:{c}:{p.gid}",
+                     ha="right" if c in _RIGHT_ALIGNED else "left", **kw)
 
 
 # ---------------------------------------------------------------- saving

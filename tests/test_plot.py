@@ -5,11 +5,15 @@ tests/data/results_h200.json is hand-made: six timed records on the H200 SXM spe
 h200`: BF16 tensor dense 989.4 TFLOP/s, BF16 CUDA-core 133.8, FP32 66.9, HBM 4800 GB/s), times chosen by
 hand, and a measured_ceilings block (DRAM 4.31 TB/s, L2 11.2, SMEM 30.5, BF16 tensor 765 TFLOP/s).
 tests/data/results_analytic.json holds five analytic-only records on the same spec.
+
+Up to NUMBERED_ABOVE points are labelled by name; a chart of more numbers them and lists them in a table
+under it (`_crowded()` and `_cluster()` build such documents from the operator models).
 """
 
 from __future__ import annotations
 
 import copy
+import itertools
 import json
 import math
 import re
@@ -23,11 +27,17 @@ import pytest
 from roofline.errors import RooflineError, UsageError
 from roofline.plot import (
     BOUND_COLOURS,
+    DOC_MARKERS,
+    FIGSIZE_IN,
+    NUMBERED_ABOVE,
+    NUMBERED_MAX_WIDTH_IN,
     OTHER_BOUND_COLOUR,
     build_figure,
     chart_model,
     eng,
+    intensity_text,
     load_documents,
+    point_numbers,
     save_chart,
 )
 from roofline.terminal_plot import LETTERS, render_terminal
@@ -337,6 +347,7 @@ def test_label_texts(h200_fig: Any) -> None:
     points = {t.get_text() for t in artists(h200_fig, "label:point:").values()}
     assert points == {"gemm bf16", "gemm fp32", "attention flash bf16", "gemv bf16", "swiglu fused bf16",
                       "rmsnorm bf16"}
+    assert not artists(h200_fig, "table:")  # six points: labelled by name, no table
     roofs = {t.get_text() for t in artists(h200_fig, "label:roof:").values()}
     assert roofs == {"BF16 tensor 989 TFLOP/s", "BF16 134 TFLOP/s", "FP32 66.9 TFLOP/s", "DRAM 4.8 TB/s",
                      "BF16 tensor 765 TFLOP/s (measured)", "DRAM 4.31 TB/s (measured)",
@@ -425,6 +436,216 @@ def test_labels_do_not_overlap_and_are_not_clipped(case: str) -> None:
         box = [(min(xs), min(ys)), (max(xs), min(ys)), (max(xs), max(ys)), (min(xs), max(ys))]
         for lg in legends:
             assert disjoint(box, [(lg.x0, lg.y0), (lg.x1, lg.y0), (lg.x1, lg.y1), (lg.x0, lg.y1)]), gid
+
+
+# ---------------------------------------------------------------- numbered charts (more than NUMBERED_ABOVE points)
+def _cluster(count: int = 10) -> dict[str, Any]:
+    """The six records and `count` BF16 GEMMs of nearly one shape and speed: a tight clump of markers."""
+    from roofline.analysis import add_time, analytic_record
+    from roofline.dtypes import get_dtype
+    from roofline.model import gpu_ceilings
+    from roofline.ops import make
+    from roofline.specs import resolve
+
+    d = doc()
+    ceilings = gpu_ceilings(resolve("h200"))
+    for i in range(count):
+        rec = analytic_record(make("gemm", m=4096, n=4096, k=4096 + 256 * i), get_dtype("bf16"), ceilings)
+        d["records"].append(add_time(rec, rec["roofline_time_s"] / (0.7 + 0.02 * (i % 5))))
+    return d
+
+
+def _boxes(fig: Any, prefixes: tuple[str, ...]) -> dict[str, list[tuple[float, float]]]:
+    """Display-pixel rectangles (rotated texts: their own quadrilateral) of the texts and markers whose gid
+    starts with one of the prefixes."""
+    from matplotlib.lines import Line2D
+    from matplotlib.text import Text
+
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    out = {}
+    for a in fig.findobj(lambda a: isinstance(a, (Line2D, Text))):
+        gid = a.get_gid() or ""
+        if not gid.startswith(prefixes) or (isinstance(a, Text) and not a.get_text()):
+            continue
+        if isinstance(a, Text):
+            out[gid] = text_corners(a, renderer)
+        else:
+            b = a.get_window_extent(renderer)
+            out[gid] = [(b.x0, b.y0), (b.x1, b.y0), (b.x1, b.y1), (b.x0, b.y1)]
+    return out
+
+
+def _overlaps(boxes: dict[str, list[tuple[float, float]]]) -> list[tuple[str, str]]:
+    gids = sorted(boxes)
+    return [(a, b) for i, a in enumerate(gids) for b in gids[i + 1:] if not disjoint(boxes[a], boxes[b])]
+
+
+def test_up_to_the_threshold_points_are_labelled_above_it_numbered() -> None:
+    d = _crowded()
+    d["records"] = d["records"][:NUMBERED_ABOVE]
+    labels = {t.get_text() for t in artists(build_figure([d]), "label:point:").values()}
+    assert labels == {p.label for p in chart_model([d]).points}
+    d = _crowded()
+    d["records"] = d["records"][:NUMBERED_ABOVE + 1]
+    numbers = {t.get_text() for t in artists(build_figure([d]), "label:point:").values()}
+    assert numbers == {str(n) for n in range(1, NUMBERED_ABOVE + 2)}
+
+
+def test_crowded_chart_numbers_its_points_and_lists_them_in_a_table() -> None:
+    d = _crowded()
+    chart = chart_model([d])
+    numbers = point_numbers(chart)
+    fig = build_figure([d])
+    # On the chart: each point's number, 1..N, left to right (rising intensity).
+    marks = {g.removeprefix("label:point:"): t.get_text() for g, t in artists(fig, "label:point:").items()}
+    assert marks == {p.gid: str(numbers[p.gid]) for p in chart.points}
+    by_number = sorted(chart.points, key=lambda p: numbers[p.gid])
+    assert [numbers[p.gid] for p in by_number] == list(range(1, len(chart.points) + 1))
+    assert all(a.ai <= b.ai for a, b in itertools.pairwise(by_number))
+    # In the table: number, marker, full label, intensity, TFLOP/s, fraction of the roof.
+    table = artists(fig, "table:")
+    heads = {t.get_text() for g, t in table.items() if g.startswith("table:head:")}
+    assert {"#", "operator", "FLOP/B", "TFLOP/s", "of roof"} <= heads
+    for p in chart.points:
+        rec = d["records"][p.record]
+        assert table[f"table:number:{p.gid}"].get_text() == str(numbers[p.gid])
+        assert table[f"table:label:{p.gid}"].get_text() == p.label
+        assert table[f"table:ai:{p.gid}"].get_text() == intensity_text(rec["arithmetic_intensity"])
+        tflops = float(table[f"table:flops:{p.gid}"].get_text().replace(",", ""))
+        assert tflops == pytest.approx(rec["achieved_flops_per_s"] / 1e12, rel=5e-3)
+        assert table[f"table:fraction:{p.gid}"].get_text() == f"{rec['roofline_fraction']:.0%}"
+        marker = table[f"table:marker:{p.gid}"]
+        assert marker.get_marker() == artists(fig, f"point:{p.gid}")[f"point:{p.gid}"].get_marker()
+        assert marker.get_markerfacecolor() == BOUND_COLOURS[rec["bound"]]
+    # A row's cells share a baseline and run left to right in the headings' order.
+    for p in chart.points:
+        cells = [table[f"table:{c}:{p.gid}"] for c in ("number", "label", "ai", "flops", "fraction")]
+        assert len({round(t.get_position()[1], 6) for t in cells}) == 1
+        xs = [t.get_position()[0] for t in cells]
+        assert xs == sorted(xs)
+
+
+def test_records_sharing_a_label_show_their_parameters_in_the_table() -> None:
+    d = _crowded()  # nine GEMVs: gemv bf16 of the six, and eight more of m = 1..16
+    fig = build_figure([d])
+    rows = [t.get_text() for g, t in artists(fig, "table:label:").items()]
+    gemvs = {r for r in rows if r.startswith("gemv bf16")}
+    # m tells them apart; the six's GEMV and the first added one share every parameter: numbered.
+    assert gemvs == {"gemv bf16 m=1 #1", "gemv bf16 m=1 #2"} | {f"gemv bf16 m={m}" for m in (2, 3, 4, 6, 8, 12, 16)}
+
+
+@pytest.mark.parametrize("case", ["crowded", "cluster", "two"])
+def test_numbered_chart_nothing_overlaps_nothing_is_clipped(case: str) -> None:
+    docs = {"crowded": [_crowded()], "cluster": [_cluster()], "two": [_cluster(), _crowded()]}[case]
+    fig = build_figure(docs)
+    texts = _boxes(fig, ("label:", "table:number:", "table:label:", "table:ai:", "table:flops:",
+                         "table:fraction:", "table:head:", "table:group:"))
+    # Numbers, roof labels and table cells: no two overlap.
+    clash = _overlaps(texts)
+    assert not clash, clash[:3]
+    # A number overlaps no marker (its own included).
+    markers = _boxes(fig, ("point:",))
+    for gid, box in texts.items():
+        if gid.startswith("label:point:"):
+            for m, mbox in markers.items():
+                assert disjoint(box, mbox), f"number {gid} on marker {m}"
+    # The table lies under the legends and the axes, and inside the figure.
+    renderer = fig.canvas.get_renderer()
+    width, height = fig.canvas.get_width_height()
+    under = [fig.axes[0].get_tightbbox(renderer)] + [lg.get_window_extent(renderer) for lg in fig.legends]
+    for gid, corners in texts.items():
+        xs, ys = [c[0] for c in corners], [c[1] for c in corners]
+        assert min(xs) >= 0 and min(ys) >= 0 and max(xs) <= width and max(ys) <= height, gid
+        if gid.startswith("table:"):
+            assert all(max(ys) < box.y0 for box in under), gid
+    legends = [lg.get_window_extent(renderer) for lg in fig.legends]
+    assert not any(a.overlaps(b) for i, a in enumerate(legends) for b in legends[i + 1:])
+    # No two callout leaders cross.
+    leaders = [line for g, line in artists(fig, "leader:").items()]
+    segs = [[tuple(xy) for xy in fig.axes[0].transData.transform(list(zip(line.get_xdata(), line.get_ydata(),
+                                                                           strict=True)))] for line in leaders]
+    if case == "cluster":
+        assert len(leaders) >= 10  # the clump of GEMMs gets its numbers as a callout
+    for i, a in enumerate(segs):
+        for b in segs[i + 1:]:
+            if a[0] != b[0]:
+                assert _segments_apart(a, b), "callout leaders cross"
+
+
+def _segments_apart(a: list[tuple[float, float]], b: list[tuple[float, float]]) -> bool:
+    def side(p: tuple[float, float], q: tuple[float, float], r: tuple[float, float]) -> float:
+        return (q[0] - p[0]) * (r[1] - p[1]) - (q[1] - p[1]) * (r[0] - p[0])
+
+    (p1, p2), (q1, q2) = a, b
+    return not (side(p1, p2, q1) * side(p1, p2, q2) < 0 and side(q1, q2, p1) * side(q1, q2, p2) < 0)
+
+
+def test_numbered_chart_is_readable_and_titled() -> None:
+    from matplotlib.text import Text
+
+    fig = build_figure([_crowded()])
+    width, height = fig.get_size_inches()
+    assert FIGSIZE_IN[0] <= width <= NUMBERED_MAX_WIDTH_IN and height > FIGSIZE_IN[1]
+    assert fig.dpi == 150
+    texts = [t for t in fig.findobj(Text) if t.get_visible() and t.get_text()]
+    assert min(t.get_fontsize() for t in texts) >= 9
+    title = fig.get_suptitle()
+    assert "NVIDIA H200" in title and "bf16, fp32" in title and "2026-11-20" in title
+
+
+def test_two_crowded_documents_are_numbered_apart() -> None:
+    before, after = _crowded(), _cluster()
+    fig = build_figure([before, after], labels=["before", "after"])
+    chart = chart_model([before, after], labels=["before", "after"])
+    numbers = point_numbers(chart)
+    n0 = len(before["records"])
+    # One sequence across both documents: the first document's points first, no number twice.
+    assert sorted(numbers.values()) == list(range(1, len(chart.points) + 1))
+    assert {numbers[p.gid] for p in chart.points if p.doc == 0} == set(range(1, n0 + 1))
+    marks = artists(fig, "label:point:")
+    assert len({t.get_text() for t in marks.values()}) == len(chart.points)
+    # Numbers take their document's colour; table markers its shape; each document's rows under its name.
+    colours = {g.split(":")[2]: set() for g in marks}
+    for g, t in marks.items():
+        colours[g.split(":")[2]].add(t.get_color())
+    assert all(len(c) == 1 for c in colours.values()) and colours["0"] != colours["1"]
+    for p in chart.points:
+        assert artists(fig, f"table:marker:{p.gid}")[f"table:marker:{p.gid}"].get_marker() == DOC_MARKERS[p.doc]
+    groups = [t.get_text() for g, t in artists(fig, "table:group:").items()]
+    total = len(chart.points)
+    assert f"before  (points 1\u2013{n0})" in groups and f"after  (points {n0 + 1}\u2013{total})" in groups
+    assert legend_texts(fig, "legend:series") == ["before", "after"]
+
+
+def test_model_only_points_say_so_in_the_table() -> None:
+    d = _crowded()
+    for rec in d["records"]:
+        rec.pop("time_s", None)
+        rec.pop("achieved_flops_per_s", None)
+    fig = build_figure([d])
+    fractions = {t.get_text() for t in artists(fig, "table:fraction:").values()}
+    assert fractions == {"model"}
+    assert "model only (attainable)" in legend_texts(fig, "legend:key")
+
+
+def test_numbered_chart_saves_as_svg_with_its_table(tmp_path: Path) -> None:
+    path = save_chart([_crowded()], tmp_path / "crowded.svg")
+    svg = path.read_text()
+    assert "gemv bf16 m=16" in svg and "TFLOP/s" in svg and "of roof" in svg
+
+
+def test_the_note_on_records_not_drawn_clears_legends_and_table() -> None:
+    for d in (doc(), _crowded()):
+        d["records"][1]["arithmetic_intensity"] = None
+        fig = build_figure([d])
+        boxes = _boxes(fig, ("note:", "table:"))
+        note = boxes.pop("note:skipped")
+        renderer = fig.canvas.get_renderer()
+        for lg in fig.legends:
+            b = lg.get_window_extent(renderer)
+            assert disjoint(note, [(b.x0, b.y0), (b.x1, b.y0), (b.x1, b.y1), (b.x0, b.y1)])
+        assert all(disjoint(note, box) for box in boxes.values())
 
 
 def test_figure_is_laptop_sized_with_readable_fonts(h200_fig: Any) -> None:
