@@ -18,15 +18,9 @@ import datetime as dt
 import json
 import math
 import os
-import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
 
 from roofline import store
 from roofline.analysis import analytic_record
@@ -34,6 +28,7 @@ from roofline.dtypes import get_dtype
 from roofline.errors import RooflineError, UsageError
 from roofline.model import Ceilings, gpu_ceilings
 from roofline.specs import GPUSpec, load_all, resolve
+from roofline.tomlfile import read_toml
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from rich.table import Table
@@ -127,16 +122,7 @@ def parse_prices(data: dict[str, Any], where: str) -> Prices:
 
 def load_prices(path: str | os.PathLike[str]) -> Prices:
     """Read and validate a prices file (TOML: [meta] currency, date, source; [prices] GPU = per GPU-hour)."""
-    p = Path(path)
-    try:
-        data = tomllib.loads(p.read_text())
-    except FileNotFoundError:
-        raise UsageError(f"{p}: no such prices file") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{p}: malformed TOML: {exc}") from None
-    except OSError as exc:
-        raise UsageError(f"{p}: cannot read: {exc.strerror or exc}") from None
-    return parse_prices(data, str(p))
+    return parse_prices(read_toml(path, "prices file", UsageError), str(Path(path)))
 
 
 # ---------------------------------------------------------------- ceilings

@@ -6,19 +6,14 @@ this module only knows which fields exist, what unit each carries and how to che
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
-
 from roofline.errors import RooflineError, UsageError
+from roofline.tomlfile import read_toml
 
 SPEC_SCHEMA_VERSION = 1
 
@@ -239,14 +234,7 @@ def parse_spec(data: dict[str, Any], path: str) -> GPUSpec:
 
 
 def load_spec_file(path: Path) -> GPUSpec:
-    try:
-        with open(path, "rb") as fh:
-            data = tomllib.load(fh)
-    except tomllib.TOMLDecodeError as exc:
-        raise RooflineError(f"{path}: malformed TOML: {exc}") from None
-    except OSError as exc:
-        raise RooflineError(f"{path}: cannot read: {exc.strerror}") from None
-    spec = parse_spec(data, str(path))
+    spec = parse_spec(read_toml(path, "spec file"), str(path))
     if spec.id != path.stem:
         raise _err(str(path), "id", f"'{spec.id}' must equal the file name '{path.stem}'")
     return spec

@@ -17,19 +17,14 @@ threshold = "median:8%"         # optional: per-entry regression threshold for `
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
-
 from roofline.errors import UsageError
 from roofline.ops.base import Operator, make
+from roofline.tomlfile import read_toml
 
 ENTRY_KEYS = {"op", "params", "gpu_params", "dtype", "gpu_dtype", "threshold", "name", "tensor_cores"}
 
@@ -66,12 +61,7 @@ class Suite:
 def load_suite(path: str | Path) -> Suite:
     """Read and validate a suite file: every entry is built once here, so a bad shape fails before any run."""
     p = Path(path)
-    try:
-        data = tomllib.loads(p.read_text())
-    except FileNotFoundError:
-        raise UsageError(f"{p}: no such suite file") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{p}: malformed TOML: {exc}") from None
+    data = read_toml(p, "suite file", UsageError)
     meta = data.get("suite", {})
     raw = data.get("entry")
     if not isinstance(raw, list) or not raw:
