@@ -173,13 +173,17 @@ def measure_op(op: Operator, dtype: DType, target: Target, *, warm_l2: bool = Fa
 
 def measure(fn: Callable[[], Any], *, flops: float, bytes: float, dtype: str = "fp16",
             device: str | None = None, gpu: str | None = None, name: str = "custom", tensor_cores: bool = True,
-            warm_l2: bool = False) -> dict[str, Any]:
+            warm_l2: bool = False, bytes_written: float | None = None) -> dict[str, Any]:
     """Time a user's zero-argument callable and place it on the roofline; returns a schema-v1 record.
+    `bytes` is the total minimum traffic; `bytes_written` splits it (default: the split is unknown, and
+    the record counts every byte as read and says so).
 
     >>> rec = roofline.measure(lambda: a @ b, flops=2 * m * n * k, bytes=2 * (m * k + k * n + m * n))
     """
     if flops < 0 or bytes <= 0:
         raise RooflineError("measure: flops must be >= 0 and bytes > 0")
+    if bytes_written is not None and not 0 <= bytes_written <= bytes:
+        raise RooflineError("measure: bytes_written must be between 0 and bytes")
     dt = get_dtype(dtype)
     target = resolve_target(gpu=gpu, device=device, time=True)
     if target.time_device is None:
@@ -187,12 +191,14 @@ def measure(fn: Callable[[], Any], *, flops: float, bytes: float, dtype: str = "
     pipe = choose_pipe(target.ceilings, dt, tensor_cores, tensor_cores)
     a = Analysis(float(flops), float(bytes), pipe.flops_per_s, target.ceilings.dram_bytes_per_s)
     record: dict[str, Any] = {
-        "op": name, "variant": None, "params": {}, "dtype": dt.name, "flops": float(flops), "bytes_read": None,
-        "bytes_written": None, "bytes": float(bytes), "arithmetic_intensity": a.arithmetic_intensity,
+        "op": name, "variant": None, "params": {}, "dtype": dt.name, "flops": float(flops),
+        "bytes_read": float(bytes - (bytes_written or 0)), "bytes_written": float(bytes_written or 0),
+        "bytes": float(bytes), "arithmetic_intensity": a.arithmetic_intensity,
         "gpu": target.ceilings.device_id, "device_kind": target.ceilings.kind, "roof_source": target.ceilings.source,
         "compute_pipe": pipe.key, "compute_pipe_label": pipe.label, "peak_flops_per_s": a.peak_flops_per_s,
         "peak_bytes_per_s": a.peak_bytes_per_s, "ridge_point": a.ridge_point, "bound": a.bound,
-        "attainable_flops_per_s": a.attainable_flops_per_s, "roofline_time_s": a.roofline_time_s, "notes": [],
+        "attainable_flops_per_s": a.attainable_flops_per_s, "roofline_time_s": a.roofline_time_s,
+        "notes": [] if bytes_written is not None else ["read/written split not given: all bytes counted as read"],
     }
     device_name = target.time_device
     if device_name.startswith("cuda"):

@@ -123,5 +123,8 @@ def test_measure_api_on_cpu() -> None:
     a, b = torch.randn(64, 64), torch.randn(64, 64)
     rec = roofline.measure(lambda: a @ b, flops=2 * 64**3, bytes=3 * 64 * 64 * 4, dtype="fp32")
     assert rec["time_s"] > 0 and rec["op"] == "custom" and rec["bound"] in ("compute", "memory")
+    from roofline.results import new_document, validate_document
+
+    validate_document(new_document({}, [rec]), "measure()")  # the record is a valid schema-v1 record
     with pytest.raises(RooflineError):
         roofline.measure(lambda: None, flops=1, bytes=0, dtype="fp32")
