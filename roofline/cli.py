@@ -152,23 +152,28 @@ def _op_option(f: dataclasses.Field[Any]) -> tuple[Any, Any]:
     raise RuntimeError(f"field {f.name} has no CLI kind")
 
 
-def _make_analyze(cls: type) -> Any:
+def _op_command(cls: type, common: list[tuple[str, Any, Any]], body: Any, name: str, doc: str) -> Any:
+    """A typer command with one option per field of the operator `cls` plus the `common` options; `body`
+    gets the shape (field values) and the other options."""
     op_fields = dataclasses.fields(cls)
 
     def command(**kwargs: Any) -> None:
         shape = {f.name: kwargs.pop(f.name) for f in op_fields}
-        run_analyze(cls.name, shape, **kwargs)
+        body(shape, **kwargs)
 
-    params = []
-    for f in op_fields:
-        ann, opt = _op_option(f)
-        params.append(inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=opt, annotation=ann))
-    for name, ann, opt in _COMMON:
-        params.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=opt, annotation=ann))
+    params = [inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=opt, annotation=ann)
+              for f in op_fields for ann, opt in [_op_option(f)]]
+    params += [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=opt, annotation=ann)
+               for n, ann, opt in common]
     command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
-    command.__name__ = cls.name
-    command.__doc__ = f"{cls.summary}\n\n{cls.ignores}"
+    command.__name__ = name
+    command.__doc__ = doc
     return command
+
+
+def _make_analyze(cls: type) -> Any:
+    return _op_command(cls, _COMMON, lambda shape, **kw: run_analyze(cls.name, shape, **kw), cls.name,
+                       f"{cls.summary}\n\n{cls.ignores}")
 
 
 def run_analyze(op_name: str, shape: dict[str, Any], *, dtype: str | None, gpu: str | None, device: str | None,
@@ -477,32 +482,25 @@ def _show_comparison(result: Any, json_: bool, plot: Optional[Path], force: bool
         _note(f"chart written to {plot_compare(result, plot)}")
 
 
-def _make_compare(cls: type) -> Any:
-    op_fields = dataclasses.fields(cls)
+_COMPARE_OP = [
+    ("dtype", str, typer.Option("fp16", "--dtype", help="fp64, fp32, tf32, fp16, bf16, fp8, int8.")),
+    ("no_tensor_cores", bool, typer.Option(False, "--no-tensor-cores", help="Use the CUDA-core ceiling.")),
+]
 
-    def command(**kwargs: Any) -> None:
+
+def _make_compare(cls: type) -> Any:
+    def body(shape: dict[str, Any], *, dtype: str, no_tensor_cores: bool, gpu: list[str] | None,
+             prices: Path | None, measured: Path | None, datasheet: bool, json_: bool, plot: Path | None,
+             force: bool) -> None:
         from roofline.compare import compare_op, load_prices
         from roofline.ops import make
 
-        shape = {f.name: kwargs.pop(f.name) for f in op_fields}
-        prices = load_prices(kwargs["prices"]) if kwargs["prices"] else None
-        result = compare_op(make(cls.name, **shape), kwargs["dtype"], kwargs["gpu"], prices,
-                            not kwargs["no_tensor_cores"], measured=kwargs["measured"],
-                            use_measured=not kwargs["datasheet"])
-        _show_comparison(result, kwargs["json_"], kwargs["plot"], kwargs["force"])
+        result = compare_op(make(cls.name, **shape), dtype, gpu, load_prices(prices) if prices else None,
+                            not no_tensor_cores, measured=measured, use_measured=not datasheet)
+        _show_comparison(result, json_, plot, force)
 
-    params = []
-    for f in op_fields:
-        ann, opt = _op_option(f)
-        params.append(inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=opt, annotation=ann))
-    extra = [("dtype", str, typer.Option("fp16", "--dtype", help="fp64, fp32, tf32, fp16, bf16, fp8, int8.")),
-             ("no_tensor_cores", bool, typer.Option(False, "--no-tensor-cores", help="Use the CUDA-core ceiling."))]
-    for name, ann, opt in extra + _COMPARE_COMMON:
-        params.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=opt, annotation=ann))
-    command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
-    command.__name__ = f"compare_{cls.name}"
-    command.__doc__ = f"Compare GPUs on {cls.name}: {cls.summary}."
-    return command
+    return _op_command(cls, _COMPARE_OP + _COMPARE_COMMON, body, f"compare_{cls.name}",
+                       f"Compare GPUs on {cls.name}: {cls.summary}.")
 
 
 @compare_app.command("suite")

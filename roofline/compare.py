@@ -20,7 +20,7 @@ import math
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 from roofline import store
 from roofline.analysis import analytic_record
@@ -257,8 +257,25 @@ class GPURow:
         return self.time_s / self.measured_time_s
 
 
+RowT = TypeVar("RowT")
+
+
+class _Ranking(Generic[RowT]):
+    """Rows of one comparison, fastest first; only supported GPUs (status "ok") are ranked."""
+
+    rows: tuple[RowT, ...]
+
+    @property
+    def ranked(self) -> tuple[RowT, ...]:
+        return tuple(r for r in self.rows if r.status == "ok")  # type: ignore[attr-defined]
+
+    @property
+    def fastest(self) -> RowT | None:
+        return self.ranked[0] if self.ranked else None
+
+
 @dataclass(frozen=True)
-class Comparison:
+class Comparison(_Ranking[GPURow]):
     """One operator on many GPUs: rows ranked fastest first, unsupported GPUs last."""
 
     op: str
@@ -273,14 +290,6 @@ class Comparison:
     measured_path: str | None = None
     model_note: str = ""
     notes: tuple[str, ...] = ()
-
-    @property
-    def ranked(self) -> tuple[GPURow, ...]:
-        return tuple(r for r in self.rows if r.status == "ok")
-
-    @property
-    def fastest(self) -> GPURow | None:
-        return self.ranked[0] if self.ranked else None
 
     @property
     def arithmetic_intensity(self) -> float:
@@ -414,7 +423,7 @@ class SuiteRow:
 
 
 @dataclass(frozen=True)
-class SuiteComparison:
+class SuiteComparison(_Ranking[SuiteRow]):
     """A suite on many GPUs: totals ranked fastest first, and each entry's own comparison."""
 
     suite: str
@@ -424,14 +433,6 @@ class SuiteComparison:
     prices: Prices | None = None
     measured_path: str | None = None
     notes: tuple[str, ...] = ()
-
-    @property
-    def ranked(self) -> tuple[SuiteRow, ...]:
-        return tuple(r for r in self.rows if r.status == "ok")
-
-    @property
-    def fastest(self) -> SuiteRow | None:
-        return self.ranked[0] if self.ranked else None
 
     @property
     def op_names(self) -> tuple[str, ...]:
