@@ -14,6 +14,7 @@ Every figure is reported beside the datasheet number, with the ratio and the SM 
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -51,6 +52,10 @@ SPEC_KEY = {"fp32": "fp32_dense_tflops", "tf32": "tf32_tensor_dense_tflops", "fp
 # from the hardware's peak, which a user must know before trusting that roof (e.g. int8 via _int_mm).
 FAR_BELOW_PEAK = 0.5
 FMA_ITERS = 2048
+# Full calibration idles the GPU this long before each matmul size, so its first samples run before the
+# power cap engages: the best sample is then the burst peak, not whatever cap state the previous sweep
+# left (fp8 figures spread 7.7% over three runs without it; quick mode, one size per dtype, skips it).
+MATMUL_COOL_S = 0.25
 SMEM_ITERS = 4096
 
 
@@ -315,6 +320,8 @@ def _matmuls(fig: _Figures, quick: bool, say: Progress) -> dict[str, float]:
             best, best_n, per = 0.0, 0, {}
             for n in sizes:
                 say(f"{dtype} matmul {n}^3")
+                if not quick:
+                    time.sleep(MATMUL_COOL_S)
                 try:
                     fn = _matmul_fn(dtype, n)
                     # the best sample: a ceiling is what the machine reaches; later samples of long
