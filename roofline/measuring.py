@@ -102,10 +102,29 @@ def finish_record(record: dict[str, Any], m: Measurement, target: Target, dtype:
     record["clocks"] = m.clocks
     record["notes"] = record.get("notes", []) + m.notes + notes
     record["verdict"] = verdict(record)
+    record["notes"] += above_roof_notes(record, target.ceilings.source)
     if m.summary.noisy:
         record["notes"].append(f"noisy: IQR is {m.summary.relative_iqr:.0%} of the median; "
                                "close other GPU work and run again")
     return record
+
+
+# Above the roof by more than this is worth a sentence (timing noise stays well inside 5%).
+ABOVE_ROOF = 1.05
+
+
+def above_roof_notes(record: dict[str, Any], roof_source: str) -> list[str]:
+    """Why a measured time can beat the roofline, said plainly."""
+    frac = record.get("roofline_fraction") or 0.0
+    if frac <= ABOVE_ROOF:
+        return []
+    if record["bound"] == "memory":
+        return [f"{frac:.0%} of the roofline: faster than the DRAM roof, so the working set "
+                f"({record['bytes'] / 1e6:.3g} MB) is served from the caches"]
+    if roof_source == "measured":
+        return [f"{frac:.0%} of the measured compute roof: that calibration probably ran on a busy machine; "
+                "run `roofline calibrate` again"]
+    return [f"{frac:.0%} of the datasheet compute roof: check the spec's peak for this dtype"]
 
 
 def verdict(record: dict[str, Any]) -> str:

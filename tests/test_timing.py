@@ -128,3 +128,15 @@ def test_measure_api_on_cpu() -> None:
     validate_document(new_document({}, [rec]), "measure()")  # the record is a valid schema-v1 record
     with pytest.raises(RooflineError):
         roofline.measure(lambda: None, flops=1, bytes=0, dtype="fp32")
+
+
+def test_above_roof_notes_say_why() -> None:
+    from roofline.measuring import above_roof_notes
+
+    base = {"bytes": 4e6, "roofline_fraction": 1.0, "bound": "memory"}
+    assert above_roof_notes(base, "datasheet") == []  # on the roof: nothing to say
+    # 2x the DRAM roof for a 4 MB working set: the caches served it
+    assert "caches" in above_roof_notes({**base, "roofline_fraction": 2.0}, "datasheet")[0]
+    compute = {**base, "bound": "compute", "roofline_fraction": 1.3}
+    assert "calibrate" in above_roof_notes(compute, "measured")[0]
+    assert "spec" in above_roof_notes(compute, "datasheet")[0]
