@@ -390,6 +390,19 @@ def latency(record: dict[str, Any], spec: GPUSpec | None) -> list[Advice]:
         "time_s": t, "time_kind": what, "threshold_s": limit}]
 
 
+@rule("extra-pass", "the timed torch form makes passes the model assumes fused: name them")
+def extra_pass(record: dict[str, Any], spec: GPUSpec | None) -> list[Advice]:
+    passes = record.get("extra_passes") or []
+    if not passes or record.get("time_s") is None:
+        return []
+    frac = record.get("roofline_fraction")
+    share = f" (measured at {frac:.0%} of its roofline)" if frac is not None else ""
+    return [{"rule": "extra-pass", "message": (
+        f"The timed torch form makes passes the roofline assumes fused away{share}: {'; '.join(passes)}. "
+        "A kernel that does this in registers (e.g. FlashInfer's or vLLM's decode attention with an fp8 or paged "
+        "KV cache) is what the roofline describes."), "extra_passes": passes}]
+
+
 # ---------------------------------------------------------------- fallback: far below the roof, reason unknown
 NCU_SECTIONS = {"memory": "--section SpeedOfLight --section MemoryWorkloadAnalysis",
                 "compute": "--section SpeedOfLight --section ComputeWorkloadAnalysis"}

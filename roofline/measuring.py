@@ -184,6 +184,8 @@ def measure_op(op: Operator, dtype: DType, target: Target, *, warm_l2: bool = Fa
     t_timed = time.perf_counter()
     record = finish_record(record, m, target, dtype, op.uses_tensor_cores, tensor_cores)
     record["impl"] = built.impl
+    if built.extra_passes:
+        record["extra_passes"] = built.extra_passes
     record["kernels"] = kernel_names(built.fn, device) if kernels else []
     record["timing"]["phases_s"] = {"build": t_built - t_start, "time": t_timed - t_built,
                                     "kernels": time.perf_counter() - t_timed}

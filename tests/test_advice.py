@@ -269,3 +269,22 @@ def test_custom_record_gets_only_generic_rules() -> None:
 
     assert rules_of(advise(custom())) == []  # no operator to rebuild: no fusion, precision, waves
     assert rules_of(advise(timed(custom(), 1e-3))) == ["below-roof"]  # 139 µs roofline, 1 ms measured: 14%
+
+
+def test_extra_pass_rule_names_the_pass_and_silences_the_fallback() -> None:
+    from roofline.advice import advise
+    from roofline.analysis import add_time, analytic_record
+    from roofline.dtypes import get_dtype
+    from roofline.model import gpu_ceilings
+    from roofline.ops import make
+    from roofline.specs import resolve
+
+    spec = resolve("h200")
+    op = make("decode_attention", batch=16, heads=32, kv_heads=8, context=8192, head_dim=128, kv_dtype="fp8")
+    rec = add_time(analytic_record(op, get_dtype("bf16"), gpu_ceilings(spec)), 927e-6)  # 6% of roof, as on the H200
+    rec["device_kind"] = "gpu"
+    rec["extra_passes"] = ["fp8 cache converted to bf16 by .to() (a separate pass)"]
+    rules = [a["rule"] for a in advise(rec, spec)]
+    assert "extra-pass" in rules and "below-roof" not in rules
+    del rec["extra_passes"]
+    assert "below-roof" in [a["rule"] for a in advise(rec, spec)]

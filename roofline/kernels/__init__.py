@@ -23,6 +23,9 @@ class Built:
     impl: str  # what runs, e.g. "torch.matmul", "F.scaled_dot_product_attention", "torch.compile"
     inputs: list[Any] = field(default_factory=list)  # keeps the tensors alive
     graph_safe: bool = True  # False when fn cannot be captured in a CUDA graph
+    # passes the callable makes that the operator's model assumes fused away (e.g. an fp8 cache converted
+    # by a separate .to()): the timing includes them, the roofline does not
+    extra_passes: list[str] = field(default_factory=list)
 
 
 Builder = Callable[[Operator, DType, str], Built]

@@ -172,4 +172,4 @@ def build_decode_attention(op: Operator, dtype: DType, device: str) -> Built:
     fn, impl = _sdpa(prepare, None, False, hkv != h)
     if hkv != h:
         impl += ", enable_gqa=True"
-    return Built(fn, "; ".join([impl, *notes]), [q, *keep])
+    return Built(fn, "; ".join([impl, *notes]), [q, *keep], extra_passes=list(notes))
