@@ -47,6 +47,9 @@ MIN_WARMUP_CALLS = 2
 FLUSH_L2_MULTIPLE = 3
 DEFAULT_L2_BYTES = 64 * 2**20  # when neither the spec nor torch says (larger than any L2 before Blackwell)
 METHODS = ("auto", "graph", "graph-loop", "events")
+# "read" is the default and the right one; "write" (zeroing the buffer, as triton's do_bench does) is kept
+# so the difference can be shown: its dirty lines are written back inside the next timed kernel.
+FLUSH_MODES = ("read", "write")
 # Warm-up in chunks of this much device time, until two consecutive chunk means agree within WARMUP_STABLE.
 WARMUP_CHUNK_S = 0.02
 WARMUP_STABLE = 0.01
@@ -136,7 +139,8 @@ def time_cpu(fn: Callable[[], Any], warmup_s: float = WARMUP_BUDGET_S, rep_s: fl
 def time_cuda(fn: Callable[[], Any], device: str = "cuda:0", l2_bytes: int | None = None, warm_l2: bool = False,
               method: str = "auto", warmup_s: float = WARMUP_BUDGET_S, rep_s: float = REP_BUDGET_S,
               graph_safe: bool = True, sample_clocks: bool = True, sustained: bool = False,
-              power: str = "sustained") -> Measurement:
+              power: str = "sustained", flush_mode: str = "read", flush_multiple: float = FLUSH_L2_MULTIPLE
+              ) -> Measurement:
     """Device-event timing with a read-only L2 flush before every sample (see the module docstring)."""
     import torch
 
@@ -151,13 +155,19 @@ def time_cuda(fn: Callable[[], Any], device: str = "cuda:0", l2_bytes: int | Non
     notes: list[str] = []
     if l2_bytes is None:
         l2_bytes = getattr(torch.cuda.get_device_properties(dev), "L2_cache_size", 0) or DEFAULT_L2_BYTES
-    flush_bytes = 0 if warm_l2 else FLUSH_L2_MULTIPLE * l2_bytes
+    if flush_mode not in FLUSH_MODES:
+        raise ValueError(f"unknown flush mode {flush_mode!r}")
+    flush_bytes = 0 if warm_l2 else int(flush_multiple * l2_bytes) // 4 * 4
     flush_buf = torch.ones(flush_bytes // 4, dtype=torch.float32, device=dev) if flush_bytes else None
     flush_out = torch.empty((), dtype=torch.float32, device=dev)
 
     def flush() -> None:
-        if flush_buf is not None:
+        if flush_buf is None:
+            return
+        if flush_mode == "read":
             torch.sum(flush_buf, dim=0, out=flush_out)  # reads the buffer; writes 4 bytes
+        else:
+            flush_buf.zero_()  # do_bench's flush: leaves the L2 full of dirty lines (for comparison only)
 
     fn()  # first call: compilation, autotuning, handle creation
     torch.cuda.synchronize()
