@@ -252,14 +252,15 @@ def _draw(doc: dict[str, Any], where: str, force: bool) -> None:
     _note(f"chart written to {path}")
 
 
-def _register_analyze_commands() -> None:
+def _register_op_commands(sub_app: typer.Typer, make: Any, help: Any) -> None:
+    """One sub-command of `sub_app` per registered operator, built by `make(cls)`, with `help(cls)`."""
     from roofline.ops import OPERATORS
 
     for name, cls in sorted(OPERATORS.items()):
-        analyze_app.command(name, help=f"{cls.summary}. {cls.ignores}")(_make_analyze(cls))
+        sub_app.command(name, help=help(cls))(make(cls))
 
 
-_register_analyze_commands()
+_register_op_commands(analyze_app, _make_analyze, lambda cls: f"{cls.summary}. {cls.ignores}")
 
 
 # ---------------------------------------------------------------- calibrate
@@ -524,14 +525,7 @@ def compare_suite_cmd(
     _show_comparison(result, json_, plot, force)
 
 
-def _register_compare_commands() -> None:
-    from roofline.ops import OPERATORS
-
-    for name, cls in sorted(OPERATORS.items()):
-        compare_app.command(name, help=f"Compare GPUs on {name}: {cls.summary}.")(_make_compare(cls))
-
-
-_register_compare_commands()
+_register_op_commands(compare_app, _make_compare, lambda cls: f"Compare GPUs on {cls.name}: {cls.summary}.")
 
 
 # ---------------------------------------------------------------- occupancy

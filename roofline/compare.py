@@ -212,8 +212,24 @@ def _cost_per_call(time_s: float | None, price_per_hour: float | None) -> float 
     return time_s * price_per_hour / SECONDS_PER_HOUR
 
 
+class _Priced:
+    """Cost of one row: its roofline time at its GPU's price (None without a price or a time)."""
+
+    time_s: float | None
+    price_per_hour: float | None
+
+    @property
+    def cost_per_call(self) -> float | None:
+        return _cost_per_call(self.time_s, self.price_per_hour)
+
+    @property
+    def cost_per_million(self) -> float | None:
+        c = self.cost_per_call
+        return None if c is None else c * CALLS_PER_QUOTE
+
+
 @dataclass(frozen=True)
-class GPURow:
+class GPURow(_Priced):
     """One GPU's verdict on one operator; `record` is its analytic record (None when unsupported)."""
 
     gpu: str
@@ -239,15 +255,6 @@ class GPURow:
     @property
     def bound(self) -> str | None:
         return self.record["bound"] if self.record else None
-
-    @property
-    def cost_per_call(self) -> float | None:
-        return _cost_per_call(self.time_s, self.price_per_hour)
-
-    @property
-    def cost_per_million(self) -> float | None:
-        c = self.cost_per_call
-        return None if c is None else c * CALLS_PER_QUOTE
 
     @property
     def roofline_fraction(self) -> float | None:
@@ -379,7 +386,7 @@ def _measured_notes(timed: Measured | None, ops: list[Operator], specs: list[GPU
 
 # ---------------------------------------------------------------- suites
 @dataclass(frozen=True)
-class SuiteRow:
+class SuiteRow(_Priced):
     """One GPU's total over a suite: time per entry (suite order) and summed per operator name."""
 
     gpu: str
@@ -411,15 +418,6 @@ class SuiteRow:
     def memory_bound_share(self) -> float | None:
         t = self.time_s
         return self.memory_bound_time_s / t if t else None
-
-    @property
-    def cost_per_call(self) -> float | None:
-        return _cost_per_call(self.time_s, self.price_per_hour)
-
-    @property
-    def cost_per_million(self) -> float | None:
-        c = self.cost_per_call
-        return None if c is None else c * CALLS_PER_QUOTE
 
 
 @dataclass(frozen=True)
