@@ -97,7 +97,7 @@ def finish_record(record: dict[str, Any], m: Measurement, target: Target, dtype:
                       roofline_time_s=a.roofline_time_s, sm_clock_mhz_spec=target.spec["boost_clock_mhz"]
                       if target.spec else None)
     add_time(record, m.median_s)
-    record["time_samples_s"] = m.samples_s
+    record["time_samples_s"] = m.times_s  # raw event intervals less timing.timer_overhead_s
     record["timing"] = m.timing_dict()
     record["clocks"] = m.clocks
     record["notes"] = record.get("notes", []) + m.notes + notes

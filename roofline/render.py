@@ -123,7 +123,15 @@ def record_rows(r: dict[str, Any]) -> list[tuple[str, str]]:
         sm = clocks.get("sm_mhz")
         if sm:
             limited = ", ".join(clocks.get("limited_by") or []) or "not limited"
-            rows.append(("SM clock", f"{sm['median']:.0f} MHz (min {sm['min']:.0f}, max {sm['max']:.0f}; {limited})"))
+            source = clocks.get("sm_mhz_source") or ""
+            trace = clocks.get("in_kernel_trace") or {}
+            if trace:
+                source += f", {trace['coverage']:.0%} of the kernel covered"
+            rows.append(("SM clock", f"{sm['median']:.0f} MHz (min {sm['min']:.0f}, max {sm['max']:.0f}; {limited}"
+                                     + (f"; {source})" if source else ")")))
+        if timing.get("timer_overhead_s"):
+            rows.append(("timer overhead", f"{duration(timing['timer_overhead_s'])} (an empty event pair) subtracted "
+                                           "from every sample"))
         if r.get("impl"):
             rows.append(("ran", r["impl"]))
         if r.get("kernels"):

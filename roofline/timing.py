@@ -17,10 +17,17 @@ GPU protocol (`time_cuda`):
   for compute-bound operators for at least SUSTAINED_WARMUP_S. On the H200 a 3.15 ms attention kernel
   stepped to 3.69 ms after ~80 ms of back-to-back work, when the power cap engaged; sampling the fast phase
   in one run and the capped phase in the next made two runs disagree by 13%.
-- The SM clock is measured by the GPU itself after every sample: a clock probe (torch.cuda._sleep, a
-  one-thread spin for PROBE_CYCLES cycles) is timed with its own events, and cycles / time is the clock.
-  NVML's sampled clock lags the power controller and read 1980 MHz during kernels that Nsight Compute saw
-  at 1.6-1.7 GHz; the probe sees what the kernel saw, within the few microseconds after it.
+- The event pair's own cost is measured (TIMER_PAIRS pairs with nothing between them, recorded after the
+  flush as every sample is) and subtracted from every sample. On the H200 (2026-11-29) an empty pair read
+  1.28-1.34 µs; with it left in, 33-105 µs kernels read 1.0-2.6 µs above Nsight Compute (a 33 µs GEMV +4-6%);
+  less it, the memory-bound kernels of the acceptance suite agree within 2.0%. The launch latency stays in:
+  every real launch pays it, and Nsight Compute's gpu__time_duration counts it too (a 0.5 µs spin reads
+  1.6-2.0 µs there, 0.6-1.1 µs in CUPTI's kernel records).
+- The SM clock: after every sample a spin of PROBE_CYCLES (torch.cuda._sleep) timed by its own events gives
+  the clock between kernels. The clock *during* the kernel comes from a clock trace (`roofline.clockprobe`)
+  on a side stream, cut to the kernel's window by %globaltimer stamps. NVML's sampled clock lags the power
+  controller (it read 1980 MHz during kernels that Nsight Compute saw at 1.6-1.7 GHz), and the clock
+  between kernels reads 10-20% above the clock during tensor-core kernels.
 Every sample is kept; statistics are derived (`roofline.stats`).
 """
 
@@ -66,13 +73,23 @@ SUSTAINED_WARMUP_S = 0.25
 MAX_WARMUP_S = 1.0
 # Clock probe: ~50 µs at 2 GHz, long beside the ~1 µs resolution and launch overhead of an event pair.
 PROBE_CYCLES = 100_000
-# In-kernel clock: after the samples, INKERNEL_PROBES more calls each run a probe concurrently on a side stream,
-# sized to end inside the kernel. On the H200 the clock between kernels read 1.92-1.96 GHz while Nsight
-# Compute saw tensor-core kernels at 1.54-1.69 GHz: the clock drops while the tensor cores draw current and
-# recovers within microseconds, so only a probe running during the kernel sees the kernel's clock.
-# Kernels shorter than INKERNEL_MIN_S leave too short a probe (the event pair's ~1 µs would be >5% of it).
+# In-kernel clock: after the samples, INKERNEL_PROBES more calls each run beside a clock trace on a side
+# stream. On the H200 the clock between kernels read 1.92-1.96 GHz while Nsight Compute saw tensor-core
+# kernels at 1.54-1.69 GHz: the clock drops while the tensor cores draw current and recovers within
+# microseconds, so only a trace running during the kernel sees the kernel's clock. Below INKERNEL_MIN_S
+# the stamps' window (a few µs of launch either side) would be a large part of the kernel's.
 INKERNEL_PROBES = 8
 INKERNEL_MIN_S = 40e-6
+# The clock trace spans TRACE_SPAN x the kernel's median time, so that it outlasts the kernel even when it
+# starts a little after it; HOST_LEAD_CYCLES (~100 µs) of spin before each round lets the host enqueue the
+# round (a Triton launch costs the host ~10-20 µs) before the GPU reaches the first stamp, which keeps the
+# stamps' window tight around the kernel.
+TRACE_SPAN = 1.3
+HOST_LEAD_CYCLES = 200_000
+# A note says so when the clock in the kernel's last third is this much below its first third's.
+CLOCK_FALL_NOTE = 0.05
+# The timer's own cost: the median of this many empty event pairs (a few milliseconds with the flush).
+TIMER_PAIRS = 64
 
 
 @dataclass
@@ -89,10 +106,16 @@ class Measurement:
     notes: list[str] = field(default_factory=list)
     clock_samples_mhz: list[float] = field(default_factory=list)  # the probe's SM clock after each sample
     warmup_s: float = 0.0
+    timer_overhead_s: float = 0.0  # an empty event pair's median, subtracted from every raw sample
+
+    @property
+    def times_s(self) -> list[float]:
+        """The operator's time per sample: the raw event interval less the timer's own cost."""
+        return [t - self.timer_overhead_s for t in self.samples_s]
 
     @property
     def summary(self) -> Summary:
-        return summarize(self.samples_s)
+        return summarize(self.times_s)
 
     @property
     def median_s(self) -> float:
@@ -102,7 +125,7 @@ class Measurement:
         return {"method": self.method, "warmup_calls": self.warmup_calls, "warmup_s": self.warmup_s,
                 "reps": len(self.samples_s), "estimate_s": self.estimate_s, "l2_flush": self.l2_flush,
                 "flush_bytes": self.flush_bytes, "stats": self.summary.to_dict(), "notes": self.notes,
-                "sm_clock_samples_mhz": self.clock_samples_mhz}
+                "timer_overhead_s": self.timer_overhead_s, "sm_clock_samples_mhz": self.clock_samples_mhz}
 
 
 def plan_calls(per_call_s: float, budget_s: float, lo: int, hi: int) -> int:
@@ -190,12 +213,12 @@ def time_cuda(fn: Callable[[], Any], device: str = "cuda:0", l2_bytes: int | Non
     flush_s = event_time(flush, lambda: None, 3) if flush_buf is not None else 0.0
     probe_overhead = _probe_overhead() if sample_clocks else 0.0
     gap_cycles = 0
+    real_flush = flush
     if power == "burst":
         gap_s = max(BURST_MIN_GAP_S, BURST_GAP_FACTOR * estimate)
         gap_cycles = int(gap_s * 2e9)  # about gap_s at a 2 GHz clock: only the order of magnitude matters
         sustained = False
         flush_s += gap_s
-        real_flush = flush
 
         def flush() -> None:  # the gap spin, then the flush: both outside the timed region
             torch.cuda._sleep(gap_cycles)
@@ -215,10 +238,17 @@ def time_cuda(fn: Callable[[], Any], device: str = "cuda:0", l2_bytes: int | Non
                 samples, probes = _sample(run, flush, reps, sample_clocks)
         else:
             samples, probes = _sample(run, flush, reps, sample_clocks)
+        overhead = _timer_overhead(real_flush if power == "burst" else flush, chosen == "graph-loop")
+        if overhead >= min(samples):
+            notes.append(f"timer overhead ({overhead * 1e6:.2f} µs) not subtracted: a sample was shorter")
+            overhead = 0.0
         inkernel: list[float] = []
-        if sample_clocks and estimate >= INKERNEL_MIN_S:
+        inkernel_source, trace_detail = "", None
+        kernel_s = median(samples) - overhead
+        if sample_clocks and kernel_s >= INKERNEL_MIN_S:
             try:
-                inkernel = _inkernel_clock(run, flush, estimate, probe_overhead)
+                inkernel, inkernel_source, trace_detail = _inkernel_clock(run, flush, kernel_s, probe_overhead,
+                                                                          notes)
             except Exception as exc:
                 notes.append(f"in-kernel clock probe failed ({type(exc).__name__})")
     clock_mhz = [PROBE_CYCLES / (t - probe_overhead) / 1e6 for t in probes if t > probe_overhead]
@@ -230,8 +260,9 @@ def time_cuda(fn: Callable[[], Any], device: str = "cuda:0", l2_bytes: int | Non
         clocks["sm_mhz_nvml"] = clocks["sm_mhz"]
         clocks["sm_mhz_between_kernels"] = stat(clock_mhz) if clock_mhz else None
         clocks["sm_mhz_in_kernel"] = stat(inkernel) if inkernel else None
+        clocks["in_kernel_trace"] = trace_detail
         if inkernel:
-            clocks["sm_mhz"], clocks["sm_mhz_source"] = stat(inkernel), "in-kernel probe"
+            clocks["sm_mhz"], clocks["sm_mhz_source"] = stat(inkernel), inkernel_source
         elif clock_mhz:
             clocks["sm_mhz"], clocks["sm_mhz_source"] = stat(clock_mhz), "probe between kernels"
         else:
@@ -240,7 +271,7 @@ def time_cuda(fn: Callable[[], Any], device: str = "cuda:0", l2_bytes: int | Non
         notes.append(f"burst mode: {gap_cycles / 2e9 * 1e3:.1f} ms low-power spin before each sample")
     return Measurement(samples, chosen + ("+burst" if power == "burst" else ""), warm + 1, estimate,
                        l2_flush=flush_buf is not None, flush_bytes=flush_bytes, clocks=clocks, notes=notes,
-                       clock_samples_mhz=clock_mhz, warmup_s=warm_s)
+                       clock_samples_mhz=clock_mhz, warmup_s=warm_s, timer_overhead_s=overhead)
 
 
 class _NullSampler:
@@ -313,14 +344,75 @@ def _probe_overhead() -> float:
     return max(0.0, t1 - PROBE_CYCLES / f)
 
 
-def _inkernel_clock(run: Callable[[], Any], flush: Callable[[], None], kernel_s: float, overhead: float
-                    ) -> list[float]:
-    """SM clock (MHz) during the kernel: a probe on a side stream, started with the kernel and sized to end
-    before it (half its time at 1.5 GHz), timed by its own events."""
+def _timer_overhead(flush: Callable[[], None], in_graph: bool, n: int = TIMER_PAIRS) -> float:
+    """Median seconds between two events recorded back to back after the flush, the way every sample's pair
+    is recorded (eagerly, or as external event nodes in one graph for `graph-loop`)."""
     import torch
 
-    cycles = int(min(PROBE_CYCLES, 0.5 * kernel_s * 1.5e9))
+    pairs = [(torch.cuda.Event(enable_timing=True, external=in_graph),
+              torch.cuda.Event(enable_timing=True, external=in_graph)) for _ in range(n)]
+
+    def record() -> None:
+        for s, e in pairs:
+            flush()
+            s.record()
+            e.record()
+
+    if in_graph:
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            record()
+        graph.replay()
+    else:
+        record()
+    torch.cuda.synchronize()
+    return median([s.elapsed_time(e) * 1e-3 for s, e in pairs])
+
+
+def _inkernel_clock(run: Callable[[], Any], flush: Callable[[], None], kernel_s: float, overhead: float,
+                    notes: list[str]) -> tuple[list[float], str, dict[str, Any] | None]:
+    """SM clock (MHz) during the kernel, where it came from, and (with Triton) how the trace covered it.
+
+    With Triton: a clock trace (`roofline.clockprobe`) on a side stream records (%globaltimer, %clock64)
+    every 1.3 x kernel / TRACE_POINTS ns; %globaltimer stamps just before and after the kernel on the main
+    stream cut it to the kernel's window, so the clock is the kernel's average over the part the trace saw,
+    however late the trace found room on an SM. Without Triton: torch.cuda._sleep timed by events, which also
+    counts any wait for room on an SM and so reads low beside kernels that fill them (relu 2^28: 340 MHz)."""
+    import torch
+
+    from roofline import clockprobe
+
     main, side = torch.cuda.current_stream(), torch.cuda.Stream()
+    if clockprobe.available():
+        traces, stamps = clockprobe.ClockTrace(INKERNEL_PROBES), clockprobe.Stamps(2 * INKERNEL_PROBES)
+        period_ns = int(TRACE_SPAN * kernel_s * 1e9 / clockprobe.TRACE_POINTS)
+        for _ in range(INKERNEL_PROBES):
+            torch.cuda._sleep(HOST_LEAD_CYCLES)  # the GPU waits here while the host enqueues the rest
+            flush()
+            stamps.stamp()
+            go = torch.cuda.Event()
+            go.record(main)
+            with torch.cuda.stream(side):
+                side.wait_event(go)
+                traces.launch(period_ns)
+            run()
+            stamps.stamp()
+            main.wait_stream(side)
+        torch.cuda.synchronize()
+        st = stamps.results()
+        wins = [w for tr, k0, k1 in zip(traces.traces(), st[0::2], st[1::2], strict=True)
+                if (w := clockprobe.clock_in_window(tr, k0, k1)) is not None]
+        if not wins:
+            notes.append(f"in-kernel clock: none of {INKERNEL_PROBES} traces found room on an SM during the kernel; "
+                         "the clock shown is the clock between kernels")
+            return [], "", None
+        detail = {"traces": len(wins), "of": INKERNEL_PROBES, "coverage": median([w.coverage for w in wins]),
+                  "early_mhz": median([w.early_mhz for w in wins]), "late_mhz": median([w.late_mhz for w in wins])}
+        if detail["late_mhz"] < detail["early_mhz"] * (1 - CLOCK_FALL_NOTE):
+            notes.append(f"SM clock fell within the kernel: {detail['early_mhz']:.0f} MHz in its first third, "
+                         f"{detail['late_mhz']:.0f} MHz in its last (power or current limit)")
+        return [w.mhz for w in wins], "in-kernel clock trace", detail
+    cycles = int(min(PROBE_CYCLES, 0.5 * kernel_s * 1.5e9))
     pairs = []
     for _ in range(INKERNEL_PROBES):
         flush()
@@ -337,7 +429,7 @@ def _inkernel_clock(run: Callable[[], Any], flush: Callable[[], None], kernel_s:
         pairs.append((s, e))
     torch.cuda.synchronize()
     times = [s.elapsed_time(e) * 1e-3 - overhead for s, e in pairs]
-    return [cycles / t / 1e6 for t in times if t > 0]
+    return [cycles / t / 1e6 for t in times if t > 0], "in-kernel probe (event-timed, may read low)", None
 
 
 def _sample(run: Callable[[], Any], flush: Callable[[], None], reps: int, probe: bool

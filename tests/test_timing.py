@@ -140,3 +140,50 @@ def test_above_roof_notes_say_why() -> None:
     compute = {**base, "bound": "compute", "roofline_fraction": 1.3}
     assert "calibrate" in above_roof_notes(compute, "measured")[0]
     assert "spec" in above_roof_notes(compute, "datasheet")[0]
+
+
+def test_timer_overhead_is_subtracted_from_every_sample_and_kept() -> None:
+    from roofline.timing import Measurement
+
+    # raw event intervals 35, 36, 37 µs with an empty pair of 1.3 µs: the operator took 33.7, 34.7, 35.7 µs
+    m = Measurement([35e-6, 36e-6, 37e-6], "graph", 10, 40e-6, True, timer_overhead_s=1.3e-6)
+    assert m.times_s == pytest.approx([33.7e-6, 34.7e-6, 35.7e-6])
+    assert m.median_s == pytest.approx(34.7e-6)
+    assert m.samples_s == [35e-6, 36e-6, 37e-6]  # the raw samples are kept as measured
+    d = m.timing_dict()
+    assert d["timer_overhead_s"] == 1.3e-6 and d["stats"]["median"] == pytest.approx(34.7e-6)
+
+
+def test_cpu_timing_subtracts_nothing() -> None:
+    clock = FakeClock([0.002])
+    m = time_cpu(clock.work, clock=clock)
+    assert m.timer_overhead_s == 0.0 and m.times_s == m.samples_s
+
+
+def test_clockprobe_module_imports_without_triton() -> None:
+    import sys
+
+    import roofline.clockprobe as cp
+
+    assert "roofline._clockprobe_kernels" not in sys.modules or "triton" in sys.modules
+    assert cp.MIN_PROBE_NS > 0 and isinstance(cp.available(), bool)
+
+
+def test_clock_in_window_from_a_trace() -> None:
+    from roofline.clockprobe import clock_in_window
+
+    # a trace every 1000 ns: 2.0 cycles/ns (2000 MHz) until t=10000, then 1.5 cycles/ns; the window 2000..14000
+    trace, c = [], 0
+    for t in range(0, 20001, 1000):
+        trace.append((t, c))
+        c += 2000 if t < 10000 else 1500
+    w = clock_in_window(trace, 2000, 14000)
+    assert w is not None
+    # inside: t = 2000..14000 (13 points); cycles 2000 x 8 + 1500 x 4 = 22000 over 12000 ns -> 1833.3 MHz
+    assert w.mhz == pytest.approx(22000 / 12000 * 1e3)
+    assert w.coverage == pytest.approx(1.0)
+    assert w.early_mhz == pytest.approx(2000) and w.late_mhz == pytest.approx(1500)
+    # a trace that started late covers part of the window; too few points inside gives None
+    late = clock_in_window(trace, 9000, 30000)
+    assert late is not None and late.coverage == pytest.approx(11000 / 21000)
+    assert clock_in_window(trace, 100, 2500) is None

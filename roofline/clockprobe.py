@@ -1,0 +1,137 @@
+"""The SM clock during a kernel, measured by the GPU itself with %clock64 (SM cycles) and %globaltimer (ns).
+
+- `ClockTrace`: a one-thread Triton program on a side stream that records (%globaltimer, %clock64) every
+  period; `Stamps` writes %globaltimer just before and just after the kernel on the main stream, and
+  `clock_in_window` cuts the trace to that window: cycles / ns over the part of the kernel the trace saw,
+  and over its first and last third. It does not matter when the trace found room on an SM.
+- `ClockProbe`: a spin of N cycles that times itself the same way (start, cycles, ns).
+
+Why not a spin timed by events (`torch.cuda._sleep` between two events): the events also time how long
+the spin waited for room on an SM, and beside a kernel that fills every SM that wait is most of it. On the
+H200 (2026-11-29) the event-timed spin read 340 MHz beside relu 2^28 and 1.0-1.4 GHz beside GEMVs, where
+Nsight Compute saw 1.94 and 1.80 GHz; the trace read 1.95 and 1.79-1.83 GHz, and within 3% (-2.8% to +1.0%) of
+Nsight Compute's clock on all nine kernels tried (scripts/clock_probe_experiment.py, docs/measurements.md).
+
+Needs Triton (shipped with torch's CUDA builds; its kernels live in `_clockprobe_kernels`, imported only
+when a probe is launched); `available()` says whether it can run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+# %globaltimer counts nanoseconds but is documented only as a "global nanosecond timer", not how often it
+# updates; probes shorter than MIN_PROBE_NS are left out so that a coarse update step stays small beside them.
+MIN_PROBE_NS = 10_000
+# A clock trace: this many (time, cycles) points, at least MIN_PERIOD_NS apart (%globaltimer advanced in 32 ns
+# steps on the H200, so 500 ns keeps each step's error under 7% and a whole trace's far under 1%).
+TRACE_POINTS = 64
+MIN_PERIOD_NS = 500
+
+
+@cache
+def _kernel() -> Any:
+    from roofline import _clockprobe_kernels as k
+
+    return k.spin, k.stamp, k.trace
+
+
+def available() -> bool:
+    try:
+        import triton  # noqa: F401
+    except Exception:
+        return False
+    return True
+
+
+class Stamps:
+    """%globaltimer written by a one-thread kernel on the current stream: `stamp()` before and after a kernel
+    brackets it in the probe's time base, so a probe can be checked to have run inside the kernel."""
+
+    def __init__(self, slots: int, device: Any = "cuda") -> None:
+        import torch
+
+        self._out = torch.zeros(slots, dtype=torch.int64, device=device)
+        self._used = 0
+
+    def stamp(self) -> None:
+        if self._used >= self._out.shape[0]:
+            raise IndexError("stamp slots used up")
+        _kernel()[1][(1,)](self._out[self._used:], num_warps=1)
+        self._used += 1
+
+    def results(self) -> list[int]:
+        return [int(t) for t in self._out[: self._used].tolist()]
+
+
+@dataclass(frozen=True)
+class WindowClock:
+    """The SM clock over the part of a window (a kernel, between two stamps) that a clock trace covered."""
+
+    mhz: float  # cycles / ns over the covered part
+    coverage: float  # covered part / window
+    early_mhz: float  # over the first third of the covered part
+    late_mhz: float  # over the last third
+
+
+def clock_in_window(trace: list[tuple[int, int]], k0: int, k1: int) -> WindowClock | None:
+    """Clock from the (ns, cycles) trace points that lie inside [k0, k1]; None with fewer than 4 of them.
+
+    NB: the window is a little wider than the kernel (the stamps run just before and just after it)."""
+    inside = [(t, c) for t, c in trace if k0 <= t <= k1]
+    if len(inside) < 4 or k1 <= k0:
+        return None
+
+    def rate(a: tuple[int, int], b: tuple[int, int]) -> float:
+        return (b[1] - a[1]) / (b[0] - a[0]) * 1e3 if b[0] > a[0] else 0.0
+
+    third = max(1, (len(inside) - 1) // 3)
+    return WindowClock(mhz=rate(inside[0], inside[-1]), coverage=(inside[-1][0] - inside[0][0]) / (k1 - k0),
+                       early_mhz=rate(inside[0], inside[third]), late_mhz=rate(inside[-1 - third], inside[-1]))
+
+
+class ClockTrace:
+    """Side-stream clock traces: `launch(period_ns)` starts one trace of TRACE_POINTS points; after a
+    synchronisation, `traces()` gives each as a list of (globaltimer ns, clock64 cycles)."""
+
+    def __init__(self, slots: int, device: Any = "cuda") -> None:
+        import torch
+
+        self._out = torch.zeros((slots, TRACE_POINTS, 2), dtype=torch.int64, device=device)
+        self._used = 0
+
+    def launch(self, period_ns: int) -> None:
+        if self._used >= self._out.shape[0]:
+            raise IndexError("clock trace slots used up")
+        _kernel()[2][(1,)](self._out[self._used], TRACE_POINTS, max(MIN_PERIOD_NS, int(period_ns)), num_warps=1)
+        self._used += 1
+
+    def traces(self) -> list[list[tuple[int, int]]]:
+        return [[(int(t), int(c)) for t, c in tr] for tr in self._out[: self._used].tolist()]
+
+
+class ClockProbe:
+    """Launch with `launch(cycles)` on the current stream (any number of times, no synchronisation); after one
+    `torch.cuda.synchronize()`, `results()` gives (cycles, ns, start_ns) per launch and `mhz()` the clocks."""
+
+    def __init__(self, slots: int, device: Any = "cuda") -> None:
+        import torch
+
+        self._out = torch.zeros((slots, 3), dtype=torch.int64, device=device)
+        self._used = 0
+
+    def launch(self, cycles: int) -> None:
+        if self._used >= self._out.shape[0]:
+            raise IndexError("clock probe slots used up")
+        _kernel()[0][(1,)](self._out[self._used], int(cycles), num_warps=1)
+        self._used += 1
+
+    def results(self) -> list[tuple[int, int, int]]:
+        rows = self._out[: self._used].tolist()
+        return [(int(c), int(ns), int(t0)) for c, ns, t0 in rows]
+
+    def mhz(self) -> list[float]:
+        """Clock per launch in MHz; probes shorter than MIN_PROBE_NS are left out (too coarse)."""
+        return [c / ns * 1e3 for c, ns, _ in self.results() if ns >= MIN_PROBE_NS]
