@@ -25,7 +25,7 @@ def test_run_check_and_baseline(capsys: pytest.CaptureFixture[str], tmp_path: Pa
     doc = json.loads(a.read_text())
     assert len(doc["records"]) == 8 and all(r["time_s"] > 0 for r in doc["records"])
     assert all("advice" in r for r in doc["records"])
-    assert doc["records"][7]["threshold"] == "median:12%"  # the per-entry threshold of the suite
+    assert all("threshold" not in r for r in doc["records"])  # smoke.toml sets no per-entry threshold
     code, out, _ = run(capsys, "baseline", "update", str(a), "--baseline", str(base))
     assert code == 0 and base.read_bytes() == a.read_bytes()
     before = base.read_bytes()
@@ -41,6 +41,13 @@ def test_run_check_and_baseline(capsys: pytest.CaptureFixture[str], tmp_path: Pa
     code, out, _ = run(capsys, "check", str(b), "--baseline", str(base))
     assert code == 1 and "worse" in out
     assert base.read_bytes() == before
+
+
+def test_suite_entry_threshold_reaches_the_record(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    suite, out = tmp_path / "s.toml", tmp_path / "r.json"
+    suite.write_text('[[entry]]\nop = "relu"\nparams = { numel = 4096 }\nthreshold = "median:12%"\n')
+    assert run(capsys, "run", str(suite), "-o", str(out))[0] == 0
+    assert json.loads(out.read_text())["records"][0]["threshold"] == "median:12%"
 
 
 def test_check_bad_inputs(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
