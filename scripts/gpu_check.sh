@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The GPU check: runs on a machine with an NVIDIA GPU from the repository root, installs nothing, and
-# writes everything under $OUT (default ./out). Stages (default all): tests timing ncu calibrate check charts.
+# writes everything under $OUT (default ./out). Stages (default all): tests occupancy probe timing ncu calibrate
+# check charts.
 #   bash scripts/gpu_check.sh tests timing
 # Results: $OUT/summary.txt (the figures that matter) and $OUT/gpu_check.tar.gz (every file).
 set -u
@@ -9,7 +10,7 @@ W=${W:-/tmp/roofline_gpu_check}
 mkdir -p "$OUT" "$W"
 export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1 ROOFLINE_CACHE_DIR=$W/cache COLUMNS=160
 RL="python3 -m roofline.cli"
-stages=${*:-tests occupancy timing ncu calibrate check charts}
+stages=${*:-tests occupancy probe timing ncu calibrate check charts}
 S=$OUT/summary.txt
 log() { echo "== $*" | tee -a "$S"; }
 secs() { python3 -c "import time; print(f'{time.time():.3f}')"; }
@@ -41,7 +42,7 @@ ncu)
   log "Nsight Compute on the same kernels (--clock-control none)"
   ncu --clock-control none --profile-from-start off --csv --page raw \
       --metrics gpu__time_duration.sum,sm__cycles_elapsed.avg.per_second \
-      python3 scripts/ncu_compare.py target suites/kernels-h200.toml > "$W/ncu.csv" 2> "$W/ncu.err"
+      python3 scripts/ncu_compare.py target suites/kernels-h200.toml --repeats 5 > "$W/ncu.csv" 2> "$W/ncu.err"
   python3 scripts/ncu_compare.py compare "$W/kernels1.json" "$W/ncu.csv" --markdown "$W/ncu_compare.md" | tee -a "$S"
   [ -f "$W/kernels_burst.json" ] && python3 scripts/ncu_compare.py compare "$W/kernels_burst.json" "$W/ncu.csv" \
       --markdown "$W/ncu_compare_burst.md" | tee -a "$S"
@@ -79,6 +80,11 @@ check)
 occupancy)
   log "occupancy: roofline's arithmetic vs the CUDA occupancy API on real kernels"
   python3 scripts/occupancy_check.py --markdown "$W/occupancy_check.md" 2>&1 | tail -45 | tee -a "$S"
+  ;;
+probe)
+  log "clock probes beside kernels (self-timed vs event-timed), and the two short kernels under each L2 preparation"
+  python3 scripts/clock_probe_experiment.py 2>&1 | tee "$W/probe.txt" | tee -a "$S"
+  python3 scripts/flush_experiment.py times 2>&1 | tee "$W/flush.txt" | tee -a "$S"
   ;;
 charts)
   log "operator suites for the charts"
