@@ -46,24 +46,42 @@ def available() -> bool:
     return True
 
 
-class Stamps:
+class _Slots:
+    """A device buffer of result slots that one-thread probe kernels fill, one slot per launch."""
+
+    what = "probe"
+
+    def __init__(self, shape: tuple[int, ...], device: Any) -> None:
+        import torch
+
+        self._out = torch.zeros(shape, dtype=torch.int64, device=device)
+        self._used = 0
+
+    def _take(self) -> int:
+        """The next free slot's index (IndexError when none is left)."""
+        if self._used >= self._out.shape[0]:
+            raise IndexError(f"{self.what} slots used up")
+        self._used += 1
+        return self._used - 1
+
+    def _filled(self) -> list[Any]:
+        return self._out[: self._used].tolist()
+
+
+class Stamps(_Slots):
     """%globaltimer written by a one-thread kernel on the current stream: `stamp()` before and after a kernel
     brackets it in the probe's time base, so a probe can be checked to have run inside the kernel."""
 
-    def __init__(self, slots: int, device: Any = "cuda") -> None:
-        import torch
+    what = "stamp"
 
-        self._out = torch.zeros(slots, dtype=torch.int64, device=device)
-        self._used = 0
+    def __init__(self, slots: int, device: Any = "cuda") -> None:
+        super().__init__((slots,), device)
 
     def stamp(self) -> None:
-        if self._used >= self._out.shape[0]:
-            raise IndexError("stamp slots used up")
-        _kernel()[1][(1,)](self._out[self._used:], num_warps=1)
-        self._used += 1
+        _kernel()[1][(1,)](self._out[self._take():], num_warps=1)
 
     def results(self) -> list[int]:
-        return [int(t) for t in self._out[: self._used].tolist()]
+        return [int(t) for t in self._filled()]
 
 
 @dataclass(frozen=True)
@@ -92,45 +110,36 @@ def clock_in_window(trace: list[tuple[int, int]], k0: int, k1: int) -> WindowClo
                        early_mhz=rate(inside[0], inside[third]), late_mhz=rate(inside[-1 - third], inside[-1]))
 
 
-class ClockTrace:
+class ClockTrace(_Slots):
     """Side-stream clock traces: `launch(period_ns)` starts one trace of TRACE_POINTS points; after a
     synchronisation, `traces()` gives each as a list of (globaltimer ns, clock64 cycles)."""
 
-    def __init__(self, slots: int, device: Any = "cuda") -> None:
-        import torch
+    what = "clock trace"
 
-        self._out = torch.zeros((slots, TRACE_POINTS, 2), dtype=torch.int64, device=device)
-        self._used = 0
+    def __init__(self, slots: int, device: Any = "cuda") -> None:
+        super().__init__((slots, TRACE_POINTS, 2), device)
 
     def launch(self, period_ns: int) -> None:
-        if self._used >= self._out.shape[0]:
-            raise IndexError("clock trace slots used up")
-        _kernel()[2][(1,)](self._out[self._used], TRACE_POINTS, max(MIN_PERIOD_NS, int(period_ns)), num_warps=1)
-        self._used += 1
+        _kernel()[2][(1,)](self._out[self._take()], TRACE_POINTS, max(MIN_PERIOD_NS, int(period_ns)), num_warps=1)
 
     def traces(self) -> list[list[tuple[int, int]]]:
-        return [[(int(t), int(c)) for t, c in tr] for tr in self._out[: self._used].tolist()]
+        return [[(int(t), int(c)) for t, c in tr] for tr in self._filled()]
 
 
-class ClockProbe:
+class ClockProbe(_Slots):
     """Launch with `launch(cycles)` on the current stream (any number of times, no synchronisation); after one
     `torch.cuda.synchronize()`, `results()` gives (cycles, ns, start_ns) per launch and `mhz()` the clocks."""
 
-    def __init__(self, slots: int, device: Any = "cuda") -> None:
-        import torch
+    what = "clock probe"
 
-        self._out = torch.zeros((slots, 3), dtype=torch.int64, device=device)
-        self._used = 0
+    def __init__(self, slots: int, device: Any = "cuda") -> None:
+        super().__init__((slots, 3), device)
 
     def launch(self, cycles: int) -> None:
-        if self._used >= self._out.shape[0]:
-            raise IndexError("clock probe slots used up")
-        _kernel()[0][(1,)](self._out[self._used], int(cycles), num_warps=1)
-        self._used += 1
+        _kernel()[0][(1,)](self._out[self._take()], int(cycles), num_warps=1)
 
     def results(self) -> list[tuple[int, int, int]]:
-        rows = self._out[: self._used].tolist()
-        return [(int(c), int(ns), int(t0)) for c, ns, t0 in rows]
+        return [(int(c), int(ns), int(t0)) for c, ns, t0 in self._filled()]
 
     def mhz(self) -> list[float]:
         """Clock per launch in MHz; probes shorter than MIN_PROBE_NS are left out (too coarse)."""

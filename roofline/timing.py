@@ -238,7 +238,7 @@ def time_cuda(fn: Callable[[], Any], device: str = "cuda:0", l2_bytes: int | Non
                 samples, probes = _sample(run, flush, reps, sample_clocks)
         else:
             samples, probes = _sample(run, flush, reps, sample_clocks)
-        overhead = _timer_overhead(real_flush if power == "burst" else flush, chosen == "graph-loop")
+        overhead = _timer_overhead(real_flush, chosen == "graph-loop")  # without the burst gap
         if overhead >= min(samples):
             notes.append(f"timer overhead ({overhead * 1e6:.2f} µs) not subtracted: a sample was shorter")
             overhead = 0.0

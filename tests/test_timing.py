@@ -187,3 +187,13 @@ def test_clock_in_window_from_a_trace() -> None:
     late = clock_in_window(trace, 9000, 30000)
     assert late is not None and late.coverage == pytest.approx(11000 / 21000)
     assert clock_in_window(trace, 100, 2500) is None
+
+
+def test_probe_slots_fill_in_order_and_refuse_past_the_end() -> None:
+    from roofline.clockprobe import ClockTrace
+
+    tr = ClockTrace(2, device="cpu")  # the buffer logic only; launching needs Triton and a GPU
+    assert tr._take() == 0 and tr._take() == 1
+    with pytest.raises(IndexError, match="clock trace slots used up"):
+        tr._take()
+    assert len(tr.traces()) == 2 and len(tr.traces()[0]) == 64
