@@ -1,9 +1,12 @@
 """The SM clock during a kernel, measured by the GPU itself with %clock64 (SM cycles) and %globaltimer (ns).
 
-- `ClockTrace`: a one-thread Triton program on a side stream that records (%globaltimer, %clock64) every
-  period; `Stamps` writes %globaltimer just before and just after the kernel on the main stream, and
+- `ClockTrace`: a one-thread kernel on a side stream that records (%globaltimer, %clock64) every period;
+  `Stamps` writes %globaltimer just before and just after the kernel on the main stream, and
   `clock_in_window` cuts the trace to that window: cycles / ns over the part of the kernel the trace saw,
-  and over its first and last third. It does not matter when the trace found room on an SM.
+  and over its first and last third. The trace is launched early (before the L2 flush that precedes the
+  kernel) and waits, resident on an SM, until the first stamp is written, then records until the second
+  is: a trace launched beside the kernel found no room on an SM until the kernel's last blocks (relu,
+  layernorm: 1-13% of the kernel covered), and one that ran past its kernel delayed the next trace.
 - `ClockProbe`: a spin of N cycles that times itself the same way (start, cycles, ns).
 
 Why not a spin timed by events (`torch.cuda._sleep` between two events): the events also time how long
@@ -12,8 +15,8 @@ H200 (2026-11-29) the event-timed spin read 340 MHz beside relu 2^28 and 1.0-1.4
 Nsight Compute saw 1.94 and 1.80 GHz; the trace read 1.95 and 1.79-1.83 GHz, and within 3% (-2.8% to +1.0%) of
 Nsight Compute's clock on all nine kernels tried (scripts/clock_probe_experiment.py, docs/measurements.md).
 
-Needs Triton (shipped with torch's CUDA builds; its kernels live in `_clockprobe_kernels`, imported only
-when a probe is launched); `available()` says whether it can run.
+The kernels are PTX launched through the CUDA driver (`_clockprobe_kernels`, imported only when a probe is
+launched); `available()` says whether they can run.
 """
 
 from __future__ import annotations
@@ -29,25 +32,36 @@ MIN_PROBE_NS = 10_000
 # steps on the H200, so 500 ns keeps each step's error under 7% and a whole trace's far under 1%).
 TRACE_POINTS = 64
 MIN_PERIOD_NS = 500
+# A trace gives up waiting for its start stamp after this long (so a round that never ran cannot hang the GPU).
+MAX_WAIT_NS = 1_000_000_000
 
 
 @cache
-def _kernel() -> Any:
-    from roofline import _clockprobe_kernels as k
-
-    return k.spin, k.stamp, k.trace
-
-
 def available() -> bool:
+    """Whether the probe kernels can run: a CUDA device, and the driver library to load them."""
     try:
-        import triton  # noqa: F401
+        import ctypes
+
+        import torch
+
+        if not torch.cuda.is_available():
+            return False
+        ctypes.CDLL("libcuda.so.1")
     except Exception:
         return False
     return True
 
 
+def _launch(name: str, *args: int) -> None:
+    from roofline._clockprobe_kernels import launch
+
+    launch(name, *args)
+
+
 class _Slots:
-    """A device buffer of result slots that one-thread probe kernels fill, one slot per launch."""
+    """A device buffer of result slots that one-thread probe kernels fill, one slot per launch.
+
+    Slots are whole 16-byte units, so every slot starts 16-byte aligned."""
 
     what = "probe"
 
@@ -56,6 +70,7 @@ class _Slots:
 
         self._out = torch.zeros(shape, dtype=torch.int64, device=device)
         self._used = 0
+        self._slot_bytes = self._out[0].numel() * 8
 
     def _take(self) -> int:
         """The next free slot's index (IndexError when none is left)."""
@@ -63,6 +78,12 @@ class _Slots:
             raise IndexError(f"{self.what} slots used up")
         self._used += 1
         return self._used - 1
+
+    def _ptr(self, index: int) -> int:
+        """Device address of slot `index`."""
+        if not 0 <= index < self._out.shape[0]:
+            raise IndexError(f"{self.what} slot {index} out of range")
+        return self._out.data_ptr() + index * self._slot_bytes
 
     def _filled(self) -> list[Any]:
         return self._out[: self._used].tolist()
@@ -75,13 +96,18 @@ class Stamps(_Slots):
     what = "stamp"
 
     def __init__(self, slots: int, device: Any = "cuda") -> None:
-        super().__init__((slots,), device)
+        super().__init__((slots, 2), device)  # the second word pads the slot to 16 bytes
 
     def stamp(self) -> None:
-        _kernel()[1][(1,)](self._out[self._take():], num_warps=1)
+        _launch("stamp", self._ptr(self._take()))
+
+    def ahead(self, k: int) -> int:
+        """Device address of the slot that the k-th next `stamp()` (k = 0: the next) will write; it reads 0 until
+        then, so a trace can wait for it."""
+        return self._ptr(self._used + k)
 
     def results(self) -> list[int]:
-        return [int(t) for t in self._filled()]
+        return [int(t) for t, _ in self._filled()]
 
 
 @dataclass(frozen=True)
@@ -111,19 +137,22 @@ def clock_in_window(trace: list[tuple[int, int]], k0: int, k1: int) -> WindowClo
 
 
 class ClockTrace(_Slots):
-    """Side-stream clock traces: `launch(period_ns)` starts one trace of TRACE_POINTS points; after a
-    synchronisation, `traces()` gives each as a list of (globaltimer ns, clock64 cycles)."""
+    """Side-stream clock traces: `launch(period_ns, start, stop)` starts one trace of up to TRACE_POINTS points,
+    from when the int64 at device address `start` turns non-zero (a stamp) until the one at `stop` does; after a
+    synchronisation, `traces()` gives each as a list of (globaltimer ns, clock64 cycles), unfilled points left
+    out."""
 
     what = "clock trace"
 
     def __init__(self, slots: int, device: Any = "cuda") -> None:
         super().__init__((slots, TRACE_POINTS, 2), device)
 
-    def launch(self, period_ns: int) -> None:
-        _kernel()[2][(1,)](self._out[self._take()], TRACE_POINTS, max(MIN_PERIOD_NS, int(period_ns)), num_warps=1)
+    def launch(self, period_ns: int, start: int, stop: int, max_wait_ns: int = MAX_WAIT_NS) -> None:
+        _launch("trace", self._ptr(self._take()), start, stop, TRACE_POINTS, max(MIN_PERIOD_NS, int(period_ns)),
+                int(max_wait_ns))
 
     def traces(self) -> list[list[tuple[int, int]]]:
-        return [[(int(t), int(c)) for t, c in tr] for tr in self._filled()]
+        return [[(int(t), int(c)) for t, c in tr if t] for tr in self._filled()]
 
 
 class ClockProbe(_Slots):
@@ -133,13 +162,13 @@ class ClockProbe(_Slots):
     what = "clock probe"
 
     def __init__(self, slots: int, device: Any = "cuda") -> None:
-        super().__init__((slots, 3), device)
+        super().__init__((slots, 4), device)  # (cycles, ns, start ns) and a word of padding to 32 bytes
 
     def launch(self, cycles: int) -> None:
-        _kernel()[0][(1,)](self._out[self._take()], int(cycles), num_warps=1)
+        _launch("spin", self._ptr(self._take()), int(cycles))
 
     def results(self) -> list[tuple[int, int, int]]:
-        return [(int(c), int(ns), int(t0)) for c, ns, t0 in self._filled()]
+        return [(int(c), int(ns), int(t0)) for c, ns, t0, _ in self._filled()]
 
     def mhz(self) -> list[float]:
         """Clock per launch in MHz; probes shorter than MIN_PROBE_NS are left out (too coarse)."""

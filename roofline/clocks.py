@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
 from roofline.stats import median
@@ -49,6 +50,19 @@ class ClockReport:
                 "power_limit_w": self.power_limit_w, "limited_by": self.reason_names(), "readings": len(self.sm_mhz)}
 
 
+@cache
+def _device(index: int) -> tuple[Any, Any, tuple[float, float, float]]:
+    """NVML, initialised once per process, the device's handle, and what does not change during a run (max SM
+    and memory clocks, enforced power limit): on the H200 each max-clock query took ~4 ms, twice per operator."""
+    import pynvml
+
+    pynvml.nvmlInit()
+    h = pynvml.nvmlDeviceGetHandleByIndex(index)
+    return pynvml, h, (float(pynvml.nvmlDeviceGetMaxClockInfo(h, pynvml.NVML_CLOCK_SM)),
+                       float(pynvml.nvmlDeviceGetMaxClockInfo(h, pynvml.NVML_CLOCK_MEM)),
+                       pynvml.nvmlDeviceGetEnforcedPowerLimit(h) / 1000.0)
+
+
 class ClockSampler:
     """`with ClockSampler(index) as s: ...` then `s.report`. Without NVML it records nothing."""
 
@@ -63,17 +77,11 @@ class ClockSampler:
 
     def __enter__(self) -> ClockSampler:
         try:
-            import pynvml
-
-            pynvml.nvmlInit()
-            self._nvml = pynvml
-            self._handle = pynvml.nvmlDeviceGetHandleByIndex(self.index)
-            self.report.max_sm_mhz = float(pynvml.nvmlDeviceGetMaxClockInfo(self._handle, pynvml.NVML_CLOCK_SM))
-            self.report.max_mem_mhz = float(pynvml.nvmlDeviceGetMaxClockInfo(self._handle, pynvml.NVML_CLOCK_MEM))
-            self.report.power_limit_w = pynvml.nvmlDeviceGetEnforcedPowerLimit(self._handle) / 1000.0
+            self._nvml, self._handle, static = _device(self.index)
         except Exception:
             self._nvml = None
             return self
+        self.report.max_sm_mhz, self.report.max_mem_mhz, self.report.power_limit_w = static
         self._read()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()

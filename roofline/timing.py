@@ -13,10 +13,12 @@ GPU protocol (`time_cuda`):
 - `graph-loop`: the whole sampling loop (flush, event, operator, event) x N is captured in one graph with
   external event nodes; nothing on the host paces the GPU at all.
 - `events`: eager launches between the events (for callables that cannot be captured).
-- Warm-up runs until the operator's time is steady: in chunks, until two chunk means agree within 1%, and
-  for compute-bound operators for at least SUSTAINED_WARMUP_S. On the H200 a 3.15 ms attention kernel
-  stepped to 3.69 ms after ~80 ms of back-to-back work, when the power cap engaged; sampling the fast phase
-  in one run and the capped phase in the next made two runs disagree by 13%.
+- Power: `burst` (the default) spins at low power for 4x the kernel's time before each sample, so that no
+  sample runs under the power cap: the kernel as it runs in isolation, and as Nsight Compute times it.
+  `sustained` runs the samples back to back after a warm-up (at least SUSTAINED_WARMUP_S for compute-bound
+  operators): the steady state, power cap included. On the H200 a 3.15 ms attention kernel stepped to
+  3.69 ms after ~80 ms of back-to-back work, when the power cap engaged.
+- Warm-up runs until the operator's time is steady: in chunks, until two chunk means agree within 1%.
 - The event pair's own cost is measured (TIMER_PAIRS pairs with nothing between them, recorded after the
   flush as every sample is) and subtracted from every sample. On the H200 (2026-11-29) an empty pair read
   1.28-1.34 µs; with it left in, 33-105 µs kernels read 1.0-2.6 µs above Nsight Compute (a 33 µs GEMV +4-6%);
@@ -24,10 +26,11 @@ GPU protocol (`time_cuda`):
   every real launch pays it, and Nsight Compute's gpu__time_duration counts it too (a 0.5 µs spin reads
   1.6-2.0 µs there, 0.6-1.1 µs in CUPTI's kernel records).
 - The SM clock: after every sample a spin of PROBE_CYCLES (torch.cuda._sleep) timed by its own events gives
-  the clock between kernels. The clock *during* the kernel comes from a clock trace (`roofline.clockprobe`)
-  on a side stream, cut to the kernel's window by %globaltimer stamps. NVML's sampled clock lags the power
-  controller (it read 1980 MHz during kernels that Nsight Compute saw at 1.6-1.7 GHz), and the clock
-  between kernels reads 10-20% above the clock during tensor-core kernels.
+  the clock between kernels. The clock *during* the kernel comes from clock traces (`roofline.clockprobe`)
+  on a side stream beside a few more calls that follow the samples in the same stream of work, each cut to
+  its call's window by %globaltimer stamps (`_Tracer`). NVML's sampled clock lags the power controller (it
+  read 1980 MHz during kernels that Nsight Compute saw at 1.6-1.7 GHz), and the clock between kernels
+  reads 10-20% above the clock during tensor-core kernels.
 Every sample is kept; statistics are derived (`roofline.stats`).
 """
 
@@ -57,7 +60,9 @@ METHODS = ("auto", "graph", "graph-loop", "events")
 # "read" is the default and the right one; "write" (zeroing the buffer, as triton's do_bench does) is kept
 # so the difference can be shown: its dirty lines are written back inside the next timed kernel.
 FLUSH_MODES = ("read", "write")
-# Warm-up in chunks of this much device time, until two consecutive chunk means agree within WARMUP_STABLE.
+# Warm-up in chunks of this much device time, until two consecutive chunk means agree within WARMUP_STABLE;
+# operators that are not compute-bound use chunks half as long (their time does not move with the power
+# state: 10 memory-bound kernels repeated within 0.5% between runs on the H200).
 WARMUP_CHUNK_S = 0.02
 WARMUP_STABLE = 0.01
 # Compute-bound (tensor-core) work warms up for at least this long: the power cap engaged after ~50-100 ms
@@ -69,27 +74,48 @@ WARMUP_STABLE = 0.01
 BURST_GAP_FACTOR = 4.0
 BURST_MIN_GAP_S = 0.001
 POWER_MODES = ("sustained", "burst")
+# Burst is the default: on the H200 (2026-11-29) two burst runs of the 16-kernel suite agreed within 0.56%
+# and matched Nsight Compute's times within 1% on every power-capped kernel. Across four GPU calls (perhaps
+# four machines) burst and ncu moved together (bf16 8192^3: 1365-1416 µs and 1370-1426 µs). The sustained
+# (capped) time of the fp16 4096^3 GEMM ranged 181-210 µs across runs, 6.5% apart in two runs of one call:
+# the capped clock follows the GPU's temperature, which a regression check cannot hold still.
+DEFAULT_POWER = "burst"
 SUSTAINED_WARMUP_S = 0.25
+# A compute-bound operator timed right after another one (its samples ended less than HOT_GAP_S ago) finds the
+# GPU already under the power cap and warms up for at least HOT_WARMUP_S instead. (The cap engaged after
+# 100-190 ms from idle on the H200, 2026-11-29: scripts/warmup_experiment.py.)
+HOT_GAP_S = 0.3
+HOT_WARMUP_S = 0.1
 MAX_WARMUP_S = 1.0
 # Clock probe: ~50 µs at 2 GHz, long beside the ~1 µs resolution and launch overhead of an event pair.
 PROBE_CYCLES = 100_000
-# In-kernel clock: after the samples, INKERNEL_PROBES more calls each run beside a clock trace on a side
-# stream. On the H200 the clock between kernels read 1.92-1.96 GHz while Nsight Compute saw tensor-core
-# kernels at 1.54-1.69 GHz: the clock drops while the tensor cores draw current and recovers within
-# microseconds, so only a trace running during the kernel sees the kernel's clock. Below INKERNEL_MIN_S
+# In-kernel clock: on the H200 the clock between kernels read 1.92-1.96 GHz while Nsight Compute saw
+# tensor-core kernels at 1.54-1.69 GHz: the clock drops while the tensor cores draw current and recovers within
+# microseconds, so only a trace running during the kernel sees the kernel's clock. INKERNEL_PROBES more calls
+# follow the samples in the same enqueued stream of work (so at the same duty cycle and power state), each
+# beside a clock trace on a side stream; kernels longer than TRACE_BUDGET_S / INKERNEL_PROBES get fewer (at
+# least MIN_TRACES: a long kernel's trace still has 64 points). Traces in rounds of their own, each after a
+# 100 µs idle spin, ran at a lower duty cycle than sustained samples: the fp16 4096^3 GEMM then read 6% slower
+# than Nsight Compute "at the same clock"; traced in the samples' stream, 2.1-2.6%. Below INKERNEL_MIN_S
 # the stamps' window (a few µs of launch either side) would be a large part of the kernel's.
 INKERNEL_PROBES = 8
+TRACE_BUDGET_S = 0.01
+MIN_TRACES = 3
 INKERNEL_MIN_S = 40e-6
-# The clock trace spans TRACE_SPAN x the kernel's median time, so that it outlasts the kernel even when it
-# starts a little after it; HOST_LEAD_CYCLES (~100 µs) of spin before each round lets the host enqueue the
-# round (a Triton launch costs the host ~10-20 µs) before the GPU reaches the first stamp, which keeps the
-# stamps' window tight around the kernel.
+# The clock trace's points are spaced TRACE_SPAN x the kernel's (warm) time / TRACE_POINTS apart, so that 64
+# points outlast a kernel somewhat slower than its estimate; the trace stops at the stamp after the kernel.
+# HOST_LEAD_CYCLES (~100 µs) of spin before each round of `_inkernel_clock` (rounds of their own, for
+# graph-loop) lets the host enqueue the round before the GPU reaches it.
 TRACE_SPAN = 1.3
 HOST_LEAD_CYCLES = 200_000
 # A note says so when the clock in the kernel's last third is this much below its first third's.
 CLOCK_FALL_NOTE = 0.05
 # The timer's own cost: the median of this many empty event pairs (a few milliseconds with the flush).
 TIMER_PAIRS = 64
+
+
+# When the last sustained compute-bound measurement of this process finished its samples (time.monotonic()).
+_hot = {"end": -math.inf}
 
 
 @dataclass
@@ -107,6 +133,8 @@ class Measurement:
     clock_samples_mhz: list[float] = field(default_factory=list)  # the probe's SM clock after each sample
     warmup_s: float = 0.0
     timer_overhead_s: float = 0.0  # an empty event pair's median, subtracted from every raw sample
+    warmup_min_s: float = 0.0  # the least warm-up asked for (sustained compute-bound: full or after another)
+    after_compute_s: float | None = None  # seconds since the previous compute-bound operator's samples ended
 
     @property
     def times_s(self) -> list[float]:
@@ -125,7 +153,8 @@ class Measurement:
         return {"method": self.method, "warmup_calls": self.warmup_calls, "warmup_s": self.warmup_s,
                 "reps": len(self.samples_s), "estimate_s": self.estimate_s, "l2_flush": self.l2_flush,
                 "flush_bytes": self.flush_bytes, "stats": self.summary.to_dict(), "notes": self.notes,
-                "timer_overhead_s": self.timer_overhead_s, "sm_clock_samples_mhz": self.clock_samples_mhz}
+                "timer_overhead_s": self.timer_overhead_s, "sm_clock_samples_mhz": self.clock_samples_mhz,
+                "warmup_min_s": self.warmup_min_s, "after_compute_s": self.after_compute_s}
 
 
 def plan_calls(per_call_s: float, budget_s: float, lo: int, hi: int) -> int:
@@ -162,7 +191,7 @@ def time_cpu(fn: Callable[[], Any], warmup_s: float = WARMUP_BUDGET_S, rep_s: fl
 def time_cuda(fn: Callable[[], Any], device: str = "cuda:0", l2_bytes: int | None = None, warm_l2: bool = False,
               method: str = "auto", warmup_s: float = WARMUP_BUDGET_S, rep_s: float = REP_BUDGET_S,
               graph_safe: bool = True, sample_clocks: bool = True, sustained: bool = False,
-              power: str = "sustained", flush_mode: str = "read", flush_multiple: float = FLUSH_L2_MULTIPLE
+              power: str = DEFAULT_POWER, flush_mode: str = "read", flush_multiple: float = FLUSH_L2_MULTIPLE
               ) -> Measurement:
     """Device-event timing with a read-only L2 flush before every sample (see the module docstring)."""
     import torch
@@ -228,29 +257,50 @@ def time_cuda(fn: Callable[[], Any], device: str = "cuda:0", l2_bytes: int | Non
     index = dev.index if dev.index is not None else torch.cuda.current_device()
 
     with ClockSampler(index) if sample_clocks else _NullSampler() as sampler:
-        warm, warm_s = _warm_up(run, flush, estimate + flush_s, warmup_s, sustained, notes)
+        gap = time.monotonic() - _hot["end"] if sustained else math.inf
+        warm_min = HOT_WARMUP_S if gap < HOT_GAP_S else SUSTAINED_WARMUP_S
+        warm, warm_s, warm_mean = _warm_up(run, flush, estimate + flush_s, warmup_s, sustained, notes, warm_min)
+        # the kernel's time now that it is warm (the first estimate ran at the idle GPU's clock)
+        kernel_est = max(estimate, warm_mean - flush_s)
+        inkernel: list[float] = []
+        inkernel_source, trace_detail = "", None
+        traced: list[float] = []
+        want_trace = sample_clocks and kernel_est >= INKERNEL_MIN_S
         if method == "graph-loop" and chosen == "graph":
             try:
                 samples, probes = _graph_loop(fn, flush, reps, sample_clocks)
                 chosen = "graph-loop"
             except Exception as exc:
                 notes.append(f"graph-loop capture failed ({type(exc).__name__}); timed graph replays")
-                samples, probes = _sample(run, flush, reps, sample_clocks)
+                samples, probes, _ = _sample(run, flush, reps, sample_clocks)
         else:
-            samples, probes = _sample(run, flush, reps, sample_clocks)
+            tracer = _make_tracer(kernel_est, notes) if want_trace else None
+            try:
+                samples, probes, traced = _sample(run, flush, reps, sample_clocks, tracer)
+            except Exception as exc:  # a trace that cannot launch (a driver that cannot load the PTX, say)
+                if tracer is None:
+                    raise
+                notes.append(f"in-kernel clock trace failed ({type(exc).__name__})")
+                tracer = None
+                samples, probes, traced = _sample(run, flush, reps, sample_clocks)
+            if tracer is not None:
+                inkernel, inkernel_source, trace_detail = tracer.clock(notes, median(samples))
+                want_trace = False
+        if sustained:
+            _hot["end"] = time.monotonic()
         overhead = _timer_overhead(real_flush, chosen == "graph-loop")  # without the burst gap
         if overhead >= min(samples):
             notes.append(f"timer overhead ({overhead * 1e6:.2f} µs) not subtracted: a sample was shorter")
             overhead = 0.0
-        inkernel: list[float] = []
-        inkernel_source, trace_detail = "", None
-        kernel_s = median(samples) - overhead
-        if sample_clocks and kernel_s >= INKERNEL_MIN_S:
+        if want_trace:
             try:
-                inkernel, inkernel_source, trace_detail = _inkernel_clock(run, flush, kernel_s, probe_overhead,
-                                                                          notes)
+                inkernel, inkernel_source, trace_detail = _inkernel_clock(run, flush, median(samples) - overhead,
+                                                                          probe_overhead, notes)
             except Exception as exc:
                 notes.append(f"in-kernel clock probe failed ({type(exc).__name__})")
+        if trace_detail is not None and traced:
+            # a traced call beside an untraced one: shows whether the trace (one warp on one SM) disturbs it
+            trace_detail["traced_over_untraced"] = median(traced) / median(samples)
     clock_mhz = [PROBE_CYCLES / (t - probe_overhead) / 1e6 for t in probes if t > probe_overhead]
     clocks = sampler.report.to_dict() if sample_clocks else None
     if clocks is not None:
@@ -271,7 +321,9 @@ def time_cuda(fn: Callable[[], Any], device: str = "cuda:0", l2_bytes: int | Non
         notes.append(f"burst mode: {gap_cycles / 2e9 * 1e3:.1f} ms low-power spin before each sample")
     return Measurement(samples, chosen + ("+burst" if power == "burst" else ""), warm + 1, estimate,
                        l2_flush=flush_buf is not None, flush_bytes=flush_bytes, clocks=clocks, notes=notes,
-                       clock_samples_mhz=clock_mhz, warmup_s=warm_s, timer_overhead_s=overhead)
+                       clock_samples_mhz=clock_mhz, warmup_s=warm_s, timer_overhead_s=overhead,
+                       warmup_min_s=warm_min if sustained else 0.0,
+                       after_compute_s=gap if math.isfinite(gap) else None)
 
 
 class _NullSampler:
@@ -299,29 +351,31 @@ def event_time(fn: Callable[[], Any], before: Callable[[], Any], n: int) -> floa
 
 
 def _warm_up(run: Callable[[], Any], flush: Callable[[], None], per_call_s: float, min_s: float, sustained: bool,
-             notes: list[str]) -> tuple[int, float]:
-    """Run (flush, operator) in chunks until the chunk means are steady; returns (calls, seconds)."""
+             notes: list[str], sustained_s: float = SUSTAINED_WARMUP_S) -> tuple[int, float, float]:
+    """Run (flush, operator) in chunks until the chunk means are steady; returns (calls, seconds, the last
+    chunk's seconds per call)."""
     import torch
 
-    chunk = plan_calls(per_call_s, WARMUP_CHUNK_S, MIN_WARMUP_CALLS, 1000)
-    need = max(min_s, SUSTAINED_WARMUP_S if sustained else 0.0)
+    chunk = plan_calls(per_call_s, WARMUP_CHUNK_S if sustained else WARMUP_CHUNK_S / 2, MIN_WARMUP_CALLS, 1000)
+    need = max(min_s, sustained_s if sustained else 0.0)
     total, calls, prev = 0.0, 0, None
+    stream = torch.cuda.current_stream()
     while True:
         s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
+        s.record(stream)
         for _ in range(chunk):
             flush()
             run()
-        e.record()
+        e.record(stream)
         e.synchronize()
         t = s.elapsed_time(e) * 1e-3
         total, calls, mean = total + t, calls + chunk, t / chunk
         if prev is not None and abs(mean / prev - 1) < WARMUP_STABLE and total >= need:
-            return calls, total
+            return calls, total, mean
         if total >= MAX_WARMUP_S:
             notes.append(f"time still drifting after {total:.2f} s of warm-up ({mean / prev - 1:+.1%} per chunk)"
                          if prev else "warm-up budget spent")
-            return calls, total
+            return calls, total, mean
         prev = mean
 
 
@@ -369,49 +423,107 @@ def _timer_overhead(flush: Callable[[], None], in_graph: bool, n: int = TIMER_PA
     return median([s.elapsed_time(e) * 1e-3 for s, e in pairs])
 
 
-def _inkernel_clock(run: Callable[[], Any], flush: Callable[[], None], kernel_s: float, overhead: float,
-                    notes: list[str]) -> tuple[list[float], str, dict[str, Any] | None]:
-    """SM clock (MHz) during the kernel, where it came from, and (with Triton) how the trace covered it.
+class _Tracer:
+    """Clock traces beside calls of the operator (`roofline.clockprobe`), each cut to its call's window.
 
-    With Triton: a clock trace (`roofline.clockprobe`) on a side stream records (%globaltimer, %clock64)
-    every 1.3 x kernel / TRACE_POINTS ns; %globaltimer stamps just before and after the kernel on the main
-    stream cut it to the kernel's window, so the clock is the kernel's average over the part the trace saw,
-    however late the trace found room on an SM. Without Triton: torch.cuda._sleep timed by events, which also
-    counts any wait for room on an SM and so reads low beside kernels that fill them (relu 2^28: 340 MHz)."""
-    import torch
+    `around(flush, run)` enqueues, on the current (main) stream: an event that lets a trace start on a side
+    stream, the flush, a %globaltimer stamp, the call and a second stamp. The trace waits on its SM for the
+    first stamp and stops at the second, recording (%globaltimer, %clock64) every TRACE_SPAN x kernel /
+    TRACE_POINTS ns in between. The main stream never waits for a trace, so a traced call runs as an untraced
+    one does; `join()` makes the main stream wait for every trace before the results are read."""
 
-    from roofline import clockprobe
+    def __init__(self, rounds: int, kernel_s: float) -> None:
+        import torch
 
-    main, side = torch.cuda.current_stream(), torch.cuda.Stream()
-    if clockprobe.available():
-        traces, stamps = clockprobe.ClockTrace(INKERNEL_PROBES), clockprobe.Stamps(2 * INKERNEL_PROBES)
-        period_ns = int(TRACE_SPAN * kernel_s * 1e9 / clockprobe.TRACE_POINTS)
-        for _ in range(INKERNEL_PROBES):
-            torch.cuda._sleep(HOST_LEAD_CYCLES)  # the GPU waits here while the host enqueues the rest
-            flush()
-            stamps.stamp()
-            go = torch.cuda.Event()
-            go.record(main)
-            with torch.cuda.stream(side):
-                side.wait_event(go)
-                traces.launch(period_ns)
-            run()
-            stamps.stamp()
-            main.wait_stream(side)
-        torch.cuda.synchronize()
-        st = stamps.results()
-        wins = [w for tr, k0, k1 in zip(traces.traces(), st[0::2], st[1::2], strict=True)
-                if (w := clockprobe.clock_in_window(tr, k0, k1)) is not None]
+        from roofline import clockprobe
+
+        self.rounds = rounds
+        self.traces, self.stamps = clockprobe.ClockTrace(rounds), clockprobe.Stamps(2 * rounds)
+        self.period_ns = int(TRACE_SPAN * kernel_s * 1e9 / clockprobe.TRACE_POINTS)
+        self.main, self.side = torch.cuda.current_stream(), torch.cuda.Stream()
+
+    def around(self, flush: Callable[[], Any], run: Callable[[], Any],
+               between: Callable[[Callable[[], Any]], Any] | None = None) -> None:
+        """Start a trace, flush, stamp, call `run` (inside `between`'s bracket, e.g. an event pair), stamp."""
+        import torch
+
+        go = torch.cuda.Event()
+        go.record(self.main)
+        with torch.cuda.stream(self.side):
+            self.side.wait_event(go)
+            self.traces.launch(self.period_ns, start=self.stamps.ahead(0), stop=self.stamps.ahead(1))
+        flush()
+        self.stamps.stamp()
+        (between or (lambda f: f()))(run)
+        self.stamps.stamp()
+
+    def join(self) -> None:
+        self.main.wait_stream(self.side)
+
+    def clock(self, notes: list[str], kernel_s: float | None = None) -> tuple[list[float], str, dict[str, Any] | None]:
+        """After a synchronisation: the clock (MHz) in each traced call, its source, and the traces' coverage.
+
+        With `kernel_s` (the untraced calls' median), each window is cut to its first kernel_s: the trace holds
+        a slot on one SM, and a kernel whose blocks each need a whole SM runs one block late beside it (the
+        fp16 4096^3 GEMM's traced calls took 1.20x as long on the H200), in a tail where few SMs work and the
+        clock rises (1595 MHz in the first third, 1800 in the last)."""
+        from roofline import clockprobe
+
+        st = self.stamps.results()
+        cut = int(kernel_s * 1e9) if kernel_s else None
+        wins = [w for tr, k0, k1 in zip(self.traces.traces(), st[0::2], st[1::2], strict=True)
+                if (w := clockprobe.clock_in_window(tr, k0, min(k1, k0 + cut) if cut else k1)) is not None]
         if not wins:
-            notes.append(f"in-kernel clock: none of {INKERNEL_PROBES} traces found room on an SM during the kernel; "
+            notes.append(f"in-kernel clock: none of {self.rounds} traces found room on an SM during the kernel; "
                          "the clock shown is the clock between kernels")
             return [], "", None
-        detail = {"traces": len(wins), "of": INKERNEL_PROBES, "coverage": median([w.coverage for w in wins]),
-                  "early_mhz": median([w.early_mhz for w in wins]), "late_mhz": median([w.late_mhz for w in wins])}
+        detail = {"traces": len(wins), "of": self.rounds, "coverage": median([w.coverage for w in wins]),
+                  "early_mhz": median([w.early_mhz for w in wins]), "late_mhz": median([w.late_mhz for w in wins]),
+                  "window_s": median([(k1 - k0) * 1e-9 for k0, k1 in zip(st[0::2], st[1::2], strict=True)])}
         if detail["late_mhz"] < detail["early_mhz"] * (1 - CLOCK_FALL_NOTE):
             notes.append(f"SM clock fell within the kernel: {detail['early_mhz']:.0f} MHz in its first third, "
                          f"{detail['late_mhz']:.0f} MHz in its last (power or current limit)")
         return [w.mhz for w in wins], "in-kernel clock trace", detail
+
+
+def _make_tracer(kernel_s: float, notes: list[str]) -> _Tracer | None:
+    """A tracer for the last calls of `_sample`, or None (with a note) where Triton cannot run."""
+    from roofline import clockprobe
+
+    if not clockprobe.available():
+        return None
+    try:
+        return _Tracer(trace_rounds(kernel_s), kernel_s)
+    except Exception as exc:
+        notes.append(f"in-kernel clock trace failed ({type(exc).__name__})")
+        return None
+
+
+def trace_rounds(kernel_s: float) -> int:
+    """How many traced calls: INKERNEL_PROBES, fewer for long kernels (TRACE_BUDGET_S), never below MIN_TRACES."""
+    return plan_calls(kernel_s, TRACE_BUDGET_S, MIN_TRACES, INKERNEL_PROBES)
+
+
+def _inkernel_clock(run: Callable[[], Any], flush: Callable[[], None], kernel_s: float, overhead: float,
+                    notes: list[str]) -> tuple[list[float], str, dict[str, Any] | None]:
+    """SM clock (MHz) during the kernel from rounds of their own, after the samples (for `graph-loop`, whose
+    samples are one graph; `_sample` traces its last calls instead). Each round first spins HOST_LEAD_CYCLES
+    so that the host has enqueued the round before the GPU reaches its first stamp.
+    Without Triton: torch.cuda._sleep timed by events, which also counts any wait for room on an SM and so
+    reads low beside kernels that fill them (relu 2^28: 340 MHz)."""
+    import torch
+
+    from roofline import clockprobe
+
+    if clockprobe.available():
+        tracer = _Tracer(trace_rounds(kernel_s), kernel_s)
+        for _ in range(tracer.rounds):
+            torch.cuda._sleep(HOST_LEAD_CYCLES)  # the GPU waits here while the host enqueues the rest
+            tracer.around(flush, run)
+        tracer.join()
+        torch.cuda.synchronize()
+        return tracer.clock(notes, kernel_s)
+    main, side = torch.cuda.current_stream(), torch.cuda.Stream()
     cycles = int(min(PROBE_CYCLES, 0.5 * kernel_s * 1.5e9))
     pairs = []
     for _ in range(INKERNEL_PROBES):
@@ -432,24 +544,43 @@ def _inkernel_clock(run: Callable[[], Any], flush: Callable[[], None], kernel_s:
     return [cycles / t / 1e6 for t in times if t > 0], "in-kernel probe (event-timed, may read low)", None
 
 
-def _sample(run: Callable[[], Any], flush: Callable[[], None], reps: int, probe: bool
-            ) -> tuple[list[float], list[float]]:
-    """Enqueue every sample (and its clock probe), then synchronise once: the GPU runs them back to back."""
+def _sample(run: Callable[[], Any], flush: Callable[[], None], reps: int, probe: bool,
+            tracer: _Tracer | None = None) -> tuple[list[float], list[float], list[float]]:
+    """Enqueue every sample (and its clock probe), then synchronise once: the GPU runs them back to back.
+
+    With a tracer, `tracer.rounds` more calls follow the samples, each beside a clock trace: they run in the
+    same steady state as the samples (the host is far ahead of the GPU by then, so no gap opens), and their
+    times are returned apart (third list), never mixed into the samples."""
     import torch
 
-    ev = [[torch.cuda.Event(enable_timing=True) for _ in range(reps)] for _ in range(3 if probe else 2)]
-    for i in range(reps):
-        flush()
-        ev[0][i].record()
-        run()
-        ev[1][i].record()
+    extra = tracer.rounds if tracer is not None else 0
+    n = reps + extra
+    ev = [[torch.cuda.Event(enable_timing=True) for _ in range(n)] for _ in range(3 if probe else 2)]
+    stream = torch.cuda.current_stream()  # passed to record(): looking it up costs ~20 µs of host per call
+    sleep = torch.cuda._sleep
+    for i in range(n):
+        def timed(f: Callable[[], Any], i: int = i) -> None:
+            ev[0][i].record(stream)
+            f()
+            ev[1][i].record(stream)
+
+        if i < reps:
+            flush()
+            ev[0][i].record(stream)
+            run()
+            ev[1][i].record(stream)
+        else:
+            assert tracer is not None
+            tracer.around(flush, run, timed)
         if probe:
-            torch.cuda._sleep(PROBE_CYCLES)
-            ev[2][i].record()
+            sleep(PROBE_CYCLES)
+            ev[2][i].record(stream)
+    if tracer is not None:
+        tracer.join()
     torch.cuda.synchronize()
-    samples = [s.elapsed_time(e) * 1e-3 for s, e in zip(ev[0], ev[1], strict=True)]
+    times = [s.elapsed_time(e) * 1e-3 for s, e in zip(ev[0], ev[1], strict=True)]
     probes = [s.elapsed_time(e) * 1e-3 for s, e in zip(ev[1], ev[2], strict=True)] if probe else []
-    return samples, probes
+    return times[:reps], probes[:reps], times[reps:]
 
 
 def _capture(fn: Callable[[], Any]) -> Callable[[], Any]:

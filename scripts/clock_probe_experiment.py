@@ -88,6 +88,13 @@ def beside() -> None:
         for kind in ("trace", "spin", "events"):
             for _ in range(n):
                 torch.cuda._sleep(200_000)  # ~100 µs: the host enqueues the round before the GPU gets to it
+                if kind == "trace":  # as timing._Tracer does: resident before the flush, waiting for the stamp
+                    go = torch.cuda.Event()
+                    go.record(main)
+                    with torch.cuda.stream(side):
+                        side.wait_event(go)
+                        traces.launch(int(1.3 * kernel_s * 1e9 / TRACE_POINTS), start=stamps.ahead(0),
+                                      stop=stamps.ahead(1))
                 flush()
                 if kind != "events":
                     stamps.stamp()
@@ -96,11 +103,9 @@ def beside() -> None:
                 es, ee = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
                 with torch.cuda.stream(side):
                     side.wait_event(go)
-                    if kind == "trace":
-                        traces.launch(int(1.3 * kernel_s * 1e9 / TRACE_POINTS))
-                    elif kind == "spin":
+                    if kind == "spin":
                         probe.launch(cycles)
-                    else:
+                    elif kind == "events":
                         es.record(side)
                         torch.cuda._sleep(cycles)
                         ee.record(side)

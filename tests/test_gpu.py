@@ -69,6 +69,35 @@ def test_self_timed_clock_probe_agrees_with_the_event_timed_one_when_alone() -> 
     assert all(k0 <= t0 <= k1 for _, _, t0 in probe.results())
 
 
+def test_clock_trace_waits_for_its_start_stamp_and_stops_at_the_end_stamp() -> None:
+    import torch
+
+    from roofline.clockprobe import TRACE_POINTS, ClockTrace, Stamps, clock_in_window
+
+    traces, stamps = ClockTrace(2), Stamps(2)
+    main, side = torch.cuda.current_stream(), torch.cuda.Stream()
+    go = torch.cuda.Event()
+    go.record(main)
+    with torch.cuda.stream(side):
+        side.wait_event(go)
+        # 64 points every 2 µs would span 128 µs; the "kernel" below lasts ~100 µs at 2 GHz
+        traces.launch(2000, start=stamps.ahead(0), stop=stamps.ahead(1))
+        # a trace whose start stamp never comes gives up after max_wait_ns
+        traces.launch(500, start=stamps._ptr(1) + 8, stop=stamps._ptr(1) + 8, max_wait_ns=1_000_000)
+    torch.cuda._sleep(200_000)  # ~100 µs before the first stamp: the trace must wait, recording nothing
+    stamps.stamp()
+    torch.cuda._sleep(200_000)  # the "kernel"
+    stamps.stamp()
+    main.wait_stream(side)
+    torch.cuda.synchronize()
+    (k0, k1), (tr, never) = stamps.results(), traces.traces()
+    assert never == []
+    assert 0 < len(tr) < TRACE_POINTS, len(tr)  # it stopped at the end stamp, before its 64 points
+    assert tr[0][0] >= k0 and tr[-1][0] <= k1 + 5_000, (tr[0][0] - k0, tr[-1][0] - k1)
+    w = clock_in_window(tr, k0, k1)
+    assert w is not None and w.coverage > 0.9 and 300 < w.mhz < 3500, w
+
+
 def test_warm_l2_is_not_slower_for_small_working_sets() -> None:
     import torch
 
