@@ -16,6 +16,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from roofline.errors import RooflineError, UsageError
+from roofline.timing import DEFAULT_POWER, POWER_MODES
 
 app = typer.Typer(rich_markup_mode="rich", no_args_is_help=True, add_completion=False,
                   help="How fast each deep-learning operator could run on a GPU, how fast it does, and why.")
@@ -116,8 +117,9 @@ _COMMON = [
     ("no_tensor_cores", bool, typer.Option(False, "--no-tensor-cores", help="Use the CUDA-core (plain) ceiling.")),
     ("warm_l2", bool, typer.Option(False, "--warm-l2", help="Do not flush the L2 between samples (cache-hot).")),
     ("timer", str, typer.Option("auto", "--timer", help="auto, graph, graph-loop or events.")),
-    ("power", str, typer.Option("sustained", "--power", help="sustained (steady state after warm-up, power "
-                                "cap included) or burst (a low-power gap before each sample, as in isolation).")),
+    ("power", str, typer.Option(DEFAULT_POWER, "--power", help="burst (default: a low-power gap before each "
+                                "sample, the kernel as in isolation and under Nsight Compute) or sustained (back "
+                                "to back after a warm-up: the steady state, power cap included).")),
     ("kernels", bool, typer.Option(True, "--kernels/--no-kernels", help="Record the kernel names (torch "
                                    "profiler; its first use costs ~3 s).")),
     ("roof", Optional[str], typer.Option(None, "--roof", help="datasheet, measured or both (default both when a "
@@ -132,7 +134,7 @@ _COMMON = [
 
 TIMERS = ("auto", "graph", "graph-loop", "events")
 ROOFS = ("datasheet", "measured", "both")
-POWERS = ("sustained", "burst")
+POWERS = POWER_MODES
 
 
 def check_choice(flag: str, value: str | None, choices: tuple[str, ...]) -> None:
@@ -311,7 +313,7 @@ def run_cmd(
     no_time: Annotated[bool, typer.Option("--no-time", help="The analytic model only.")] = False,
     warm_l2: Annotated[bool, typer.Option("--warm-l2", help="Do not flush the L2 between samples.")] = False,
     timer: Annotated[str, typer.Option("--timer", help="auto, graph, graph-loop or events.")] = "auto",
-    power: Annotated[str, typer.Option("--power", help="sustained or burst (see analyze --help).")] = "sustained",
+    power: Annotated[str, typer.Option("--power", help="burst or sustained (see analyze --help).")] = DEFAULT_POWER,
     kernels: Annotated[bool, typer.Option("--kernels/--no-kernels", help="Record kernel names (torch "
                                           "profiler; ~3 s the first time).")] = True,
     json_: Annotated[bool, typer.Option("--json", help="Print the results document.")] = False,

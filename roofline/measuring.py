@@ -15,7 +15,7 @@ from roofline.errors import RooflineError
 from roofline.model import Analysis, Ceilings, choose_pipe, gpu_ceilings
 from roofline.ops.base import Operator
 from roofline.target import Target, resolve_target
-from roofline.timing import FLUSH_L2_MULTIPLE, Measurement, time_cpu, time_cuda
+from roofline.timing import DEFAULT_POWER, FLUSH_L2_MULTIPLE, Measurement, time_cpu, time_cuda
 
 # Peaks are re-quoted at the observed SM clock when it differs from the spec's by more than this:
 # within 5% the difference is inside the run-to-run spread of long kernels.
@@ -156,7 +156,7 @@ def slowed(fn: Callable[[], Any], device: str, fraction: float, clock_mhz: float
 
 def measure_op(op: Operator, dtype: DType, target: Target, *, warm_l2: bool = False, method: str = "auto",
                tensor_cores: bool = True, kernels: bool = True, rep_s: float | None = None,
-               slowdown: float | None = None, power: str = "sustained") -> dict[str, Any]:
+               slowdown: float | None = None, power: str = DEFAULT_POWER) -> dict[str, Any]:
     """Build the real kernel for `op`, time it on the target's device, return the full record."""
     import time
 

@@ -24,6 +24,7 @@ from typing import Any
 
 from roofline.errors import UsageError
 from roofline.ops.base import Operator, make
+from roofline.timing import DEFAULT_POWER
 from roofline.tomlfile import read_toml
 
 ENTRY_KEYS = {"op", "params", "gpu_params", "dtype", "gpu_dtype", "threshold", "name", "tensor_cores"}
@@ -88,7 +89,7 @@ def load_suite(path: str | Path) -> Suite:
 
 
 def run_suite(suite: Suite, target: Any, *, warm_l2: bool = False, timer: str = "auto",
-              slowdown: dict[int, float] | None = None, kernels: bool = True, power: str = "sustained",
+              slowdown: dict[int, float] | None = None, kernels: bool = True, power: str = DEFAULT_POWER,
               progress: Callable[[int, int, str], None] | None = None) -> list[dict[str, Any]]:
     """Analyse (and time, when the target has a device) every entry; `slowdown` is a test-only hook
     that adds the given fraction of extra device time to the listed entries (1-based)."""
