@@ -8,7 +8,12 @@ set -u
 OUT=${OUT:-$PWD/out}
 W=${W:-/tmp/roofline_gpu_check}
 mkdir -p "$OUT" "$W"
-export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1 ROOFLINE_CACHE_DIR=$W/cache COLUMNS=160
+# A bytecode cache: the lent machine sets PYTHONDONTWRITEBYTECODE=1 and its torch venv has no compiled
+# bytecode, so every process compiled ~1000 modules from source (2-3 s of each start). A pip-installed torch
+# has its .pyc files; PYTHONPYCACHEPREFIX keeps ours outside the venv. It applies to our runs and ncu's alike;
+# the ncu stage also times both without it.
+export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1 ROOFLINE_CACHE_DIR=$W/cache COLUMNS=160 \
+       PYTHONPYCACHEPREFIX=$W/pycache PYTHONDONTWRITEBYTECODE=
 RL="python3 -m roofline.cli"
 stages=${*:-tests occupancy probe timing ncu calibrate check charts}
 S=$OUT/summary.txt
@@ -31,9 +36,10 @@ timing)
   $RL run suites/kernels-h200.toml -o "$W/kernels2.json" --force > "$W/kernels2.txt" 2>&1
   cat "$W/kernels1.txt" | tee -a "$S"
   python3 scripts/compare_runs.py "$W/kernels1.json" "$W/kernels2.json" | tee -a "$S"
-  $RL run suites/kernels-h200.toml --power burst -o "$W/kernels_burst.json" --force > "$W/kernels_burst.txt" 2>&1
-  echo "-- burst vs sustained (run 1)" | tee -a "$S"
-  python3 scripts/compare_runs.py "$W/kernels1.json" "$W/kernels_burst.json" | tee -a "$S"
+  $RL run suites/kernels-h200.toml --power sustained -o "$W/kernels_sustained.json" --force \
+      > "$W/kernels_sustained.txt" 2>&1
+  echo "-- burst (default, run 1) vs sustained" | tee -a "$S"
+  python3 scripts/compare_runs.py "$W/kernels1.json" "$W/kernels_sustained.json" | tee -a "$S"
   t0=$(secs); $RL run suites/kernels-h200.toml --no-kernels -o "$W/kernels_fast.json" --force > /dev/null 2>&1
   t1=$(secs)
   echo "wall time, one command, --no-kernels: $(python3 -c "print(round($t1-$t0,2))") s" | tee -a "$S"
@@ -41,16 +47,25 @@ timing)
 ncu)
   log "Nsight Compute on the same kernels (--clock-control none)"
   ncu --clock-control none --profile-from-start off --csv --page raw \
-      --metrics gpu__time_duration.sum,sm__cycles_elapsed.avg.per_second \
+      --metrics gpu__time_duration.sum,sm__cycles_elapsed.avg.per_second,sm__cycles_elapsed.max.per_second \
       python3 scripts/ncu_compare.py target suites/kernels-h200.toml --repeats 5 > "$W/ncu.csv" 2> "$W/ncu.err"
   python3 scripts/ncu_compare.py compare "$W/kernels1.json" "$W/ncu.csv" --markdown "$W/ncu_compare.md" | tee -a "$S"
-  [ -f "$W/kernels_burst.json" ] && python3 scripts/ncu_compare.py compare "$W/kernels_burst.json" "$W/ncu.csv" \
-      --markdown "$W/ncu_compare_burst.md" | tee -a "$S"
+  [ -f "$W/kernels_sustained.json" ] && python3 scripts/ncu_compare.py compare "$W/kernels_sustained.json" \
+      "$W/ncu.csv" --markdown "$W/ncu_compare_sustained.md" | tee -a "$S"
   t0=$(secs)
   ncu --set roofline --clock-control none --profile-from-start off \
       python3 scripts/ncu_compare.py target suites/kernels-h200.toml > "$W/ncu_roofline.txt" 2>&1
   t1=$(secs)
   echo "ncu --set roofline wall time: $(python3 -c "print(round($t1-$t0,2))") s" | tee -a "$S"
+  # the same two commands without the bytecode cache, as this machine's bare python runs them
+  t0=$(secs); env -u PYTHONPYCACHEPREFIX PYTHONDONTWRITEBYTECODE=1 $RL run suites/kernels-h200.toml --no-kernels -o "$W/kernels_fast2.json" \
+      --force > /dev/null 2>&1; t1=$(secs)
+  echo "without a bytecode cache: --no-kernels $(python3 -c "print(round($t1-$t0,2))") s" | tee -a "$S"
+  t0=$(secs)
+  env -u PYTHONPYCACHEPREFIX PYTHONDONTWRITEBYTECODE=1 ncu --set roofline --clock-control none --profile-from-start off \
+      python3 scripts/ncu_compare.py target suites/kernels-h200.toml > /dev/null 2>&1
+  t1=$(secs)
+  echo "without a bytecode cache: ncu --set roofline $(python3 -c "print(round($t1-$t0,2))") s" | tee -a "$S"
   ;;
 calibrate)
   log "calibrate --quick (timed), then full x3"
@@ -95,7 +110,7 @@ charts)
 *) echo "unknown stage $stage" ;;
 esac
 # after every stage, so a run cut short by a time limit still brings back what it made
-tar -czf "$OUT/gpu_check.tar.gz" -C "$W" --exclude cache . 2>/dev/null
+tar -czf "$OUT/gpu_check.tar.gz" -C "$W" --exclude cache --exclude pycache . 2>/dev/null
 tar -czf "$OUT/cache.tar.gz" -C "$W" cache 2>/dev/null
 done
 echo "done: $S"

@@ -58,3 +58,17 @@ def test_compare_takes_the_median_of_repeated_calls(tmp_path: Path, capsys: pyte
     assert "33.3 µs" in out  # the median, not the first call
     assert "1.021" in out  # 34.0 / 33.3
     assert "median of 3 profiled calls" in out
+
+
+def test_busiest_sm_clock_is_read_when_present(tmp_path: Path) -> None:
+    mod = _module()
+    head = ('"ID","Kernel Name","gpu__time_duration.sum","sm__cycles_elapsed.avg.per_second",'
+            '"sm__cycles_elapsed.max.per_second"')
+    rows = ['"","","nsecond","cycle/second","cycle/second"',
+            '"0","spin_kernel","2,000","2,000,000,000","2,000,000,000"',
+            '"1","gemm","100,000","1,500,000,000","1,600,000,000"', '"2","spin_kernel","2,000","2e9","2e9"']
+    p = tmp_path / "ncu.csv"
+    p.write_text("\n".join([head, *rows]) + "\n")
+    (call,) = mod.parse_ncu(str(p))
+    # one kernel: the SM average 1.5 GHz, the busiest SM 1.6 GHz
+    assert call["sm_clock_mhz"] == pytest.approx(1500) and call["sm_clock_max_mhz"] == pytest.approx(1600)
