@@ -51,8 +51,12 @@ def guard_memory(need: float, device: str, what: str) -> None:
                             "free: use a smaller shape")
 
 
-def kernel_names(fn: Callable[[], Any], device: str) -> list[str]:
-    """Names of the device kernels one call launches, from torch.profiler (empty on the CPU)."""
+def kernel_profile(fn: Callable[[], Any], device: str) -> list[tuple[str, float]]:
+    """The device kernels (and memsets) one call launches, in order of first launch, with each one's device
+    time summed over the call, from torch.profiler (CUPTI's records). Empty on the CPU.
+
+    NB: one call, after the timing, without an L2 flush: a breakdown of where the time goes, not a second
+    measurement of it."""
     if not device.startswith("cuda"):
         return []
     import torch
@@ -61,11 +65,11 @@ def kernel_names(fn: Callable[[], Any], device: str) -> list[str]:
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
         fn()
         torch.cuda.synchronize()
-    names: list[str] = []
+    times: dict[str, float] = {}
     for evt in prof.events():
-        if evt.device_type == torch.autograd.DeviceType.CUDA and evt.name not in names:
-            names.append(evt.name)
-    return names
+        if evt.device_type == torch.autograd.DeviceType.CUDA:
+            times[evt.name] = times.get(evt.name, 0.0) + evt.time_range.elapsed_us() * 1e-6
+    return list(times.items())
 
 
 def _scaled_ceilings(target: Target, clocks: dict[str, Any] | None) -> tuple[Ceilings, list[str]]:
@@ -186,7 +190,9 @@ def measure_op(op: Operator, dtype: DType, target: Target, *, warm_l2: bool = Fa
     record["impl"] = built.impl
     if built.extra_passes:
         record["extra_passes"] = built.extra_passes
-    record["kernels"] = kernel_names(built.fn, device) if kernels else []
+    profiled = kernel_profile(built.fn, device) if kernels else []
+    record["kernels"] = [name for name, _ in profiled]
+    record["kernel_times_s"] = [t for _, t in profiled]  # one profiled call, per kernel (see kernel_profile)
     record["timing"]["phases_s"] = {"build": t_built - t_start, "time": t_timed - t_built,
                                     "kernels": time.perf_counter() - t_timed}
     return record

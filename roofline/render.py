@@ -135,7 +135,9 @@ def record_rows(r: dict[str, Any]) -> list[tuple[str, str]]:
         if r.get("impl"):
             rows.append(("ran", r["impl"]))
         if r.get("kernels"):
-            rows.append(("kernels", "\n".join(k[:100] for k in r["kernels"][:6])))
+            times = r.get("kernel_times_s") or []
+            rows.append(("kernels", "\n".join((f"{duration(times[i])}  " if i < len(times) else "") + k[:100]
+                                               for i, k in enumerate(r["kernels"][:6]))))
         if r.get("verdict"):
             rows.append(("verdict", r["verdict"]))
     for adv in r.get("advice", []) or []:

@@ -118,6 +118,10 @@ def test_analyze_on_gpu_reports_clock_and_kernels(capsys: pytest.CaptureFixture[
     assert rec["time_s"] == pytest.approx(median(rec["time_samples_s"]))
     assert rec["clocks"]["sm_mhz"]["median"] > 0
     assert rec["kernels"], "profiler saw no kernel"
+    # one profiled call's breakdown: a time per kernel, adding up to about the measured time (that call's
+    # L2 is not flushed, and it runs eagerly: within a factor of 2 either way)
+    assert len(rec["kernel_times_s"]) == len(rec["kernels"]) and min(rec["kernel_times_s"]) > 0
+    assert 0.5 < sum(rec["kernel_times_s"]) / rec["time_s"] < 2.0, (rec["kernel_times_s"], rec["time_s"])
     assert 0.05 < rec["roofline_fraction"] < 1.2
     assert doc["device"]["cuda_version"] and doc["device"]["driver_version"]
 

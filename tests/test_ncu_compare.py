@@ -72,3 +72,12 @@ def test_busiest_sm_clock_is_read_when_present(tmp_path: Path) -> None:
     (call,) = mod.parse_ncu(str(p))
     # one kernel: the SM average 1.5 GHz, the busiest SM 1.6 GHz
     assert call["sm_clock_mhz"] == pytest.approx(1500) and call["sm_clock_max_mhz"] == pytest.approx(1600)
+
+
+def test_memsets_are_summed_from_the_kernel_breakdown() -> None:
+    mod = _module()
+    # cuDNN's conv: two memsets of 0.74 µs and the kernel (one profiled call)
+    rec = {"kernels": ["Memset (Device)", "conv"], "kernel_times_s": [1.48e-6, 48.3e-6]}
+    assert mod.memset_s(rec) == pytest.approx(1.48e-6)
+    assert mod.memset_s({"kernels": ["gemv"], "kernel_times_s": [33e-6]}) == 0.0
+    assert mod.memset_s({"kernels": ["Memset (Device)"]}) == 0.0  # records from before the breakdown existed

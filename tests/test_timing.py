@@ -215,3 +215,16 @@ def test_stamp_slots_are_16_byte_aligned_and_addressable_ahead() -> None:
         st.ahead(3)
     probe = ClockProbe(2, device="cpu")
     assert probe._ptr(1) - probe._ptr(0) == 32  # (cycles, ns, start) padded to 32 bytes
+
+
+def test_kernel_breakdown_is_shown_beside_each_kernel(capsys: pytest.CaptureFixture[str]) -> None:
+    from roofline.render import record_rows
+
+    code = main(["analyze", "relu", "--numel", "4096", "--device", "cpu", "--json"])
+    rec = json.loads(capsys.readouterr().out)["records"][0]
+    assert code == 0 and rec["kernels"] == []  # the CPU has no device kernels to profile
+    # as the GPU path records them: one profiled call, names and their device times in launch order
+    rec["kernels"], rec["kernel_times_s"] = ["Memset (Device)", "conv_kernel"], [0.74e-6, 48.3e-6]
+    shown = dict(record_rows(rec))["kernels"].splitlines()
+    assert shown[0].endswith("Memset (Device)") and "0.74" in shown[0]
+    assert shown[1].endswith("conv_kernel") and "48.3" in shown[1]
