@@ -135,6 +135,7 @@ class Measurement:
     timer_overhead_s: float = 0.0  # an empty event pair's median, subtracted from every raw sample
     warmup_min_s: float = 0.0  # the least warm-up asked for (sustained compute-bound: full or after another)
     after_compute_s: float | None = None  # seconds since the previous compute-bound operator's samples ended
+    capture_s: float = 0.0  # host seconds spent capturing the CUDA graph
 
     @property
     def times_s(self) -> list[float]:
@@ -154,7 +155,8 @@ class Measurement:
                 "reps": len(self.samples_s), "estimate_s": self.estimate_s, "l2_flush": self.l2_flush,
                 "flush_bytes": self.flush_bytes, "stats": self.summary.to_dict(), "notes": self.notes,
                 "timer_overhead_s": self.timer_overhead_s, "sm_clock_samples_mhz": self.clock_samples_mhz,
-                "warmup_min_s": self.warmup_min_s, "after_compute_s": self.after_compute_s}
+                "warmup_min_s": self.warmup_min_s, "after_compute_s": self.after_compute_s,
+                "capture_s": self.capture_s}
 
 
 def plan_calls(per_call_s: float, budget_s: float, lo: int, hi: int) -> int:
@@ -230,6 +232,7 @@ def time_cuda(fn: Callable[[], Any], device: str = "cuda:0", l2_bytes: int | Non
         # launch latency would land inside the timed region: time the whole loop as one graph instead.
         method = "graph-loop" if warm_l2 else "graph"
     run, chosen = fn, "events"
+    t_capture = time.perf_counter()
     if method in ("graph", "graph-loop") and graph_safe:
         try:
             run = _capture(fn)
@@ -238,6 +241,7 @@ def time_cuda(fn: Callable[[], Any], device: str = "cuda:0", l2_bytes: int | Non
             notes.append(f"CUDA graph capture failed ({type(exc).__name__}); timed eager launches")
     elif method != "events" and not graph_safe:
         notes.append("operator is not graph-safe; timed eager launches")
+    capture_s = time.perf_counter() - t_capture
 
     flush_s = event_time(flush, lambda: None, 3) if flush_buf is not None else 0.0
     probe_overhead = _probe_overhead() if sample_clocks else 0.0
@@ -322,7 +326,7 @@ def time_cuda(fn: Callable[[], Any], device: str = "cuda:0", l2_bytes: int | Non
     return Measurement(samples, chosen + ("+burst" if power == "burst" else ""), warm + 1, estimate,
                        l2_flush=flush_buf is not None, flush_bytes=flush_bytes, clocks=clocks, notes=notes,
                        clock_samples_mhz=clock_mhz, warmup_s=warm_s, timer_overhead_s=overhead,
-                       warmup_min_s=warm_min if sustained else 0.0,
+                       warmup_min_s=warm_min if sustained else 0.0, capture_s=capture_s,
                        after_compute_s=gap if math.isfinite(gap) else None)
 
 
