@@ -433,8 +433,9 @@ class _Tracer:
     `around(flush, run)` enqueues, on the current (main) stream: an event that lets a trace start on a side
     stream, the flush, a %globaltimer stamp, the call and a second stamp. The trace waits on its SM for the
     first stamp and stops at the second, recording (%globaltimer, %clock64) every TRACE_SPAN x kernel /
-    TRACE_POINTS ns in between. The main stream never waits for a trace, so a traced call runs as an untraced
-    one does; `join()` makes the main stream wait for every trace before the results are read."""
+    TRACE_POINTS ns in between. The main stream never waits for a trace (`join()` makes it wait for all of
+    them before the results are read), but a trace holds one SM slot, which can hold up one block of a kernel
+    whose blocks each need a whole SM: traced calls are timed apart from the samples (see `clock`)."""
 
     def __init__(self, rounds: int, kernel_s: float) -> None:
         import torch
