@@ -492,7 +492,8 @@ class _Tracer:
 
 
 def _make_tracer(kernel_s: float, notes: list[str]) -> _Tracer | None:
-    """A tracer for the last calls of `_sample`, or None (with a note) where Triton cannot run."""
+    """A tracer for `kernel_s`-long calls, or None where the probe kernels cannot run (with a note when
+    setting one up failed)."""
     from roofline import clockprobe
 
     if not clockprobe.available():
@@ -514,14 +515,12 @@ def _inkernel_clock(run: Callable[[], Any], flush: Callable[[], None], kernel_s:
     """SM clock (MHz) during the kernel from rounds of their own, after the samples (for `graph-loop`, whose
     samples are one graph; `_sample` traces its last calls instead). Each round first spins HOST_LEAD_CYCLES
     so that the host has enqueued the round before the GPU reaches its first stamp.
-    Without Triton: torch.cuda._sleep timed by events, which also counts any wait for room on an SM and so
-    reads low beside kernels that fill them (relu 2^28: 340 MHz)."""
+    Where the probe kernels cannot run: torch.cuda._sleep timed by events, which also counts any wait for
+    room on an SM and so reads low beside kernels that fill them (relu 2^28: 340 MHz)."""
     import torch
 
-    from roofline import clockprobe
-
-    if clockprobe.available():
-        tracer = _Tracer(trace_rounds(kernel_s), kernel_s)
+    tracer = _make_tracer(kernel_s, notes)
+    if tracer is not None:
         for _ in range(tracer.rounds):
             torch.cuda._sleep(HOST_LEAD_CYCLES)  # the GPU waits here while the host enqueues the rest
             tracer.around(flush, run)
@@ -564,17 +563,17 @@ def _sample(run: Callable[[], Any], flush: Callable[[], None], reps: int, probe:
     stream = torch.cuda.current_stream()  # passed to record(): looking it up costs ~20 µs of host per call
     sleep = torch.cuda._sleep
     for i in range(n):
-        def timed(f: Callable[[], Any], i: int = i) -> None:
-            ev[0][i].record(stream)
-            f()
-            ev[1][i].record(stream)
-
         if i < reps:
             flush()
             ev[0][i].record(stream)
             run()
             ev[1][i].record(stream)
         else:
+            def timed(f: Callable[[], Any], i: int = i) -> None:
+                ev[0][i].record(stream)
+                f()
+                ev[1][i].record(stream)
+
             assert tracer is not None
             tracer.around(flush, run, timed)
         if probe:
