@@ -182,7 +182,7 @@ def measure_op(op: Operator, dtype: DType, target: Target, *, warm_l2: bool = Fa
     t_built = time.perf_counter()
     if device.startswith("cuda"):
         m = time_cuda(built.fn, device, l2, warm_l2, method, graph_safe=built.graph_safe,
-                      sustained=record["bound"] == "compute", power=power, **kw)
+                      compute_bound=record["bound"] == "compute", power=power, **kw)
     else:
         m = time_cpu(built.fn, **kw)
     t_timed = time.perf_counter()
@@ -230,7 +230,7 @@ def measure(fn: Callable[[], Any], *, flops: float, bytes: float, dtype: str = "
     device_name = target.time_device
     if device_name.startswith("cuda"):
         l2 = int(target.spec["l2_cache_kib"] * 1024) if target.spec else None
-        m = time_cuda(fn, device_name, l2, warm_l2)
+        m = time_cuda(fn, device_name, l2, warm_l2, compute_bound=a.bound == "compute")
     else:
         m = time_cpu(fn)
     return finish_record(record, m, target, dt, tensor_cores, tensor_cores)

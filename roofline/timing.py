@@ -13,8 +13,9 @@ GPU protocol (`time_cuda`):
 - `graph-loop`: the whole sampling loop (flush, event, operator, event) x N is captured in one graph with
   external event nodes; nothing on the host paces the GPU at all.
 - `events`: eager launches between the events (for callables that cannot be captured).
-- Power: `burst` (the default) spins at low power for 4x the kernel's time before each sample, so that no
-  sample runs under the power cap: the kernel as it runs in isolation, and as Nsight Compute times it.
+- Power: `burst` (the default) spins at low power for 2x a compute-bound kernel's time before each sample, so
+  that no sample runs under the power cap: the kernel as it runs in isolation, and as Nsight Compute times it.
+  Other operators run back to back (the cap does not engage on them).
   `sustained` runs the samples back to back after a warm-up (at least SUSTAINED_WARMUP_S for compute-bound
   operators): the steady state, power cap included. On the H200 a 3.15 ms attention kernel stepped to
   3.69 ms after ~80 ms of back-to-back work, when the power cap engaged.
@@ -44,10 +45,12 @@ from typing import Any
 
 from roofline.stats import Summary, median, summarize
 
-# Budgets: 25 ms of warm-up (at least; see below) and 50 ms of samples, half of triton's do_bench default:
-# two runs of 16 kernels agreed within 0.9% at 100 ms on the H200; 50 ms keeps a suite to a few seconds.
-WARMUP_BUDGET_S = 0.025
-REP_BUDGET_S = 0.050
+# Budgets: 10 ms of warm-up (at least; see below) and 25 ms of samples, a quarter of triton's do_bench
+# default. Memory-bound samples run back to back (no burst gap, below), so 25 ms holds 54-211 of them on the
+# H200's acceptance kernels (26-45 in 50 ms with the old 1 ms gap); compute-bound ones with a gap get at
+# least MIN_REPS. Two runs of the 16 kernels agreed within 0.5-1.4% (median) at these budgets (2026-11-29).
+WARMUP_BUDGET_S = 0.010
+REP_BUDGET_S = 0.025
 # Below 10 samples a median and an IQR mean little; above 2000 the enqueue loop itself costs too much.
 MIN_REPS = 10
 MAX_REPS = 2000
@@ -61,17 +64,24 @@ METHODS = ("auto", "graph", "graph-loop", "events")
 # so the difference can be shown: its dirty lines are written back inside the next timed kernel.
 FLUSH_MODES = ("read", "write")
 # Warm-up in chunks of this much device time, until two consecutive chunk means agree within WARMUP_STABLE;
-# operators that are not compute-bound use chunks half as long (their time does not move with the power
-# state: 10 memory-bound kernels repeated within 0.5% between runs on the H200).
+# operators that are not compute-bound use chunks a quarter as long (their time does not move with the power
+# state: 10 memory-bound kernels repeated within 0.5% between runs on the H200, and burst and sustained runs
+# of them agreed within 0.6%, one GEMV within 1.4%).
 WARMUP_CHUNK_S = 0.02
 WARMUP_STABLE = 0.01
 # Compute-bound (tensor-core) work warms up for at least this long: the power cap engaged after ~50-100 ms
 # of back-to-back tensor-core kernels on the H200 (2026-11-29), and the samples must come after it; with
 # 0.15 s two runs of a cold-started 4096^3 GEMM differed by 4.4%, with 0.25 s by under 1%.
-# `burst` mode does the opposite: a low-power spin of BURST_GAP_FACTOR x the kernel's time (at least
-# BURST_MIN_GAP_S) before each sample keeps the duty cycle low, so every sample runs before the power cap
-# engages, as a kernel does in isolation (and under Nsight Compute, which idles the GPU between kernels).
-BURST_GAP_FACTOR = 4.0
+# `burst` mode does the opposite for compute-bound operators: a low-power spin of BURST_GAP_FACTOR x the
+# kernel's time (at least BURST_MIN_GAP_S) before each sample keeps the duty cycle low, so every sample runs
+# before the power cap engages, as a kernel does in isolation (and under Nsight Compute, which idles the GPU
+# between kernels). Other operators run back to back in both modes: the cap never engaged on them (burst and
+# sustained agreed within 0.6% on the H200's memory-bound kernels, one GEMV 1.4%, at the same clock), and a
+# gap of at least 1 ms per sample spent 71-93% of their sampling time spinning. Gaps of 1x, 2x and 4x the
+# kernel gave the same medians within 0.6% on the H200, all within 1% of Nsight Compute on the five
+# power-capped kernels (docs/results/2026-11-29-h200-timing-4/gap_experiment_*); 2x keeps the duty cycle at
+# a third, with margin.
+BURST_GAP_FACTOR = 2.0
 BURST_MIN_GAP_S = 0.001
 POWER_MODES = ("sustained", "burst")
 # Burst is the default: on the H200 (2026-11-29) two burst runs of the 16-kernel suite agreed within 0.56%
@@ -136,6 +146,9 @@ class Measurement:
     warmup_min_s: float = 0.0  # the least warm-up asked for (sustained compute-bound: full or after another)
     after_compute_s: float | None = None  # seconds since the previous compute-bound operator's samples ended
     capture_s: float = 0.0  # host seconds spent capturing the CUDA graph
+    # host seconds of each part of time_cuda: setup (first call, estimate, capture, overhead probes), warmup,
+    # samples (with the traced calls) and finish (the timer's cost, clock statistics): where a run's time goes
+    host_phases_s: dict[str, float] = field(default_factory=dict)
 
     @property
     def times_s(self) -> list[float]:
@@ -156,7 +169,7 @@ class Measurement:
                 "flush_bytes": self.flush_bytes, "stats": self.summary.to_dict(), "notes": self.notes,
                 "timer_overhead_s": self.timer_overhead_s, "sm_clock_samples_mhz": self.clock_samples_mhz,
                 "warmup_min_s": self.warmup_min_s, "after_compute_s": self.after_compute_s,
-                "capture_s": self.capture_s}
+                "capture_s": self.capture_s, "host_phases_s": self.host_phases_s}
 
 
 def plan_calls(per_call_s: float, budget_s: float, lo: int, hi: int) -> int:
@@ -192,10 +205,11 @@ def time_cpu(fn: Callable[[], Any], warmup_s: float = WARMUP_BUDGET_S, rep_s: fl
 
 def time_cuda(fn: Callable[[], Any], device: str = "cuda:0", l2_bytes: int | None = None, warm_l2: bool = False,
               method: str = "auto", warmup_s: float = WARMUP_BUDGET_S, rep_s: float = REP_BUDGET_S,
-              graph_safe: bool = True, sample_clocks: bool = True, sustained: bool = False,
+              graph_safe: bool = True, sample_clocks: bool = True, compute_bound: bool = False,
               power: str = DEFAULT_POWER, flush_mode: str = "read", flush_multiple: float = FLUSH_L2_MULTIPLE
               ) -> Measurement:
-    """Device-event timing with a read-only L2 flush before every sample (see the module docstring)."""
+    """Device-event timing with a read-only L2 flush before every sample (see the module docstring).
+    `compute_bound` (the roofline's verdict) decides the power handling: a burst gap, or a long warm-up."""
     import torch
 
     from roofline.clocks import ClockSampler
@@ -204,6 +218,7 @@ def time_cuda(fn: Callable[[], Any], device: str = "cuda:0", l2_bytes: int | Non
         raise ValueError(f"unknown timing method {method!r}")
     if power not in POWER_MODES:
         raise ValueError(f"unknown power mode {power!r}")
+    t_start = time.perf_counter()
     dev = torch.device(device)
     torch.cuda.set_device(dev)
     notes: list[str] = []
@@ -247,10 +262,10 @@ def time_cuda(fn: Callable[[], Any], device: str = "cuda:0", l2_bytes: int | Non
     probe_overhead = _probe_overhead() if sample_clocks else 0.0
     gap_cycles = 0
     real_flush = flush
-    if power == "burst":
-        gap_s = max(BURST_MIN_GAP_S, BURST_GAP_FACTOR * estimate)
+    sustained = compute_bound and power == "sustained"  # a steady state under the power cap: warm up long
+    gap_s = burst_gap_s(estimate, compute_bound) if power == "burst" else 0.0
+    if gap_s:
         gap_cycles = int(gap_s * 2e9)  # about gap_s at a 2 GHz clock: only the order of magnitude matters
-        sustained = False
         flush_s += gap_s
 
         def flush() -> None:  # the gap spin, then the flush: both outside the timed region
@@ -260,10 +275,12 @@ def time_cuda(fn: Callable[[], Any], device: str = "cuda:0", l2_bytes: int | Non
     reps = plan_calls(estimate + flush_s, rep_s, MIN_REPS, MAX_REPS)
     index = dev.index if dev.index is not None else torch.cuda.current_device()
 
+    t_setup = time.perf_counter()
     with ClockSampler(index) if sample_clocks else _NullSampler() as sampler:
         gap = time.monotonic() - _hot["end"] if sustained else math.inf
         warm_min = HOT_WARMUP_S if gap < HOT_GAP_S else SUSTAINED_WARMUP_S
         warm, warm_s, warm_mean = _warm_up(run, flush, estimate + flush_s, warmup_s, sustained, notes, warm_min)
+        t_warm = time.perf_counter()
         # the kernel's time now that it is warm (the first estimate ran at the idle GPU's clock)
         kernel_est = max(estimate, warm_mean - flush_s)
         inkernel: list[float] = []
@@ -292,6 +309,7 @@ def time_cuda(fn: Callable[[], Any], device: str = "cuda:0", l2_bytes: int | Non
                 want_trace = False
         if sustained:
             _hot["end"] = time.monotonic()
+        t_samples = time.perf_counter()
         overhead = _timer_overhead(real_flush, chosen == "graph-loop")  # without the burst gap
         if overhead >= min(samples):
             notes.append(f"timer overhead ({overhead * 1e6:.2f} µs) not subtracted: a sample was shorter")
@@ -321,13 +339,15 @@ def time_cuda(fn: Callable[[], Any], device: str = "cuda:0", l2_bytes: int | Non
             clocks["sm_mhz"], clocks["sm_mhz_source"] = stat(clock_mhz), "probe between kernels"
         else:
             clocks["sm_mhz_source"] = "nvml"
-    if power == "burst":
+    if gap_cycles:
         notes.append(f"burst mode: {gap_cycles / 2e9 * 1e3:.1f} ms low-power spin before each sample")
     return Measurement(samples, chosen + ("+burst" if power == "burst" else ""), warm + 1, estimate,
                        l2_flush=flush_buf is not None, flush_bytes=flush_bytes, clocks=clocks, notes=notes,
                        clock_samples_mhz=clock_mhz, warmup_s=warm_s, timer_overhead_s=overhead,
                        warmup_min_s=warm_min if sustained else 0.0, capture_s=capture_s,
-                       after_compute_s=gap if math.isfinite(gap) else None)
+                       after_compute_s=gap if math.isfinite(gap) else None,
+                       host_phases_s={"setup": t_setup - t_start, "warmup": t_warm - t_setup,
+                                      "samples": t_samples - t_warm, "finish": time.perf_counter() - t_samples})
 
 
 class _NullSampler:
@@ -338,6 +358,12 @@ class _NullSampler:
 
     def __exit__(self, *exc: object) -> None:
         pass
+
+
+def burst_gap_s(estimate_s: float, compute_bound: bool) -> float:
+    """Seconds of low-power spin before each sample in burst mode: none for operators that are not
+    compute-bound (see BURST_GAP_FACTOR)."""
+    return max(BURST_MIN_GAP_S, BURST_GAP_FACTOR * estimate_s) if compute_bound else 0.0
 
 
 def event_time(fn: Callable[[], Any], before: Callable[[], Any], n: int) -> float:
@@ -360,7 +386,7 @@ def _warm_up(run: Callable[[], Any], flush: Callable[[], None], per_call_s: floa
     chunk's seconds per call)."""
     import torch
 
-    chunk = plan_calls(per_call_s, WARMUP_CHUNK_S if sustained else WARMUP_CHUNK_S / 2, MIN_WARMUP_CALLS, 1000)
+    chunk = plan_calls(per_call_s, WARMUP_CHUNK_S if sustained else WARMUP_CHUNK_S / 4, MIN_WARMUP_CALLS, 1000)
     need = max(min_s, sustained_s if sustained else 0.0)
     total, calls, prev = 0.0, 0, None
     stream = torch.cuda.current_stream()

@@ -145,7 +145,7 @@ def alloc() -> None:
               "padding": 1}
     for i in range(6):
         b = build(make("conv2d", **params), get_dtype("fp16"), "cuda")
-        m = time_cuda(b.fn, "cuda:0", L2_BYTES, sustained=True)
+        m = time_cuda(b.fn, "cuda:0", L2_BYTES, compute_bound=True, power="sustained")
         clock = (m.clocks or {}).get("sm_mhz", {}).get("median", 0.0)
         print(f"conv2d allocation {i + 1}: median {m.median_s * 1e6:6.1f} µs  p10 {m.summary.p10 * 1e6:6.1f}  "
               f"clock {clock:5.0f} MHz", flush=True)
@@ -161,7 +161,7 @@ def conv_process(benchmark: bool) -> None:
               "padding": 1}
     b = build(make("conv2d", **params), get_dtype("fp16"), "cuda")
     torch.backends.cudnn.benchmark = benchmark
-    m = time_cuda(b.fn, "cuda:0", L2_BYTES, sustained=True)
+    m = time_cuda(b.fn, "cuda:0", L2_BYTES, compute_bound=True, power="sustained")
     shapes = set()
     with tempfile.TemporaryDirectory() as tmp:
         from torch.profiler import ProfilerActivity, profile

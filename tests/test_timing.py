@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import numpy as np
@@ -12,7 +13,7 @@ from roofline import measuring as measure_mod
 from roofline.cli import main
 from roofline.errors import RooflineError
 from roofline.stats import NOISY_IQR_FRACTION, mad, median, outliers, quantile, summarize
-from roofline.timing import MIN_REPS, plan_calls, time_cpu
+from roofline.timing import BURST_GAP_FACTOR, BURST_MIN_GAP_S, MIN_REPS, burst_gap_s, plan_calls, time_cpu
 
 
 class FakeClock:
@@ -57,6 +58,32 @@ def test_plan_calls_budget_and_clamps() -> None:
     assert plan_calls(1e-3, 0.1, 10, 2000) == 100  # 100 ms / 1 ms
     assert plan_calls(1.0, 0.1, 10, 2000) == 10  # clamped up to the minimum
     assert plan_calls(1e-9, 0.1, 10, 2000) == 2000  # clamped down to the maximum
+
+
+def test_burst_gap_only_for_compute_bound_operators() -> None:
+    # a 3 ms compute-bound kernel: 2 x 3 ms = 6 ms of low-power spin before each sample; a 0.1 ms one gets the
+    # 1 ms minimum; a memory-bound one runs back to back (no gap) whatever its length
+    assert BURST_GAP_FACTOR == 2.0 and BURST_MIN_GAP_S == 0.001
+    assert burst_gap_s(3e-3, compute_bound=True) == pytest.approx(6e-3)
+    assert burst_gap_s(1e-4, compute_bound=True) == pytest.approx(1e-3)
+    assert burst_gap_s(3e-3, compute_bound=False) == 0.0
+
+
+def test_measure_api_passes_the_bound_to_the_gpu_timer(monkeypatch: pytest.MonkeyPatch) -> None:
+    """roofline.measure decides burst's gap from its own roofline verdict, as `analyze` does."""
+    seen: dict[str, object] = {}
+
+    def fake_time_cuda(fn: object, device: str, l2: object, warm_l2: bool, **kw: object) -> object:
+        seen.update(kw)
+        raise RooflineError("stop here")
+
+    target = dataclasses.replace(measure_mod.resolve_target(gpu="h200-sxm", time=False), time_device="cuda:0")
+    monkeypatch.setattr(measure_mod, "resolve_target", lambda **kw: target)
+    monkeypatch.setattr(measure_mod, "time_cuda", fake_time_cuda)
+    for flops, compute in ((1e12, True), (1e6, False)):  # AI 1e12/1e6 B >> ridge; 1 FLOP/B << ridge
+        with pytest.raises(RooflineError):
+            measure_mod.measure(lambda: None, flops=flops, bytes=1e6, dtype="bf16")
+        assert seen["compute_bound"] is compute
 
 
 def test_time_cpu_keeps_every_sample_with_fake_clock() -> None:
