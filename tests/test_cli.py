@@ -104,3 +104,38 @@ def test_light_commands_import_neither_torch_nor_matplotlib(args: list[str]) -> 
                           timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert "HEAVY []" in proc.stdout
+
+
+def test_exit_now_exits_normally_without_cuda(monkeypatch: pytest.MonkeyPatch) -> None:
+    from roofline.cli import exit_now
+
+    monkeypatch.setitem(sys.modules, "torch", None)  # as if torch were never imported
+    with pytest.raises(SystemExit) as exc:
+        exit_now(3)
+    assert exc.value.code == 3
+
+
+def test_exit_now_skips_teardown_after_cuda_work(monkeypatch: pytest.MonkeyPatch) -> None:
+    """After CUDA work: atexit handlers run, both streams are flushed, then os._exit with the same code."""
+    import atexit
+    import types
+
+    from roofline.cli import exit_now
+
+    calls: list[str] = []
+
+    class Exited(Exception):
+        pass
+
+    def fake_exit(code: int) -> None:
+        calls.append(f"_exit {code}")
+        raise Exited
+
+    fake_torch = types.SimpleNamespace(cuda=types.SimpleNamespace(is_initialized=lambda: True))
+    monkeypatch.setitem(sys.modules, "torch", fake_torch)
+    monkeypatch.setattr(atexit, "_run_exitfuncs", lambda: calls.append("atexit"))
+    monkeypatch.setattr(os, "_exit", fake_exit)
+    monkeypatch.setattr(sys.stdout, "flush", lambda: calls.append("flush out"), raising=False)
+    with pytest.raises(Exited):
+        exit_now(1)
+    assert calls == ["atexit", "flush out", "_exit 1"]

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -157,3 +160,17 @@ def test_calibrate_quick_stores_ceilings(capsys: pytest.CaptureFixture[str]) -> 
     code = main(["analyze", "relu", "--numel", str(2**26), "--json"])
     out, _ = capsys.readouterr()
     assert "measured_ceilings" in json.loads(out)["device"]
+
+
+def test_cli_process_output_is_complete_after_the_fast_exit(tmp_path: Path) -> None:
+    """`roofline` skips the interpreter's teardown after GPU work (cli.exit_now): its piped stdout and the
+    results file must still be whole."""
+    out = tmp_path / "r.json"
+    proc = subprocess.run([sys.executable, "-m", "roofline.cli", "analyze", "relu", "--numel", str(2**24), "--json"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["records"][0]["time_s"] > 0
+    proc = subprocess.run([sys.executable, "-m", "roofline.cli", "run", "suites/smoke.toml", "-o", str(out)],
+                          capture_output=True, text=True, timeout=300, cwd=Path(__file__).parent.parent)
+    assert proc.returncode == 0, proc.stderr
+    assert len(json.loads(out.read_text())["records"]) == 8
