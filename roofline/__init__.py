@@ -2,6 +2,6 @@
 
 __version__ = "0.1.0"
 
-from roofline.measuring import measure
+from roofline.measuring.runner import measure
 
 __all__ = ["__version__", "measure"]

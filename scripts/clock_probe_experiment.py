@@ -18,9 +18,9 @@ from typing import Any
 
 import torch
 
-from roofline.clockprobe import TRACE_POINTS, ClockProbe, ClockTrace, Stamps, clock_in_window
-from roofline.dtypes import get_dtype
-from roofline.kernels import build
+from roofline.core.dtypes import get_dtype
+from roofline.measuring.clocktrace import TRACE_POINTS, ClockProbe, ClockTrace, Stamps, clock_in_window
+from roofline.measuring.kernels import build
 from roofline.ops import make
 
 L2_BYTES = 61440 * 1024

@@ -21,10 +21,10 @@ import tempfile
 from collections import defaultdict
 from typing import Any
 
-from roofline.dtypes import get_dtype
-from roofline.kernels import build
+from roofline.core.dtypes import get_dtype
+from roofline.measuring.kernels import build
+from roofline.measuring.timing import time_cuda
 from roofline.ops import make
-from roofline.timing import time_cuda
 
 CASES = [  # (label, op, params, ncu time in µs from the 2026-11-29 H200 run)
     ("gemv 16x8192x8192 bf16", "gemv", {"m": 16, "n": 8192, "k": 8192}, 33.4),

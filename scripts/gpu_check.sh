@@ -14,7 +14,7 @@ mkdir -p "$OUT" "$W"
 # the ncu stage also times both without it.
 export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1 ROOFLINE_CACHE_DIR=$W/cache COLUMNS=160 \
        PYTHONPYCACHEPREFIX=$W/pycache PYTHONDONTWRITEBYTECODE=
-RL="python3 -m roofline.cli"
+RL="python3 -m roofline"
 stages=${*:-tests occupancy probe timing ncu calibrate check charts}
 S=$OUT/summary.txt
 log() { echo "== $*" | tee -a "$S"; }

@@ -29,9 +29,9 @@ CLOCKS = {"avg": "sm__cycles_elapsed.avg.per_second", "max": "sm__cycles_elapsed
 def target(suite_path: str, repeats: int = 1) -> None:
     import torch
 
-    from roofline.dtypes import get_dtype
-    from roofline.kernels import build
-    from roofline.suite import load_suite
+    from roofline.analysis.suite import load_suite
+    from roofline.core.dtypes import get_dtype
+    from roofline.measuring.kernels import build
 
     suite = load_suite(suite_path)
     built = []

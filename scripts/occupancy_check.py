@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
-"""Check roofline.occupancy against the CUDA driver's occupancy API on real kernels.
+"""Check roofline.analysis.occupancy against the CUDA driver's occupancy API on real kernels.
 
 Compiles a probe kernel (CuPy RawKernel, NVRTC) in many variants (register pressure through the number of live
 accumulators, `--maxrregcount` and `__launch_bounds__`; static and dynamic shared memory; block sizes; a
 shared-memory carve-out preference), reads each kernel's real attributes (num_regs, shared_size_bytes,
 max_threads_per_block), asks the driver for the maximum active blocks per SM, and compares with
-`roofline.occupancy.occupancy(spec, T, num_regs, static + dynamic shared memory, carve-out)`.
+`roofline.analysis.occupancy.occupancy(spec, T, num_regs, static + dynamic shared memory, carve-out)`.
 
 Prints a markdown table; exit status 0 when every case matches, 1 on any mismatch (or a spec field that
 disagrees with the device's properties), 2 when it cannot run (no GPU, no CuPy, no occupancy API).
@@ -32,9 +32,9 @@ from typing import Any, Protocol
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from roofline.errors import RooflineError
-from roofline.occupancy import DEFAULT_SMEM_PER_BLOCK_BYTES, carveout_kib_for_percent, occupancy
-from roofline.specs import GPUSpec, match_nvml_name, resolve
+from roofline.analysis.occupancy import DEFAULT_SMEM_PER_BLOCK_BYTES, carveout_kib_for_percent, occupancy
+from roofline.ceilings.specs import GPUSpec, match_nvml_name, resolve
+from roofline.core.errors import RooflineError
 
 KIB = 1024
 DEFAULT_GPU = "h200-sxm"
@@ -234,7 +234,7 @@ def check_spec(spec: GPUSpec, props: dict[str, Any]) -> list[str]:
 def markdown(rows: Sequence[Row], api: str, spec: GPUSpec, device: dict[str, Any], spec_problems: Sequence[str]) -> str:
     """The result as a markdown document (a header, the table, a summary line)."""
     name = device.get("name", "?")
-    lines = [f"## roofline.occupancy vs the CUDA occupancy API on {name}", "",
+    lines = [f"## roofline.analysis.occupancy vs the CUDA occupancy API on {name}", "",
              f"- spec: `{spec.id}` (cc {spec.compute_capability}); device cc {device.get('cc', '?')}, "
              f"{device.get('sm_count', '?')} SMs; driver {device.get('driver', '?')}",
              f"- occupancy API: {api}", ""]

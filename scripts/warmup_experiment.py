@@ -15,8 +15,8 @@ import time
 import pynvml
 import torch
 
-from roofline.dtypes import get_dtype
-from roofline.kernels import build
+from roofline.core.dtypes import get_dtype
+from roofline.measuring.kernels import build
 from roofline.ops import make
 
 L2_BYTES = 61440 * 1024

@@ -36,9 +36,9 @@ def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytes
     monkeypatch.setenv("ROOFLINE_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
     if "gpu" not in request.keywords:
         monkeypatch.setenv("ROOFLINE_NO_GPU", "1")
-        from roofline import store
-        from roofline.device import cpu_description
-        from roofline.model import Ceilings
+        from roofline.ceilings import store
+        from roofline.core.model import Ceilings
+        from roofline.measuring.device import cpu_description
 
         info = cpu_description()
         store.save(store.cpu_key(info["name"], info["cores"]),

@@ -1,7 +1,7 @@
 """Each advice rule fires on the record it is for and stays quiet on the others.
 
-Records are built as the CLI builds them (roofline.analysis.analytic_record against a spec's datasheet
-ceilings); measured cases add a time with roofline.analysis.add_time. Byte counts in the comments use
+Records are built as the CLI builds them (roofline.core.record.analytic_record against a spec's datasheet
+ceilings); measured cases add a time with roofline.core.record.add_time. Byte counts in the comments use
 n = elements x bytes per element.
 """
 
@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import pytest
 
-from roofline import advice
-from roofline.advice import RULES, advise, gemm_tile, rebuild, rule, waves
-from roofline.analysis import add_time, analytic_record
-from roofline.dtypes import get_dtype
-from roofline.model import gpu_ceilings
+from roofline.analysis import advice
+from roofline.analysis.advice import RULES, advise, gemm_tile, rebuild, rule, waves
+from roofline.ceilings.specs import resolve
+from roofline.core.dtypes import get_dtype
+from roofline.core.model import gpu_ceilings
+from roofline.core.record import add_time, analytic_record
 from roofline.ops import make
-from roofline.specs import resolve
 
 H200_BW = 4800e9  # bytes/s, h200-sxm memory_bandwidth_gbps
 
@@ -272,12 +272,12 @@ def test_custom_record_gets_only_generic_rules() -> None:
 
 
 def test_extra_pass_rule_names_the_pass_and_silences_the_fallback() -> None:
-    from roofline.advice import advise
-    from roofline.analysis import add_time, analytic_record
-    from roofline.dtypes import get_dtype
-    from roofline.model import gpu_ceilings
+    from roofline.analysis.advice import advise
+    from roofline.ceilings.specs import resolve
+    from roofline.core.dtypes import get_dtype
+    from roofline.core.model import gpu_ceilings
+    from roofline.core.record import add_time, analytic_record
     from roofline.ops import make
-    from roofline.specs import resolve
 
     spec = resolve("h200")
     op = make("decode_attention", batch=16, heads=32, kv_heads=8, context=8192, head_dim=128, kv_dtype="fp8")

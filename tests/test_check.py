@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from roofline import check
-from roofline.check import (
+from roofline.ci import judge as check
+from roofline.ci.judge import (
     ALPHA,
     BETTER,
     BETTER_NOT_SIGNIFICANT,
@@ -41,8 +41,8 @@ from roofline.check import (
     update_baseline,
     write_outputs,
 )
-from roofline.errors import UsageError
-from roofline.results import dumps
+from roofline.core.document import dumps
+from roofline.core.errors import UsageError
 
 GEMM = {"m": 4096, "n": 4096, "k": 4096, "batch": 1, "epilogue": "none"}
 RELU = {"numel": 268435456}

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from roofline.cli import main
+from roofline.cli.app import main
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -96,7 +96,7 @@ def test_device_reports_cpu_only(capsys: pytest.CaptureFixture[str]) -> None:
 
 @pytest.mark.parametrize("args", [["--help"], ["specs", "list"], ["analyze", "gemm", "--gpu", "a100", "--no-time"]])
 def test_light_commands_import_neither_torch_nor_matplotlib(args: list[str]) -> None:
-    code = (f"import sys; from roofline.cli import main; rc = main({args!r}); "
+    code = (f"import sys; from roofline.cli.app import main; rc = main({args!r}); "
             "bad = [m for m in ('torch', 'matplotlib') if m in sys.modules]; "
             "print('HEAVY', bad); sys.exit(rc)")
     env = {**os.environ, "ROOFLINE_NO_GPU": "1", "COLUMNS": "200"}
@@ -107,7 +107,7 @@ def test_light_commands_import_neither_torch_nor_matplotlib(args: list[str]) -> 
 
 
 def test_exit_now_exits_normally_without_cuda(monkeypatch: pytest.MonkeyPatch) -> None:
-    from roofline.cli import exit_now
+    from roofline.cli.app import exit_now
 
     monkeypatch.setitem(sys.modules, "torch", None)  # as if torch were never imported
     with pytest.raises(SystemExit) as exc:
@@ -120,7 +120,7 @@ def test_exit_now_skips_teardown_after_cuda_work(monkeypatch: pytest.MonkeyPatch
     import atexit
     import types
 
-    from roofline.cli import exit_now
+    from roofline.cli.app import exit_now
 
     calls: list[str] = []
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from roofline.cli import main
+from roofline.cli.app import main
 
 ROOT = Path(__file__).resolve().parent.parent
 SMOKE = str(ROOT / "suites" / "smoke.toml")

@@ -16,8 +16,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from roofline import store
-from roofline.compare import (
+from roofline.analysis.compare import (
     NO_PRICE,
     compare_op,
     compare_suite,
@@ -28,8 +27,9 @@ from roofline.compare import (
     render_compare,
     resolve_gpus,
 )
-from roofline.errors import RooflineError, UsageError
-from roofline.model import Ceilings
+from roofline.ceilings import store
+from roofline.core.errors import RooflineError, UsageError
+from roofline.core.model import Ceilings
 from roofline.ops import make
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -112,7 +112,7 @@ def test_ratio_to_fastest_is_one_for_the_best() -> None:
 
 
 def test_default_gpu_list_is_every_spec() -> None:
-    from roofline.specs import load_all
+    from roofline.ceilings.specs import load_all
 
     c = compare_op(gemv(), "fp16", None, None)
     assert {r.gpu for r in c.rows} == set(load_all())

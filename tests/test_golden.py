@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from roofline.dtypes import get_dtype
+from roofline.core.dtypes import get_dtype
 from roofline.ops import OPERATORS, make
 
 GOLDEN = Path(__file__).parent / "golden" / "operators.json"

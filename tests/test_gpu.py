@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from roofline.cli import main
-from roofline.dtypes import get_dtype
+from roofline.cli.app import main
+from roofline.core.dtypes import get_dtype
+from roofline.core.stats import median
 from roofline.ops import OPERATORS, make
-from roofline.stats import median
 
 pytestmark = pytest.mark.gpu
 
@@ -20,7 +20,7 @@ pytestmark = pytest.mark.gpu
 def test_time_cuda_methods_agree() -> None:
     import torch
 
-    from roofline.timing import time_cuda
+    from roofline.measuring.timing import time_cuda
 
     # memory-bound on purpose: a GEMM's clock moves with the power state that each method's warm-up leaves
     # (4096^3 bf16 read 175-184 µs across the three methods on the H200 one day), a copy's does not
@@ -36,7 +36,7 @@ def test_time_cuda_methods_agree() -> None:
 def test_timer_overhead_is_measured_and_subtracted() -> None:
     import torch
 
-    from roofline.timing import time_cuda
+    from roofline.measuring.timing import time_cuda
 
     x = torch.randn(2**24, device="cuda")
     m = time_cuda(lambda: x * 2)
@@ -49,8 +49,8 @@ def test_timer_overhead_is_measured_and_subtracted() -> None:
 def test_self_timed_clock_probe_agrees_with_the_event_timed_one_when_alone() -> None:
     import torch
 
-    from roofline.clockprobe import ClockProbe, Stamps
-    from roofline.timing import PROBE_CYCLES
+    from roofline.measuring.clocktrace import ClockProbe, Stamps
+    from roofline.measuring.timing import PROBE_CYCLES
 
     probe, stamps = ClockProbe(8), Stamps(2)
     stamps.stamp()
@@ -75,7 +75,7 @@ def test_self_timed_clock_probe_agrees_with_the_event_timed_one_when_alone() -> 
 def test_clock_trace_waits_for_its_start_stamp_and_stops_at_the_end_stamp() -> None:
     import torch
 
-    from roofline.clockprobe import TRACE_POINTS, ClockTrace, Stamps, clock_in_window
+    from roofline.measuring.clocktrace import TRACE_POINTS, ClockTrace, Stamps, clock_in_window
 
     traces, stamps = ClockTrace(2), Stamps(2)
     main, side = torch.cuda.current_stream(), torch.cuda.Stream()
@@ -104,7 +104,7 @@ def test_clock_trace_waits_for_its_start_stamp_and_stops_at_the_end_stamp() -> N
 def test_warm_l2_is_not_slower_for_small_working_sets() -> None:
     import torch
 
-    from roofline.timing import time_cuda
+    from roofline.measuring.timing import time_cuda
 
     x = torch.randn(2**20, device="cuda")  # 4 MiB: fits in any L2 since Volta
     cold = time_cuda(lambda: x * 2).median_s
@@ -131,7 +131,7 @@ def test_analyze_on_gpu_reports_clock_and_kernels(capsys: pytest.CaptureFixture[
 
 @pytest.mark.parametrize("name", sorted(OPERATORS))
 def test_every_builder_runs_on_gpu(name: str) -> None:
-    from roofline.kernels import build
+    from roofline.measuring.kernels import build
 
     cls = OPERATORS[name]
     small = {"numel": 4096, "m": 64, "n": 64, "k": 64, "rows": 64, "cols": 256, "batch": 2, "heads": 4,
@@ -166,11 +166,11 @@ def test_cli_process_output_is_complete_after_the_fast_exit(tmp_path: Path) -> N
     """`roofline` skips the interpreter's teardown after GPU work (cli.exit_now): its piped stdout and the
     results file must still be whole."""
     out = tmp_path / "r.json"
-    proc = subprocess.run([sys.executable, "-m", "roofline.cli", "analyze", "relu", "--numel", str(2**24), "--json"],
+    proc = subprocess.run([sys.executable, "-m", "roofline", "analyze", "relu", "--numel", str(2**24), "--json"],
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["records"][0]["time_s"] > 0
-    proc = subprocess.run([sys.executable, "-m", "roofline.cli", "run", "suites/smoke.toml", "-o", str(out)],
+    proc = subprocess.run([sys.executable, "-m", "roofline.cli.app", "run", "suites/smoke.toml", "-o", str(out)],
                           capture_output=True, text=True, timeout=300, cwd=Path(__file__).parent.parent)
     assert proc.returncode == 0, proc.stderr
     assert len(json.loads(out.read_text())["records"]) == 8

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from roofline.analysis import add_time, analytic_record
-from roofline.dtypes import get_dtype
-from roofline.errors import UsageError
-from roofline.model import attainable, bound, choose_pipe, gpu_ceilings, ridge_point, roofline_time
+from roofline.ceilings.specs import load_all, resolve
+from roofline.core.dtypes import get_dtype
+from roofline.core.errors import UsageError
+from roofline.core.model import attainable, bound, choose_pipe, gpu_ceilings, ridge_point, roofline_time
+from roofline.core.record import add_time, analytic_record
 from roofline.ops import make
-from roofline.specs import load_all, resolve
 
 
 def test_ridge_attainable_time_bound() -> None:

@@ -25,8 +25,7 @@ import random
 
 import pytest
 
-from roofline.errors import RooflineError, UsageError
-from roofline.occupancy import (
+from roofline.analysis.occupancy import (
     carveout_kib_for_percent,
     carveouts_kib,
     occupancy,
@@ -37,7 +36,8 @@ from roofline.occupancy import (
     sweep,
     sweep_values,
 )
-from roofline.specs import load_all, resolve
+from roofline.ceilings.specs import load_all, resolve
+from roofline.core.errors import RooflineError, UsageError
 
 KIB = 1024
 

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 import torch
 
-from roofline.dtypes import get_dtype
-from roofline.errors import UsageError
-from roofline.kernels import BUILDERS, build, footprint_bytes
+from roofline.core.dtypes import get_dtype
+from roofline.core.errors import UsageError
+from roofline.measuring.kernels import BUILDERS, build, footprint_bytes
 from roofline.ops import OPERATORS, make
 from roofline.ops.attention import attention_pairs, kv_rows_per_query_head
 from roofline.ops.base import ACTIVATIONS, INDEX, INTERMEDIATES, KV_CACHE, WEIGHTS

@@ -24,8 +24,8 @@ from typing import Any
 
 import pytest
 
-from roofline.errors import RooflineError, UsageError
-from roofline.plot import (
+from roofline.core.errors import RooflineError, UsageError
+from roofline.report.chart import (
     BOUND_COLOURS,
     DOC_MARKERS,
     FIGSIZE_IN,
@@ -40,7 +40,7 @@ from roofline.plot import (
     point_numbers,
     save_chart,
 )
-from roofline.terminal_plot import LETTERS, render_terminal
+from roofline.report.terminal import LETTERS, render_terminal
 
 DATA = Path(__file__).resolve().parent / "data"
 H200 = DATA / "results_h200.json"
@@ -398,11 +398,11 @@ def test_same_device_twice_is_told_apart_and_its_roofs_drawn_once() -> None:
 
 def _crowded() -> dict[str, Any]:
     """Eight GEMVs of close intensities beside the six records: labels that must make room."""
-    from roofline.analysis import add_time, analytic_record
-    from roofline.dtypes import get_dtype
-    from roofline.model import gpu_ceilings
+    from roofline.ceilings.specs import resolve
+    from roofline.core.dtypes import get_dtype
+    from roofline.core.model import gpu_ceilings
+    from roofline.core.record import add_time, analytic_record
     from roofline.ops import make
-    from roofline.specs import resolve
 
     d = doc()
     ceilings = gpu_ceilings(resolve("h200"))
@@ -441,11 +441,11 @@ def test_labels_do_not_overlap_and_are_not_clipped(case: str) -> None:
 # ---------------------------------------------------------------- numbered charts (more than NUMBERED_ABOVE points)
 def _cluster(count: int = 10) -> dict[str, Any]:
     """The six records and `count` BF16 GEMMs of nearly one shape and speed: a tight clump of markers."""
-    from roofline.analysis import add_time, analytic_record
-    from roofline.dtypes import get_dtype
-    from roofline.model import gpu_ceilings
+    from roofline.ceilings.specs import resolve
+    from roofline.core.dtypes import get_dtype
+    from roofline.core.model import gpu_ceilings
+    from roofline.core.record import add_time, analytic_record
     from roofline.ops import make
-    from roofline.specs import resolve
 
     d = doc()
     ceilings = gpu_ceilings(resolve("h200"))
@@ -768,8 +768,8 @@ def test_terminal_chart_too_small_is_a_usage_error() -> None:
 
 
 def test_terminal_chart_and_imports_leave_matplotlib_alone() -> None:
-    code = ("import sys; import roofline.cli; from roofline.plot import load_documents; "
-            "from roofline.terminal_plot import render_terminal; "
+    code = ("import sys; import roofline.cli.app; from roofline.report.chart import load_documents; "
+            "from roofline.report.terminal import render_terminal; "
             f"render_terminal(load_documents([{str(H200)!r}])); "
             "assert 'matplotlib' not in sys.modules, 'matplotlib imported'")
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from roofline.errors import RooflineError
-from roofline.specs import load_all, load_spec_file, match_nvml_name, resolve
+from roofline.ceilings.specs import load_all, load_spec_file, match_nvml_name, resolve
+from roofline.core.errors import RooflineError
 
 SPECS = load_all()
 # A per-clock rate x SMs x clock must reproduce the datasheet peak this closely: datasheets round peaks

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from roofline import store
-from roofline.calibrate import cpu_ceilings, measure_cpu
-from roofline.model import Ceilings
+from roofline.ceilings import store
+from roofline.ceilings.calibrate import cpu_ceilings, measure_cpu
+from roofline.core.model import Ceilings
 
 
 def _ceilings(rate: float) -> Ceilings:

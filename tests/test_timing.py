@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 import torch
 
-from roofline import measuring as measure_mod
-from roofline.cli import main
-from roofline.errors import RooflineError
-from roofline.stats import NOISY_IQR_FRACTION, mad, median, outliers, quantile, summarize
-from roofline.timing import BURST_GAP_FACTOR, BURST_MIN_GAP_S, MIN_REPS, burst_gap_s, plan_calls, time_cpu
+from roofline.cli.app import main
+from roofline.core.errors import RooflineError
+from roofline.core.stats import NOISY_IQR_FRACTION, mad, median, outliers, quantile, summarize
+from roofline.measuring import runner as measure_mod
+from roofline.measuring.timing import BURST_GAP_FACTOR, BURST_MIN_GAP_S, MIN_REPS, burst_gap_s, plan_calls, time_cpu
 
 
 class FakeClock:
@@ -151,7 +151,7 @@ def test_measure_api_on_cpu() -> None:
     a, b = torch.randn(64, 64), torch.randn(64, 64)
     rec = roofline.measure(lambda: a @ b, flops=2 * 64**3, bytes=3 * 64 * 64 * 4, dtype="fp32")
     assert rec["time_s"] > 0 and rec["op"] == "custom" and rec["bound"] in ("compute", "memory")
-    from roofline.results import new_document, validate_document
+    from roofline.core.document import new_document, validate_document
 
     validate_document(new_document({}, [rec]), "measure()")  # the record is a valid schema-v1 record
     with pytest.raises(RooflineError):
@@ -159,7 +159,7 @@ def test_measure_api_on_cpu() -> None:
 
 
 def test_above_roof_notes_say_why() -> None:
-    from roofline.measuring import above_roof_notes
+    from roofline.measuring.runner import above_roof_notes
 
     base = {"bytes": 4e6, "roofline_fraction": 1.0, "bound": "memory"}
     assert above_roof_notes(base, "datasheet") == []  # on the roof: nothing to say
@@ -171,7 +171,7 @@ def test_above_roof_notes_say_why() -> None:
 
 
 def test_timer_overhead_is_subtracted_from_every_sample_and_kept() -> None:
-    from roofline.timing import Measurement
+    from roofline.measuring.timing import Measurement
 
     # raw event intervals 35, 36, 37 µs with an empty pair of 1.3 µs: the operator took 33.7, 34.7, 35.7 µs
     m = Measurement([35e-6, 36e-6, 37e-6], "graph", 10, 40e-6, True, timer_overhead_s=1.3e-6)
@@ -191,14 +191,14 @@ def test_cpu_timing_subtracts_nothing() -> None:
 def test_clockprobe_module_imports_without_loading_the_kernels() -> None:
     import sys
 
-    import roofline.clockprobe as cp
+    import roofline.measuring.clocktrace as cp
 
-    assert "roofline._clockprobe_kernels" not in sys.modules  # only a launch loads the driver and the PTX
+    assert "roofline.measuring.clocktrace_ptx" not in sys.modules  # only a launch loads the driver and the PTX
     assert cp.MIN_PROBE_NS > 0 and isinstance(cp.available(), bool)
 
 
 def test_clock_in_window_from_a_trace() -> None:
-    from roofline.clockprobe import clock_in_window
+    from roofline.measuring.clocktrace import clock_in_window
 
     # a trace every 1000 ns: 2.0 cycles/ns (2000 MHz) until t=10000, then 1.5 cycles/ns; the window 2000..14000
     trace, c = [], 0
@@ -218,7 +218,7 @@ def test_clock_in_window_from_a_trace() -> None:
 
 
 def test_probe_slots_fill_in_order_and_refuse_past_the_end() -> None:
-    from roofline.clockprobe import ClockTrace
+    from roofline.measuring.clocktrace import ClockTrace
 
     tr = ClockTrace(2, device="cpu")  # the buffer logic only; launching needs a CUDA driver and a GPU
     assert tr._take() == 0 and tr._take() == 1
@@ -230,7 +230,7 @@ def test_probe_slots_fill_in_order_and_refuse_past_the_end() -> None:
 
 
 def test_stamp_slots_are_16_byte_aligned_and_addressable_ahead() -> None:
-    from roofline.clockprobe import ClockProbe, Stamps
+    from roofline.measuring.clocktrace import ClockProbe, Stamps
 
     st = Stamps(4, device="cpu")
     base = st._out.data_ptr()
@@ -245,7 +245,7 @@ def test_stamp_slots_are_16_byte_aligned_and_addressable_ahead() -> None:
 
 
 def test_kernel_breakdown_is_shown_beside_each_kernel(capsys: pytest.CaptureFixture[str]) -> None:
-    from roofline.render import record_rows
+    from roofline.report.text import record_rows
 
     code = main(["analyze", "relu", "--numel", "4096", "--device", "cpu", "--json"])
     rec = json.loads(capsys.readouterr().out)["records"][0]

@@ -18,8 +18,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from roofline.dtypes import DType, get_dtype
-from roofline.errors import UsageError
+from roofline.core.dtypes import DType, get_dtype
+from roofline.core.errors import UsageError
 from roofline.ops.base import (
     ACTIVATIONS,
     INDEX,

@@ -10,8 +10,8 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from roofline.dtypes import DType, get_dtype
-from roofline.errors import UsageError
+from roofline.core.dtypes import DType, get_dtype
+from roofline.core.errors import UsageError
 
 # Kinds of bytes, as LLM-Viewer's analyzer splits them.
 WEIGHTS = "weights"

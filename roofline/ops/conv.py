@@ -22,8 +22,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from roofline.dtypes import DType
-from roofline.errors import UsageError
+from roofline.core.dtypes import DType
+from roofline.core.errors import UsageError
 from roofline.ops.base import ACTIVATIONS, WEIGHTS, Operator, Traffic, choice, flag, operator, param, rw
 
 CONV_DTYPES = ("fp64", "fp32", "tf32", "fp16", "bf16")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from roofline.dtypes import DType
+from roofline.core.dtypes import DType
 from roofline.ops.base import ACTIVATIONS, INTERMEDIATES, Operator, Traffic, choice, operator, param, rw
 
 # FLOPs per output element, by function. Counting convention: one FLOP per add, mul, compare, and

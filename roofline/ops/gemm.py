@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from roofline.dtypes import DType
+from roofline.core.dtypes import DType
 from roofline.ops.base import ACTIVATIONS, INTERMEDIATES, WEIGHTS, Operator, Traffic, choice, operator, param, rw
 from roofline.ops.elementwise import FLOPS_PER_ELEMENT
 

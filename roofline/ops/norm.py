@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from roofline.dtypes import DType
+from roofline.core.dtypes import DType
 from roofline.ops.base import (
     ACTIVATIONS,
     HALF_AND_WIDER,

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from roofline.dtypes import DType
-from roofline.errors import UsageError
+from roofline.core.dtypes import DType
+from roofline.core.errors import UsageError
 from roofline.ops.attention import check_heads
 from roofline.ops.base import (
     ACTIVATIONS,

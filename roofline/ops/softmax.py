@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from roofline.dtypes import DType
+from roofline.core.dtypes import DType
 from roofline.ops.base import ACTIVATIONS, HALF_AND_WIDER, Operator, Traffic, operator, param, rw
 
 SOFTMAX_FLOPS_PER_ELEMENT = 5  # max, sub, exp, sum, div

@@ -1,0 +1,1 @@
+"""Answers built on the model: advice, occupancy, GPU comparison and suites. Torch-free."""

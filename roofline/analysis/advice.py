@@ -1,0 +1,428 @@
+"""Advice: what to try next for one result record, from a registry of small pure rules.
+
+Each rule is a function of (record, spec) that returns a list of advice items, each
+{"rule": name, "message": one or two sentences a person acts on, plus the numbers behind it}. Thresholds are
+named constants with the reason for their value. `advise` runs every rule in registration order; the
+fallback rules (the plain "measured far below its roof") run only when no other rule said anything.
+
+NB: the rules read only the record (and the GPU's spec): they know the operator's shape, not the program
+around it, so a neighbour-fusion suggestion ("a standalone RMSNorm usually follows a residual add") is a
+guess about the model, said as one.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from roofline.ceilings.specs import GPUSpec, resolve
+from roofline.core.dtypes import DType, get_dtype
+from roofline.core.errors import RooflineError
+from roofline.ops.base import Operator, Traffic, get_operator, make
+from roofline.report.text import duration, si
+
+Advice = dict[str, Any]
+RuleFn = Callable[[dict[str, Any], "GPUSpec | None"], list[Advice]]
+
+# -- thresholds (each with its reason)
+# A fusion saving under 1% of the operator's bytes is inside the run-to-run spread of a bandwidth-bound kernel
+# (the timing module flags an IQR above a few percent as noisy): not worth a message.
+MIN_SAVED_FRACTION = 0.01
+# A kernel launch costs ~2-5 µs of host and driver time (PyTorch eager dispatch + cudaLaunchKernel on a
+# modern CPU) and a few µs of GPU ramp-up; an operator whose roofline time is below 5 µs is limited by that,
+# not by its bytes or FLOPs, when launched one at a time.
+LAUNCH_OVERHEAD_S = 5e-6
+# A measured median below ~10 µs is dominated by the fixed costs of one launch (grid ramp-up, the tail wave,
+# prologue/epilogue) whatever its roofline time: NVIDIA's CUDA graphs material and PyTorch's
+# 'reduce-overhead' target exactly this range.
+MEASURED_LATENCY_S = 10e-6
+# Measured below half of its roof, with no specific rule to explain it, a kernel is worth profiling: 50-80%
+# is the usual range of good library kernels (cuBLAS GEMMs, copy kernels), below 50% something specific is off.
+BELOW_ROOF_FRACTION = 0.5
+# Over 10% of the SM-time of a GEMM lost to a partial last wave is larger than the differences between
+# library kernels a user would otherwise chase; under that, wave quantization is not the problem.
+WAVE_IDLE_MAX = 0.10
+# A precision change is suggested only when it raises the compute roof by at least this factor: a smaller
+# gain does not pay for the accuracy review a precision change needs.
+PRECISION_MIN_GAIN = 1.25
+# Tensor-core kernels (cuBLAS, cuDNN, CUTLASS) need 16-byte aligned rows: dimensions that are multiples of
+# 16 bytes = 8 fp16/bf16, 16 fp8/int8, 4 tf32 elements (cuBLAS docs, 'Tensor Core Usage'; NVIDIA Deep Learning
+# Performance guide, 'Tensor Core Requirements'); otherwise they fall back to slower kernels or pad.
+TENSOR_CORE_ALIGN_BYTES = 16
+# The CTA tile a GEMM is assumed to use for wave quantization: 128x128 is cuBLAS/CUTLASS's common tile for
+# fp16/bf16 (and the FP32/TF32 SIMT and tensor kernels); on Hopper and Blackwell (cc >= 9.0) the
+# warp-specialized 16/8-bit kernels commonly use 128x256.
+GEMM_TILE = (128, 128)
+GEMM_TILE_HOPPER = (128, 256)
+HOPPER_TILE_DTYPES = ("fp16", "bf16", "fp8", "int8")
+
+
+@dataclass(frozen=True)
+class Rule:
+    name: str
+    summary: str
+    fn: RuleFn
+    fallback: bool = False
+
+
+RULES: dict[str, Rule] = {}
+
+
+def rule(name: str, summary: str, fallback: bool = False) -> Callable[[RuleFn], RuleFn]:
+    """Register an advice rule; registering a name twice is a bug."""
+
+    def wrap(fn: RuleFn) -> RuleFn:
+        if name in RULES:
+            raise RuntimeError(f"advice rule {name!r} registered twice")
+        RULES[name] = Rule(name, summary, fn, fallback)
+        return fn
+
+    return wrap
+
+
+def advise(record: dict[str, Any], spec: GPUSpec | None = None) -> list[Advice]:
+    """Every rule's advice for one record (fallback rules only when nothing else fired).
+
+    Sets record["bound_class"]: "latency" when the latency rule fired, else the record's "bound" (which is
+    left as it is: other tools read it). `spec` defaults to the record's GPU spec when it resolves.
+    """
+    if spec is None:
+        spec = spec_for(record)
+    items: list[Advice] = []
+    for r in RULES.values():
+        if not r.fallback:
+            items += r.fn(record, spec)
+    if not items:
+        for r in RULES.values():
+            if r.fallback:
+                items += r.fn(record, spec)
+    record["bound_class"] = "latency" if any(i["rule"] == "latency" for i in items) else record.get("bound")
+    return items
+
+
+# ---------------------------------------------------------------- helpers
+def spec_for(record: dict[str, Any]) -> GPUSpec | None:
+    """The spec of the record's GPU, or None (a CPU record, or a GPU without a spec file)."""
+    if not _on_gpu(record):
+        return None
+    try:
+        return resolve(str(record.get("gpu", "")))
+    except RooflineError:
+        return None
+
+
+def _on_gpu(record: dict[str, Any]) -> bool:
+    return record.get("device_kind", "gpu") == "gpu"
+
+
+def _dtype(record: dict[str, Any]) -> DType | None:
+    try:
+        return get_dtype(str(record.get("dtype")))
+    except RooflineError:
+        return None
+
+
+def rebuild(record: dict[str, Any]) -> Operator | None:
+    """The operator a record describes (its params plus its variant), or None for a custom kernel."""
+    try:
+        cls = get_operator(str(record.get("op")))
+    except RooflineError:
+        return None
+    names = {f.name for f in dataclasses.fields(cls)}
+    params = {k: v for k, v in (record.get("params") or {}).items() if k in names}
+    variant = record.get("variant")
+    if variant is not None:
+        if "variant" in names:
+            params["variant"] = variant
+        elif "algo" in names:  # conv2d records its algorithm as the variant
+            params["algo"] = variant
+    try:
+        return make(cls.name, **params)
+    except RooflineError:
+        return None
+
+
+def _saving(record: dict[str, Any], before: Traffic, after: Traffic) -> dict[str, float]:
+    """Bytes saved and the time they take at the record's memory roof."""
+    saved = before.total - after.total
+    return {"bytes_before": before.total, "bytes_after": after.total, "saved_bytes": saved,
+            "saved_fraction": saved / before.total if before.total else 0.0,
+            "saved_time_s": saved / record["peak_bytes_per_s"]}
+
+
+def _bw(record: dict[str, Any]) -> str:
+    return si(record["peak_bytes_per_s"], "B/s")
+
+
+# ---------------------------------------------------------------- memory: fusion
+FUSED_VARIANT = {"unfused": "fused", "naive": "flash"}
+HOW_TO_FUSE = {
+    "swiglu": "one kernel computing silu(a) * b (torch.compile, Liger's or Transformer Engine's fused SwiGLU)",
+    "chain": "one pass over the tensor (torch.compile or a Triton kernel)",
+    "rope": "a fused rotary kernel (flash-attn's apply_rotary_emb, vLLM's rotary_embedding, torch.compile)",
+    "gemm": "the GEMM's epilogue (cuBLASLt BIAS/GELU epilogues, a CUTLASS epilogue, torch.compile)",
+    "add_layernorm": "one kernel (Transformer Engine / apex fused add + LayerNorm, torch.compile)",
+    "add_rmsnorm": "one kernel (vLLM's fused_add_rms_norm, Liger, torch.compile)",
+    "attention": "FlashAttention (torch.nn.functional.scaled_dot_product_attention selects it)",
+}
+
+
+@rule("fuse", "an unfused or naive variant: the bytes and time the fused variant saves")
+def fuse_variant(record: dict[str, Any], spec: GPUSpec | None) -> list[Advice]:
+    """NB: fires whatever the record's bound: the unfused form's extra passes are memory-bound kernels of
+    their own even when the main kernel (a GEMM) is compute-bound."""
+    variant, dt, op = record.get("variant"), _dtype(record), rebuild(record)
+    if variant not in FUSED_VARIANT or dt is None or op is None:
+        return []
+    to = FUSED_VARIANT[variant]
+    fused = dataclasses.replace(op, variant=to)  # type: ignore[call-arg]
+    s = _saving(record, op.traffic(dt), fused.traffic(dt))
+    if s["saved_fraction"] < MIN_SAVED_FRACTION:
+        return []
+    fused_time = max(fused.flops() / record["peak_flops_per_s"], s["bytes_after"] / record["peak_bytes_per_s"])
+    how = HOW_TO_FUSE.get(op.name, "one kernel")
+    return [{"rule": "fuse", "message": (
+        f"{op.name} {variant} moves {si(s['bytes_before'], 'B')}; --variant {to} moves {si(s['bytes_after'], 'B')}: "
+        f"{si(s['saved_bytes'], 'B')} less ({s['saved_fraction']:.0%}), {duration(s['saved_time_s'])} saved at "
+        f"{_bw(record)}. Use {how}."),
+        "op": op.name, "from_variant": variant, "to_variant": to, **s, "fused_roofline_time_s": fused_time}]
+
+
+def _neighbours(op: Operator, record: dict[str, Any]) -> list[tuple[str, str, Traffic, Traffic]]:
+    """(neighbour, what is assumed, traffic of the two kernels as run, traffic of the fused kernel)."""
+    dt = _dtype(record)
+    assert dt is not None
+    mine = op.traffic(dt)
+    name = op.name
+    out: list[tuple[str, str, Traffic, Traffic]] = []
+    if name in ("rmsnorm", "layernorm"):
+        rows, cols = op.rows, op.cols  # type: ignore[attr-defined]
+        pair = make("add", numel=rows * cols).traffic(dt) + mine
+        fused = make(f"add_{name}", rows=rows, cols=cols, write_sum=True, variant="fused").traffic(dt)
+        out.append((f"add_{name}", f"a standalone {name} usually follows the residual add (pre-norm "
+                                   f"transformers): fuse the add into it (add_{name} fused)", pair, fused))
+    if name == "add":
+        numel = op.numel  # type: ignore[attr-defined]
+        # any rows x cols = numel gives the same saving (the norm's weight is read by both forms): 1 x numel
+        pair = mine + make("rmsnorm", rows=1, cols=numel).traffic(dt)
+        fused = make("add_rmsnorm", rows=1, cols=numel, write_sum=True, variant="fused").traffic(dt)
+        out.append(("add_rmsnorm", "if a norm follows this add (the residual stream of a pre-norm transformer), "
+                                   "fuse them (add_rmsnorm / add_layernorm fused)", pair, fused))
+    if name in ("relu", "gelu", "silu"):
+        out.append(("gemm epilogue", f"if this {name} follows a GEMM, apply it in the GEMM's epilogue "
+                                     "(cuBLASLt RELU/GELU epilogues, CUTLASS, torch.compile): this pass disappears",
+                    mine, Traffic()))
+    if name in ("silu", "mul"):
+        numel = op.numel  # type: ignore[attr-defined]
+        pair = make("silu", numel=numel).traffic(dt) + make("mul", numel=numel).traffic(dt)
+        fused = make("swiglu", numel=numel, variant="fused").traffic(dt)
+        out.append(("swiglu", "if this is half of a SwiGLU gate (silu(a) * b), do both in one kernel "
+                              "(swiglu fused)", pair, fused))
+    return out
+
+
+@rule("fuse-neighbour", "a memory-bound operator usually run next to another: the fused pair's saving")
+def fuse_neighbour(record: dict[str, Any], spec: GPUSpec | None) -> list[Advice]:
+    if record.get("bound") != "memory" or record.get("variant") is not None or _dtype(record) is None:
+        return []
+    op = rebuild(record)
+    if op is None:
+        return []
+    items = []
+    for neighbour, what, before, after in _neighbours(op, record):
+        s = _saving(record, before, after)
+        if s["saved_fraction"] < MIN_SAVED_FRACTION:
+            continue
+        items.append({"rule": "fuse-neighbour", "message": (
+            f"{what[0].upper()}{what[1:]}: {si(s['bytes_after'], 'B')} instead of {si(s['bytes_before'], 'B')}, "
+            f"{si(s['saved_bytes'], 'B')} less ({s['saved_fraction']:.0%}), {duration(s['saved_time_s'])} saved at "
+            f"{_bw(record)}."),
+            "op": op.name, "neighbour": neighbour, **s})
+    return items
+
+
+# ---------------------------------------------------------------- compute: below the tensor-core roof
+@rule("precision", "compute-bound on a CUDA-core pipe where a tensor-core pipe exists")
+def precision(record: dict[str, Any], spec: GPUSpec | None) -> list[Advice]:
+    pipe = str(record.get("compute_pipe", ""))
+    op, dt = rebuild(record), _dtype(record)
+    if (record.get("bound") != "compute" or spec is None or not _on_gpu(record) or "_tensor_" in pipe
+            or op is None or not op.uses_tensor_cores or dt is None):
+        return []
+    current = spec.get(pipe)
+    if not current:
+        return []
+    if dt.name == "fp32":
+        options = [("tf32", "tf32_tensor_dense_tflops", "same fp32 storage, 10-bit mantissa: "
+                    "torch.backends.cuda.matmul.allow_tf32 = True"),
+                   ("bf16", "bf16_tensor_dense_tflops", "half the bytes too; needs an accuracy check")]
+    elif dt.tensor_field:
+        options = [(dt.name, dt.tensor_field, "a tensor-core kernel (cuBLAS/cuDNN), i.e. without --no-tensor-cores")]
+    else:
+        options = []
+    found = []
+    for name, key, how in options:
+        peak = spec.get(key)
+        if peak and peak / current >= PRECISION_MIN_GAIN:
+            found.append({"dtype": name, "pipe": key, "peak_tflops": peak, "gain": peak / current, "how": how})
+    if not found:
+        return []
+    alts = "; ".join(f"{f['dtype'].upper()} tensor cores {f['peak_tflops']:g} TFLOP/s ({f['gain']:.1f}x; {f['how']})"
+                     for f in found)
+    return [{"rule": "precision", "message": (
+        f"{dt.name} {op.name} is compute-bound on the {record.get('compute_pipe_label', pipe)} roof "
+        f"({current:g} TFLOP/s on {spec.name}): {alts}."),
+        "current_pipe": pipe, "current_peak_tflops": current, "options": found,
+        "best_gain": max(f["gain"] for f in found)}]
+
+
+def _tensor_dims(op: Operator) -> dict[str, int]:
+    """The dimensions a tensor-core kernel needs aligned, by operator."""
+    p = op.params()
+    if op.name == "gemm":
+        return {k: p[k] for k in ("m", "n", "k")}
+    if op.name == "gemv":
+        return {k: p[k] for k in ("n", "k")}
+    if op.name in ("attention", "decode_attention"):
+        return {"head_dim": p["head_dim"]}
+    if op.name == "conv2d":
+        g = p["groups"]
+        return {"in_channels per group": p["in_channels"] // g, "out_channels per group": p["out_channels"] // g}
+    return {}
+
+
+@rule("alignment", "compute-bound on tensor cores with a dimension that is not a 16-byte multiple")
+def alignment(record: dict[str, Any], spec: GPUSpec | None) -> list[Advice]:
+    op, dt = rebuild(record), _dtype(record)
+    if (record.get("bound") != "compute" or "_tensor_" not in str(record.get("compute_pipe", ""))
+            or op is None or dt is None):
+        return []
+    multiple = max(1, int(TENSOR_CORE_ALIGN_BYTES // dt.bytes))
+    bad = {k: v for k, v in _tensor_dims(op).items() if v % multiple}
+    if not bad:
+        return []
+    dims = ", ".join(f"{k} = {v} (pad to {math.ceil(v / multiple) * multiple})" for k, v in bad.items())
+    return [{"rule": "alignment", "message": (
+        f"{dims}: not a multiple of {multiple} {dt.name} elements ({TENSOR_CORE_ALIGN_BYTES} bytes), so "
+        "tensor-core kernels fall back to slower, unvectorised or padded paths; pad the dimension."),
+        "multiple": multiple, "misaligned": bad}]
+
+
+def gemm_tile(spec: GPUSpec, dtype: str) -> tuple[int, int]:
+    """The CTA tile assumed for wave quantization (see GEMM_TILE)."""
+    if float(spec.compute_capability) >= 9.0 and dtype in HOPPER_TILE_DTYPES:
+        return GEMM_TILE_HOPPER
+    return GEMM_TILE
+
+
+def waves(m: int, n: int, batch: int, tile: tuple[int, int], sms: int) -> dict[str, float]:
+    """Output tiles of an M x N product (x batch) against the SMs, one tile per SM at a time."""
+    tiles = batch * math.ceil(m / tile[0]) * math.ceil(n / tile[1])
+    full = math.ceil(tiles / sms)
+    last = tiles - (full - 1) * sms
+    return {"tiles": tiles, "waves": tiles / sms, "last_wave_tiles": last, "last_wave_idle": 1 - last / sms,
+            "idle_fraction": 1 - tiles / (full * sms)}
+
+
+def _gemm_mn(op: Operator) -> tuple[int, int, int] | None:
+    """(M, N, batch) of the output a GEMM or a direct (implicit-GEMM) convolution computes."""
+    p = op.params()
+    if op.name == "gemm":
+        return p["m"], p["n"], p["batch"]
+    if op.name == "conv2d" and op.variant_name() == "direct":
+        hout, wout = op.out_hw()  # type: ignore[attr-defined]
+        g = p["groups"]
+        return p["batch"] * hout * wout, p["out_channels"] // g, g
+    return None
+
+
+@rule("wave-quantization", "a compute-bound GEMM/convolution whose tiles leave SMs idle in the last wave")
+def wave_quantization(record: dict[str, Any], spec: GPUSpec | None) -> list[Advice]:
+    op = rebuild(record)
+    if record.get("bound") != "compute" or spec is None or not _on_gpu(record) or op is None:
+        return []
+    mn = _gemm_mn(op)
+    if mn is None:
+        return []
+    m, n, batch = mn
+    sms = int(spec["sm_count"])
+    tile = gemm_tile(spec, str(record.get("dtype")))
+    w = waves(m, n, batch, tile, sms)
+    if w["idle_fraction"] <= WAVE_IDLE_MAX:
+        return []
+    alt = ""
+    if tile != GEMM_TILE:
+        a = waves(m, n, batch, GEMM_TILE, sms)
+        alt = (f" (with 128x128 tiles: {a['tiles']} tiles, {a['waves']:.2f} waves, "
+               f"{a['idle_fraction']:.0%} idle)")
+    what = "M x N" if op.name == "gemm" else "the implicit GEMM's (N*Hout*Wout) x Cout"
+    return [{"rule": "wave-quantization", "message": (
+        f"{what} = {m} x {n}{f' x {batch}' if batch > 1 else ''} in {tile[0]}x{tile[1]} tiles (assumed, one per "
+        f"SM at a time) = {w['tiles']} tiles on {sms} SMs = {w['waves']:.2f} waves: the last wave runs "
+        f"{w['last_wave_tiles']} tiles and leaves {w['last_wave_idle']:.0%} of the SMs idle, {w['idle_fraction']:.0%} "
+        f"of the SM-time{alt}. Shapes whose tile count is a multiple of {sms}, or split-K / stream-K kernels, "
+        "fill the GPU."),
+        "tile": list(tile), "sm_count": sms, **w}]
+
+
+# ---------------------------------------------------------------- latency
+@rule("latency", "a kernel too short for its launch: latency-bound (CUDA graphs, batching)")
+def latency(record: dict[str, Any], spec: GPUSpec | None) -> list[Advice]:
+    if not _on_gpu(record):
+        return []
+    measured = record.get("time_s")
+    if measured is not None:
+        if measured >= MEASURED_LATENCY_S:
+            return []
+        t, what, limit = measured, "measured", MEASURED_LATENCY_S
+    else:
+        t = record["roofline_time_s"]
+        if t >= LAUNCH_OVERHEAD_S:
+            return []
+        what, limit = "roofline", LAUNCH_OVERHEAD_S
+    return [{"rule": "latency", "message": (
+        f"The {what} time {duration(t)} is under {duration(limit)}, the scale of one kernel launch: this operator "
+        f"is latency-bound, not {record.get('bound')}-bound. Capture it with its neighbours in a CUDA graph "
+        "(torch.cuda.graphs, torch.compile(mode='reduce-overhead')) or batch more work into each launch."),
+        "time_s": t, "time_kind": what, "threshold_s": limit}]
+
+
+@rule("extra-pass", "the timed torch form makes passes the model assumes fused: name them")
+def extra_pass(record: dict[str, Any], spec: GPUSpec | None) -> list[Advice]:
+    passes = record.get("extra_passes") or []
+    if not passes or record.get("time_s") is None:
+        return []
+    frac = record.get("roofline_fraction")
+    share = f" (measured at {frac:.0%} of its roofline)" if frac is not None else ""
+    return [{"rule": "extra-pass", "message": (
+        f"The timed torch form makes passes the roofline assumes fused away{share}: {'; '.join(passes)}. "
+        "A kernel that does this in registers (e.g. FlashInfer's or vLLM's decode attention with an fp8 or paged "
+        "KV cache) is what the roofline describes."), "extra_passes": passes}]
+
+
+# ---------------------------------------------------------------- fallback: far below the roof, reason unknown
+NCU_SECTIONS = {"memory": "--section SpeedOfLight --section MemoryWorkloadAnalysis",
+                "compute": "--section SpeedOfLight --section ComputeWorkloadAnalysis"}
+
+
+@rule("below-roof", "measured below half its roof and no other rule applies: profile it", fallback=True)
+def below_roof(record: dict[str, Any], spec: GPUSpec | None) -> list[Advice]:
+    t = record.get("time_s")
+    if t is None or not _on_gpu(record):
+        return []
+    frac = record.get("roofline_fraction")
+    if frac is None:
+        frac = record["roofline_time_s"] / t
+    if frac >= BELOW_ROOF_FRACTION:
+        return []
+    bound = str(record.get("bound"))
+    sections = NCU_SECTIONS.get(bound, NCU_SECTIONS["memory"])
+    return [{"rule": "below-roof", "message": (
+        f"Measured at {frac:.0%} of its roofline ({duration(t)} against {duration(record['roofline_time_s'])}) and "
+        f"no rule above explains it. Profile the kernel: ncu {sections} <your command> "
+        f"(Speed Of Light shows which unit is busiest; the second section shows why the {bound} roof is not "
+        "reached)."),
+        "roofline_fraction": frac, "ncu": f"ncu {sections}"}]

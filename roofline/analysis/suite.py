@@ -1,0 +1,120 @@
+"""Suites: a TOML file of operators, shapes, dtypes and variants, run into one results document.
+
+```toml
+[suite]
+name = "smoke"
+description = "..."
+
+[[entry]]
+op = "gemm"
+params = { m = 256 }            # shapes on the CPU
+gpu_params = { m = 4096 }       # optional: shapes when timing on a GPU
+dtype = "fp32"                  # optional: default fp32 on the CPU
+gpu_dtype = "bf16"              # optional: default fp16 on a GPU
+threshold = "median:8%"         # optional: per-entry regression threshold for `roofline check`
+```
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from roofline.core.errors import UsageError
+from roofline.core.tomlfile import read_toml
+from roofline.measuring.timing import DEFAULT_POWER
+from roofline.ops.base import Operator, make
+
+ENTRY_KEYS = {"op", "params", "gpu_params", "dtype", "gpu_dtype", "threshold", "name", "tensor_cores"}
+
+
+@dataclass(frozen=True)
+class Entry:
+    op: str
+    params: dict[str, Any]
+    gpu_params: dict[str, Any]
+    dtype: str | None
+    gpu_dtype: str | None
+    threshold: str | None
+    tensor_cores: bool = True
+
+    def operator(self, on_gpu: bool) -> Operator:
+        params = {**self.params, **(self.gpu_params if on_gpu else {})}
+        return make(self.op, **params)
+
+    def dtype_for(self, on_gpu: bool) -> str:
+        if on_gpu:
+            return self.gpu_dtype or self.dtype or "fp16"
+        return self.dtype or "fp32"
+
+
+@dataclass(frozen=True)
+class Suite:
+    name: str
+    description: str
+    entries: tuple[Entry, ...]
+    path: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def load_suite(path: str | Path) -> Suite:
+    """Read and validate a suite file: every entry is built once here, so a bad shape fails before any run."""
+    p = Path(path)
+    data = read_toml(p, "suite file", UsageError)
+    meta = data.get("suite", {})
+    raw = data.get("entry")
+    if not isinstance(raw, list) or not raw:
+        raise UsageError(f"{p}: a suite needs at least one [[entry]]")
+    entries = []
+    for i, e in enumerate(raw):
+        where = f"{p}: entry {i + 1}"
+        if not isinstance(e, dict) or "op" not in e:
+            raise UsageError(f"{where}: needs op = \"...\"")
+        unknown = set(e) - ENTRY_KEYS
+        if unknown:
+            raise UsageError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
+        entry = Entry(op=e["op"], params=dict(e.get("params", {})), gpu_params=dict(e.get("gpu_params", {})),
+                      dtype=e.get("dtype"), gpu_dtype=e.get("gpu_dtype"), threshold=e.get("threshold"),
+                      tensor_cores=bool(e.get("tensor_cores", True)))
+        try:
+            entry.operator(False)
+            entry.operator(True)
+        except UsageError as exc:
+            raise UsageError(f"{where}: {exc}") from None
+        entries.append(entry)
+    return Suite(name=str(meta.get("name", p.stem)), description=str(meta.get("description", "")),
+                 entries=tuple(entries), path=str(p))
+
+
+def run_suite(suite: Suite, target: Any, *, warm_l2: bool = False, timer: str = "auto",
+              slowdown: dict[int, float] | None = None, kernels: bool = True, power: str = DEFAULT_POWER,
+              progress: Callable[[int, int, str], None] | None = None) -> list[dict[str, Any]]:
+    """Analyse (and time, when the target has a device) every entry; `slowdown` is a test-only hook
+    that adds the given fraction of extra device time to the listed entries (1-based)."""
+    from roofline.analysis.advice import advise
+    from roofline.core.dtypes import get_dtype
+    from roofline.core.record import analytic_record
+
+    on_gpu = bool(target.time_device and target.time_device.startswith("cuda")) or \
+        (target.time_device is None and target.ceilings.kind == "gpu")
+    records = []
+    for i, entry in enumerate(suite.entries, start=1):
+        op = entry.operator(on_gpu)
+        dt = get_dtype(entry.dtype_for(on_gpu))
+        if progress:
+            progress(i, len(suite.entries), f"{op.name} {dt.name}")
+        if target.time_device is None:
+            rec = analytic_record(op, dt, target.ceilings, entry.tensor_cores)
+        else:
+            from roofline.measuring.runner import measure_op
+
+            rec = measure_op(op, dt, target, warm_l2=warm_l2, method=timer, tensor_cores=entry.tensor_cores,
+                             slowdown=(slowdown or {}).get(i), kernels=kernels, power=power)
+        rec["advice"] = advise(rec, getattr(target, "spec", None))
+        if entry.threshold:
+            rec["threshold"] = entry.threshold
+        rec["suite_entry"] = i
+        records.append(rec)
+    return records

@@ -1,0 +1,289 @@
+"""GPU spec tables: the field registry, loading and validation of `specs/*.toml`, aliases, NVML names.
+
+Spec files are data (one TOML file per GPU, units in the key names, a source for every number);
+this module only knows which fields exist, what unit each carries and how to check a file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from roofline.core.errors import RooflineError, UsageError
+from roofline.core.tomlfile import read_toml
+
+SPEC_SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True)
+class SpecField:
+    """One number a spec file may hold: its key is `stem + "_" + unit`."""
+
+    stem: str
+    unit: str
+    required: bool
+    help: str
+    integer: bool = False
+
+    @property
+    def key(self) -> str:
+        return f"{self.stem}_{self.unit}" if self.unit else self.stem
+
+
+def _f(stem: str, unit: str, required: bool, help: str, integer: bool = False) -> SpecField:
+    return SpecField(stem, unit, required, help, integer)
+
+
+# The registry of spec fields. Peak rates are always *dense* (no 2:4 sparsity).
+FIELDS: tuple[SpecField, ...] = (
+    # -- the chip
+    _f("sm_count", "", True, "streaming multiprocessors", integer=True),
+    _f("boost_clock", "mhz", True, "maximum boost SM clock"),
+    _f("base_clock", "mhz", False, "base SM clock"),
+    _f("tensor_peak_clock", "mhz", False,
+       "SM clock the datasheet's tensor-core peaks assume, where it differs from the boost clock"),
+    _f("tdp", "w", True, "board power (TDP / TGP)"),
+    # -- dense peak rates, CUDA-core pipes
+    _f("fp64_dense", "tflops", True, "FP64 on CUDA cores"),
+    _f("fp32_dense", "tflops", True, "FP32 on CUDA cores (FMA = 2 FLOP)"),
+    _f("fp16_dense", "tflops", False, "FP16 on CUDA cores (non-tensor), where it exists"),
+    _f("bf16_dense", "tflops", False, "BF16 on CUDA cores (non-tensor), where it exists"),
+    # -- dense peak rates, tensor-core pipes
+    _f("fp64_tensor_dense", "tflops", False, "FP64 tensor core"),
+    _f("tf32_tensor_dense", "tflops", False, "TF32 tensor core, dense"),
+    _f("fp16_tensor_dense", "tflops", True, "FP16 tensor core with FP32 accumulate, dense"),
+    _f("bf16_tensor_dense", "tflops", False, "BF16 tensor core with FP32 accumulate, dense"),
+    _f("fp8_tensor_dense", "tflops", False, "FP8 tensor core with FP32 accumulate, dense"),
+    _f("fp4_tensor_dense", "tflops", False, "FP4 tensor core, dense"),
+    _f("int8_tensor_dense", "tops", False, "INT8 tensor core, dense"),
+    # -- per-clock rates (per SM), so a peak can be scaled to an observed clock
+    _f("fp64_flops_per_clock_per_sm", "", False, "FP64 CUDA-core FLOP per clock per SM", True),
+    _f("fp32_flops_per_clock_per_sm", "", False, "FP32 CUDA-core FLOP per clock per SM", True),
+    _f("fp16_flops_per_clock_per_sm", "", False, "FP16 CUDA-core FLOP per clock per SM", True),
+    _f("fp64_tensor_flops_per_clock_per_sm", "", False, "FP64 tensor FLOP per clock per SM", True),
+    _f("tf32_tensor_flops_per_clock_per_sm", "", False, "TF32 tensor FLOP per clock per SM", True),
+    _f("fp16_tensor_flops_per_clock_per_sm", "", False, "FP16 tensor FLOP per clock per SM", True),
+    _f("bf16_tensor_flops_per_clock_per_sm", "", False, "BF16 tensor FLOP per clock per SM", True),
+    _f("fp8_tensor_flops_per_clock_per_sm", "", False, "FP8 tensor FLOP per clock per SM", True),
+    _f("fp4_tensor_flops_per_clock_per_sm", "", False, "FP4 tensor FLOP per clock per SM", True),
+    _f("int8_tensor_ops_per_clock_per_sm", "", False, "INT8 tensor OP per clock per SM", True),
+    # -- memory
+    _f("memory_size", "gb", True, "device memory, as the datasheet states it"),
+    _f("memory_bandwidth", "gbps", True, "device memory (HBM / GDDR) bandwidth, GB/s"),
+    _f("memory_bus_width", "bits", False, "memory interface width", True),
+    _f("memory_clock", "mhz", False, "memory clock as NVML reports it (bandwidth = 2 x clock x width / 8)"),
+    _f("l2_cache", "kib", True, "L2 cache size", True),
+    _f("shared_memory_per_sm", "kib", True, "shared memory per SM (maximum carve-out)", True),
+    _f("shared_memory_per_block_max", "kib", True, "maximum shared memory per block (opt-in)", True),
+    _f("shared_memory_bytes_per_clock_per_sm", "", False, "shared-memory bytes per clock per SM", True),
+    _f("shared_memory_bandwidth", "gbps", True,
+       "aggregate shared-memory bandwidth at boost clock (bytes/clk/SM x SMs x clock)"),
+    # -- per-SM limits and allocation granularities (compute-capability facts, for occupancy)
+    _f("registers_per_sm", "", True, "32-bit registers per SM", True),
+    _f("max_registers_per_block", "", False, "32-bit registers per block", True),
+    _f("max_registers_per_thread", "", False, "32-bit registers per thread", True),
+    _f("register_allocation_unit_size", "", False, "registers are allocated per warp in units of this", True),
+    _f("warp_allocation_granularity", "", False, "warps are allocated to register files in groups of this", True),
+    _f("max_warps_per_sm", "", True, "resident warps per SM", True),
+    _f("max_blocks_per_sm", "", True, "resident blocks per SM", True),
+    _f("max_threads_per_block", "", True, "threads per block", True),
+    _f("shared_memory_allocation_unit", "bytes", False, "shared memory is allocated per block in units of this", True),
+    _f("reserved_shared_memory_per_block", "bytes", False, "shared memory the system reserves per block", True),
+)
+
+FIELDS_BY_KEY: dict[str, SpecField] = {f.key: f for f in FIELDS}
+_STEMS: dict[str, SpecField] = {f.stem: f for f in FIELDS if f.unit}
+# Non-numeric list fields allowed in [specs].
+LIST_FIELDS: dict[str, str] = {
+    "shared_memory_carveout_kib": "shared-memory carve-out sizes per SM the hardware supports, KiB",
+}
+HEADER_KEYS_REQUIRED = ("id", "name", "vendor", "architecture", "compute_capability", "aliases", "nvml_names",
+                        "memory_type")
+HEADER_KEYS_OPTIONAL = ("schema_version", "form_factor")
+SECTIONS = ("specs", "sources", "notes")
+
+
+@dataclass(frozen=True)
+class GPUSpec:
+    """A validated spec file. `values` holds every number by key; `sources` a source per key."""
+
+    id: str
+    name: str
+    vendor: str
+    architecture: str
+    compute_capability: str
+    aliases: tuple[str, ...]
+    nvml_names: tuple[str, ...]
+    memory_type: str
+    values: dict[str, float]
+    sources: dict[str, str]
+    notes: dict[str, str]
+    lists: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    path: str = ""
+
+    def get(self, key: str) -> float | None:
+        return self.values.get(key)
+
+    def __getitem__(self, key: str) -> float:
+        try:
+            return self.values[key]
+        except KeyError:
+            raise RooflineError(f"spec {self.id} has no {key}") from None
+
+    def reference_clock_mhz(self, key: str) -> float:
+        """The SM clock a peak is quoted at: `tensor_peak_clock_mhz` for the low-precision tensor pipes where
+        the spec gives one (NVIDIA quotes Hopper's FP16/BF16/FP8/INT8/TF32 peaks at 1830 MHz, FP64 tensor at
+        the boost clock), else `boost_clock_mhz`."""
+        tensor_clock = self.values.get("tensor_peak_clock_mhz")
+        if tensor_clock and "_tensor_" in key and not key.startswith("fp64"):
+            return tensor_clock
+        return self["boost_clock_mhz"]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id, "name": self.name, "vendor": self.vendor, "architecture": self.architecture,
+            "compute_capability": self.compute_capability, "aliases": list(self.aliases),
+            "nvml_names": list(self.nvml_names), "memory_type": self.memory_type,
+            "specs": {**self.values, **{k: list(v) for k, v in self.lists.items()}},
+            "sources": self.sources, "notes": self.notes,
+        }
+
+
+def _err(path: str, key: str, msg: str) -> RooflineError:
+    return RooflineError(f"{path}: {key}: {msg}")
+
+
+def _unit_hint(key: str) -> str | None:
+    """For an unknown key whose stem is known but whose unit is wrong, say which unit is expected."""
+    for stem, f in _STEMS.items():
+        if key.startswith(stem + "_") and key != f.key:
+            return f"bad unit '{key[len(stem) + 1:]}' (expected {f.key})"
+    return None
+
+
+def parse_spec(data: dict[str, Any], path: str) -> GPUSpec:
+    """Validate one parsed spec document; every problem is a one-line RooflineError naming file and key."""
+    for key in data:
+        if key not in HEADER_KEYS_REQUIRED + HEADER_KEYS_OPTIONAL + SECTIONS:
+            raise _err(path, key, "unknown top-level key")
+    for key in HEADER_KEYS_REQUIRED:
+        if key not in data:
+            raise _err(path, key, "missing")
+    version = data.get("schema_version", SPEC_SCHEMA_VERSION)
+    if version != SPEC_SCHEMA_VERSION:
+        raise _err(path, "schema_version",
+                   f"unsupported spec schema {version!r} (this tool reads {SPEC_SCHEMA_VERSION})")
+    for key in ("id", "name", "vendor", "architecture", "compute_capability", "memory_type"):
+        if not isinstance(data[key], str) or not data[key]:
+            raise _err(path, key, "must be a non-empty string")
+    for key in ("aliases", "nvml_names"):
+        if not isinstance(data[key], list) or not all(isinstance(x, str) and x for x in data[key]):
+            raise _err(path, key, "must be a list of non-empty strings")
+    specs = data.get("specs")
+    sources = data.get("sources")
+    notes = data.get("notes", {})
+    if not isinstance(specs, dict):
+        raise _err(path, "specs", "missing [specs] table")
+    if not isinstance(sources, dict):
+        raise _err(path, "sources", "missing [sources] table")
+    if not isinstance(notes, dict):
+        raise _err(path, "notes", "must be a table")
+
+    values: dict[str, float] = {}
+    lists: dict[str, tuple[int, ...]] = {}
+    for key, value in specs.items():
+        if key in LIST_FIELDS:
+            if not isinstance(value, list) or not all(isinstance(x, int) and x >= 0 for x in value):
+                raise _err(path, f"specs.{key}", "must be a list of non-negative integers")
+            lists[key] = tuple(value)
+            continue
+        f = FIELDS_BY_KEY.get(key)
+        if f is None:
+            raise _err(path, f"specs.{key}", _unit_hint(key) or "unknown field")
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise _err(path, f"specs.{key}", f"must be a number, got {value!r}")
+        if f.integer and not isinstance(value, int):
+            raise _err(path, f"specs.{key}", f"must be an integer, got {value!r}")
+        if value <= 0:
+            raise _err(path, f"specs.{key}", f"must be positive, got {value!r}")
+        values[key] = value
+    for f in FIELDS:
+        if f.required and f.key not in values:
+            raise _err(path, f"specs.{f.key}", "missing required field")
+    for key in list(values) + list(lists):
+        src = sources.get(key)
+        if not isinstance(src, str) or not src.strip():
+            raise _err(path, f"sources.{key}", "every number needs a source (document + section, or URL)")
+    for key in sources:
+        if key not in values and key not in lists:
+            raise _err(path, f"sources.{key}", "source for a field that is not in [specs]")
+    for key, note in notes.items():
+        if key not in values and key not in lists and key != "general":
+            raise _err(path, f"notes.{key}", "note for a field that is not in [specs]")
+        if not isinstance(note, str):
+            raise _err(path, f"notes.{key}", "must be a string")
+    return GPUSpec(
+        id=data["id"], name=data["name"], vendor=data["vendor"], architecture=data["architecture"],
+        compute_capability=data["compute_capability"], aliases=tuple(data["aliases"]),
+        nvml_names=tuple(data["nvml_names"]), memory_type=data["memory_type"],
+        values=values, sources=dict(sources), notes=dict(notes), lists=lists, path=path,
+    )
+
+
+def load_spec_file(path: Path) -> GPUSpec:
+    spec = parse_spec(read_toml(path, "spec file"), str(path))
+    if spec.id != path.stem:
+        raise _err(str(path), "id", f"'{spec.id}' must equal the file name '{path.stem}'")
+    return spec
+
+
+def specs_dir() -> Path:
+    """The spec files: `roofline/_specdata` inside an installed wheel, `specs/` in a checkout."""
+    packaged = Path(str(resources.files("roofline"))) / "_specdata"
+    if packaged.is_dir():
+        return packaged
+    return Path(__file__).resolve().parents[2] / "specs"
+
+
+@cache
+def load_all(directory: str | None = None) -> dict[str, GPUSpec]:
+    """Every spec by id; ids, aliases and NVML names must be unique across files."""
+    root = Path(directory) if directory else specs_dir()
+    files = sorted(root.glob("*.toml"))
+    if not files:
+        raise RooflineError(f"no spec files found in {root}")
+    specs: dict[str, GPUSpec] = {}
+    seen: dict[str, str] = {}
+    for p in files:
+        spec = load_spec_file(p)
+        for name in (spec.id, *spec.aliases, *(n.lower() for n in spec.nvml_names)):
+            key = name.lower()
+            if key in seen and seen[key] != spec.id:
+                raise _err(str(p), "aliases", f"'{name}' is also used by {seen[key]}")
+            seen[key] = spec.id
+        specs[spec.id] = spec
+    return specs
+
+
+def resolve(name: str, directory: str | None = None) -> GPUSpec:
+    """A spec by id, alias or NVML device name (case-insensitive)."""
+    specs = load_all(directory)
+    key = name.strip().lower()
+    for spec in specs.values():
+        if key == spec.id or key in (a.lower() for a in spec.aliases) \
+                or key in (n.lower() for n in spec.nvml_names):
+            return spec
+    known = ", ".join(sorted({a for s in specs.values() for a in (s.id, *s.aliases)}))
+    raise UsageError(f"unknown GPU '{name}' (known: {known})")
+
+
+def match_nvml_name(nvml_name: str, directory: str | None = None) -> GPUSpec | None:
+    """The spec whose NVML names include this device name, or None."""
+    key = nvml_name.strip().lower()
+    for spec in load_all(directory).values():
+        if key in (n.lower() for n in spec.nvml_names):
+            return spec
+    return None

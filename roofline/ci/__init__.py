@@ -1,0 +1,1 @@
+"""The regression gate: judging a run against a baseline, its output formats, and baseline updates."""

@@ -1,0 +1,1 @@
+"""The `roofline` command: a thin typer app, one module per command group."""

@@ -1,0 +1,177 @@
+"""The roofline math, pure Python: ceilings, ridge point, attainable rate, roofline time, bound.
+
+NB: a single DRAM roof and one compute roof per dtype; caches, latency and launch overhead are the
+concern of measured ceilings (calibrate) and of the advice, not of this model.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Literal
+
+from roofline.ceilings.specs import GPUSpec
+from roofline.core.dtypes import DType
+from roofline.core.errors import UsageError
+
+Bound = Literal["compute", "memory"]
+
+
+@dataclass(frozen=True)
+class Pipe:
+    """One compute ceiling: a spec key (or measured name), its rate, and why it was chosen."""
+
+    key: str
+    flops_per_s: float
+    label: str
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Ceilings:
+    """Every roof of one device: compute pipes in FLOP/s by spec key, memory levels in bytes/s."""
+
+    device_id: str
+    device_name: str
+    kind: Literal["gpu", "cpu"]
+    source: Literal["datasheet", "measured"]
+    compute: dict[str, float]
+    memory: dict[str, float]
+    sm_clock_mhz: float | None = None  # clock the compute peaks are quoted at (None on the CPU)
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def dram_bytes_per_s(self) -> float:
+        return self.memory["dram"]
+
+
+def pipe_label(key: str) -> str:
+    """'fp16_tensor_dense_tflops' -> 'FP16 tensor'; 'fp32_dense_tflops' -> 'FP32'."""
+    stem = key.replace("_dense_tflops", "").replace("_dense_tops", "")
+    parts = stem.split("_")
+    return " ".join([parts[0].upper(), *parts[1:]])
+
+
+def gpu_ceilings(spec: GPUSpec, sm_clock_mhz: float | None = None) -> Ceilings:
+    """Datasheet ceilings of a GPU, optionally scaled to an observed SM clock.
+
+    NB: scaling is linear in the SM clock for compute and shared memory; DRAM bandwidth is not scaled.
+    """
+    compute: dict[str, float] = {}
+    notes: list[str] = []
+    for key, value in spec.values.items():
+        if key.endswith("_dense_tflops") or key.endswith("_dense_tops"):
+            rate = value * 1e12
+            if sm_clock_mhz is not None:
+                rate *= sm_clock_mhz / spec.reference_clock_mhz(key)
+            compute[key] = rate
+    memory = {"dram": spec["memory_bandwidth_gbps"] * 1e9}
+    smem = spec["shared_memory_bandwidth_gbps"] * 1e9
+    if sm_clock_mhz is not None:
+        smem *= sm_clock_mhz / spec["boost_clock_mhz"]
+        notes.append(f"compute peaks scaled to the observed SM clock {sm_clock_mhz:.0f} MHz "
+                     f"(spec boost {spec['boost_clock_mhz']:.0f} MHz)")
+    memory["smem"] = smem
+    return Ceilings(
+        device_id=spec.id, device_name=spec.name, kind="gpu", source="datasheet", compute=compute,
+        memory=memory, sm_clock_mhz=sm_clock_mhz or spec["boost_clock_mhz"], notes=tuple(notes),
+    )
+
+
+def choose_pipe(ceilings: Ceilings, dtype: DType, uses_tensor_cores: bool, allow_tensor_cores: bool = True) -> Pipe:
+    """The compute ceiling an operator in `dtype` runs against.
+
+    Tensor-core pipe for matmul-like operators (unless disallowed); the plain pipe otherwise. A dtype the
+    device cannot run at all (fp8 without fp8 tensor cores) is a usage error.
+    """
+    if ceilings.kind == "cpu":
+        key = f"cpu_{dtype.name}"
+        if key not in ceilings.compute:
+            have = ", ".join(k.removeprefix("cpu_") for k in ceilings.compute)
+            raise UsageError(f"no CPU rate for {dtype.name} on {ceilings.device_name} (measured: {have})")
+        return Pipe(key, ceilings.compute[key], f"CPU {dtype.name.upper()} matmul")
+    name = ceilings.device_name
+    has_tensor = dtype.tensor_field is not None and dtype.tensor_field in ceilings.compute
+    if dtype.name in ("fp8", "int8", "bf16", "tf32") and dtype.tensor_field and not has_tensor:
+        raise UsageError(f"{name} has no {dtype.name} tensor cores: {dtype.name} is not supported there")
+    if uses_tensor_cores and allow_tensor_cores and has_tensor:
+        key = dtype.tensor_field
+        assert key is not None
+        return Pipe(key, ceilings.compute[key], pipe_label(key))
+    if dtype.plain_field in ceilings.compute:
+        return Pipe(dtype.plain_field, ceilings.compute[dtype.plain_field], pipe_label(dtype.plain_field))
+    fallback = "fp32_dense_tflops"
+    return Pipe(fallback, ceilings.compute[fallback], pipe_label(fallback),
+                note=f"{name} lists no plain {dtype.name} rate: arithmetic assumed in FP32")
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """The roofline verdict for one (flops, bytes) pair against one compute and one memory roof."""
+
+    flops: float
+    bytes: float
+    peak_flops_per_s: float
+    peak_bytes_per_s: float
+
+    @property
+    def arithmetic_intensity(self) -> float:
+        return self.flops / self.bytes if self.bytes else float("inf")
+
+    @property
+    def ridge_point(self) -> float:
+        return ridge_point(self.peak_flops_per_s, self.peak_bytes_per_s)
+
+    @property
+    def attainable_flops_per_s(self) -> float:
+        return attainable(self.arithmetic_intensity, self.peak_flops_per_s, self.peak_bytes_per_s)
+
+    @property
+    def roofline_time_s(self) -> float:
+        return roofline_time(self.flops, self.bytes, self.peak_flops_per_s, self.peak_bytes_per_s)
+
+    @property
+    def bound(self) -> Bound:
+        return bound(self.flops, self.bytes, self.peak_flops_per_s, self.peak_bytes_per_s)
+
+
+def ridge_point(peak_flops_per_s: float, peak_bytes_per_s: float) -> float:
+    """Arithmetic intensity (FLOP/byte) where the memory roof meets the compute roof."""
+    return peak_flops_per_s / peak_bytes_per_s
+
+
+def attainable(intensity: float, peak_flops_per_s: float, peak_bytes_per_s: float) -> float:
+    """min(peak, AI x bandwidth): the best FLOP/s an operator of this intensity can reach."""
+    return min(peak_flops_per_s, intensity * peak_bytes_per_s)
+
+
+def roofline_time(flops: float, nbytes: float, peak_flops_per_s: float, peak_bytes_per_s: float) -> float:
+    """max(flops / peak, bytes / bandwidth): the least time the operator can take."""
+    return max(flops / peak_flops_per_s, nbytes / peak_bytes_per_s)
+
+
+def bound(flops: float, nbytes: float, peak_flops_per_s: float, peak_bytes_per_s: float) -> Bound:
+    """'compute' when the FLOP term of the roofline time dominates, else 'memory' (ties go to compute)."""
+    return "compute" if flops / peak_flops_per_s >= nbytes / peak_bytes_per_s else "memory"
+
+
+@dataclass(frozen=True)
+class Achieved:
+    time_s: float
+    achieved_flops_per_s: float
+    achieved_bytes_per_s: float
+    roofline_fraction: float  # roofline time / measured time: 1.0 means on the roof
+
+
+def achieved(analysis: Analysis, time_s: float) -> Achieved:
+    if time_s <= 0:
+        raise ValueError("time must be positive")
+    return Achieved(
+        time_s=time_s,
+        achieved_flops_per_s=analysis.flops / time_s,
+        achieved_bytes_per_s=analysis.bytes / time_s,
+        roofline_fraction=analysis.roofline_time_s / time_s,
+    )
+
+
+def with_memory(ceilings: Ceilings, **levels: float) -> Ceilings:
+    return replace(ceilings, memory={**ceilings.memory, **levels})

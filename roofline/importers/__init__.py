@@ -1,0 +1,1 @@
+"""Reading other tools' output into results records (Nsight Compute reports and CSV)."""

@@ -1,0 +1,74 @@
+"""What is on this machine: NVIDIA GPUs through NVML (pynvml, no torch), and the CPU.
+
+NVML is optional at run time: a machine without the driver (or without nvidia-ml-py) is a CPU machine.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+from dataclasses import dataclass
+from typing import Any
+
+from roofline.ceilings.specs import GPUSpec, match_nvml_name
+
+
+@dataclass(frozen=True)
+class LocalGPU:
+    index: int
+    nvml_name: str
+    driver_version: str
+    memory_total_bytes: int
+    spec: GPUSpec | None
+
+
+def _nvml() -> Any | None:
+    try:
+        import pynvml
+    except ImportError:
+        return None
+    try:
+        pynvml.nvmlInit()
+    except Exception:
+        return None
+    return pynvml
+
+
+def _str(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def detect_gpus() -> list[LocalGPU]:
+    """Every NVIDIA GPU NVML sees, each matched to a spec file by its NVML name (None when unknown)."""
+    if os.environ.get("ROOFLINE_NO_GPU"):  # lets tests and users force the CPU path
+        return []
+    nvml = _nvml()
+    if nvml is None:
+        return []
+    gpus = []
+    try:
+        driver = _str(nvml.nvmlSystemGetDriverVersion())
+        for i in range(nvml.nvmlDeviceGetCount()):
+            h = nvml.nvmlDeviceGetHandleByIndex(i)
+            name = _str(nvml.nvmlDeviceGetName(h))
+            mem = int(nvml.nvmlDeviceGetMemoryInfo(h).total)
+            gpus.append(LocalGPU(i, name, driver, mem, match_nvml_name(name)))
+    except Exception:
+        return gpus
+    return gpus
+
+
+def cpu_name() -> str:
+    """The CPU model from /proc/cpuinfo, else platform.processor()."""
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.lower().startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "unknown CPU"
+
+
+def cpu_description() -> dict[str, Any]:
+    return {"kind": "cpu", "name": cpu_name(), "cores": os.cpu_count(), "machine": platform.machine()}

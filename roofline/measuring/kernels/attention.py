@@ -1,0 +1,175 @@
+"""Builders for attention.
+
+- attention, flash: F.scaled_dot_product_attention restricted to its fused backends (FlashAttention,
+  memory-efficient, cuDNN); GQA through `enable_gqa=True` (no K/V copy); a causal mask with kv_seq > seq
+  through `causal_lower_right` (bottom-right aligned, as the model). Where no fused backend takes the case
+  (e.g. some fp32 GQA shapes on the GPU), SDPA's default choice runs and `impl` says so. --tile is a model
+  parameter only: the library picks its own tiles.
+- attention, naive: eager bmm, (masked_fill_), softmax, bmm, with S and P in memory; the query heads of a
+  GQA group folded into the rows of one bmm per KV head (no K/V copy); 1/sqrt(D) folded into q at setup (as
+  into the Q projection), so S is written once by the bmm.
+- decode_attention: SDPA with a 1-token query over the cache. An fp8 (float8_e4m3fn) cache is converted to
+  the query's dtype inside the callable: on torch that is a separate pass (read fp8, write 16-bit, read it
+  again), so the measured kernel is not the ideal fused one. A paged cache is gathered into a contiguous one
+  by index_select (torch has no paged SDPA), again an extra pass that `impl` names.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable
+
+import torch
+import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
+
+from roofline.core.dtypes import DType, get_dtype
+from roofline.measuring.kernels import Built, builder
+from roofline.measuring.kernels.common import rand, torch_dtype
+from roofline.ops.attention import INDEX_BYTES, MASK_BYTES
+from roofline.ops.base import Operator
+
+_FUSED = [SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.CUDNN_ATTENTION]
+LSE_BYTES = 4  # the fp32 log-sum-exp per query row and head that the fused kernels write
+
+
+def _sdpa(prepare: Callable[[], tuple[torch.Tensor, torch.Tensor, torch.Tensor]], mask: object,
+          causal: bool, gqa: bool) -> tuple[Callable[[], torch.Tensor], str]:
+    """A callable running SDPA on `prepare()`'s q, k, v: on a fused backend when one takes the case (tried
+    once here), else on SDPA's default choice (the math backend)."""
+
+    def run() -> torch.Tensor:
+        q, k, v = prepare()
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=causal,  # type: ignore[arg-type]
+                                              enable_gqa=gqa)
+
+    def fused() -> torch.Tensor:
+        with sdpa_kernel(_FUSED):
+            return run()
+
+    try:
+        with warnings.catch_warnings():  # SDPA warns why each backend declined before it raises
+            warnings.simplefilter("ignore")
+            fused()
+    except RuntimeError:
+        return run, "F.scaled_dot_product_attention (no fused backend takes this case: math backend)"
+    return fused, "F.scaled_dot_product_attention (fused backend: flash / efficient / cuDNN)"
+
+
+def _causal_mask(sq: int, skv: int, device: str) -> torch.Tensor:
+    """True where masked: query i sees keys j <= i + skv - sq (bottom-right aligned)."""
+    return torch.ones((sq, skv), dtype=torch.bool, device=device).triu(skv - sq + 1)
+
+
+def _naive(q: torch.Tensor, kt: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None, groups: int,
+           out_shape: tuple[int, ...]) -> torch.Tensor:
+    """q: (B Hkv, G Sq, D), pre-scaled; kt: (B Hkv, D, Skv), a transposed view; v: (B Hkv, Skv, D)."""
+    s = torch.bmm(q, kt)  # S written
+    if mask is not None:  # S read and written again
+        s.view(s.shape[0], groups, -1, s.shape[-1]).masked_fill_(mask, float("-inf"))
+    p = torch.softmax(s, dim=-1)  # S read, P written
+    return torch.bmm(p, v).view(out_shape)  # P read
+
+
+def attention_footprint(op: Operator, dtype: DType) -> float:
+    """Q, K, V, O, plus S and P (alive together during the softmax) and the causal bool mask for naive, or
+    the log-sum-exp for the fused kernels."""
+    b, h, hkv, sq, skv, d = op.batch, op.heads, op.kv_heads, op.seq, op.kv_seq, op.head_dim  # type: ignore
+    base = (2 * b * h * sq * d + 2 * b * hkv * skv * d) * dtype.bytes
+    if op.variant == "naive":  # type: ignore[attr-defined]
+        mask = sq * skv * MASK_BYTES if op.causal else 0  # type: ignore[attr-defined]
+        return base + 2 * b * h * sq * skv * dtype.bytes + mask
+    return base + b * h * sq * LSE_BYTES
+
+
+@builder("attention", attention_footprint)
+def build_attention(op: Operator, dtype: DType, device: str) -> Built:
+    op.check_dtype(dtype)
+    b, h, hkv, sq, skv, d = op.batch, op.heads, op.kv_heads, op.seq, op.kv_seq, op.head_dim  # type: ignore
+    causal, variant = op.causal, op.variant  # type: ignore[attr-defined]
+    q = rand((b, h, sq, d), dtype, device)
+    k, v = rand((b, hkv, skv, d), dtype, device), rand((b, hkv, skv, d), dtype, device)
+    if variant == "naive":
+        groups = h // hkv
+        qs = (q * (1 / math.sqrt(d))).view(b * hkv, groups * sq, d)
+        kt, vv = k.view(b * hkv, skv, d).transpose(1, 2), v.view(b * hkv, skv, d)
+        mask = _causal_mask(sq, skv, device) if causal else None
+        impl = "eager bmm + " + ("masked_fill_ + " if causal else "") + "softmax + bmm (S, P in memory)"
+        return Built(lambda: _naive(qs, kt, vv, mask, groups, (b, h, sq, d)), impl, [qs, kt, vv, mask])
+    mask = None
+    if causal and sq != skv:
+        from torch.nn.attention.bias import causal_lower_right  # imports dynamo (~2 s): only when needed
+
+        mask = causal_lower_right(sq, skv)
+    fn, impl = _sdpa(lambda: (q, k, v), mask, causal and sq == skv, hkv != h)
+    if hkv != h:
+        impl += ", enable_gqa=True"
+    return Built(fn, impl, [q, k, v])
+
+
+def _kv_dtype(op: Operator, dtype: DType) -> DType:
+    kv = op.kv_dtype  # type: ignore[attr-defined]
+    return dtype if kv == "auto" else get_dtype(kv)
+
+
+def decode_footprint(op: Operator, dtype: DType) -> float:
+    """q, O, the cache (whole pages), the block table, and the copies the callable makes: the gathered cache
+    when paged, the converted cache when its dtype is not the query's."""
+    b, h, hkv, ctx, d, page = op.batch, op.heads, op.kv_heads, op.context, op.head_dim, op.page_size  # type: ignore
+    kv = _kv_dtype(op, dtype)
+    rows = math.ceil(ctx / page) * page if page else ctx
+    total = 2 * b * h * d * dtype.bytes + 2 * b * hkv * rows * d * kv.bytes
+    if page:
+        total += b * (rows // page) * INDEX_BYTES + 2 * b * hkv * rows * d * kv.bytes
+    if kv.name != dtype.name:
+        total += 2 * b * hkv * ctx * d * dtype.bytes
+    return total
+
+
+@builder("decode_attention", decode_footprint)
+def build_decode_attention(op: Operator, dtype: DType, device: str) -> Built:
+    op.check_dtype(dtype)
+    b, h, hkv, ctx, d, page = op.batch, op.heads, op.kv_heads, op.context, op.head_dim, op.page_size  # type: ignore
+    kv = _kv_dtype(op, dtype)
+    qdt = torch_dtype(dtype)
+    q = rand((b, h, 1, d), dtype, device)
+    notes: list[str] = []
+    if page:
+        pages = math.ceil(ctx / page)
+        # a shuffled pool of pages, as an allocator leaves them; the block table maps (sequence, page) to one
+        pool_k = rand((b * pages, hkv, page, d), kv, device)
+        pool_v = rand((b * pages, hkv, page, d), kv, device)
+        table = torch.randperm(b * pages, device=device).to(torch.int32).view(b, pages)
+
+        def gather(pool: torch.Tensor) -> torch.Tensor:
+            g = pool.index_select(0, table.view(-1)).view(b, pages, hkv, page, d)
+            return g.transpose(1, 2).reshape(b, hkv, pages * page, d)[:, :, :ctx]
+
+        def cache() -> tuple[torch.Tensor, torch.Tensor]:
+            return gather(pool_k), gather(pool_v)
+
+        keep = [pool_k, pool_v, table]
+        notes.append("paged cache gathered by index_select (extra pass; torch has no paged SDPA)")
+    else:
+        k, v = rand((b, hkv, ctx, d), kv, device), rand((b, hkv, ctx, d), kv, device)
+
+        def cache() -> tuple[torch.Tensor, torch.Tensor]:
+            return k, v
+
+        keep = [k, v]
+    if kv.name != dtype.name:
+        def prepare() -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+            k_, v_ = cache()
+            return q, k_.to(qdt), v_.to(qdt)
+
+        notes.append(f"{kv.name} cache converted to {dtype.name} by .to() (a separate pass, not the ideal fused "
+                     f"in-register dequantisation)")
+    else:
+        def prepare() -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+            return (q, *cache())
+
+    fn, impl = _sdpa(prepare, None, False, hkv != h)
+    if hkv != h:
+        impl += ", enable_gqa=True"
+    return Built(fn, "; ".join([impl, *notes]), [q, *keep], extra_passes=list(notes))

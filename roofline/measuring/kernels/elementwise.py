@@ -1,0 +1,94 @@
+"""Builders for elementwise operators: torch eager for single ops and unfused forms, torch.compile
+(one generated kernel) for the fused forms on the GPU."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+import torch.nn.functional as F
+
+from roofline.core.dtypes import DType
+from roofline.core.errors import UsageError
+from roofline.measuring.kernels import Built, builder
+from roofline.measuring.kernels.common import rand
+from roofline.ops.base import Operator
+
+_UNARY: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {"relu": torch.relu, "gelu": F.gelu, "silu": F.silu}
+_BINARY: dict[str, Callable[[torch.Tensor, torch.Tensor], torch.Tensor]] = {"add": torch.add, "mul": torch.mul}
+
+
+def _float_only(op: Operator, dtype: DType) -> None:
+    if dtype.name in ("fp8", "int8"):
+        raise UsageError(f"{op.name} is timed for fp64/fp32/fp16/bf16, not {dtype.name} (torch has no such kernel)")
+
+
+def compiled(fn: Callable[..., torch.Tensor], device: str) -> tuple[Callable[..., torch.Tensor], str]:
+    """torch.compile on the GPU (one fused Triton kernel); eager on the CPU, where compile needs a C++
+    toolchain and minutes."""
+    if device == "cpu":
+        return fn, "eager (no compile on CPU)"
+    # dynamic=False: dynamo caches per code object, so a suite with several shapes of one function would
+    # otherwise switch to dynamic-shape kernels (slower) and, past the recompile limit, fall back to eager.
+    torch._dynamo.config.cache_size_limit = max(torch._dynamo.config.cache_size_limit, 64)
+    return torch.compile(fn, dynamic=False), "torch.compile"
+
+
+def _unary(func: str) -> None:
+    @builder(func)
+    def build(op: Operator, dtype: DType, device: str) -> Built:
+        _float_only(op, dtype)
+        x = rand((op.numel,), dtype, device)  # type: ignore[attr-defined]
+        f = _UNARY[func]
+        return Built(lambda: f(x), f"torch.{func}", [x])
+
+
+def _binary(func: str) -> None:
+    @builder(func)
+    def build(op: Operator, dtype: DType, device: str) -> Built:
+        _float_only(op, dtype)
+        a, b = rand((op.numel,), dtype, device), rand((op.numel,), dtype, device)  # type: ignore[attr-defined]
+        f = _BINARY[func]
+        return Built(lambda: f(a, b), f"torch.{func}", [a, b])
+
+
+for _f in _UNARY:
+    _unary(_f)
+for _f in _BINARY:
+    _binary(_f)
+
+
+def _swiglu(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    return F.silu(a) * b
+
+
+@builder("swiglu")
+def build_swiglu(op: Operator, dtype: DType, device: str) -> Built:
+    _float_only(op, dtype)
+    a, b = rand((op.numel,), dtype, device), rand((op.numel,), dtype, device)  # type: ignore[attr-defined]
+    if op.variant == "unfused":  # type: ignore[attr-defined]
+        return Built(lambda: _swiglu(a, b), "F.silu then mul (eager)", [a, b])
+    fn, impl = compiled(_swiglu, device)
+    return Built(lambda: fn(a, b), impl, [a, b])
+
+
+def _chain(x: torch.Tensor, length: int) -> torch.Tensor:
+    for i in range(length):  # scale, shift, relu, scale, ...: each a separate eager kernel
+        if i % 3 == 0:
+            x = x * 1.01
+        elif i % 3 == 1:
+            x = x + 0.5
+        else:
+            x = torch.relu(x)
+    return x
+
+
+@builder("chain")
+def build_chain(op: Operator, dtype: DType, device: str) -> Built:
+    _float_only(op, dtype)
+    x = rand((op.numel,), dtype, device)  # type: ignore[attr-defined]
+    length = op.length  # type: ignore[attr-defined]
+    if op.variant == "unfused":  # type: ignore[attr-defined]
+        return Built(lambda: _chain(x, length), f"{length} eager elementwise kernels", [x])
+    fn, impl = compiled(lambda t: _chain(t, length), device)
+    return Built(lambda: fn(x), impl, [x])

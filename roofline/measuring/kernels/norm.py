@@ -1,0 +1,73 @@
+"""Builders for normalisation: F.layer_norm and F.rms_norm (one library kernel each); add + norm fused by
+torch.compile on the GPU (torch has no single kernel for it), or eager torch.add then the norm (unfused)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+import torch.nn.functional as F
+
+from roofline.core.dtypes import DType
+from roofline.measuring.kernels import Built, builder
+from roofline.measuring.kernels.common import rand
+from roofline.measuring.kernels.elementwise import compiled
+from roofline.ops.base import Operator
+
+EPS = 1e-5
+_LIBRARY = {"layernorm": "F.layer_norm", "rmsnorm": "F.rms_norm"}
+
+
+def _norm(norm: str, s: torch.Tensor, w: torch.Tensor, b: torch.Tensor | None) -> torch.Tensor:
+    if norm == "layernorm":
+        return F.layer_norm(s, (s.shape[-1],), w, b, EPS)
+    return F.rms_norm(s, (s.shape[-1],), w, EPS)
+
+
+def _affine(norm: str, cols: int, dtype: DType, device: str) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """Trained-looking affine parameters: weight near 1, bias near 0 (never exactly either)."""
+    w = rand((cols,), dtype, device, scale=0.1) + 1
+    b = rand((cols,), dtype, device, scale=0.1) if norm == "layernorm" else None
+    return w, b
+
+
+def _norm_builder(norm: str) -> None:
+    @builder(norm)
+    def build(op: Operator, dtype: DType, device: str) -> Built:
+        op.check_dtype(dtype)
+        x = rand((op.rows, op.cols), dtype, device)  # type: ignore[attr-defined]
+        w, b = _affine(norm, op.cols, dtype, device)  # type: ignore[attr-defined]
+        return Built(lambda: _norm(norm, x, w, b), _LIBRARY[norm], [x, w, b])
+
+
+_Out = torch.Tensor | tuple[torch.Tensor, torch.Tensor]
+
+
+def _add_norm(norm: str, write_sum: bool) -> Callable[..., _Out]:
+    """s = x + z; y = norm(s); returns (y, s) when the sum is an output, else y (s a temporary)."""
+
+    def add_norm(x: torch.Tensor, z: torch.Tensor, w: torch.Tensor, b: torch.Tensor | None) -> _Out:
+        s = x + z
+        y = _norm(norm, s, w, b)
+        return (y, s) if write_sum else y
+
+    return add_norm
+
+
+def _add_norm_builder(norm: str) -> None:
+    @builder(f"add_{norm}")
+    def build(op: Operator, dtype: DType, device: str) -> Built:
+        op.check_dtype(dtype)
+        rows, cols = op.rows, op.cols  # type: ignore[attr-defined]
+        x, z = rand((rows, cols), dtype, device), rand((rows, cols), dtype, device)
+        w, b = _affine(norm, cols, dtype, device)
+        fn = _add_norm(norm, op.write_sum)  # type: ignore[attr-defined]
+        if op.variant == "unfused":  # type: ignore[attr-defined]
+            return Built(lambda: fn(x, z, w, b), f"torch.add then {_LIBRARY[norm]} (eager)", [x, z, w, b])
+        fused, impl = compiled(fn, device)
+        return Built(lambda: fused(x, z, w, b), f"{impl}: add + {_LIBRARY[norm]}", [x, z, w, b])
+
+
+for _n in ("layernorm", "rmsnorm"):
+    _norm_builder(_n)
+    _add_norm_builder(_n)

@@ -1,0 +1,17 @@
+"""Builder for softmax: torch.softmax over the last dimension (one library kernel)."""
+
+from __future__ import annotations
+
+import torch
+
+from roofline.core.dtypes import DType
+from roofline.measuring.kernels import Built, builder
+from roofline.measuring.kernels.common import rand
+from roofline.ops.base import Operator
+
+
+@builder("softmax")
+def build_softmax(op: Operator, dtype: DType, device: str) -> Built:
+    op.check_dtype(dtype)
+    x = rand((op.rows, op.cols), dtype, device, scale=3.0)  # type: ignore[attr-defined] # attention-like logits
+    return Built(lambda: torch.softmax(x, dim=-1), "torch.softmax", [x])

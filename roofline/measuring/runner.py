@@ -1,0 +1,236 @@
+"""Measure an operator on a device and fold the timing into its roofline record.
+
+Also the public Python API for users' own kernels: `roofline.measure(fn, flops=..., bytes=..., dtype=...)`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any
+
+from roofline.core.dtypes import DType, get_dtype
+from roofline.core.errors import RooflineError
+from roofline.core.model import Analysis, Ceilings, choose_pipe, gpu_ceilings
+from roofline.core.record import add_time, analytic_record
+from roofline.measuring.target import Target, resolve_target
+from roofline.measuring.timing import DEFAULT_POWER, FLUSH_L2_MULTIPLE, Measurement, time_cpu, time_cuda
+from roofline.ops.base import Operator
+
+# Peaks are re-quoted at the observed SM clock when it differs from the spec's by more than this:
+# within 5% the difference is inside the run-to-run spread of long kernels.
+CLOCK_SCALE_THRESHOLD = 0.05
+# A minimum SM clock this far under the median means the clock moved during the run: say so.
+CLOCK_DROP_WARN = 0.05
+# Keep this fraction of the free memory for the allocator, the flush buffer's neighbours and cuBLAS workspaces.
+MEMORY_HEADROOM = 0.9
+
+
+def available_bytes(device: str) -> float:
+    """Free device memory (CUDA) or available host memory (CPU, from /proc/meminfo)."""
+    if device.startswith("cuda"):
+        import torch
+
+        free, _ = torch.cuda.mem_get_info(torch.device(device))
+        return float(free)
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return float(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return float(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES"))
+
+
+def guard_memory(need: float, device: str, what: str) -> None:
+    """Refuse before allocating when the inputs would not fit."""
+    have = available_bytes(device)
+    if need > have * MEMORY_HEADROOM:
+        raise RooflineError(f"{what} needs about {need / 2**30:.1f} GiB but {device} has {have / 2**30:.1f} GiB "
+                            "free: use a smaller shape")
+
+
+def kernel_profile(fn: Callable[[], Any], device: str) -> list[tuple[str, float]]:
+    """The device kernels (and memsets) one call launches, in order of first launch, with each one's device
+    time summed over the call, from torch.profiler (CUPTI's records). Empty on the CPU.
+
+    NB: one call, after the timing, without an L2 flush: a breakdown of where the time goes, not a second
+    measurement of it."""
+    if not device.startswith("cuda"):
+        return []
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        fn()
+        torch.cuda.synchronize()
+    times: dict[str, float] = {}
+    for evt in prof.events():
+        if evt.device_type == torch.autograd.DeviceType.CUDA:
+            times[evt.name] = times.get(evt.name, 0.0) + evt.time_range.elapsed_us() * 1e-6
+    return list(times.items())
+
+
+def _scaled_ceilings(target: Target, clocks: dict[str, Any] | None) -> tuple[Ceilings, list[str]]:
+    """Ceilings re-quoted at the observed SM clock when it is off the spec's by > CLOCK_SCALE_THRESHOLD."""
+    notes: list[str] = []
+    sm = (clocks or {}).get("sm_mhz")
+    if target.spec is None or not sm or target.ceilings.source != "datasheet":
+        return target.ceilings, notes
+    observed, boost = sm["median"], target.spec["boost_clock_mhz"]
+    if sm["min"] < sm["median"] * (1 - CLOCK_DROP_WARN) or clocks.get("limited_by"):  # type: ignore[union-attr]
+        why = ", ".join(clocks.get("limited_by") or []) or "reason not reported"  # type: ignore[union-attr]
+        notes.append(f"SM clock moved during the run: {sm['min']:.0f}-{sm['max']:.0f} MHz, median {observed:.0f} "
+                     f"({why})")
+    if abs(observed - boost) / boost > CLOCK_SCALE_THRESHOLD:
+        notes.append(f"peak re-quoted at the observed SM clock {observed:.0f} MHz (spec boost {boost:.0f} MHz)")
+        return gpu_ceilings(target.spec, observed), notes
+    return target.ceilings, notes
+
+
+def finish_record(record: dict[str, Any], m: Measurement, target: Target, dtype: DType, uses_tensor_cores: bool,
+                  tensor_cores: bool) -> dict[str, Any]:
+    """Fold a measurement into a record: clocks, the (maybe re-quoted) peak, median, samples and verdict."""
+    ceilings, notes = _scaled_ceilings(target, m.clocks)
+    if ceilings is not target.ceilings:
+        pipe = choose_pipe(ceilings, dtype, uses_tensor_cores, tensor_cores)
+        a = Analysis(record["flops"], record["bytes"], pipe.flops_per_s, ceilings.dram_bytes_per_s)
+        record.update(peak_flops_per_s_datasheet=record["peak_flops_per_s"], peak_flops_per_s=a.peak_flops_per_s,
+                      ridge_point=a.ridge_point, bound=a.bound, attainable_flops_per_s=a.attainable_flops_per_s,
+                      roofline_time_s=a.roofline_time_s, sm_clock_mhz_spec=target.spec["boost_clock_mhz"]
+                      if target.spec else None)
+    add_time(record, m.median_s)
+    record["time_samples_s"] = m.times_s  # raw event intervals less timing.timer_overhead_s
+    record["timing"] = m.timing_dict()
+    record["clocks"] = m.clocks
+    record["notes"] = record.get("notes", []) + m.notes + notes
+    record["verdict"] = verdict(record)
+    record["notes"] += above_roof_notes(record, target.ceilings.source)
+    if m.summary.noisy:
+        record["notes"].append(f"noisy: IQR is {m.summary.relative_iqr:.0%} of the median; "
+                               "close other GPU work and run again")
+    return record
+
+
+# Above the roof by more than this is worth a sentence (timing noise stays well inside 5%).
+ABOVE_ROOF = 1.05
+
+
+def above_roof_notes(record: dict[str, Any], roof_source: str) -> list[str]:
+    """Why a measured time can beat the roofline, said plainly."""
+    frac = record.get("roofline_fraction") or 0.0
+    if frac <= ABOVE_ROOF:
+        return []
+    if record["bound"] == "memory":
+        return [f"{frac:.0%} of the roofline: faster than the DRAM roof, so the working set "
+                f"({record['bytes'] / 1e6:.3g} MB) is served from the caches"]
+    if roof_source == "measured":
+        return [f"{frac:.0%} of the measured compute roof: that calibration probably ran on a busy machine; "
+                "run `roofline calibrate` again"]
+    return [f"{frac:.0%} of the datasheet compute roof: check the spec's peak for this dtype"]
+
+
+def verdict(record: dict[str, Any]) -> str:
+    frac = record.get("roofline_fraction")
+    base = f"{record['bound']}-bound"
+    return base if frac is None else f"{base}, {frac:.0%} of the roofline"
+
+
+def slowed(fn: Callable[[], Any], device: str, fraction: float, clock_mhz: float) -> Callable[[], Any]:
+    """Test-only: `fn` followed by a spin of `fraction` x its own time (torch.cuda._sleep on the GPU), to
+    check that `roofline check` catches a real slowdown of that size."""
+    if device.startswith("cuda"):
+        import torch
+
+        from roofline.measuring.timing import event_time
+
+        for _ in range(3):  # first calls load kernels and plans: keep them out of the estimate
+            fn()
+        torch.cuda.synchronize()
+        cycles = int(fraction * event_time(fn, lambda: None, 5) * clock_mhz * 1e6)
+        return lambda: (fn(), torch.cuda._sleep(cycles))
+    import time
+
+    t0 = time.perf_counter()
+    fn()
+    extra = fraction * (time.perf_counter() - t0)
+    return lambda: (fn(), time.sleep(extra))
+
+
+def measure_op(op: Operator, dtype: DType, target: Target, *, warm_l2: bool = False, method: str = "auto",
+               tensor_cores: bool = True, kernels: bool = True, rep_s: float | None = None,
+               slowdown: float | None = None, power: str = DEFAULT_POWER) -> dict[str, Any]:
+    """Build the real kernel for `op`, time it on the target's device, return the full record."""
+    import time
+
+    from roofline.measuring.kernels import build, footprint_bytes
+
+    t_start = time.perf_counter()
+    device = target.time_device
+    assert device is not None
+    record = analytic_record(op, dtype, target.ceilings, tensor_cores)
+    l2 = int(target.spec["l2_cache_kib"] * 1024) if target.spec else None
+    need = footprint_bytes(op, dtype) + (FLUSH_L2_MULTIPLE * (l2 or 0) if not warm_l2 else 0)
+    guard_memory(need, device, f"{op.name} {dtype.name}")
+    built = build(op, dtype, device)
+    if slowdown:
+        clock = target.spec["boost_clock_mhz"] if target.spec else 1000.0
+        built.fn = slowed(built.fn, device, slowdown, clock)
+        built.impl += f" + injected {slowdown:.0%} slowdown (test only)"
+    kw: dict[str, Any] = {} if rep_s is None else {"rep_s": rep_s}
+    t_built = time.perf_counter()
+    if device.startswith("cuda"):
+        m = time_cuda(built.fn, device, l2, warm_l2, method, graph_safe=built.graph_safe,
+                      compute_bound=record["bound"] == "compute", power=power, **kw)
+    else:
+        m = time_cpu(built.fn, **kw)
+    t_timed = time.perf_counter()
+    record = finish_record(record, m, target, dtype, op.uses_tensor_cores, tensor_cores)
+    record["impl"] = built.impl
+    if built.extra_passes:
+        record["extra_passes"] = built.extra_passes
+    profiled = kernel_profile(built.fn, device) if kernels else []
+    record["kernels"] = [name for name, _ in profiled]
+    record["kernel_times_s"] = [t for _, t in profiled]  # one profiled call, per kernel (see kernel_profile)
+    record["timing"]["phases_s"] = {"build": t_built - t_start, "time": t_timed - t_built,
+                                    "kernels": time.perf_counter() - t_timed}
+    return record
+
+
+def measure(fn: Callable[[], Any], *, flops: float, bytes: float, dtype: str = "fp16",
+            device: str | None = None, gpu: str | None = None, name: str = "custom", tensor_cores: bool = True,
+            warm_l2: bool = False, bytes_written: float | None = None) -> dict[str, Any]:
+    """Time a user's zero-argument callable and place it on the roofline; returns a schema-v1 record.
+    `bytes` is the total minimum traffic; `bytes_written` splits it (default: the split is unknown, and
+    the record counts every byte as read and says so).
+
+    >>> rec = roofline.measure(lambda: a @ b, flops=2 * m * n * k, bytes=2 * (m * k + k * n + m * n))
+    """
+    if flops < 0 or bytes <= 0:
+        raise RooflineError("measure: flops must be >= 0 and bytes > 0")
+    if bytes_written is not None and not 0 <= bytes_written <= bytes:
+        raise RooflineError("measure: bytes_written must be between 0 and bytes")
+    dt = get_dtype(dtype)
+    target = resolve_target(gpu=gpu, device=device, time=True)
+    if target.time_device is None:
+        raise RooflineError("measure: no device to time on (the --gpu spec is not this machine's GPU)")
+    pipe = choose_pipe(target.ceilings, dt, tensor_cores, tensor_cores)
+    a = Analysis(float(flops), float(bytes), pipe.flops_per_s, target.ceilings.dram_bytes_per_s)
+    record: dict[str, Any] = {
+        "op": name, "variant": None, "params": {}, "dtype": dt.name, "flops": float(flops),
+        "bytes_read": float(bytes - (bytes_written or 0)), "bytes_written": float(bytes_written or 0),
+        "bytes": float(bytes), "arithmetic_intensity": a.arithmetic_intensity,
+        "gpu": target.ceilings.device_id, "device_kind": target.ceilings.kind, "roof_source": target.ceilings.source,
+        "compute_pipe": pipe.key, "compute_pipe_label": pipe.label, "peak_flops_per_s": a.peak_flops_per_s,
+        "peak_bytes_per_s": a.peak_bytes_per_s, "ridge_point": a.ridge_point, "bound": a.bound,
+        "attainable_flops_per_s": a.attainable_flops_per_s, "roofline_time_s": a.roofline_time_s,
+        "notes": [] if bytes_written is not None else ["read/written split not given: all bytes counted as read"],
+    }
+    device_name = target.time_device
+    if device_name.startswith("cuda"):
+        l2 = int(target.spec["l2_cache_kib"] * 1024) if target.spec else None
+        m = time_cuda(fn, device_name, l2, warm_l2, compute_bound=a.bound == "compute")
+    else:
+        m = time_cpu(fn)
+    return finish_record(record, m, target, dt, tensor_cores, tensor_cores)

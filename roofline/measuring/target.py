@@ -1,0 +1,98 @@
+"""Decide what a command runs against: which roof (spec or measured CPU) and where to time (GPU, CPU, none)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from roofline.ceilings.specs import GPUSpec, resolve
+from roofline.core.errors import RooflineError, UsageError
+from roofline.core.model import Ceilings, gpu_ceilings
+from roofline.measuring.device import LocalGPU, cpu_description, detect_gpus
+
+RoofChoice = Literal["datasheet", "measured", "both"]
+
+
+@dataclass
+class Target:
+    """The roof to compare against, the device to time on (None: analytic only) and what to tell the user."""
+
+    ceilings: Ceilings
+    time_device: str | None
+    device_info: dict[str, Any]
+    spec: GPUSpec | None = None
+    measured: Ceilings | None = None  # calibrated ceilings of this device, when a calibration exists
+    messages: list[str] = field(default_factory=list)
+
+    @property
+    def is_cpu(self) -> bool:
+        return self.ceilings.kind == "cpu"
+
+
+def _parse_device(device: str) -> tuple[str, int]:
+    d = device.strip().lower()
+    if d == "cpu":
+        return "cpu", 0
+    if d == "cuda":
+        return "cuda", 0
+    if d.startswith("cuda:") and d[5:].isdigit():
+        return "cuda", int(d[5:])
+    raise UsageError(f"unknown device '{device}' (use cpu, cuda or cuda:N)")
+
+
+def _gpu_info(gpu: LocalGPU | None, spec: GPUSpec) -> dict[str, Any]:
+    info: dict[str, Any] = {"kind": "gpu", "spec_id": spec.id, "spec_name": spec.name}
+    if gpu is not None:
+        info.update(name=gpu.nvml_name, index=gpu.index, driver_version=gpu.driver_version,
+                    memory_total_bytes=gpu.memory_total_bytes)
+    else:
+        info["name"] = spec.name
+    return info
+
+
+def resolve_target(gpu: str | None = None, device: str | None = None, time: bool = True,
+                   roof: RoofChoice | None = None) -> Target:
+    """Pick roof and timing device.
+
+    - `--gpu ID` alone on a machine whose GPU is another (or none): analytic against that spec, no timing.
+    - no `--gpu`: the local GPU's spec (timed on it), else the CPU with its measured roofline.
+    """
+    local = detect_gpus()
+    kind, index = _parse_device(device) if device else (("cuda", 0) if local else ("cpu", 0))
+    messages: list[str] = []
+    if kind == "cuda" and not local:
+        raise RooflineError("--device cuda: no NVIDIA GPU found on this machine (NVML sees none)")
+    if kind == "cuda" and index >= len(local):
+        raise RooflineError(f"--device cuda:{index}: this machine has {len(local)} GPU(s)")
+
+    if kind == "cpu" and gpu is None:
+        from roofline.ceilings.calibrate import cpu_ceilings  # lazy: may measure, which needs torch
+
+        ceilings = cpu_ceilings(messages)
+        return Target(ceilings, "cpu" if time else None, cpu_description(), messages=messages)
+
+    local_gpu = local[index] if kind == "cuda" else None
+    if gpu is not None:
+        spec = resolve(gpu)
+        if time and (local_gpu is None or local_gpu.spec is None or local_gpu.spec.id != spec.id):
+            where = f"this machine's {local_gpu.nvml_name}" if local_gpu else "this machine (no such GPU here)"
+            messages.append(f"analytic only: the {spec.name} roof cannot be timed on {where}")
+            time = False
+    else:
+        assert local_gpu is not None
+        if local_gpu.spec is None:
+            raise RooflineError(f"no spec file for the local GPU '{local_gpu.nvml_name}': pass --gpu ID to use "
+                                "another GPU's spec, or add one under specs/ (see specs/README.md)")
+        spec = local_gpu.spec
+    ceilings = gpu_ceilings(spec)
+    measured = None
+    if local_gpu is not None and local_gpu.spec is not None and local_gpu.spec.id == spec.id:
+        from roofline.ceilings.store import load_gpu_calibration  # no torch: reads the cache file only
+
+        measured = load_gpu_calibration(local_gpu)
+    if roof == "measured":
+        if measured is None:
+            raise RooflineError(f"--roof measured: no calibration for {spec.name} here (run `roofline calibrate`)")
+        ceilings = measured
+    return Target(ceilings, f"cuda:{index}" if time else None, _gpu_info(local_gpu, spec), spec=spec,
+                  measured=measured if roof != "datasheet" else None, messages=messages)

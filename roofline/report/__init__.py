@@ -1,0 +1,1 @@
+"""Rendering: text tables, charts (model, placement, drawing, table) and the terminal chart."""

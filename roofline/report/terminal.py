@@ -1,0 +1,235 @@
+"""The roofline chart in plain characters, for terminals and CI logs (`--plot -`); no matplotlib.
+
+The same chart model as the matplotlib chart (`roofline.report.chart.chart_model`): a log-log grid with decade
+ticks, ceilings drawn with characters ('-' a datasheet compute roof, '/' a datasheet memory roof, ':'
+any measured roof, '+' a ridge point, '.' a point's headroom up to its roof) and each record as a letter,
+with a legend underneath: letter -> operator, arithmetic intensity, FLOP/s and percent of its roof.
+"""
+
+from __future__ import annotations
+
+import math
+import string
+from collections.abc import Sequence
+from typing import Any
+
+from roofline.core.errors import UsageError
+from roofline.report.chart import Chart, Roof, chart_model, eng, intensity_text
+
+COMPUTE_CHAR, MEMORY_CHAR, MEASURED_CHAR, RIDGE_CHAR, HEADROOM_CHAR = "-", "/", ":", "+", "."
+CROWDED_CHAR = "*"  # a point with no free cell near its place (the legend says which)
+LETTERS = string.ascii_uppercase + string.ascii_lowercase + string.digits
+MIN_WIDTH, MIN_HEIGHT = 40, 10
+
+# Drawing priority: a higher layer overwrites a lower one, never the reverse.
+_HEADROOM, _MEMORY, _COMPUTE, _RIDGE, _TAG, _POINT = 1, 2, 3, 4, 5, 6
+# Where a point goes when its cell is taken: right, left, up, down, then two cells away.
+_NUDGES = ((0, 1), (0, -1), (-1, 0), (1, 0), (0, 2), (0, -2), (-1, 1), (1, 1), (-1, -1), (1, -1))
+
+
+class _Grid:
+    def __init__(self, chart: Chart, rows: int, cols: int) -> None:
+        self.rows, self.cols = rows, cols
+        self.cells = [[" "] * cols for _ in range(rows)]
+        self.layer = [[0] * cols for _ in range(rows)]
+        self.lx0, self.lx1 = (math.log10(v) for v in chart.x_range)
+        self.ly0, self.ly1 = (math.log10(v) for v in chart.y_range)
+
+    def col(self, x: float) -> int:
+        c = int((math.log10(x) - self.lx0) / (self.lx1 - self.lx0) * self.cols)
+        return min(max(c, 0), self.cols - 1)
+
+    def row(self, y: float) -> int:
+        r = int((self.ly1 - math.log10(y)) / (self.ly1 - self.ly0) * self.rows)
+        return min(max(r, 0), self.rows - 1)
+
+    def inside(self, x: float, y: float) -> bool:
+        return self.lx0 <= math.log10(x) <= self.lx1 and self.ly0 <= math.log10(y) <= self.ly1
+
+    def put(self, r: int, c: int, ch: str, layer: int) -> bool:
+        if 0 <= r < self.rows and 0 <= c < self.cols and layer >= self.layer[r][c]:
+            self.cells[r][c], self.layer[r][c] = ch, layer
+            return True
+        return False
+
+    def free(self, r: int, c0: int, c1: int) -> bool:
+        """Cells c0..c1 of row r are blank (nothing drawn there yet)."""
+        return 0 <= r < self.rows and 0 <= c0 and c1 < self.cols and all(self.layer[r][c] == 0
+                                                                            for c in range(c0, c1 + 1))
+
+    def write(self, r: int, c0: int, text: str, layer: int) -> None:
+        for k, ch in enumerate(text):
+            self.put(r, c0 + k, ch, layer)
+
+
+def _short(value: float) -> str:
+    """989.4e12 -> '989T'."""
+    return eng(value, "", digits=3).replace(" ", "")
+
+
+def _tick_x(value: float) -> str:
+    return f"{value / 1e3:g}k" if value >= 1e4 else f"{value:g}"
+
+
+def _roof_char(r: Roof) -> str:
+    if r.source == "measured":
+        return MEASURED_CHAR
+    return COMPUTE_CHAR if r.kind == "compute" else MEMORY_CHAR
+
+
+def _tag(r: Roof) -> str:
+    tag = f"{r.name} {_short(r.value)}" if r.kind == "compute" else r.name
+    return tag + (" (meas.)" if r.source == "measured" else "")
+
+
+def _draw_roofs(g: _Grid, chart: Chart) -> None:
+    x_lo, x_hi = chart.x_range
+    # Measured first, so a datasheet roof on the same row stays visible.
+    for r in sorted(chart.roofs, key=lambda r: (r.source != "measured", r.kind == "compute")):
+        ch = _roof_char(r)
+        if r.kind == "compute":
+            start = r.ridge if r.ridge and r.ridge > x_lo else x_lo
+            row = g.row(r.value)
+            for c in range(g.col(start), g.cols):
+                g.put(row, c, ch, _COMPUTE)
+            if r.ridge and x_lo < r.ridge < x_hi:
+                g.put(row, g.col(r.ridge), RIDGE_CHAR, _RIDGE)
+        else:
+            end = min(r.x_end or x_hi, x_hi)
+            steps = g.cols * 8
+            lend = math.log10(end)
+            for k in range(steps + 1):
+                x = 10 ** (g.lx0 + (lend - g.lx0) * k / steps)
+                if g.inside(x, x * r.value):
+                    g.put(g.row(x * r.value), g.col(x), ch, _MEMORY)
+
+
+def _draw_tags(g: _Grid, chart: Chart) -> None:
+    """Short names on the grid where there is room (the legend has them all)."""
+    x_hi = chart.x_range[1]
+    for r in sorted(chart.roofs, key=lambda r: (r.kind != "compute", -r.value)):
+        text = _tag(r)
+        if r.kind == "compute":
+            row, c1 = g.row(r.value), g.cols - 1
+            c0 = c1 - len(text) + 1
+            for rr in (row - 1, row + 1):
+                if g.free(rr, c0, c1):
+                    g.write(rr, c0, text, _TAG)
+                    break
+            continue
+        # Memory: left of the diagonal, on a row near the middle of its visible part.
+        end = min(r.x_end or x_hi, x_hi)
+        cells = [(g.row(x * r.value), g.col(x)) for x in (10 ** (g.lx0 + (math.log10(end) - g.lx0) * k / 40)
+                                                          for k in range(41)) if g.inside(x, x * r.value)]
+        for frac in (0.5, 0.4, 0.6, 0.3, 0.7, 0.2, 0.8):
+            if not cells:
+                break
+            row, col = cells[int(frac * (len(cells) - 1))]
+            c1 = col - 2
+            c0 = c1 - len(text) + 1
+            if g.free(row, c0, c1 + 1):
+                g.write(row, c0, text, _TAG)
+                break
+
+
+def _draw_points(g: _Grid, chart: Chart) -> dict[tuple[int, int], str]:
+    """Each point's letter (nudged to a free cell nearby when its own is taken); returns the marks used."""
+    marks: dict[tuple[int, int], str] = {}
+    for k, p in enumerate(chart.points):
+        letter = LETTERS[k] if k < len(LETTERS) else CROWDED_CHAR
+        row, col = g.row(p.flops_per_s), g.col(p.ai)
+        if p.roof_flops_per_s > p.flops_per_s * 1.001:
+            for rr in range(g.row(p.roof_flops_per_s) + 1, row):
+                g.put(rr, col, HEADROOM_CHAR, _HEADROOM)
+        placed = False
+        for dr, dc in ((0, 0), *_NUDGES):
+            rr, cc = row + dr, col + dc
+            if 0 <= rr < g.rows and 0 <= cc < g.cols and g.layer[rr][cc] < _POINT:
+                g.put(rr, cc, letter, _POINT)
+                placed = True
+                break
+        if not placed:
+            g.cells[row][col] = CROWDED_CHAR
+            letter = CROWDED_CHAR
+        marks[(p.doc, p.record)] = letter
+    return marks
+
+
+def _axes(g: _Grid, chart: Chart, margin: int) -> tuple[list[str], list[str]]:
+    """Grid lines with the y axis and its decade labels, then the x axis and its decade labels."""
+    y_ticks: dict[int, str] = {}
+    for d in range(math.ceil(g.ly0), math.floor(g.ly1) + 1):
+        y_ticks.setdefault(g.row(10.0**d), _short(10.0**d))
+    lines = []
+    for r in range(g.rows):
+        label = y_ticks.get(r, "")
+        lines.append(f"{label:>{margin - 1}} " + ("+" if label else "|") + "".join(g.cells[r]).rstrip())
+    axis = ["-"] * g.cols
+    ticks = [" "] * g.cols
+    last_end = -2
+    for d in range(math.ceil(g.lx0), math.floor(g.lx1) + 1):
+        c = g.col(10.0**d)
+        axis[c] = "+"
+        text = _tick_x(10.0**d)
+        start = min(max(c - len(text) // 2, 0), g.cols - len(text))
+        if start > last_end + 1:
+            ticks[start:start + len(text)] = list(text)
+            last_end = start + len(text) - 1
+    bottom = [" " * margin + "+" + "".join(axis), " " * (margin + 1) + "".join(ticks).rstrip()]
+    return lines, bottom
+
+
+def _legend(chart: Chart, marks: dict[tuple[int, int], str]) -> list[str]:
+    many = len(chart.series) > 1
+    out = [f"roofs ({COMPUTE_CHAR} compute, {MEMORY_CHAR} memory, {MEASURED_CHAR} measured, "
+           f"{RIDGE_CHAR} ridge point, {HEADROOM_CHAR} headroom to the roof):"]
+    rows = []
+    for r in sorted(chart.roofs, key=lambda r: (r.doc, r.source != "datasheet", r.kind != "compute", -r.value)):
+        unit = "FLOP/s" if r.kind == "compute" else "B/s"
+        ridge = f"ridge {intensity_text(r.ridge)} FLOP/B" if r.ridge else ""
+        rows.append([_roof_char(r), r.name, eng(r.value, unit), ridge, r.source]
+                    + ([chart.series[r.doc]] if many else []))
+    out += _columns(rows, right={2})
+    out.append("points (letter: operator, arithmetic intensity, FLOP/s, % of its roof):")
+    rows = []
+    for p in chart.points:
+        kind = "timed" if p.timed else "model only"
+        rows.append([marks[(p.doc, p.record)], p.label, f"AI {intensity_text(p.ai)}", eng(p.flops_per_s, "FLOP/s"),
+                     f"{p.fraction:.0%} of roof", kind, f"{p.bound}-bound"] + ([chart.series[p.doc]] if many else []))
+    out += _columns(rows, right={2, 3, 4})
+    if chart.skipped:
+        out.append("not drawn: " + "; ".join(chart.skipped))
+    return out
+
+
+def _columns(rows: list[list[str]], right: set[int]) -> list[str]:
+    if not rows:
+        return []
+    widths = [max(len(r[k]) for r in rows) for k in range(len(rows[0]))]
+    return ["  " + "   ".join(cell.rjust(widths[k]) if k in right else cell.ljust(widths[k])
+                               for k, cell in enumerate(row)).rstrip() for row in rows]
+
+
+def render_terminal(docs: Sequence[dict[str, Any]], width: int = 100, height: int = 30, roof: str = "both",
+                    labels: Sequence[str] | None = None) -> str:
+    """The roofline chart of these documents as text: `height` lines of chart (title and axes included),
+    `width` columns, then the legend."""
+    if width < MIN_WIDTH or height < MIN_HEIGHT:
+        raise UsageError(f"a terminal chart needs at least {MIN_WIDTH} columns and {MIN_HEIGHT} lines "
+                         f"(got {width}x{height})")
+    chart = chart_model(docs, labels=labels, roof=roof)
+    ly0, ly1 = (math.log10(v) for v in chart.y_range)
+    margin = max(len(_short(10.0**d)) for d in range(math.ceil(ly0), math.floor(ly1) + 1)) + 1 \
+        if math.floor(ly1) >= math.ceil(ly0) else 2
+    g = _Grid(chart, rows=height - 4, cols=width - margin - 1)
+    _draw_roofs(g, chart)
+    marks = _draw_points(g, chart)
+    _draw_tags(g, chart)
+    lines, bottom = _axes(g, chart, margin)
+    x_title = "arithmetic intensity (FLOP/byte)"
+    footer = "y: FLOP/s".ljust(max(width - len(x_title), 10)) + x_title
+    title = chart.title.replace("  ·  ", " | ")
+    return "\n".join([title[:width], *lines, *bottom, footer, "", *_legend(chart, marks)]) + "\n"
+
+
+__all__ = ["LETTERS", "render_terminal"]
