@@ -11,9 +11,8 @@ import pytest
 
 from roofline.analysis import advice
 from roofline.analysis.advice import RULES, advise, gemm_tile, rebuild, rule, waves
-from roofline.ceilings.specs import resolve
+from roofline.ceilings.specs import gpu_ceilings, resolve
 from roofline.core.dtypes import get_dtype
-from roofline.core.model import gpu_ceilings
 from roofline.core.record import add_time, analytic_record
 from roofline.ops import make
 
@@ -273,9 +272,8 @@ def test_custom_record_gets_only_generic_rules() -> None:
 
 def test_extra_pass_rule_names_the_pass_and_silences_the_fallback() -> None:
     from roofline.analysis.advice import advise
-    from roofline.ceilings.specs import resolve
+    from roofline.ceilings.specs import gpu_ceilings, resolve
     from roofline.core.dtypes import get_dtype
-    from roofline.core.model import gpu_ceilings
     from roofline.core.record import add_time, analytic_record
     from roofline.ops import make
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from roofline.ceilings.specs import load_all, resolve
+from roofline.ceilings.specs import gpu_ceilings, load_all, resolve
 from roofline.core.dtypes import get_dtype
 from roofline.core.errors import UsageError
-from roofline.core.model import attainable, bound, choose_pipe, gpu_ceilings, ridge_point, roofline_time
+from roofline.core.model import attainable, bound, choose_pipe, ridge_point, roofline_time
 from roofline.core.record import add_time, analytic_record
 from roofline.ops import make
 

@@ -398,9 +398,8 @@ def test_same_device_twice_is_told_apart_and_its_roofs_drawn_once() -> None:
 
 def _crowded() -> dict[str, Any]:
     """Eight GEMVs of close intensities beside the six records: labels that must make room."""
-    from roofline.ceilings.specs import resolve
+    from roofline.ceilings.specs import gpu_ceilings, resolve
     from roofline.core.dtypes import get_dtype
-    from roofline.core.model import gpu_ceilings
     from roofline.core.record import add_time, analytic_record
     from roofline.ops import make
 
@@ -441,9 +440,8 @@ def test_labels_do_not_overlap_and_are_not_clipped(case: str) -> None:
 # ---------------------------------------------------------------- numbered charts (more than NUMBERED_ABOVE points)
 def _cluster(count: int = 10) -> dict[str, Any]:
     """The six records and `count` BF16 GEMMs of nearly one shape and speed: a tight clump of markers."""
-    from roofline.ceilings.specs import resolve
+    from roofline.ceilings.specs import gpu_ceilings, resolve
     from roofline.core.dtypes import get_dtype
-    from roofline.core.model import gpu_ceilings
     from roofline.core.record import add_time, analytic_record
     from roofline.ops import make
 

@@ -23,10 +23,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 from roofline.ceilings import store
-from roofline.ceilings.specs import GPUSpec, load_all, resolve
+from roofline.ceilings.specs import GPUSpec, gpu_ceilings, load_all, resolve
 from roofline.core.dtypes import get_dtype
 from roofline.core.errors import RooflineError, UsageError
-from roofline.core.model import Ceilings, gpu_ceilings
+from roofline.core.model import Ceilings
 from roofline.core.record import analytic_record
 from roofline.core.tomlfile import read_toml
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from roofline.core.errors import RooflineError, UsageError
+from roofline.core.model import Ceilings
 from roofline.core.tomlfile import read_toml
 
 SPEC_SCHEMA_VERSION = 1
@@ -287,3 +288,29 @@ def match_nvml_name(nvml_name: str, directory: str | None = None) -> GPUSpec | N
         if key in (n.lower() for n in spec.nvml_names):
             return spec
     return None
+
+
+def gpu_ceilings(spec: GPUSpec, sm_clock_mhz: float | None = None) -> Ceilings:
+    """Datasheet ceilings of a GPU, optionally scaled to an observed SM clock.
+
+    NB: scaling is linear in the SM clock for compute and shared memory; DRAM bandwidth is not scaled.
+    """
+    compute: dict[str, float] = {}
+    notes: list[str] = []
+    for key, value in spec.values.items():
+        if key.endswith("_dense_tflops") or key.endswith("_dense_tops"):
+            rate = value * 1e12
+            if sm_clock_mhz is not None:
+                rate *= sm_clock_mhz / spec.reference_clock_mhz(key)
+            compute[key] = rate
+    memory = {"dram": spec["memory_bandwidth_gbps"] * 1e9}
+    smem = spec["shared_memory_bandwidth_gbps"] * 1e9
+    if sm_clock_mhz is not None:
+        smem *= sm_clock_mhz / spec["boost_clock_mhz"]
+        notes.append(f"compute peaks scaled to the observed SM clock {sm_clock_mhz:.0f} MHz "
+                     f"(spec boost {spec['boost_clock_mhz']:.0f} MHz)")
+    memory["smem"] = smem
+    return Ceilings(
+        device_id=spec.id, device_name=spec.name, kind="gpu", source="datasheet", compute=compute,
+        memory=memory, sm_clock_mhz=sm_clock_mhz or spec["boost_clock_mhz"], notes=tuple(notes),
+    )

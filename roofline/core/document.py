@@ -10,66 +10,93 @@ from __future__ import annotations
 import json
 import math
 import os
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from roofline import __version__
+from roofline._version import __version__ as TOOL_VERSION
 from roofline.core.errors import RooflineError
+from roofline.core.files import atomic_write, refuse_existing
+from roofline.core.record import NUMERIC, REQUIRED, Record
 
 SCHEMA_VERSION = 1
-
-# Every record carries these; timed records add TIMED_FIELDS.
-RECORD_FIELDS = (
-    "op", "params", "dtype", "flops", "bytes_read", "bytes_written", "bytes", "arithmetic_intensity", "gpu",
-    "peak_flops_per_s", "peak_bytes_per_s", "ridge_point", "bound", "roofline_time_s",
-)
-TIMED_FIELDS = ("time_s", "time_samples_s", "achieved_flops_per_s", "achieved_bytes_per_s", "roofline_fraction")
-_NUMERIC = ("flops", "bytes_read", "bytes_written", "bytes", "peak_flops_per_s", "peak_bytes_per_s",
-            "ridge_point", "roofline_time_s")
 
 
 def now_iso() -> str:
     return datetime.now(timezone.utc).replace(microsecond=0).isoformat()
 
 
-def new_document(device: dict[str, Any], records: list[dict[str, Any]]) -> dict[str, Any]:
-    return {"schema_version": SCHEMA_VERSION, "tool_version": __version__, "created": now_iso(),
-            "device": device, "records": records}
+@dataclass
+class Document:
+    """A results document: the device it ran on and its records. Top-level keys this version does not know
+    are kept in `extra` and written back."""
+
+    device: dict[str, Any]
+    records: list[Record]
+    schema_version: int = SCHEMA_VERSION
+    tool_version: str = TOOL_VERSION
+    created: str = field(default_factory=now_iso)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def timed(self) -> bool:
+        return any(r.timed for r in self.records)
+
+    # TRANSITIONAL (removed once every reader uses attributes): read-only dict-style access.
+    def __getitem__(self, name: str) -> Any:
+        return self.to_dict()[name] if name not in ("records", "device") else getattr(self, name)
+
+    def get(self, name: str, default: Any = None) -> Any:
+        try:
+            return self[name]
+        except KeyError:
+            return default
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"schema_version": self.schema_version, "tool_version": self.tool_version, "created": self.created,
+                "device": self.device, "records": [r.to_dict() for r in self.records], **self.extra}
 
 
-def _clean(obj: Any) -> Any:
+def clean_json(obj: Any) -> Any:
     """JSON has no inf/nan: write them as null."""
     if isinstance(obj, float) and not math.isfinite(obj):
         return None
     if isinstance(obj, dict):
-        return {k: _clean(v) for k, v in obj.items()}
+        return {k: clean_json(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
-        return [_clean(v) for v in obj]
+        return [clean_json(v) for v in obj]
     return obj
 
 
-def dumps(doc: dict[str, Any]) -> str:
-    return json.dumps(_clean(doc), indent=2, sort_keys=False) + "\n"
+def dumps(doc: Document | dict[str, Any]) -> str:
+    data = doc.to_dict() if isinstance(doc, Document) else doc
+    return json.dumps(clean_json(data), indent=2, sort_keys=False) + "\n"
 
 
-def write_document(doc: dict[str, Any], path: str | os.PathLike[str], force: bool = False) -> Path:
+def write_document(doc: Document, path: str | os.PathLike[str], force: bool = False) -> Path:
     """Write a results document; an existing file is kept unless `force` (the user asked)."""
-    p = Path(path)
-    if p.exists() and not force:
-        raise RooflineError(f"{p} exists: not overwriting it (pass --force to replace it)")
-    text = dumps(doc)
-    try:
-        tmp = p.with_name(p.name + ".tmp")
-        tmp.write_text(text)
-        os.replace(tmp, p)
-    except OSError as exc:
-        raise RooflineError(f"cannot write {p}: {exc.strerror or exc}") from None
-    return p
+    return atomic_write(refuse_existing(path, force), dumps(doc))
 
 
-def validate_document(doc: Any, where: str) -> dict[str, Any]:
-    """Check a parsed results document; problems are one-line RooflineErrors naming the file."""
+def _check_record(rec: Any, i: int, where: str) -> None:
+    if not isinstance(rec, dict):
+        raise RooflineError(f"{where}: record {i} is not an object")
+    missing = [f for f in REQUIRED if f not in rec]
+    if missing:
+        raise RooflineError(f"{where}: record {i} lacks {', '.join(missing)}")
+    for f in NUMERIC:
+        v = rec[f]
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0:
+            raise RooflineError(f"{where}: record {i} ({rec.get('op')}): {f} must be a non-negative number")
+    samples = rec.get("time_samples_s")
+    if samples is not None and (not isinstance(samples, list)
+                                or not all(isinstance(s, (int, float)) and s > 0 for s in samples)):
+        raise RooflineError(f"{where}: record {i} ({rec.get('op')}): time_samples_s must be positive numbers")
+
+
+def validate_document(doc: Any, where: str) -> Document:
+    """Check a parsed results document and type it; problems are one-line RooflineErrors naming the file."""
     if not isinstance(doc, dict):
         raise RooflineError(f"{where}: not a roofline results document (expected a JSON object)")
     version = doc.get("schema_version")
@@ -83,26 +110,18 @@ def validate_document(doc: Any, where: str) -> dict[str, Any]:
     records = doc.get("records")
     if not isinstance(records, list):
         raise RooflineError(f"{where}: 'records' must be a list")
-    if not isinstance(doc.get("device", {}), dict):
+    device = doc.get("device", {})
+    if not isinstance(device, dict):
         raise RooflineError(f"{where}: 'device' must be an object")
     for i, rec in enumerate(records):
-        if not isinstance(rec, dict):
-            raise RooflineError(f"{where}: record {i} is not an object")
-        missing = [f for f in RECORD_FIELDS if f not in rec]
-        if missing:
-            raise RooflineError(f"{where}: record {i} lacks {', '.join(missing)}")
-        for f in _NUMERIC:
-            v = rec[f]
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0:
-                raise RooflineError(f"{where}: record {i} ({rec.get('op')}): {f} must be a non-negative number")
-        samples = rec.get("time_samples_s")
-        if samples is not None and (not isinstance(samples, list)
-                                    or not all(isinstance(s, (int, float)) and s > 0 for s in samples)):
-            raise RooflineError(f"{where}: record {i} ({rec.get('op')}): time_samples_s must be positive numbers")
-    return doc
+        _check_record(rec, i, where)
+    known = ("schema_version", "tool_version", "created", "device", "records")
+    return Document(device=device, records=[Record.from_dict(r) for r in records], schema_version=version,
+                    tool_version=str(doc.get("tool_version", "")), created=str(doc.get("created", "")),
+                    extra={k: v for k, v in doc.items() if k not in known})
 
 
-def read_document(path: str | os.PathLike[str]) -> dict[str, Any]:
+def read_document(path: str | os.PathLike[str]) -> Document:
     p = Path(path)
     try:
         text = p.read_text()
@@ -117,7 +136,3 @@ def read_document(path: str | os.PathLike[str]) -> dict[str, Any]:
     except json.JSONDecodeError as exc:
         raise RooflineError(f"{p}: malformed JSON ({exc.msg} at line {exc.lineno})") from None
     return validate_document(doc, str(p))
-
-
-def is_timed(record: dict[str, Any]) -> bool:
-    return record.get("time_s") is not None

@@ -6,10 +6,9 @@ concern of measured ceilings (calibrate) and of the advice, not of this model.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Literal
 
-from roofline.ceilings.specs import GPUSpec
 from roofline.core.dtypes import DType
 from roofline.core.errors import UsageError
 
@@ -51,31 +50,6 @@ def pipe_label(key: str) -> str:
     return " ".join([parts[0].upper(), *parts[1:]])
 
 
-def gpu_ceilings(spec: GPUSpec, sm_clock_mhz: float | None = None) -> Ceilings:
-    """Datasheet ceilings of a GPU, optionally scaled to an observed SM clock.
-
-    NB: scaling is linear in the SM clock for compute and shared memory; DRAM bandwidth is not scaled.
-    """
-    compute: dict[str, float] = {}
-    notes: list[str] = []
-    for key, value in spec.values.items():
-        if key.endswith("_dense_tflops") or key.endswith("_dense_tops"):
-            rate = value * 1e12
-            if sm_clock_mhz is not None:
-                rate *= sm_clock_mhz / spec.reference_clock_mhz(key)
-            compute[key] = rate
-    memory = {"dram": spec["memory_bandwidth_gbps"] * 1e9}
-    smem = spec["shared_memory_bandwidth_gbps"] * 1e9
-    if sm_clock_mhz is not None:
-        smem *= sm_clock_mhz / spec["boost_clock_mhz"]
-        notes.append(f"compute peaks scaled to the observed SM clock {sm_clock_mhz:.0f} MHz "
-                     f"(spec boost {spec['boost_clock_mhz']:.0f} MHz)")
-    memory["smem"] = smem
-    return Ceilings(
-        device_id=spec.id, device_name=spec.name, kind="gpu", source="datasheet", compute=compute,
-        memory=memory, sm_clock_mhz=sm_clock_mhz or spec["boost_clock_mhz"], notes=tuple(notes),
-    )
-
 
 def choose_pipe(ceilings: Ceilings, dtype: DType, uses_tensor_cores: bool, allow_tensor_cores: bool = True) -> Pipe:
     """The compute ceiling an operator in `dtype` runs against.
@@ -105,7 +79,7 @@ def choose_pipe(ceilings: Ceilings, dtype: DType, uses_tensor_cores: bool, allow
 
 
 @dataclass(frozen=True)
-class Analysis:
+class RooflinePoint:
     """The roofline verdict for one (flops, bytes) pair against one compute and one memory roof."""
 
     flops: float
@@ -162,7 +136,7 @@ class Achieved:
     roofline_fraction: float  # roofline time / measured time: 1.0 means on the roof
 
 
-def achieved(analysis: Analysis, time_s: float) -> Achieved:
+def achieved(analysis: RooflinePoint, time_s: float) -> Achieved:
     if time_s <= 0:
         raise ValueError("time must be positive")
     return Achieved(
@@ -171,7 +145,3 @@ def achieved(analysis: Analysis, time_s: float) -> Achieved:
         achieved_bytes_per_s=analysis.bytes / time_s,
         roofline_fraction=analysis.roofline_time_s / time_s,
     )
-
-
-def with_memory(ceilings: Ceilings, **levels: float) -> Ceilings:
-    return replace(ceilings, memory={**ceilings.memory, **levels})

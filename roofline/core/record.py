@@ -1,12 +1,266 @@
-"""Turn an operator, a dtype and a device's ceilings into a results record (analytic, then timed)."""
+"""The typed results record: one operator (or kernel) on one device, analytic and (when timed) measured.
+
+A `Record` is built in one place (`analytic_record`, then `with_time` and `dataclasses.replace`) and
+serialises to schema v1: `to_dict()` writes the field names the README lists, `from_dict()` reads them back.
+A record read from a file remembers which keys it had and in what order, so a read-then-write round trip
+gives the same JSON; a record built here writes its fields in the class's order, leaving out optional
+fields that are None. Keys this version does not know are kept in `extra` and written back unchanged.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+import dataclasses
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, TypeVar
 
 from roofline.core.dtypes import DType
-from roofline.core.model import Analysis, Ceilings, achieved, choose_pipe
-from roofline.ops.base import Operator
+from roofline.core.model import Ceilings, RooflinePoint, achieved, choose_pipe
+
+S = TypeVar("S", bound="_Serial")
+
+
+@dataclass(frozen=True)
+class _Serial:
+    """Dataclass <-> JSON object with remembered key order (see the module docstring)."""
+
+    # Fields written even when None (records built here); others are left out when None.
+    ALWAYS: ClassVar[frozenset[str]] = frozenset()
+    # Fields holding another _Serial (by field name).
+    NESTED: ClassVar[dict[str, type[_Serial]]] = {}
+
+    extra: dict[str, Any] = field(default_factory=dict, compare=False, repr=False, kw_only=True)
+    keys: tuple[str, ...] | None = field(default=None, compare=False, repr=False, kw_only=True)
+
+    @classmethod
+    def _names(cls) -> list[str]:
+        return [f.name for f in dataclasses.fields(cls) if f.name not in ("extra", "keys")]
+
+    def _value(self, name: str) -> Any:
+        v = getattr(self, name)
+        return v.to_dict() if isinstance(v, _Serial) else v
+
+    def to_dict(self) -> dict[str, Any]:
+        names = self._names()
+        if self.keys is None:
+            out = {n: self._value(n) for n in names if getattr(self, n) is not None or n in self.ALWAYS}
+            out.update(self.extra)
+            return out
+        known = set(names)
+        out = {}
+        for k in self.keys:
+            if k in known:
+                out[k] = self._value(k)
+            elif k in self.extra:
+                out[k] = self.extra[k]
+        for n in names:  # set after the record was read (advice added to a loaded record, say)
+            if n not in out and getattr(self, n) is not None:
+                out[n] = self._value(n)
+        for k, v in self.extra.items():
+            out.setdefault(k, v)
+        return out
+
+    # TRANSITIONAL (removed once every reader uses attributes): read-only dict-style access.
+    def __getitem__(self, name: str) -> Any:
+        if name in self._names():
+            return getattr(self, name)
+        return self.extra[name]
+
+    def get(self, name: str, default: Any = None) -> Any:
+        try:
+            v = self[name]
+        except KeyError:
+            return default
+        return default if v is None else v
+
+    def __contains__(self, name: str) -> bool:
+        return (name in self._names() and getattr(self, name) is not None) or name in self.extra
+
+    @classmethod
+    def from_dict(cls: type[S], data: Mapping[str, Any]) -> S:
+        names = set(cls._names())
+        kw: dict[str, Any] = {}
+        extra: dict[str, Any] = {}
+        for k, v in data.items():
+            if k not in names:
+                extra[k] = v
+            elif k in cls.NESTED and isinstance(v, Mapping):
+                kw[k] = cls.NESTED[k].from_dict(v)
+            else:
+                kw[k] = v
+        return cls(**kw, extra=extra, keys=tuple(data))
+
+
+@dataclass(frozen=True)
+class Timing(_Serial):
+    """How the samples were taken (`record.timing`)."""
+
+    # Every field but phases_s (added by the runner) is written, None as null, as the timers always did.
+    ALWAYS: ClassVar[frozenset[str]] = frozenset({
+        "method", "warmup_calls", "warmup_s", "reps", "estimate_s", "l2_flush", "flush_bytes", "stats", "notes",
+        "timer_overhead_s", "sm_clock_samples_mhz", "warmup_min_s", "after_compute_s", "capture_s",
+        "host_phases_s"})
+
+    method: str | None = None
+    warmup_calls: int | None = None
+    warmup_s: float | None = None
+    reps: int | None = None
+    estimate_s: float | None = None
+    l2_flush: bool | None = None
+    flush_bytes: int | None = None
+    stats: dict[str, float] | None = None
+    notes: list[str] | None = None
+    timer_overhead_s: float | None = None
+    sm_clock_samples_mhz: list[float] | None = None
+    warmup_min_s: float | None = None
+    after_compute_s: float | None = None
+    capture_s: float | None = None
+    host_phases_s: dict[str, float] | None = None
+    phases_s: dict[str, float] | None = None
+
+
+@dataclass(frozen=True)
+class Clocks(_Serial):
+    """The clocks and power state while the samples ran (`record.clocks`); `sm_mhz` holds median/min/max."""
+
+    sm_mhz: dict[str, float] | None = None
+    mem_mhz: dict[str, float] | None = None
+    power_w: dict[str, float] | None = None
+    temperature_c: dict[str, float] | None = None
+    max_sm_mhz: float | None = None
+    max_mem_mhz: float | None = None
+    power_limit_w: float | None = None
+    limited_by: list[str] | None = None
+    readings: int | None = None
+    sm_mhz_nvml: dict[str, float] | None = None
+    sm_mhz_between_kernels: dict[str, float] | None = None
+    sm_mhz_in_kernel: dict[str, float] | None = None
+    in_kernel_trace: dict[str, Any] | None = None
+    sm_mhz_source: str | None = None
+
+    @property
+    def sm_median_mhz(self) -> float | None:
+        return (self.sm_mhz or {}).get("median")
+
+
+# The fields every record has (schema v1); a document whose record lacks one is refused.
+REQUIRED = ("op", "params", "dtype", "flops", "bytes_read", "bytes_written", "bytes", "arithmetic_intensity", "gpu",
+            "peak_flops_per_s", "peak_bytes_per_s", "ridge_point", "bound", "roofline_time_s")
+# Of those, the ones that must be non-negative numbers.
+NUMERIC = ("flops", "bytes_read", "bytes_written", "bytes", "peak_flops_per_s", "peak_bytes_per_s", "ridge_point",
+           "roofline_time_s")
+
+
+@dataclass(frozen=True)
+class Record(_Serial):
+    """One operator on one device: the model's prediction and, when timed, the measurement (schema v1)."""
+
+    ALWAYS: ClassVar[frozenset[str]] = frozenset({"variant", "tensor_cores", "notes", "clocks"})
+    NESTED: ClassVar[dict[str, type[_Serial]]] = {"timing": Timing, "clocks": Clocks}
+
+    op: str
+    variant: str | None
+    params: dict[str, Any]
+    dtype: str
+    flops: float
+    bytes_read: float
+    bytes_written: float
+    bytes: float
+    bytes_by_kind: dict[str, float] | None = None
+    traffic: dict[str, Any] | None = None
+    arithmetic_intensity: float = 0.0
+    gpu: str = ""
+    device_kind: str | None = None
+    roof_source: str | None = None
+    compute_pipe: str | None = None
+    compute_pipe_label: str | None = None
+    tensor_cores: bool | None = None
+    peak_flops_per_s: float = 0.0
+    peak_bytes_per_s: float = 0.0
+    ridge_point: float = 0.0
+    bound: str = ""
+    attainable_flops_per_s: float | None = None
+    roofline_time_s: float = 0.0
+    model_note: str | None = None
+    notes: list[str] = field(default_factory=list)
+    # Set when the peak was re-quoted at the observed SM clock.
+    peak_flops_per_s_datasheet: float | None = None
+    sm_clock_mhz_spec: float | None = None
+    # Timed records.
+    time_s: float | None = None
+    achieved_flops_per_s: float | None = None
+    achieved_bytes_per_s: float | None = None
+    roofline_fraction: float | None = None
+    time_samples_s: list[float] | None = None
+    timing: Timing | None = None
+    clocks: Clocks | None = None
+    verdict: str | None = None
+    impl: str | None = None
+    extra_passes: list[str] | None = None
+    kernels: list[str] | None = None
+    kernel_times_s: list[float] | None = None
+    # Derived by the advice rules.
+    bound_class: str | None = None
+    advice: list[dict[str, Any]] | None = None
+    # Suites.
+    threshold: str | None = None
+    suite_entry: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out = super().to_dict()
+        if self.keys is None and self.time_s is None:
+            out.pop("clocks", None)  # an analytic record has no clocks key at all
+        return out
+
+    @property
+    def timed(self) -> bool:
+        return self.time_s is not None
+
+    @property
+    def label(self) -> str:
+        """op + variant + dtype: 'swiglu fused bf16'."""
+        return label(self.op, self.variant, self.dtype)
+
+    @property
+    def shape(self) -> str:
+        return shape_text(self.params)
+
+    @property
+    def sm_clock_mhz(self) -> float | None:
+        """The median SM clock during the samples, when the device reports one."""
+        return self.clocks.sm_median_mhz if self.clocks else None
+
+    def key(self, case: str = "") -> Key:
+        """How a record is matched across documents: operator, variant, canonical params, dtype (and `case`,
+        set only to tell apart two records that share those four)."""
+        return (self.op, self.variant, canonical_params(self.params), self.dtype, case)
+
+
+Key = tuple[str, Any, str, str, str]
+
+
+def canonical_params(params: Any) -> str:
+    """Params as a stable string: sorted keys, integral floats written as ints (4096.0 == 4096)."""
+    def norm(v: Any) -> Any:
+        if isinstance(v, float) and v.is_integer():
+            return int(v)
+        if isinstance(v, dict):
+            return {str(k): norm(x) for k, x in v.items()}
+        if isinstance(v, (list, tuple)):
+            return [norm(x) for x in v]
+        return v
+    return json.dumps(norm(params or {}), sort_keys=True, separators=(",", ":"), default=str)
+
+
+def label(op: Any, variant: Any, dtype: Any) -> str:
+    """op + variant + dtype: 'swiglu fused bf16' (the parts that are set)."""
+    return " ".join(str(p) for p in (op, variant, dtype) if p)
+
+
+def shape_text(params: Any) -> str:
+    """'m=4096 n=4096 k=4096', or '-' for a record without parameters."""
+    return " ".join(f"{k}={v}" for k, v in (params or {}).items()) or "-"
 
 
 def ceilings_dict(ceilings: Ceilings) -> dict[str, Any]:
@@ -16,47 +270,51 @@ def ceilings_dict(ceilings: Ceilings) -> dict[str, Any]:
             "notes": list(ceilings.notes)}
 
 
-def analytic_record(op: Operator, dtype: DType, ceilings: Ceilings, tensor_cores: bool = True) -> dict[str, Any]:
-    """The roofline prediction for one operator: every field of schema v1 but the timed ones."""
+def placed_record(*, op: str, variant: str | None, params: dict[str, Any], dtype: DType, flops: float,
+                  bytes_read: float, bytes_written: float, ceilings: Ceilings, uses_tensor_cores: bool,
+                  allow_tensor_cores: bool = True, bytes_by_kind: dict[str, float] | None = None,
+                  traffic: dict[str, Any] | None = None, model_note: str | None = None,
+                  notes: list[str] | None = None) -> Record:
+    """The one place a record is built: FLOPs and bytes placed on a device's roofs (no timing yet)."""
+    pipe = choose_pipe(ceilings, dtype, uses_tensor_cores, allow_tensor_cores)
+    total = float(bytes_read) + float(bytes_written)
+    a = RooflinePoint(float(flops), total, pipe.flops_per_s, ceilings.dram_bytes_per_s)
+    return Record(
+        op=op, variant=variant, params=params, dtype=dtype.name, flops=float(flops), bytes_read=bytes_read,
+        bytes_written=bytes_written, bytes=total, bytes_by_kind=bytes_by_kind, traffic=traffic,
+        arithmetic_intensity=a.arithmetic_intensity, gpu=ceilings.device_id, device_kind=ceilings.kind,
+        roof_source=ceilings.source, compute_pipe=pipe.key, compute_pipe_label=pipe.label,
+        tensor_cores=pipe.key.split("_")[1] == "tensor" if ceilings.kind == "gpu" else None,
+        peak_flops_per_s=a.peak_flops_per_s, peak_bytes_per_s=a.peak_bytes_per_s, ridge_point=a.ridge_point,
+        bound=a.bound, attainable_flops_per_s=a.attainable_flops_per_s, roofline_time_s=a.roofline_time_s,
+        model_note=model_note, notes=[*(notes or []), *([pipe.note] if pipe.note else [])])
+
+
+def analytic_record(op: Any, dtype: DType, ceilings: Ceilings, tensor_cores: bool = True) -> Record:
+    """The roofline prediction for one catalog operator (an `ops.base.Operator`): every field but the timed ones."""
     op.check_dtype(dtype)
-    pipe = choose_pipe(ceilings, dtype, op.uses_tensor_cores, tensor_cores)
     traffic = op.traffic(dtype)
-    flops = float(op.flops())
-    a = Analysis(flops, traffic.total, pipe.flops_per_s, ceilings.dram_bytes_per_s)
-    notes = [n for n in (pipe.note,) if n]
-    return {
-        "op": op.name,
-        "variant": op.variant_name(),
-        "params": op.params(),
-        "dtype": dtype.name,
-        "flops": flops,
-        "bytes_read": traffic.bytes_read,
-        "bytes_written": traffic.bytes_written,
-        "bytes": traffic.total,
-        "bytes_by_kind": traffic.by_kind(),
-        "traffic": {"read": traffic.read, "written": traffic.written},
-        "arithmetic_intensity": a.arithmetic_intensity,
-        "gpu": ceilings.device_id,
-        "device_kind": ceilings.kind,
-        "roof_source": ceilings.source,
-        "compute_pipe": pipe.key,
-        "compute_pipe_label": pipe.label,
-        "tensor_cores": pipe.key.split("_")[1] == "tensor" if ceilings.kind == "gpu" else None,
-        "peak_flops_per_s": a.peak_flops_per_s,
-        "peak_bytes_per_s": a.peak_bytes_per_s,
-        "ridge_point": a.ridge_point,
-        "bound": a.bound,
-        "attainable_flops_per_s": a.attainable_flops_per_s,
-        "roofline_time_s": a.roofline_time_s,
-        "model_note": op.ignores,
-        "notes": notes,
-    }
+    return placed_record(op=op.name, variant=op.variant_name(), params=op.params(), dtype=dtype,
+                         flops=float(op.flops()), bytes_read=traffic.bytes_read, bytes_written=traffic.bytes_written,
+                         ceilings=ceilings, uses_tensor_cores=op.uses_tensor_cores, allow_tensor_cores=tensor_cores,
+                         bytes_by_kind=traffic.by_kind(), traffic={"read": traffic.read, "written": traffic.written},
+                         model_note=op.ignores)
 
 
-def add_time(record: dict[str, Any], time_s: float) -> dict[str, Any]:
-    """Derive the achieved rates and the fraction of the roofline from a median time."""
-    a = Analysis(record["flops"], record["bytes"], record["peak_flops_per_s"], record["peak_bytes_per_s"])
+def requoted(record: Record, ceilings: Ceilings, dtype: DType, uses_tensor_cores: bool, allow_tensor_cores: bool,
+             spec_clock_mhz: float | None) -> Record:
+    """The record placed on other ceilings (the spec's peaks re-quoted at an observed clock)."""
+    pipe = choose_pipe(ceilings, dtype, uses_tensor_cores, allow_tensor_cores)
+    a = RooflinePoint(record.flops, record.bytes, pipe.flops_per_s, ceilings.dram_bytes_per_s)
+    return dataclasses.replace(record, peak_flops_per_s_datasheet=record.peak_flops_per_s,
+                               peak_flops_per_s=a.peak_flops_per_s, ridge_point=a.ridge_point, bound=a.bound,
+                               attainable_flops_per_s=a.attainable_flops_per_s, roofline_time_s=a.roofline_time_s,
+                               sm_clock_mhz_spec=spec_clock_mhz)
+
+
+def with_time(record: Record, time_s: float) -> Record:
+    """The record with a median time: achieved rates and the fraction of the roofline derived from it."""
+    a = RooflinePoint(record.flops, record.bytes, record.peak_flops_per_s, record.peak_bytes_per_s)
     ach = achieved(a, time_s)
-    record.update(time_s=ach.time_s, achieved_flops_per_s=ach.achieved_flops_per_s,
-                  achieved_bytes_per_s=ach.achieved_bytes_per_s, roofline_fraction=ach.roofline_fraction)
-    return record
+    return dataclasses.replace(record, time_s=ach.time_s, achieved_flops_per_s=ach.achieved_flops_per_s,
+                               achieved_bytes_per_s=ach.achieved_bytes_per_s, roofline_fraction=ach.roofline_fraction)

@@ -9,9 +9,10 @@ import os
 from collections.abc import Callable
 from typing import Any
 
+from roofline.ceilings.specs import gpu_ceilings
 from roofline.core.dtypes import DType, get_dtype
 from roofline.core.errors import RooflineError
-from roofline.core.model import Analysis, Ceilings, choose_pipe, gpu_ceilings
+from roofline.core.model import Ceilings, RooflinePoint, choose_pipe
 from roofline.core.record import add_time, analytic_record
 from roofline.measuring.target import Target, resolve_target
 from roofline.measuring.timing import DEFAULT_POWER, FLUSH_L2_MULTIPLE, Measurement, time_cpu, time_cuda
@@ -95,7 +96,7 @@ def finish_record(record: dict[str, Any], m: Measurement, target: Target, dtype:
     ceilings, notes = _scaled_ceilings(target, m.clocks)
     if ceilings is not target.ceilings:
         pipe = choose_pipe(ceilings, dtype, uses_tensor_cores, tensor_cores)
-        a = Analysis(record["flops"], record["bytes"], pipe.flops_per_s, ceilings.dram_bytes_per_s)
+        a = RooflinePoint(record["flops"], record["bytes"], pipe.flops_per_s, ceilings.dram_bytes_per_s)
         record.update(peak_flops_per_s_datasheet=record["peak_flops_per_s"], peak_flops_per_s=a.peak_flops_per_s,
                       ridge_point=a.ridge_point, bound=a.bound, attainable_flops_per_s=a.attainable_flops_per_s,
                       roofline_time_s=a.roofline_time_s, sm_clock_mhz_spec=target.spec["boost_clock_mhz"]
@@ -216,7 +217,7 @@ def measure(fn: Callable[[], Any], *, flops: float, bytes: float, dtype: str = "
     if target.time_device is None:
         raise RooflineError("measure: no device to time on (the --gpu spec is not this machine's GPU)")
     pipe = choose_pipe(target.ceilings, dt, tensor_cores, tensor_cores)
-    a = Analysis(float(flops), float(bytes), pipe.flops_per_s, target.ceilings.dram_bytes_per_s)
+    a = RooflinePoint(float(flops), float(bytes), pipe.flops_per_s, target.ceilings.dram_bytes_per_s)
     record: dict[str, Any] = {
         "op": name, "variant": None, "params": {}, "dtype": dt.name, "flops": float(flops),
         "bytes_read": float(bytes - (bytes_written or 0)), "bytes_written": float(bytes_written or 0),

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from roofline.ceilings.specs import GPUSpec, resolve
+from roofline.ceilings.specs import GPUSpec, gpu_ceilings, resolve
 from roofline.core.errors import RooflineError, UsageError
-from roofline.core.model import Ceilings, gpu_ceilings
+from roofline.core.model import Ceilings
 from roofline.measuring.device import LocalGPU, cpu_description, detect_gpus
 
 RoofChoice = Literal["datasheet", "measured", "both"]

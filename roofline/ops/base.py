@@ -177,7 +177,3 @@ def make(name: str, dtype: str | None = None, **params: Any) -> Operator:
     if dtype is not None:
         op.check_dtype(get_dtype(dtype))
     return op
-
-
-def operator_fields(cls: type[Operator]) -> list[dataclasses.Field[Any]]:
-    return list(dataclasses.fields(cls))

@@ -22,13 +22,6 @@ def rand(shape: tuple[int, ...] | list[int], dtype: DType, device: str, scale: f
     return torch.randn(tuple(shape), dtype=torch_dtype(dtype), device=device) * scale
 
 
-def compute_dtype(dtype: DType) -> torch.dtype:
-    """The torch dtype elementwise work runs in: fp8/int8 tensors are not computed on directly."""
-    if dtype.name in ("fp8", "int8"):
-        return torch.bfloat16
-    return torch_dtype(dtype)
-
-
 def set_tf32(dtype: DType) -> Any:
     """TF32 on for tf32, off for fp32 (true FP32): the matmul precision the record claims."""
     torch.backends.cuda.matmul.allow_tf32 = dtype.name == "tf32"

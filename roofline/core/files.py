@@ -1,0 +1,41 @@
+"""Writing the user's files: never over something they stored unless asked, never half-written."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from roofline.core.errors import RooflineError
+
+
+def refuse_existing(path: str | os.PathLike[str], force: bool) -> Path:
+    """The path, unless a file is there and the user did not pass --force (then a one-line RooflineError)."""
+    p = Path(path)
+    if p.exists() and not force:
+        raise RooflineError(f"{p} exists: not overwriting it (pass --force to replace it)")
+    return p
+
+
+def atomic_write(path: str | os.PathLike[str], text: str) -> Path:
+    """Write `text` to a temporary file beside `path`, then rename it over `path`: readers see the old file or
+    the whole new one. Errors are one-line RooflineErrors."""
+    p = Path(path)
+    try:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
+    except OSError as exc:
+        raise RooflineError(f"cannot write {p}: {exc.strerror or exc}") from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, p)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise RooflineError(f"cannot write {p}: {exc.strerror or exc}") from None
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return p

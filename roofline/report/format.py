@@ -1,0 +1,41 @@
+"""How numbers read in every view (tables, charts, advice, check reports): one function per kind of number."""
+
+from __future__ import annotations
+
+_PREFIXES = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
+# Significant figures of a duration: enough to tell a 1% change apart at any scale.
+DURATION_DIGITS = 3
+
+
+def si(x: float | None, unit: str = "", digits: int = 3) -> str:
+    """1.37e11, 'FLOP/s' -> '137 GFLOP/s'; None -> '-'."""
+    if x is None:
+        return "-"
+    for scale, p in _PREFIXES:
+        if abs(x) >= scale:
+            return f"{x / scale:.{digits}g} {p}{unit}"
+    return f"{x:.{digits}g} {unit}".rstrip()
+
+
+def duration(s: float | None, digits: int = DURATION_DIGITS) -> str:
+    """Seconds in the unit that reads best: '1.23 s', '45.6 ms', '7.89 µs'; None -> '-'."""
+    if s is None:
+        return "-"
+    if s >= 1:
+        return f"{s:.{digits}g} s"
+    if s >= 1e-3:
+        return f"{s * 1e3:.{digits}g} ms"
+    return f"{s * 1e6:.{digits}g} µs"
+
+
+def number(x: float | None) -> str:
+    """3 significant digits without exponents for large values: 0.105, 28.2, 2,490; None -> '-'."""
+    if x is None:
+        return "-"
+    return f"{x:,.0f}" if abs(x) >= 100 else f"{x:.3g}"
+
+
+def count(x: float) -> str:
+    """An exact count with thousands separators: 137,438,953,472."""
+    return f"{x:,.0f}"
+
