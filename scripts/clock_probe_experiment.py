@@ -1,10 +1,10 @@
-"""Does the self-timed clock probe (roofline/clockprobe.py) see the clock Nsight Compute sees, where the
+"""Does the self-timed clock probe (roofline/measuring/clocktrace.py) see the clock Nsight Compute sees, where the
 event-timed torch.cuda._sleep probe read 10-25% low? One GPU call:
 
     PYTHONPATH=. python3 scripts/clock_probe_experiment.py
 
 1. The probe alone, back to back: clock, and the smallest step of %globaltimer seen (its update grain).
-2. Beside kernels of the kernels-h200 suite (after the read flush, as timing.py samples): per kernel a clock
+2. Beside kernels of the kernels-h200 suite (after the read flush, as timing_cuda samples): per kernel a clock
    trace (64 points of %globaltimer and %clock64 on a side stream) cut to the kernel's window (globaltimer
    stamps before and after it on the main stream), with its first and last third and its coverage; beside
    it a self-timed spin (all, and those that ran inside the kernel) and an event-timed spin.
@@ -20,6 +20,7 @@ import torch
 
 from roofline.core.dtypes import get_dtype
 from roofline.measuring.clocktrace import TRACE_POINTS, ClockProbe, ClockTrace, Stamps, clock_in_window
+from roofline.measuring.cuda_events import event_times
 from roofline.measuring.kernels import build
 from roofline.ops import make
 
@@ -52,17 +53,6 @@ def alone() -> None:
           f"smallest start-to-start step {gaps[:3]} ns", flush=True)
 
 
-def _kernel_time(fn: Any, flush: Any) -> float:
-    pairs = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(5)]
-    for s, e in pairs:
-        flush()
-        s.record()
-        fn()
-        e.record()
-    torch.cuda.synchronize()
-    return statistics.median(s.elapsed_time(e) * 1e-3 for s, e in pairs)
-
-
 def beside() -> None:
     """Per kernel: the clock trace over the kernel (all of it, its first and last third), how much of the
     kernel the trace covered, and the two spin probes (self-timed, event-timed) sized to half the kernel."""
@@ -78,7 +68,7 @@ def beside() -> None:
         b = build(make(op, **params), get_dtype(dt), "cuda")
         for _ in range(5):
             b.fn()
-        kernel_s = _kernel_time(b.fn, flush)
+        kernel_s = statistics.median(event_times(b.fn, 5, before=flush))
         cycles = int(min(100_000, 0.5 * kernel_s * 1.5e9))
         n = 8
         traces, stamps = ClockTrace(n), Stamps(4 * n)
@@ -88,7 +78,7 @@ def beside() -> None:
         for kind in ("trace", "spin", "events"):
             for _ in range(n):
                 torch.cuda._sleep(200_000)  # ~100 µs: the host enqueues the round before the GPU gets to it
-                if kind == "trace":  # as timing._Tracer does: resident before the flush, waiting for the stamp
+                if kind == "trace":  # as sm_clock.Tracer does: resident before the flush, waiting for the stamp
                     go = torch.cuda.Event()
                     go.record(main)
                     with torch.cuda.stream(side):

@@ -22,8 +22,9 @@ from collections import defaultdict
 from typing import Any
 
 from roofline.core.dtypes import get_dtype
+from roofline.measuring.cuda_events import event_times
 from roofline.measuring.kernels import build
-from roofline.measuring.timing import time_cuda
+from roofline.measuring.timing_cuda import TimingOptions, time_cuda
 from roofline.ops import make
 
 CASES = [  # (label, op, params, ncu time in µs from the 2026-11-29 H200 run)
@@ -47,11 +48,11 @@ def times() -> None:
     print(f"{'kernel':38s} {'ncu':>7s} " + " ".join(f"{h:>9s}" for h in head))
     for label, op, params, ncu_us in CASES:
         built = _build(op, params)
-        row = [time_cuda(built.fn, "cuda:0", L2_BYTES, **kw).median_s * 1e6 for _, kw in PREPARATIONS]
+        row = [time_cuda(built.fn, TimingOptions(**kw), "cuda:0", L2_BYTES).median_s * 1e6 for _, kw in PREPARATIONS]
         del built
         for _ in range(3):
             fresh = _build(op, params)
-            row.append(time_cuda(fresh.fn, "cuda:0", L2_BYTES).median_s * 1e6)
+            row.append(time_cuda(fresh.fn, TimingOptions(), "cuda:0", L2_BYTES).median_s * 1e6)
             del fresh
         print(f"{label:38s} {ncu_us:7.1f} " + " ".join(f"{t:9.1f}" for t in row), flush=True)
 
@@ -111,7 +112,7 @@ def cupti() -> None:
 
 
 def floor() -> None:
-    """The timer's floor: event pairs (after the read flush, as in timing.py) around graph replays of a spin
+    """The timer's floor: event pairs (after the read flush, as timing_cuda samples) around graph replays of a spin
     kernel of N cycles, beside CUPTI's duration of the same kernel; the intercept is the event-pair overhead."""
     import torch
 
@@ -121,19 +122,12 @@ def floor() -> None:
         g = torch.cuda.CUDAGraph()
         with torch.cuda.graph(g):
             torch.cuda._sleep(cycles)
-        ev = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(200)]
 
         def loop(g: Any = g) -> None:
             for _ in range(50):
                 torch.sum(buf, dim=0, out=sink)
                 g.replay()
-        for s, e in ev:
-            torch.sum(buf, dim=0, out=sink)
-            s.record()
-            g.replay()
-            e.record()
-        torch.cuda.synchronize()
-        t = statistics.median(s.elapsed_time(e) * 1e3 for s, e in ev)
+        t = statistics.median(event_times(g.replay, 200, before=lambda: torch.sum(buf, dim=0, out=sink))) * 1e6
         durs = {k: statistics.median(v) for k, v in _kernel_durations(loop).items() if "spin" in k}
         print(f"spin {cycles:6d} cycles: events median {t:7.2f} µs   cupti {durs}", flush=True)
 
@@ -145,8 +139,8 @@ def alloc() -> None:
               "padding": 1}
     for i in range(6):
         b = build(make("conv2d", **params), get_dtype("fp16"), "cuda")
-        m = time_cuda(b.fn, "cuda:0", L2_BYTES, compute_bound=True, power="sustained")
-        clock = (m.clocks or {}).get("sm_mhz", {}).get("median", 0.0)
+        m = time_cuda(b.fn, TimingOptions(compute_bound=True, power="sustained"), "cuda:0", L2_BYTES)
+        clock = (m.clocks.sm_median_mhz if m.clocks else None) or 0.0
         print(f"conv2d allocation {i + 1}: median {m.median_s * 1e6:6.1f} µs  p10 {m.summary.p10 * 1e6:6.1f}  "
               f"clock {clock:5.0f} MHz", flush=True)
         del b
@@ -161,7 +155,7 @@ def conv_process(benchmark: bool) -> None:
               "padding": 1}
     b = build(make("conv2d", **params), get_dtype("fp16"), "cuda")
     torch.backends.cudnn.benchmark = benchmark
-    m = time_cuda(b.fn, "cuda:0", L2_BYTES, compute_bound=True, power="sustained")
+    m = time_cuda(b.fn, TimingOptions(compute_bound=True, power="sustained"), "cuda:0", L2_BYTES)
     shapes = set()
     with tempfile.TemporaryDirectory() as tmp:
         from torch.profiler import ProfilerActivity, profile
@@ -187,22 +181,15 @@ def pair() -> None:
     sink = torch.empty((), dtype=torch.float32, device="cuda")
 
     def empty_pair(n: int = 400, between: Any = None) -> float:
-        ev = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(n)]
-        for s, e in ev:
-            torch.sum(buf, dim=0, out=sink)
-            s.record()
-            if between is not None:
-                between()
-            e.record()
-        torch.cuda.synchronize()
-        return statistics.median(s.elapsed_time(e) * 1e3 for s, e in ev)
+        times = event_times(between or (lambda: None), n, before=lambda: torch.sum(buf, dim=0, out=sink))
+        return statistics.median(times) * 1e6
 
     for _ in range(3):
         print(f"empty event pair after the flush: {empty_pair():.3f} µs; around torch.cuda._sleep(0): "
               f"{empty_pair(between=lambda: torch.cuda._sleep(0)):.3f} µs", flush=True)
     for label, op, params, ncu_us in CASES:
         built = _build(op, params)
-        t = time_cuda(built.fn, "cuda:0", L2_BYTES).median_s * 1e6
+        t = time_cuda(built.fn, TimingOptions(), "cuda:0", L2_BYTES).median_s * 1e6
         p = empty_pair()
         print(f"{label:38s} ncu {ncu_us:6.1f}  events {t:6.1f}  less pair {t - p:6.1f}  ratio {(t - p) / ncu_us:.3f}",
               flush=True)
@@ -210,7 +197,7 @@ def pair() -> None:
 
 
 def target_loop() -> None:
-    """For ncu --cache-control none: each case as timing.py runs it, (read flush, call) x 3, between markers."""
+    """For ncu --cache-control none: each case as timing_cuda runs it, (read flush, call) x 3, between markers."""
     import torch
 
     buf = torch.ones(3 * L2_BYTES // 4, dtype=torch.float32, device="cuda")

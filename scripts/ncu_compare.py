@@ -14,16 +14,15 @@ the comparison takes the median over an entry's N calls: one profiled launch of 
 
 from __future__ import annotations
 
-import csv
-import json
 import statistics
 import sys
 from pathlib import Path
 
+from roofline.core.document import read_document
+from roofline.core.record import Record
+from roofline.importers.ncu import read_raw_csv, split_calls
+
 MARKER = "spin"  # torch.cuda._sleep launches a kernel whose name contains this
-# The SM clock as ncu reports it: the average over SMs of cycles elapsed per second (its "SM Frequency"), and
-# the busiest SM's (max), when the run asked for it. They differ where some SMs sat idle during the kernel.
-CLOCKS = {"avg": "sm__cycles_elapsed.avg.per_second", "max": "sm__cycles_elapsed.max.per_second"}
 
 
 def target(suite_path: str, repeats: int = 1) -> None:
@@ -53,95 +52,48 @@ def target(suite_path: str, repeats: int = 1) -> None:
     torch.cuda.profiler.stop()
 
 
-def parse_ncu(path: str) -> list[dict[str, float]]:
-    """Per operator (in order): summed gpu__time_duration (s), duration-weighted SM clock (MHz), kernel count.
-
-    `ncu --csv --page raw` writes one row per kernel (metrics as columns) after a row of units."""
-    with open(path, newline="") as fh:
-        lines = [line for line in fh if line.startswith('"')]
-    reader = csv.DictReader(lines)
-    units: dict[str, str] = {}
-    kernels: list[tuple[int, dict[str, str]]] = []
-    for r in reader:
-        if not r.get("ID"):
-            units = {k: v for k, v in r.items() if v}
-            continue
-        kernels.append((int(r["ID"]), r))
-    ops: list[dict[str, float]] = []
-    current: dict[str, float] | None = None
-    for _, row in sorted(kernels, key=lambda kv: kv[0]):
-        if MARKER in row["Kernel Name"]:
-            if current is not None:
-                ops.append(current)
-            current = {"time_s": 0.0, "kernels": 0} | {f"cycles_{k}": 0.0 for k in CLOCKS}
-            continue
-        if current is None:
-            continue
-        dur = float(row["gpu__time_duration.sum"].replace(",", "")) * _scale(units.get("gpu__time_duration.sum", "ns"))
-        current["time_s"] += dur
-        current["kernels"] += 1
-        for k, metric in CLOCKS.items():
-            if row.get(metric):
-                current[f"cycles_{k}"] += dur * float(row[metric].replace(",", "")) * _hz(units.get(metric, "hz"))
-    for op in ops:
-        op["sm_clock_mhz"] = op["cycles_avg"] / op["time_s"] / 1e6 if op["time_s"] else 0.0
-        op["sm_clock_max_mhz"] = op["cycles_max"] / op["time_s"] / 1e6 if op["time_s"] else 0.0
-    return ops
-
-
-def _scale(unit: str) -> float:
-    return {"ns": 1e-9, "nsecond": 1e-9, "us": 1e-6, "usecond": 1e-6, "ms": 1e-3, "msecond": 1e-3, "s": 1.0,
-            "second": 1.0}.get(unit, 1e-9)
-
-
-def _hz(unit: str) -> float:
-    return {"hz": 1.0, "khz": 1e3, "mhz": 1e6, "ghz": 1e9, "cycle/second": 1.0, "cycle/nsecond": 1e9,
-            "cycle/usecond": 1e6}.get(unit.lower(), 1.0)
-
-
-def memset_s(record: dict[str, object]) -> float:
+def memset_s(record: Record) -> float:
     """Seconds of memsets in the record's one-call kernel breakdown: part of the operator's time, but not
     of ncu's kernel sum (ncu profiles kernels only)."""
-    names, times = record.get("kernels") or [], record.get("kernel_times_s") or []
-    return sum(t for n, t in zip(names, times, strict=False) if str(n).startswith("Memset"))  # type: ignore[arg-type]
+    names, times = record.kernels or [], record.kernel_times_s or []
+    return sum(t for n, t in zip(names, times, strict=False) if n.startswith("Memset"))
 
 
 def compare(results_path: str, ncu_path: str, markdown: str | None) -> int:
-    doc = json.loads(Path(results_path).read_text())
-    recs = doc["records"]
-    calls = parse_ncu(ncu_path)
+    recs = read_document(results_path).records
+    calls = split_calls(read_raw_csv(ncu_path), MARKER)
     repeats = max(1, len(calls) // len(recs)) if recs else 1
     if len(calls) != repeats * len(recs):
         print(f"warning: {len(recs)} records but {len(calls)} ncu groups", file=sys.stderr)
     ops = []
     for i in range(len(calls) // repeats):
         mine = calls[i * repeats:(i + 1) * repeats]
-        ops.append({"time_s": statistics.median(c["time_s"] for c in mine),
-                    "sm_clock_mhz": statistics.median(c["sm_clock_mhz"] for c in mine),
-                    "sm_clock_max_mhz": statistics.median(c["sm_clock_max_mhz"] for c in mine),
-                    "kernels": mine[0]["kernels"], "calls": len(mine),
-                    "spread": (max(c["time_s"] for c in mine) / min(c["time_s"] for c in mine) - 1)
-                    if min(c["time_s"] for c in mine) > 0 else 0.0})
+        times = [c.time_s for c in mine]
+        ops.append({"time_s": statistics.median(times),
+                    "sm_clock_mhz": statistics.median(c.sm_clock_mhz for c in mine),
+                    "sm_clock_max_mhz": statistics.median(c.sm_clock_max_mhz for c in mine),
+                    "kernels": mine[0].kernels, "calls": len(mine),
+                    "spread": max(times) / min(times) - 1 if min(times) > 0 else 0.0})
     lines = ["| # | operator | dtype | bound | roofline median | roofline SM MHz | ncu time | ncu SM MHz avg/max | "
              "ncu spread | ratio | ratio at same clock | at ncu's max clock | ratio less memsets | kernels |",
              "|---" * 14 + "|"]
     worst = worst_max = 0.0
     for i, (rec, n) in enumerate(zip(recs, ops, strict=False), start=1):
-        ours = rec["time_s"]
-        our_clock = ((rec.get("clocks") or {}).get("sm_mhz") or {}).get("median") or 0.0
+        ours = rec.time_s or 0.0
+        our_clock = rec.sm_clock_mhz or 0.0
         ratio = ours / n["time_s"]
         # At the same clock: compute-bound time scales with 1/clock; memory-bound time is left as is.
         same = same_max = ratio
-        if rec["bound"] == "compute" and our_clock and n["sm_clock_mhz"]:
+        if rec.bound == "compute" and our_clock and n["sm_clock_mhz"]:
             same = ours / (n["time_s"] * n["sm_clock_mhz"] / our_clock)
-        if rec["bound"] == "compute" and our_clock and n["sm_clock_max_mhz"]:
+        if rec.bound == "compute" and our_clock and n["sm_clock_max_mhz"]:
             same_max = ours / (n["time_s"] * n["sm_clock_max_mhz"] / our_clock)
         worst, worst_max = max(worst, abs(same - 1)), max(worst_max, abs(same_max - 1))
         memsets = memset_s(rec)
         less = f"{(ours - memsets) / n['time_s']:.3f}" if memsets else "-"
-        label = rec["op"] + (f" ({rec['variant']})" if rec.get("variant") else "")
-        shape = " ".join(f"{k}={v}" for k, v in rec["params"].items() if k not in ("epilogue",))
-        lines.append(f"| {i} | {label} {shape} | {rec['dtype']} | {rec['bound']} | {ours * 1e6:.1f} µs | "
+        label = rec.op + (f" ({rec.variant})" if rec.variant else "")
+        shape = " ".join(f"{k}={v}" for k, v in rec.params.items() if k not in ("epilogue",))
+        lines.append(f"| {i} | {label} {shape} | {rec.dtype} | {rec.bound} | {ours * 1e6:.1f} µs | "
                      f"{our_clock:.0f} | {n['time_s'] * 1e6:.1f} µs | "
                      f"{n['sm_clock_mhz']:.0f}/{n['sm_clock_max_mhz']:.0f} | "
                      f"{n['spread']:.1%} | {ratio:.3f} | {same:.3f} | {same_max:.3f} | {less} | {int(n['kernels'])} |")

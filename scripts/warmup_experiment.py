@@ -4,18 +4,21 @@ does? One GPU call:
     PYTHONPATH=. python3 scripts/warmup_experiment.py
 
 Per kernel, after IDLE_S of idle: (read flush, kernel) back to back in chunks of ~CHUNK_S, each chunk timed by
-events and synchronised (as timing._warm_up does), with NVML's SM clock, power (averaged and, where the driver
+events and synchronised (as timing_cuda warms up), with NVML's SM clock, power (averaged and, where the driver
 has it, instant) and clock-event reasons read after each chunk. Prints one line per chunk.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
+from typing import Any
 
 import pynvml
 import torch
 
 from roofline.core.dtypes import get_dtype
+from roofline.measuring.cuda_events import event_times
 from roofline.measuring.kernels import build
 from roofline.ops import make
 
@@ -60,25 +63,19 @@ def main() -> None:
         for _ in range(3):
             fn()
         torch.cuda.synchronize()
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        fn()
-        e.record()
-        e.synchronize()
-        per = s.elapsed_time(e) * 1e-3
+        per = event_times(fn, 1)[0]
         chunk = max(2, round(CHUNK_S / per))
         time.sleep(IDLE_S)
         print(f"\n{label}: {per * 1e6:.0f} us cold, chunks of {chunk} calls")
         total, t_host0 = 0.0, time.perf_counter()
-        while total < TOTAL_S:
-            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            s.record()
+
+        def calls(fn: Callable[[], Any] = fn, chunk: int = chunk) -> None:
             for _ in range(chunk):
                 flush()
                 fn()
-            e.record()
-            e.synchronize()
-            t = s.elapsed_time(e) * 1e-3
+
+        while total < TOTAL_S:
+            t = event_times(calls, 1)[0]
             total += t
             avg, inst = power_now()
             mhz = pynvml.nvmlDeviceGetClockInfo(h, pynvml.NVML_CLOCK_SM)

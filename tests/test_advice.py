@@ -1,11 +1,13 @@
 """Each advice rule fires on the record it is for and stays quiet on the others.
 
 Records are built as the CLI builds them (roofline.core.record.analytic_record against a spec's datasheet
-ceilings); measured cases add a time with roofline.core.record.add_time. Byte counts in the comments use
+ceilings); measured cases add a time with roofline.core.record.with_time. Byte counts in the comments use
 n = elements x bytes per element.
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 import pytest
 
@@ -13,7 +15,7 @@ from roofline.analysis import advice
 from roofline.analysis.advice import RULES, advise, gemm_tile, rebuild, rule, waves
 from roofline.ceilings.specs import gpu_ceilings, resolve
 from roofline.core.dtypes import get_dtype
-from roofline.core.record import add_time, analytic_record
+from roofline.core.record import analytic_record, with_time
 from roofline.ops import make
 
 H200_BW = 4800e9  # bytes/s, h200-sxm memory_bandwidth_gbps
@@ -24,14 +26,16 @@ def rec(name: str, dtype: str = "bf16", gpu: str = "h200-sxm", tensor_cores: boo
 
 
 def timed(record, time_s: float):
-    return add_time(record, time_s)
+    return with_time(record, time_s)
 
 
 def rules_of(items) -> list[str]:
+    items = items.items if isinstance(items, advice.Advised) else items
     return [i["rule"] for i in items]
 
 
 def only(items, name):
+    items = items.items if isinstance(items, advice.Advised) else items
     found = [i for i in items if i["rule"] == name]
     assert len(found) == 1, rules_of(items)
     return found[0]
@@ -47,7 +51,7 @@ def test_registry_rejects_a_second_rule_of_a_name() -> None:
 
 def test_every_item_has_rule_and_message() -> None:
     for r in (rec("add_layernorm", variant="unfused"), rec("gemm", "fp32", m=2048), rec("rmsnorm", rows=64)):
-        for item in advise(r):
+        for item in advise(r).items:
             assert isinstance(item["rule"], str) and item["message"].endswith((".", ")"))
 
 
@@ -77,7 +81,7 @@ def test_unfused_variants(name, params, n, saved_n) -> None:
 
 def test_gemm_epilogue_fires_although_compute_bound() -> None:
     r = rec("gemm", m=4096, epilogue="bias", variant="unfused")
-    assert r["bound"] == "compute"
+    assert r.bound == "compute"
     assert "epilogue" in only(advise(r), "fuse")["message"]
 
 
@@ -87,7 +91,7 @@ def test_naive_attention_to_flash() -> None:
     # naive materialises S and P: 2 reads + 2 writes of batch x heads x seq^2 x 2 B = 4 x 32 x 2048^2 x 2
     assert a["to_variant"] == "flash"
     assert a["saved_bytes"] == 4 * 32 * 2048 * 2048 * 2
-    assert a["fused_roofline_time_s"] < r["roofline_time_s"]
+    assert a["fused_roofline_time_s"] < r.roofline_time_s
 
 
 def test_fused_variants_are_quiet() -> None:
@@ -108,10 +112,10 @@ def test_standalone_norm_suggests_fusing_the_residual_add(norm: str) -> None:
 
 def test_activation_suggests_gemm_epilogue() -> None:
     for act in ("relu", "gelu", "silu"):
-        items = advise(rec(act, numel=2**24))
+        items = advise(rec(act, numel=2**24)).items
         epi = [i for i in items if i["rule"] == "fuse-neighbour" and i["neighbour"] == "gemm epilogue"]
         assert len(epi) == 1 and epi[0]["saved_bytes"] == 2 * 2**24 * 2  # its own read and write disappear
-    silu = [i["neighbour"] for i in advise(rec("silu", numel=2**24)) if i["rule"] == "fuse-neighbour"]
+    silu = [i["neighbour"] for i in advise(rec("silu", numel=2**24)).items if i["rule"] == "fuse-neighbour"]
     assert silu == ["gemm epilogue", "swiglu"]
 
 
@@ -211,7 +215,8 @@ def test_latency_from_roofline_time() -> None:
     r = rec("rmsnorm", rows=64, cols=4096)  # 64 x 4096 x 2 B x 2 + 8 kB = 1.06 MB / 4.8 TB/s = 0.22 µs < 5 µs
     a = only(advise(r), "latency")
     assert a["time_kind"] == "roofline" and a["threshold_s"] == advice.LAUNCH_OVERHEAD_S
-    assert r["bound_class"] == "latency" and r["bound"] == "memory"  # bound left alone
+    assert advise(r).bound_class == "latency" and r.bound == "memory"  # bound left alone
+    assert advice.with_advice(r).bound_class == "latency" and r.bound_class is None  # a new record
 
 
 def test_latency_from_measured_time() -> None:
@@ -219,21 +224,20 @@ def test_latency_from_measured_time() -> None:
     assert only(advise(r), "latency")["time_kind"] == "measured"
     r = timed(rec("rmsnorm", rows=64, cols=4096), 20e-6)  # roofline 0.22 µs but measured 20 µs: not latency
     assert "latency" not in rules_of(advise(r))
-    assert r["bound_class"] == "memory"
+    assert advise(r).bound_class == "memory"
 
 
 def test_latency_quiet_for_long_kernels_and_cpu() -> None:
     r = rec("gemm", m=4096)
-    assert "latency" not in rules_of(advise(r)) and r["bound_class"] == "compute"
-    cpu = rec("rmsnorm", rows=64)
-    cpu["device_kind"] = "cpu"
+    assert "latency" not in rules_of(advise(r)) and advise(r).bound_class == "compute"
+    cpu = dataclasses.replace(rec("rmsnorm", rows=64), device_kind="cpu")
     assert "latency" not in rules_of(advise(cpu, None))
 
 
 # ---------------------------------------------------------------- below the roof, nothing else to say
 def test_below_roof_memory() -> None:
     r = rec("softmax")  # roofline 14 µs (2 x 4096^2 x 2 B / 4.8 TB/s), measured at 30% of it
-    timed(r, r["roofline_time_s"] / 0.3)
+    r = timed(r, r.roofline_time_s / 0.3)
     a = only(advise(r), "below-roof")
     assert a["roofline_fraction"] == pytest.approx(0.3, rel=1e-3)
     assert "--section SpeedOfLight --section MemoryWorkloadAnalysis" in a["message"]
@@ -248,7 +252,7 @@ def test_below_roof_quiet_when_another_rule_fires_or_near_the_roof() -> None:
     r = timed(rec("add_layernorm", variant="unfused"), 35e-6 / 0.3)
     assert rules_of(advise(r)) == ["fuse"]
     assert "below-roof" not in rules_of(advise(timed(rec("softmax"), 14e-6 / 0.8)))
-    assert advise(rec("softmax")) == []  # analytic: nothing measured, nothing to say
+    assert advise(rec("softmax")).items == []  # analytic: nothing measured, nothing to say
 
 
 # ---------------------------------------------------------------- helpers
@@ -256,33 +260,23 @@ def test_rebuild_round_trips_variants() -> None:
     for r in (rec("gemm", m=512, epilogue="silu", variant="unfused"), rec("conv2d", "fp16", algo="winograd4"),
               rec("attention", variant="naive", causal=True), rec("add_rmsnorm", write_sum=False)):
         op = rebuild(r)
-        assert op is not None and op.variant_name() == r["variant"] and op.params() == r["params"]
-    assert rebuild({"op": "custom", "params": {}}) is None
+        assert op is not None and op.variant_name() == r.variant and op.params() == r.params
+    assert rebuild(dataclasses.replace(rec("gemm"), op="custom", params={})) is None
 
 
 def test_custom_record_gets_only_generic_rules() -> None:
     def custom():
-        r = rec("gemm", m=4096)
-        r.update(op="custom", params={}, variant=None)
-        return r
+        return dataclasses.replace(rec("gemm", m=4096), op="custom", params={}, variant=None)
 
     assert rules_of(advise(custom())) == []  # no operator to rebuild: no fusion, precision, waves
     assert rules_of(advise(timed(custom(), 1e-3))) == ["below-roof"]  # 139 µs roofline, 1 ms measured: 14%
 
 
 def test_extra_pass_rule_names_the_pass_and_silences_the_fallback() -> None:
-    from roofline.analysis.advice import advise
-    from roofline.ceilings.specs import gpu_ceilings, resolve
-    from roofline.core.dtypes import get_dtype
-    from roofline.core.record import add_time, analytic_record
-    from roofline.ops import make
-
     spec = resolve("h200")
     op = make("decode_attention", batch=16, heads=32, kv_heads=8, context=8192, head_dim=128, kv_dtype="fp8")
-    rec = add_time(analytic_record(op, get_dtype("bf16"), gpu_ceilings(spec)), 927e-6)  # 6% of roof, as on the H200
-    rec["device_kind"] = "gpu"
-    rec["extra_passes"] = ["fp8 cache converted to bf16 by .to() (a separate pass)"]
-    rules = [a["rule"] for a in advise(rec, spec)]
+    plain = with_time(analytic_record(op, get_dtype("bf16"), gpu_ceilings(spec)), 927e-6)  # 6% of roof (H200)
+    extra = dataclasses.replace(plain, extra_passes=["fp8 cache converted to bf16 by .to() (a separate pass)"])
+    rules = rules_of(advise(extra, spec))
     assert "extra-pass" in rules and "below-roof" not in rules
-    del rec["extra_passes"]
-    assert "below-roof" in [a["rule"] for a in advise(rec, spec)]
+    assert "below-roof" in rules_of(advise(plain, spec))

@@ -1,4 +1,5 @@
-"""The CI regression check: threshold grammar, Mann–Whitney U, every verdict, bad input, reports, baselines.
+"""The CI regression check: threshold grammar, Mann–Whitney U (core.stats), every verdict (ci.judge), bad input,
+reports (ci.formats), baselines (ci.baseline).
 
 Samples are synthetic and deterministic: lognormal around 1.0 ms with 2% noise, 50 per record, fixed seeds.
 """
@@ -14,8 +15,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import write
 
-from roofline.ci import judge as check
+from roofline.ci.baseline import update_baseline
+from roofline.ci.formats import COLUMNS, render_table, to_json, to_junit, to_markdown, write_outputs
 from roofline.ci.judge import (
     ALPHA,
     BETTER,
@@ -28,21 +31,20 @@ from roofline.ci.judge import (
     WORSE,
     WORSE_NOT_SIGNIFICANT,
     FailOn,
+    Report,
+    Row,
     Rule,
-    compare,
+    judge,
     load_for_check,
-    mann_whitney_u,
     parse_fail_on,
-    render_table,
     run_check,
-    to_json,
-    to_junit,
-    to_markdown,
-    update_baseline,
-    write_outputs,
+    statistic,
 )
-from roofline.core.document import dumps
+from roofline.core import stats
+from roofline.core.document import Document, dumps
 from roofline.core.errors import UsageError
+from roofline.core.record import Record
+from roofline.core.stats import mann_whitney_u
 
 GEMM = {"m": 4096, "n": 4096, "k": 4096, "batch": 1, "epilogue": "none"}
 RELU = {"numel": 268435456}
@@ -55,8 +57,8 @@ def lognormal(n: int = 50, center: float = 1e-3, noise: float = 0.02, seed: int 
 
 def record(samples: list[float], op: str = "gemm", params: dict[str, Any] | None = None, dtype: str = "fp16",
            gpu: str = "h200-sxm", roofline_time_s: float = 0.5e-3, peak_flops: float = 989e12,
-           peak_bytes: float = 4.8e12, **extra: Any) -> dict[str, Any]:
-    """A schema-v1 timed record; time_s is the median as measure.py stores it."""
+           peak_bytes: float = 4.8e12, **extra: Any) -> Record:
+    """A schema-v1 timed record; time_s is the median as the runner stores it."""
     samples_sorted = sorted(samples)
     mid = len(samples) // 2
     med = samples_sorted[mid] if len(samples) % 2 else (samples_sorted[mid - 1] + samples_sorted[mid]) / 2
@@ -68,19 +70,18 @@ def record(samples: list[float], op: str = "gemm", params: dict[str, Any] | None
            "achieved_flops_per_s": 1e11 / med, "achieved_bytes_per_s": 1e8 / med,
            "roofline_fraction": roofline_time_s / med}
     rec.update(extra)
-    return rec
+    return Record.from_dict(rec)
 
 
-def document(records: list[dict[str, Any]], name: str = "NVIDIA H200", spec_id: str = "h200-sxm",
-             driver: str = "560.35.03", torch: str = "2.5.1") -> dict[str, Any]:
+def document(records: list[Record], name: str = "NVIDIA H200", spec_id: str = "h200-sxm",
+             driver: str = "560.35.03", torch: str = "2.5.1") -> Document:
     device = {"kind": "gpu", "spec_id": spec_id, "spec_name": name, "name": name, "index": 0,
               "driver_version": driver, "torch_version": torch}
-    return {"schema_version": 1, "tool_version": "0.1.0", "created": "2025-01-01T00:00:00+00:00",
-            "device": device, "records": records}
+    return Document(device=device, records=records, tool_version="0.1.0", created="2025-01-01T00:00:00+00:00")
 
 
-def one(results_samples: list[float], baseline_samples: list[float], **kw: Any) -> check.Row:
-    report = compare(document([record(results_samples)]), document([record(baseline_samples)]), **kw)
+def one(results_samples: list[float], baseline_samples: list[float], **kw: Any) -> Row:
+    report = judge(document([record(results_samples)]), document([record(baseline_samples)]), **kw)
     assert len(report.rows) == 1
     return report.rows[0]
 
@@ -141,8 +142,8 @@ def test_mwu_separated_samples_by_hand() -> None:
 
 def test_mwu_exact_distribution_by_hand() -> None:
     # n1 = n2 = 2, orderings of xxyy and U_x (pairs x > y): yyxx 4, yxyx 3, yxxy 2, xyyx 2, xyxy 1, xxyy 0.
-    assert check._u_counts(2, 2) == (1, 1, 2, 1, 1)
-    assert sum(check._u_counts(7, 9)) == math.comb(16, 7)
+    assert stats._u_counts(2, 2) == (1, 1, 2, 1, 1)
+    assert sum(stats._u_counts(7, 9)) == math.comb(16, 7)
 
 
 def test_mwu_with_ties_by_hand() -> None:
@@ -171,16 +172,17 @@ def test_min_samples_is_where_significance_becomes_possible() -> None:
 @pytest.mark.parametrize(("n1", "n2", "ties"), [(5, 5, False), (7, 12, False), (30, 50, False), (50, 50, False),
                                                  (120, 90, False), (20, 25, True)])
 def test_mwu_matches_scipy(alternative: str, n1: int, n2: int, ties: bool) -> None:
-    stats = pytest.importorskip("scipy.stats")
+    scipy_stats = pytest.importorskip("scipy.stats")
     rng = random.Random(n1 * 1000 + n2)
     x = [rng.gauss(0.3, 1) for _ in range(n1)]
     y = [rng.gauss(0.0, 1) for _ in range(n2)]
     if ties:
         x, y = [round(v, 1) for v in x], [round(v, 1) for v in y]
-    methods = ["normal"] + ([] if ties or max(n1, n2) > check.EXACT_MAX_N else ["exact"])
+    methods = ["normal"] + ([] if ties or max(n1, n2) > stats.EXACT_MAX_N else ["exact"])
     for method in methods:
         ours = mann_whitney_u(x, y, alternative, method)
-        ref = stats.mannwhitneyu(x, y, alternative=alternative, method="exact" if method == "exact" else "asymptotic")
+        ref = scipy_stats.mannwhitneyu(x, y, alternative=alternative,
+                                       method="exact" if method == "exact" else "asymptotic")
         assert ours.u == pytest.approx(float(ref.statistic))
         assert ours.p_value == pytest.approx(float(ref.pvalue), rel=1e-9)
 
@@ -194,7 +196,7 @@ def test_same_noise_only() -> None:
 
 
 def test_worse_seven_percent_slower_is_a_regression() -> None:
-    report = compare(document([record(scaled(lognormal(seed=2), 1.07))]), document([record(lognormal(seed=1))]))
+    report = judge(document([record(scaled(lognormal(seed=2), 1.07))]), document([record(lognormal(seed=1))]))
     row = report.rows[0]
     assert row.verdict == WORSE
     assert row.change == pytest.approx(0.07, abs=0.01)
@@ -205,7 +207,7 @@ def test_worse_seven_percent_slower_is_a_regression() -> None:
 
 
 def test_worse_not_significant_with_three_samples() -> None:
-    report = compare(document([record(scaled(lognormal(3, seed=2), 1.07))]), document([record(lognormal(3))]))
+    report = judge(document([record(scaled(lognormal(3, seed=2), 1.07))]), document([record(lognormal(3))]))
     row = report.rows[0]
     assert row.verdict == WORSE_NOT_SIGNIFICANT
     assert row.p_value is None
@@ -249,7 +251,7 @@ def test_significant_but_small_change_is_same() -> None:
 
 def test_not_comparable_other_gpu() -> None:
     results = document([record(lognormal(seed=2), gpu="h100-sxm")], name="NVIDIA H100 80GB HBM3", spec_id="h100-sxm")
-    report = compare(results, document([record(lognormal(seed=1))]))
+    report = judge(results, document([record(lognormal(seed=1))]))
     row = report.rows[0]
     assert row.verdict == NOT_COMPARABLE
     assert "GPU differs (baseline h200-sxm, results h100-sxm)" in row.reason
@@ -259,13 +261,13 @@ def test_not_comparable_other_gpu() -> None:
 
 def test_not_comparable_other_driver() -> None:
     results = document([record(scaled(lognormal(seed=2), 1.5))], driver="570.86.10")
-    row = compare(results, document([record(lognormal(seed=1))])).rows[0]
+    row = judge(results, document([record(lognormal(seed=1))])).rows[0]
     assert row.verdict == NOT_COMPARABLE
     assert "driver differs (baseline 560.35.03, results 570.86.10)" in row.reason
 
 
 def test_not_comparable_spec_peak_changed() -> None:
-    row = compare(document([record(lognormal(seed=2), peak_flops=990e12)]),
+    row = judge(document([record(lognormal(seed=2), peak_flops=990e12)]),
                   document([record(lognormal(seed=1))])).rows[0]
     assert row.verdict == NOT_COMPARABLE and "spec peak FLOP/s differs" in row.reason
 
@@ -273,35 +275,35 @@ def test_not_comparable_spec_peak_changed() -> None:
 def test_peak_requoted_at_the_observed_clock_is_still_comparable() -> None:
     # measure.py keeps the datasheet peak aside when it re-quotes the peak at the observed SM clock.
     cur = record(lognormal(seed=2), peak_flops=900e12, peak_flops_per_s_datasheet=989e12)
-    assert compare(document([cur]), document([record(lognormal(seed=1))])).rows[0].verdict == SAME
+    assert judge(document([cur]), document([record(lognormal(seed=1))])).rows[0].verdict == SAME
 
 
 def test_missing_and_new() -> None:
     base = document([record(lognormal(seed=1)), record(lognormal(seed=3), op="relu", params=RELU)])
     cur = document([record(lognormal(seed=2)), record(lognormal(seed=4), op="softmax", params={"rows": 4096})])
-    report = compare(cur, base)
+    report = judge(cur, base)
     verdicts = {r.op: r.verdict for r in report.rows}
     assert verdicts == {"gemm": SAME, "relu": MISSING, "softmax": NEW}
     assert report.exit_code == 0  # reported, not failing by default
-    assert compare(cur, base, fail_on_missing=True).exit_code == 1
+    assert judge(cur, base, fail_on_missing=True).exit_code == 1
 
 
 def test_params_are_matched_canonically() -> None:
     reordered = {k: float(v) if isinstance(v, int) else v for k, v in reversed(GEMM.items())}
-    report = compare(document([record(lognormal(seed=2), params=reordered)]), document([record(lognormal(seed=1))]))
+    report = judge(document([record(lognormal(seed=2), params=reordered)]), document([record(lognormal(seed=1))]))
     assert [r.verdict for r in report.rows] == [SAME]
 
 
 def test_record_threshold_overrides_the_default() -> None:
     cur, base = scaled(lognormal(seed=2), 1.07), lognormal(seed=1)
     assert one(cur, base).verdict == WORSE
-    row = compare(document([record(cur, threshold="median:8%")]), document([record(base)])).rows[0]
+    row = judge(document([record(cur, threshold="median:8%")]), document([record(base)])).rows[0]
     assert row.verdict == SAME and row.threshold == "median:8%"
 
 
 def test_bad_record_threshold_is_a_usage_error() -> None:
     with pytest.raises(UsageError, match=r"gemm fp16 m=4096.*bad threshold"):
-        compare(document([record(lognormal(), threshold="median:lots")]), document([record(lognormal())]))
+        judge(document([record(lognormal(), threshold="median:lots")]), document([record(lognormal())]))
 
 
 def test_several_rules_the_most_severe_wins() -> None:
@@ -317,9 +319,9 @@ def test_other_device_time_vs_fraction() -> None:
                             peak_bytes=3.35e12)], name="NVIDIA H100 80GB HBM3", spec_id="h100-sxm",
                     driver="550.54.15")
     cur = document([record(lognormal(center=0.8e-3, seed=2), roofline_time_s=0.5e-3)])
-    by_time = compare(cur, base, metric="time")
+    by_time = judge(cur, base, metric="time")
     assert [r.verdict for r in by_time.rows] == [NOT_COMPARABLE]
-    by_fraction = compare(cur, base, metric="fraction")
+    by_fraction = judge(cur, base, metric="fraction")
     row = by_fraction.rows[0]
     assert row.verdict == WORSE
     assert row.metric == "fraction"
@@ -331,31 +333,26 @@ def test_other_device_time_vs_fraction() -> None:
 
 
 def test_fraction_min_is_the_best_sample() -> None:
-    assert check.statistic([1.0, 2.0, 3.0], "min", higher_is_better=True) == 3.0
-    assert check.statistic([1.0, 2.0, 3.0], "min") == 1.0
+    assert statistic([1.0, 2.0, 3.0], "min", higher_is_better=True) == 3.0
+    assert statistic([1.0, 2.0, 3.0], "min") == 1.0
 
 
 def test_untimed_record_is_not_comparable() -> None:
     analytic = record(lognormal(seed=5), op="relu", params=RELU, time_s=None, time_samples_s=None)
     cur = document([record(lognormal(seed=2)), analytic])
     base = document([record(lognormal(seed=1)), record(lognormal(seed=3), op="relu", params=RELU)])
-    rows = {r.op: r for r in compare(cur, base).rows}
+    rows = {r.op: r for r in judge(cur, base).rows}
     assert rows["relu"].verdict == NOT_COMPARABLE and "not timed" in rows["relu"].reason
 
 
-def test_compare_does_not_modify_its_inputs() -> None:
+def test_judge_does_not_modify_its_inputs() -> None:
     cur, base = document([record(scaled(lognormal(seed=2), 1.07))]), document([record(lognormal(seed=1))])
     before = copy.deepcopy((cur, base))
-    compare(cur, base)
+    judge(cur, base)
     assert (cur, base) == before
 
 
 # ---------------------------------------------------------------- bad input -> exit 2
-def write(path: Path, doc: dict[str, Any]) -> Path:
-    path.write_text(dumps(doc))
-    return path
-
-
 def test_truncated_baseline_is_a_one_line_usage_error(tmp_path: Path) -> None:
     good = dumps(document([record(lognormal())]))
     p = tmp_path / "baseline.json"
@@ -384,13 +381,13 @@ def test_unusable_files_are_usage_errors(tmp_path: Path, content: str | None, fr
 
 
 def test_analytic_only_document_is_a_usage_error(tmp_path: Path) -> None:
-    p = write(tmp_path / "r.json", document([record(lognormal(), time_s=None, time_samples_s=None)]))
+    p = write(tmp_path / "r.json", dumps(document([record(lognormal(), time_s=None, time_samples_s=None)])))
     with pytest.raises(UsageError, match="no timed record"):
         load_for_check(p)
 
 
 def test_duplicate_records_are_a_usage_error(tmp_path: Path) -> None:
-    p = write(tmp_path / "r.json", document([record(lognormal(seed=1)), record(lognormal(seed=2))]))
+    p = write(tmp_path / "r.json", dumps(document([record(lognormal(seed=1)), record(lognormal(seed=2))])))
     with pytest.raises(UsageError, match="two records for gemm fp16"):
         load_for_check(p)
 
@@ -399,7 +396,7 @@ def test_same_shape_with_and_without_tensor_cores_are_two_records() -> None:
     base = document([record(lognormal(seed=1), tensor_cores=True), record(lognormal(seed=3), tensor_cores=False)])
     cur = document([record(lognormal(seed=2), tensor_cores=True),
                     record(scaled(lognormal(seed=4), 1.07), tensor_cores=False)])
-    rows = {r.case: r for r in compare(cur, base).rows}
+    rows = {r.case: r for r in judge(cur, base).rows}
     assert rows["tensor_cores=True"].verdict == SAME
     assert rows["tensor_cores=False"].verdict == WORSE
     assert rows["tensor_cores=False"].name.endswith("epilogue=none [tensor_cores=False]")
@@ -408,7 +405,7 @@ def test_same_shape_with_and_without_tensor_cores_are_two_records() -> None:
 def test_files_sharing_no_record_are_a_usage_error() -> None:
     cur = document([record(lognormal(), op="relu", params=RELU)])
     with pytest.raises(UsageError, match="share no record"):
-        compare(cur, document([record(lognormal())]))
+        judge(cur, document([record(lognormal())]))
 
 
 @pytest.mark.parametrize(("kw", "fragment"), [({"metric": "speed"}, "--metric"), ({"alpha": 0.0}, "alpha"),
@@ -416,7 +413,7 @@ def test_files_sharing_no_record_are_a_usage_error() -> None:
 def test_bad_arguments_are_usage_errors(kw: dict[str, Any], fragment: str) -> None:
     doc = document([record(lognormal())])
     with pytest.raises(UsageError, match=fragment):
-        compare(doc, doc, **kw)
+        judge(doc, doc, **kw)
 
 
 # ---------------------------------------------------------------- exit codes, end to end
@@ -424,7 +421,7 @@ def test_bad_arguments_are_usage_errors(kw: dict[str, Any], fragment: str) -> No
 def files(tmp_path: Path) -> tuple[Path, Path]:
     base = document([record(lognormal(seed=1)), record(lognormal(seed=3), op="relu", params=RELU)])
     cur = document([record(scaled(lognormal(seed=2), 1.07)), record(lognormal(seed=4), op="relu", params=RELU)])
-    return write(tmp_path / "results.json", cur), write(tmp_path / "baseline.json", base)
+    return write(tmp_path / "results.json", dumps(cur)), write(tmp_path / "baseline.json", dumps(base))
 
 
 def test_run_check_exit_codes(files: tuple[Path, Path], tmp_path: Path) -> None:
@@ -446,19 +443,19 @@ def test_check_leaves_the_baseline_byte_for_byte(files: tuple[Path, Path], tmp_p
     render_table(report), to_markdown(report), to_junit(report), to_json(report)
     write_outputs(report, markdown=tmp_path / "summary.md", junit=tmp_path / "junit.xml",
                   json_path=tmp_path / "check.json")
-    compare(load_for_check(results), load_for_check(baseline), metric="fraction")
+    judge(load_for_check(results), load_for_check(baseline), metric="fraction")
     assert baseline.read_bytes() == before
     assert baseline.stat().st_mtime_ns == mtime
 
 
 # ---------------------------------------------------------------- outputs
-def mixed_report() -> check.Report:
+def mixed_report() -> Report:
     base = document([record(lognormal(seed=1)), record(lognormal(seed=3), op="relu", params=RELU),
                      record(lognormal(seed=5), op="layernorm", params={"rows": 8, "cols": "a|b"})])
     cur = document([record(scaled(lognormal(seed=2), 1.07)),
                     record(lognormal(seed=4), op="softmax", params={"rows": 4096}),
                     record(lognormal(seed=6), op="layernorm", params={"rows": 8, "cols": "a|b"})])
-    return compare(cur, base)
+    return judge(cur, base)
 
 
 def test_markdown_is_a_well_formed_table() -> None:
@@ -468,14 +465,14 @@ def test_markdown_is_a_well_formed_table() -> None:
     table_lines = [line for line in md.splitlines() if line.startswith("|")]
     assert table_lines
     for line in table_lines:  # every row has the 11 columns; a "|" inside a cell is escaped
-        assert line.replace("\\|", "").count("|") == len(check.COLUMNS) + 1
+        assert line.replace("\\|", "").count("|") == len(COLUMNS) + 1
     assert "a\\|b" in md
     assert "**worse**" in md
     assert md.count("<details>") == md.count("</details>") == 1
 
 
 def test_markdown_passing() -> None:
-    md = to_markdown(compare(document([record(lognormal(seed=2))]), document([record(lognormal(seed=1))])))
+    md = to_markdown(judge(document([record(lognormal(seed=2))]), document([record(lognormal(seed=1))])))
     assert md.startswith("### :white_check_mark: roofline check passed")
 
 
@@ -511,7 +508,7 @@ def test_render_table() -> None:
     from rich.console import Console
 
     table = render_table(mixed_report())
-    assert [c.header for c in table.columns] == list(check.COLUMNS)
+    assert [c.header for c in table.columns] == list(COLUMNS)
     assert table.row_count == 4
     con = Console(record=True, width=250)
     con.print(table)
@@ -530,11 +527,10 @@ def test_write_outputs_appends_markdown(tmp_path: Path) -> None:
 
 # ---------------------------------------------------------------- baseline update
 def test_update_baseline_creates_then_replaces(tmp_path: Path) -> None:
-    first = write(tmp_path / "r1.json", document([record(lognormal(seed=1)),
-                                                  record(lognormal(seed=3), op="relu", params=RELU)]))
-    second = write(tmp_path / "r2.json", document([record(lognormal(seed=2)),
-                                                   record(lognormal(seed=4), op="softmax", params={"rows": 4096})],
-                                                  driver="570.86.10"))
+    first = document([record(lognormal(seed=1)), record(lognormal(seed=3), op="relu", params=RELU)])
+    second = document([record(lognormal(seed=2)), record(lognormal(seed=4), op="softmax", params={"rows": 4096})],
+                      driver="570.86.10")
+    first, second = write(tmp_path / "r1.json", dumps(first)), write(tmp_path / "r2.json", dumps(second))
     baseline = tmp_path / "baselines" / "h200.json"
     created = update_baseline(first, baseline)
     assert created.created and len(created.added) == 2
@@ -551,9 +547,9 @@ def test_update_baseline_creates_then_replaces(tmp_path: Path) -> None:
 
 
 def test_update_baseline_refuses_another_gpu_without_force(tmp_path: Path) -> None:
-    baseline = write(tmp_path / "h200.json", document([record(lognormal(seed=1))]))
-    other = write(tmp_path / "a100.json", document([record(lognormal(seed=2), gpu="a100-sxm")],
-                                                   name="NVIDIA A100-SXM4-80GB", spec_id="a100-sxm"))
+    baseline = write(tmp_path / "h200.json", dumps(document([record(lognormal(seed=1))])))
+    other = write(tmp_path / "a100.json", dumps(document([record(lognormal(seed=2), gpu="a100-sxm")],
+                                                         name="NVIDIA A100-SXM4-80GB", spec_id="a100-sxm")))
     before = baseline.read_bytes()
     with pytest.raises(UsageError, match=r"another GPU.*--force"):
         update_baseline(other, baseline)
@@ -563,7 +559,7 @@ def test_update_baseline_refuses_another_gpu_without_force(tmp_path: Path) -> No
 
 
 def test_update_baseline_with_bad_input_touches_nothing(tmp_path: Path) -> None:
-    baseline = write(tmp_path / "h200.json", document([record(lognormal(seed=1))]))
+    baseline = write(tmp_path / "h200.json", dumps(document([record(lognormal(seed=1))])))
     before = baseline.read_bytes()
     bad = tmp_path / "r.json"
     bad.write_text('{"schema_version": 1, "rec')
@@ -572,7 +568,7 @@ def test_update_baseline_with_bad_input_touches_nothing(tmp_path: Path) -> None:
     assert baseline.read_bytes() == before
     corrupted = tmp_path / "old.json"
     corrupted.write_text("{")
-    good = write(tmp_path / "good.json", document([record(lognormal(seed=2))]))
+    good = write(tmp_path / "good.json", dumps(document([record(lognormal(seed=2))])))
     with pytest.raises(UsageError, match=r"unreadable.*--force"):
         update_baseline(good, corrupted)
     assert corrupted.read_text() == "{"

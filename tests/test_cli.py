@@ -7,18 +7,10 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
-
-from roofline.cli.app import main
-
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    code = main(list(args))
-    out, err = capsys.readouterr()
-    return code, out, err
+from helpers import ROOT, run, write
 
 
 def test_analyze_gemm_json(capsys: pytest.CaptureFixture[str]) -> None:
@@ -69,8 +61,11 @@ def test_output_is_never_overwritten(capsys: pytest.CaptureFixture[str], tmp_pat
 
 
 def test_unwritable_output(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    code, _, err = run(capsys, "analyze", "relu", "--gpu", "h100", "--no-time", "-o", str(tmp_path / "no" / "x.json"))
-    assert code == 1 and "cannot write" in err and len(err.strip().splitlines()) == 1
+    not_a_dir = write(tmp_path / "file", "")  # the output's parent is a file: no directory can be made there
+    for bad in (tmp_path / "no" / "x.json", not_a_dir / "x.json"):  # a missing folder is not created
+        code, _, err = run(capsys, "analyze", "relu", "--gpu", "h100", "--no-time", "-o", str(bad))
+        assert code == 1 and "cannot write" in err and len(err.strip().splitlines()) == 1
+        assert not bad.parent.is_dir()
 
 
 def test_specs_list_and_show_json(capsys: pytest.CaptureFixture[str]) -> None:
@@ -139,3 +134,52 @@ def test_exit_now_skips_teardown_after_cuda_work(monkeypatch: pytest.MonkeyPatch
     with pytest.raises(Exited):
         exit_now(1)
     assert calls == ["atexit", "flush out", "_exit 1"]
+
+
+def test_outputs_are_checked_before_any_work(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """An existing --plot file is refused before the target is resolved (that may calibrate the CPU) and
+    before -o is written; a chart path without a format fails as early."""
+    import roofline.measuring.target
+
+    def no_work(**_: object) -> None:
+        raise AssertionError("resolve_target ran although an output was refused")
+
+    monkeypatch.setattr(roofline.measuring.target, "resolve_target", no_work)
+    chart, results = tmp_path / "c.svg", tmp_path / "r.json"
+    chart.write_text("precious")
+    code, _, err = run(capsys, "analyze", "relu", "--gpu", "h100", "--no-time", "-o", str(results),
+                       "--plot", str(chart))
+    assert code == 1 and f"{chart} exists" in err and "--force" in err
+    assert chart.read_text() == "precious" and not results.exists()
+    code, _, err = run(capsys, "analyze", "relu", "--gpu", "h100", "--no-time", "--plot", str(tmp_path / "c.txt"))
+    assert code == 2 and "cannot tell the chart format" in err
+
+
+def test_analyze_hands_its_options_to_the_runner(capsys: pytest.CaptureFixture[str],
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """What `analyze` passes to measure_op, and the document it builds from the record measure_op returns
+    (timed on the CPU: the runtime is in the device block, the advice in the record)."""
+    import roofline.cli.results
+    import roofline.measuring.runner
+    from roofline.core.record import Record, analytic_record, with_time
+
+    seen: dict[str, Any] = {}
+
+    def fake_measure_op(op: Any, dtype: Any, target: Any, **kwargs: Any) -> Record:
+        seen.update(op=op.name, dtype=dtype.name, device=target.time_device, **kwargs)
+        return with_time(analytic_record(op, dtype, target.ceilings, kwargs["tensor_cores"]), 1e-3)
+
+    monkeypatch.setattr(roofline.measuring.runner, "measure_op", fake_measure_op)
+    # torch's version and the GPU state (the real ones: test_run_check_and_baseline) without importing torch
+    monkeypatch.setattr(roofline.cli.results, "runtime_info", lambda device: {"time_device": device})
+    code, out, err = run(capsys, "analyze", "relu", "--numel", "4096", "--timer", "graph", "--power", "sustained",
+                         "--warm-l2", "--no-tensor-cores", "--no-kernels", "--json")
+    assert code == 0, err
+    assert seen == {"op": "relu", "dtype": "fp32", "device": "cpu", "warm_l2": True, "method": "graph",
+                    "tensor_cores": False, "power": "sustained", "kernels": False}
+    doc = json.loads(out)
+    assert doc["device"]["time_device"] == "cpu"
+    assert doc["device"]["ceilings"]["device_id"] == "cpu"
+    (rec,) = doc["records"]
+    assert rec["time_s"] == 1e-3 and rec["bound_class"] and isinstance(rec["advice"], list)

@@ -3,20 +3,15 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
+from helpers import ROOT, SUITES, run, write
 
-from roofline.cli.app import main
+from roofline.ceilings.calibrate import QUICK_CPU_PLAN
 
-ROOT = Path(__file__).resolve().parent.parent
-SMOKE = str(ROOT / "suites" / "smoke.toml")
-
-
-def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    code = main(list(args))
-    out, err = capsys.readouterr()
-    return code, out, err
+SMOKE = str(SUITES / "smoke.toml")
 
 
 def test_run_check_and_baseline(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
@@ -26,6 +21,8 @@ def test_run_check_and_baseline(capsys: pytest.CaptureFixture[str], tmp_path: Pa
     assert len(doc["records"]) == 8 and all(r["time_s"] > 0 for r in doc["records"])
     assert all("advice" in r for r in doc["records"])
     assert all("threshold" not in r for r in doc["records"])  # smoke.toml sets no per-entry threshold
+    assert doc["device"]["suite"] == "smoke" and doc["device"]["time_device"] == "cpu"
+    assert doc["device"]["torch_version"] and doc["device"]["ceilings"]["device_id"] == "cpu"
     code, out, _ = run(capsys, "baseline", "update", str(a), "--baseline", str(base))
     assert code == 0 and base.read_bytes() == a.read_bytes()
     before = base.read_bytes()
@@ -44,15 +41,14 @@ def test_run_check_and_baseline(capsys: pytest.CaptureFixture[str], tmp_path: Pa
 
 
 def test_suite_entry_threshold_reaches_the_record(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    suite, out = tmp_path / "s.toml", tmp_path / "r.json"
-    suite.write_text('[[entry]]\nop = "relu"\nparams = { numel = 4096 }\nthreshold = "median:12%"\n')
+    suite = write(tmp_path / "s.toml", '[[entry]]\nop = "relu"\nparams = { numel = 4096 }\nthreshold = "median:12%"\n')
+    out = tmp_path / "r.json"
     assert run(capsys, "run", str(suite), "-o", str(out))[0] == 0
     assert json.loads(out.read_text())["records"][0]["threshold"] == "median:12%"
 
 
 def test_check_bad_inputs(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    bad = tmp_path / "bad.json"
-    bad.write_text('{"schema_version": 1, "records": [')
+    bad = write(tmp_path / "bad.json", '{"schema_version": 1, "records": [')
     code, _, err = run(capsys, "check", str(bad), "--baseline", str(bad))
     assert code == 2 and err.startswith("error:") and len(err.strip().splitlines()) == 1
     code, _, err = run(capsys, "check", str(bad), "--baseline", str(bad), "--fail-on", "median:lots")
@@ -60,8 +56,7 @@ def test_check_bad_inputs(capsys: pytest.CaptureFixture[str], tmp_path: Path) ->
 
 
 def test_run_bad_suite(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    s = tmp_path / "s.toml"
-    s.write_text('[[entry]]\nop = "gemm"\nparams = { m = -1 }\n')
+    s = write(tmp_path / "s.toml", '[[entry]]\nop = "gemm"\nparams = { m = -1 }\n')
     code, _, err = run(capsys, "run", str(s))
     assert code == 2 and "entry 1" in err and "--m must be >= 1" in err
     code, _, err = run(capsys, "run", str(tmp_path / "missing.toml"))
@@ -78,14 +73,19 @@ def test_plot_from_analytic_results(capsys: pytest.CaptureFixture[str], tmp_path
     code, _, err = run(capsys, "plot", str(res), "-o", str(tmp_path / "c.png"))
     assert code == 1 and "--force" in err  # never overwritten without being asked
     code, out, _ = run(capsys, "plot", str(res), "--terminal")
-    assert code == 0 and "gemm" in out
+    # the chart's legend lists smoke.toml's bf16 GEMM (4096^3: 2*4096^3 FLOP / (3*4096^2*2 B) = 1365.3 FLOP/B)
+    assert code == 0 and re.search(r"^\s+[A-Z]\s+gemm bf16\s+AI 1,365\s", out, re.MULTILINE)
     code, _, err = run(capsys, "plot", str(res))
     assert code == 2 and "--terminal" in err
 
 
 def test_analyze_plot_terminal(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "analyze", "gemm", "--m", "4096", "--gpu", "h100", "--no-time", "--plot", "-")
-    assert code == 0 and "gemm" in out
+    assert code == 0
+    # The record table names "gemm" too; these come from the terminal chart alone: its x-axis title and its
+    # point legend, intensity 2*4096^3 FLOP / (3*4096^2*2 B) = 1365.3 FLOP/B.
+    assert "arithmetic intensity (FLOP/byte)" in out
+    assert re.search(r"^\s+A\s+gemm fp16\s+AI 1,365\s", out, re.MULTILINE)
 
 
 def test_occupancy_cli(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
@@ -109,13 +109,37 @@ def test_compare_cli(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 0
     doc = json.loads(out)
     assert "unsupported" in json.dumps(doc)  # fp8 on an A100 is unsupported, not zero
-    code, out, _ = run(capsys, "compare", "suite", str(ROOT / "suites" / "llm-decode.toml"), "--gpus", "h100,h200",
+    code, out, _ = run(capsys, "compare", "suite", str(SUITES / "llm-decode.toml"), "--gpus", "h100,h200",
                        "--prices", str(ROOT / "examples" / "prices.toml"))
     assert code == 0 and "h200" in out
 
 
 def test_calibrate_cpu(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "calibrate", "--device", "cpu", "--json")
+    code, out, _ = run(capsys, "calibrate", "--device", "cpu", "--quick", "--json")
     assert code == 0
     doc = json.loads(out)
     assert doc["compute_flops_per_s"]["cpu_fp32"] > 0 and doc["memory_bytes_per_s"]["dram"] > 0
+    # --quick is honoured on the CPU: one matmul size per dtype (QUICK_CPU_PLAN), not the full plan's sweep
+    assert doc["details"]["matmul"]["fp32"]["n"] == QUICK_CPU_PLAN.matmul_n["fp32"][0]
+
+
+def test_run_refuses_an_existing_output_before_timing(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    import roofline.measuring.runner
+    import roofline.measuring.target
+
+    def no_work(*_: object, **__: object) -> None:
+        raise AssertionError("timing work started although the output was refused")
+
+    monkeypatch.setattr(roofline.measuring.target, "resolve_target", no_work)
+    monkeypatch.setattr(roofline.measuring.runner, "run_suite", no_work)
+    res = write(tmp_path / "r.json", "precious")
+    code, _, err = run(capsys, "run", SMOKE, "-o", str(res))
+    assert code == 1 and "--force" in err and res.read_text() == "precious"
+
+
+def test_run_document_names_its_suite(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "run", SMOKE, "--gpu", "h200", "--no-time", "--json")
+    doc = json.loads(out)
+    assert code == 0 and doc["device"]["suite"] == "smoke" and doc["device"]["ceilings"]["device_id"] == "h200-sxm"
+    assert "time_device" not in doc["device"]  # nothing timed: no runtime block

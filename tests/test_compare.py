@@ -1,5 +1,6 @@
-"""`roofline compare`: ranking GPUs by roofline time, unsupported dtypes, prices and costs, measured ceilings
-from the calibration store, measured times from a results document, suites, JSON and the chart.
+"""`roofline compare`: ranking GPUs by roofline time, unsupported dtypes, prices and costs (ceilings.prices),
+measured ceilings from the calibration store, measured times from a results document, suites, JSON, and the
+table and chart (report.compare).
 
 Datasheet figures used below (`roofline specs show ID`; dense peaks):
     HBM GB/s:       a100 (a100-sxm4-80gb) 2039, h100 (h100-sxm) 3352, h200 (h200-sxm) 4800, l40s 864, b200 7700
@@ -14,27 +15,19 @@ import math
 from pathlib import Path
 
 import pytest
+from helpers import DATA, ROOT, SUITES, write
 from rich.console import Console
 
-from roofline.analysis.compare import (
-    NO_PRICE,
-    compare_op,
-    compare_suite,
-    compare_to_json,
-    load_prices,
-    measured_ceilings,
-    plot_compare,
-    render_compare,
-    resolve_gpus,
-)
+from roofline.analysis.compare import NO_PRICE, compare_op, compare_suite, compare_to_json, resolve_gpus
 from roofline.ceilings import store
+from roofline.ceilings.prices import load_prices
 from roofline.core.errors import RooflineError, UsageError
 from roofline.core.model import Ceilings
 from roofline.ops import make
+from roofline.report.compare import plot_compare, render_compare
 
-ROOT = Path(__file__).resolve().parent.parent
-H200_RESULTS = ROOT / "tests" / "data" / "results_h200.json"
-DECODE = ROOT / "suites" / "llm-decode.toml"
+H200_RESULTS = DATA / "results_h200.json"
+DECODE = SUITES / "llm-decode.toml"
 FIVE = ["a100", "h100", "h200", "l40s", "b200"]
 
 # gemv m=1, n=k=8192, bf16: W (8192 x 8192 x 2 B) + x (8192 x 2 B) read, y (8192 x 2 B) written
@@ -57,12 +50,6 @@ def text(table: object) -> str:
     c = Console(width=220, record=True)
     c.print(table)
     return c.export_text()
-
-
-def write(tmp_path: Path, body: str, name: str = "prices.toml") -> Path:
-    p = tmp_path / name
-    p.write_text(body)
-    return p
 
 
 PRICES = """
@@ -154,7 +141,7 @@ def test_a_dtype_the_operator_lacks_is_an_error() -> None:
 
 # ---------------------------------------------------------------- prices
 def test_prices_cost_per_call_and_per_million(tmp_path: Path) -> None:
-    prices = load_prices(write(tmp_path, PRICES))
+    prices = load_prices(write(tmp_path / "prices.toml", PRICES))
     assert prices.currency == "USD" and prices.date == "2026-11-01"
     assert prices.per_hour == {"h100-sxm": 3.0, "h200-sxm": 3.6}  # aliases resolved to spec ids
     c = compare_op(gemv(), "bf16", ["h100", "h200"], prices)
@@ -169,7 +156,7 @@ def test_prices_cost_per_call_and_per_million(tmp_path: Path) -> None:
 
 
 def test_missing_price_shows_no_price(tmp_path: Path) -> None:
-    prices = load_prices(write(tmp_path, PRICES))
+    prices = load_prices(write(tmp_path / "prices.toml", PRICES))
     c = compare_op(gemv(), "bf16", ["h100", "l40s"], prices)
     l40s = c.row("l40s")
     assert l40s.status == "ok" and l40s.price_per_hour is None and l40s.cost_per_million is None
@@ -192,7 +179,7 @@ def test_missing_price_shows_no_price(tmp_path: Path) -> None:
     (PRICES.replace("h100 = 3.0", "h100 = "), "malformed TOML", ""),
 ])
 def test_prices_file_validation(tmp_path: Path, body: str, key: str, what: str) -> None:
-    path = write(tmp_path, body)
+    path = write(tmp_path / "prices.toml", body)
     with pytest.raises(UsageError) as info:
         load_prices(path)
     msg = str(info.value)
@@ -205,7 +192,8 @@ def test_prices_file_missing(tmp_path: Path) -> None:
 
 
 def test_toml_date_accepted(tmp_path: Path) -> None:
-    assert load_prices(write(tmp_path, PRICES.replace('"2026-11-01"', "2026-11-01"))).date == "2026-11-01"
+    path = write(tmp_path / "prices.toml", PRICES.replace('"2026-11-01"', "2026-11-01"))
+    assert load_prices(path).date == "2026-11-01"
 
 
 def test_example_prices_file_is_valid_and_marked_illustrative() -> None:
@@ -224,12 +212,12 @@ def _calibration(driver: str, dram: float, compute: dict[str, float]) -> None:
 
 def test_measured_ceilings_are_used_and_marked() -> None:
     _calibration("580.1", 3.0e12, {"bf16_tensor_dense_tflops": 700e12})
-    assert set(measured_ceilings()) == {"h100-sxm"}  # the CPU entry conftest seeds is not a GPU
+    assert set(store.newest_gpu_ceilings()) == {"h100-sxm"}  # the CPU entry conftest seeds is not a GPU
     c = compare_op(gemv(), "bf16", ["h100", "h200"], None)
     h100, h200 = c.row("h100"), c.row("h200")
     assert h100.roof == "measured" and h200.roof == "datasheet"
     assert h100.time_s == pytest.approx(GEMV_BYTES / 3.0e12)  # the measured 3.0 TB/s, not the datasheet 3352 GB/s
-    assert h100.record["roof_source"] == "measured"  # type: ignore[index]
+    assert h100.record is not None and h100.record.roof_source == "measured"
     assert compare_to_json(c)["gpus"][1]["roof"] == "measured"
     assert "measured" in text(render_compare(c))
     assert compare_op(gemv(), "bf16", ["h100"], None, use_measured=False).row("h100").roof == "datasheet"
@@ -238,7 +226,7 @@ def test_measured_ceilings_are_used_and_marked() -> None:
 def test_newest_calibration_per_gpu_wins() -> None:
     _calibration("580.1", 2.5e12, {"bf16_tensor_dense_tflops": 700e12})
     _calibration("590.2", 3.1e12, {"bf16_tensor_dense_tflops": 720e12})  # saved later: newer
-    assert measured_ceilings()["h100-sxm"].dram_bytes_per_s == 3.1e12
+    assert store.newest_gpu_ceilings()["h100-sxm"].dram_bytes_per_s == 3.1e12
     assert compare_op(gemv(), "bf16", ["h100"], None).row("h100").time_s == pytest.approx(GEMV_BYTES / 3.1e12)
 
 
@@ -272,6 +260,18 @@ def test_measured_matches_dtype_and_params() -> None:
     assert c.row("h200").measured_time_s == pytest.approx(3.349e-4)
 
 
+def test_measured_params_written_as_floats_match() -> None:
+    # A results document written by another tool may hold m=4096.0: the same shape as the operator's m=4096
+    # (Record.key compares canonical params), so the H200's 193 µs is still found.
+    doc = json.loads(H200_RESULTS.read_text())
+    for rec in doc["records"]:
+        rec["params"] = {k: float(v) if isinstance(v, int) else v for k, v in rec["params"].items()}
+    assert any(rec["params"].get("m") == 4096.0 for rec in doc["records"])
+    c = compare_op(make("gemm", m=4096), "bf16", ["h200"], None, measured=doc)
+    assert c.row("h200").measured_time_s == pytest.approx(193e-6)
+    assert not any("no timed record matches" in n for n in c.notes)
+
+
 def test_measured_on_a_gpu_not_compared_is_noted() -> None:
     doc = json.loads(H200_RESULTS.read_text())
     c = compare_op(make("gemm", m=4096), "bf16", ["h100"], None, measured=doc)
@@ -280,12 +280,12 @@ def test_measured_on_a_gpu_not_compared_is_noted() -> None:
 
 def test_measured_without_timed_records_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(RooflineError, match="no timed records"):
-        compare_op(gemv(), "bf16", ["h200"], None, measured=ROOT / "tests" / "data" / "results_analytic.json")
+        compare_op(gemv(), "bf16", ["h200"], None, measured=DATA / "results_analytic.json")
 
 
 # ---------------------------------------------------------------- suites
 def test_suite_totals_are_the_sum_of_entries(tmp_path: Path) -> None:
-    prices = load_prices(write(tmp_path, PRICES))
+    prices = load_prices(write(tmp_path / "prices.toml", PRICES))
     s = compare_suite(DECODE, FIVE, prices)
     assert len(s.entries) == 19
     for row in s.ranked:
@@ -315,7 +315,7 @@ def test_suite_with_an_unsupported_gpu() -> None:
 
 def test_suite_measured_counts_matched_entries() -> None:
     # results_h200.json holds gemm 4096^3 bf16 and rmsnorm 4096 x 4096 bf16: two llm-prefill entries
-    s = compare_suite(ROOT / "suites" / "llm-prefill.toml", ["h200"], None, measured=H200_RESULTS)
+    s = compare_suite(SUITES / "llm-prefill.toml", ["h200"], None, measured=H200_RESULTS)
     row = s.row("h200")
     assert row.measured_entries == 2 and row.measured_time_s == pytest.approx(193e-6 + 1.968e-5)
     assert "2/18" in text(render_compare(s))
@@ -323,7 +323,7 @@ def test_suite_measured_counts_matched_entries() -> None:
 
 # ---------------------------------------------------------------- JSON and chart
 def test_json_is_serialisable_and_ranked(tmp_path: Path) -> None:
-    c = compare_op(gemv(), "bf16", ["a100", "h200", "v100"], load_prices(write(tmp_path, PRICES)))
+    c = compare_op(gemv(), "bf16", ["a100", "h200", "v100"], load_prices(write(tmp_path / "prices.toml", PRICES)))
     doc = json.loads(json.dumps(compare_to_json(c)))
     assert doc["kind"] == "op" and doc["compare_version"] == 1 and doc["prices"]["currency"] == "USD"
     assert [g["gpu"] for g in doc["gpus"]] == ["h200-sxm", "a100-sxm4-80gb", "v100-sxm2"]
@@ -332,7 +332,7 @@ def test_json_is_serialisable_and_ranked(tmp_path: Path) -> None:
 
 
 def test_plot_writes_a_png(tmp_path: Path) -> None:
-    prices = load_prices(write(tmp_path, PRICES))
+    prices = load_prices(write(tmp_path / "prices.toml", PRICES))
     c = compare_op(make("gemm", m=4096), "bf16", ["h100", "h200", "l40s", "v100"], prices, measured=H200_RESULTS)
     path = plot_compare(c, tmp_path / "op.png")
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import ROOT
 
 from roofline.cli.app import main
 from roofline.core.dtypes import get_dtype
@@ -20,14 +21,14 @@ pytestmark = pytest.mark.gpu
 def test_time_cuda_methods_agree() -> None:
     import torch
 
-    from roofline.measuring.timing import time_cuda
+    from roofline.measuring.timing_cuda import TimingOptions, time_cuda
 
     # memory-bound on purpose: a GEMM's clock moves with the power state that each method's warm-up leaves
     # (4096^3 bf16 read 175-184 µs across the three methods on the H200 one day), a copy's does not
     x = torch.randn(2**26, device="cuda")  # 256 MiB read, 256 MiB written: ~110 µs on an H200
     times = {}
     for method in ("events", "graph", "graph-loop"):
-        m = time_cuda(lambda: x * 2, method=method)
+        m = time_cuda(lambda: x * 2, TimingOptions(method=method))
         assert len(m.samples_s) >= 10 and m.l2_flush
         times[method] = m.median_s
     assert max(times.values()) / min(times.values()) < 1.05, times
@@ -36,21 +37,21 @@ def test_time_cuda_methods_agree() -> None:
 def test_timer_overhead_is_measured_and_subtracted() -> None:
     import torch
 
-    from roofline.measuring.timing import time_cuda
+    from roofline.measuring.timing_cuda import time_cuda
 
     x = torch.randn(2**24, device="cuda")
     m = time_cuda(lambda: x * 2)
     # an empty event pair costs ~1.3 µs on the H200 (docs/measurements.md); anything from 0.1 to 20 µs is a pair
     assert 1e-7 < m.timer_overhead_s < 2e-5, m.timer_overhead_s
     assert m.median_s == pytest.approx(median(m.samples_s) - m.timer_overhead_s)
-    assert m.timing_dict()["timer_overhead_s"] == m.timer_overhead_s
+    assert m.timing().timer_overhead_s == m.timer_overhead_s
 
 
 def test_self_timed_clock_probe_agrees_with_the_event_timed_one_when_alone() -> None:
     import torch
 
     from roofline.measuring.clocktrace import ClockProbe, Stamps
-    from roofline.measuring.timing import PROBE_CYCLES
+    from roofline.measuring.sm_clock import PROBE_CYCLES
 
     probe, stamps = ClockProbe(8), Stamps(2)
     stamps.stamp()
@@ -104,11 +105,11 @@ def test_clock_trace_waits_for_its_start_stamp_and_stops_at_the_end_stamp() -> N
 def test_warm_l2_is_not_slower_for_small_working_sets() -> None:
     import torch
 
-    from roofline.measuring.timing import time_cuda
+    from roofline.measuring.timing_cuda import TimingOptions, time_cuda
 
     x = torch.randn(2**20, device="cuda")  # 4 MiB: fits in any L2 since Volta
     cold = time_cuda(lambda: x * 2).median_s
-    warm = time_cuda(lambda: x * 2, warm_l2=True).median_s
+    warm = time_cuda(lambda: x * 2, TimingOptions(warm_l2=True)).median_s
     assert warm <= cold * 1.05
 
 
@@ -132,6 +133,7 @@ def test_analyze_on_gpu_reports_clock_and_kernels(capsys: pytest.CaptureFixture[
 @pytest.mark.parametrize("name", sorted(OPERATORS))
 def test_every_builder_runs_on_gpu(name: str) -> None:
     from roofline.measuring.kernels import build
+    from roofline.measuring.runner import kernel_profile
 
     cls = OPERATORS[name]
     small = {"numel": 4096, "m": 64, "n": 64, "k": 64, "rows": 64, "cols": 256, "batch": 2, "heads": 4,
@@ -142,6 +144,9 @@ def test_every_builder_runs_on_gpu(name: str) -> None:
     dtype = "bf16" if "bf16" in cls.dtypes else cls.dtypes[0]
     built = build(op, get_dtype(dtype), "cuda")
     built.fn()
+    # it really runs on the device: one call launches at least one kernel, each with a positive device time
+    profiled = kernel_profile(built.fn, "cuda")
+    assert profiled and all(t > 0 for _, t in profiled), profiled
 
 
 def test_memory_guard_on_gpu(capsys: pytest.CaptureFixture[str]) -> None:
@@ -170,7 +175,7 @@ def test_cli_process_output_is_complete_after_the_fast_exit(tmp_path: Path) -> N
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["records"][0]["time_s"] > 0
-    proc = subprocess.run([sys.executable, "-m", "roofline.cli.app", "run", "suites/smoke.toml", "-o", str(out)],
-                          capture_output=True, text=True, timeout=300, cwd=Path(__file__).parent.parent)
+    proc = subprocess.run([sys.executable, "-m", "roofline", "run", "suites/smoke.toml", "-o", str(out)],
+                          capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr
     assert len(json.loads(out.read_text())["records"]) == 8

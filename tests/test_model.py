@@ -8,7 +8,7 @@ from roofline.ceilings.specs import gpu_ceilings, load_all, resolve
 from roofline.core.dtypes import get_dtype
 from roofline.core.errors import UsageError
 from roofline.core.model import attainable, bound, choose_pipe, ridge_point, roofline_time
-from roofline.core.record import add_time, analytic_record
+from roofline.core.record import analytic_record, with_time
 from roofline.ops import make
 
 
@@ -27,22 +27,22 @@ def test_ridge_attainable_time_bound() -> None:
 def test_gemm_4096_fp16_on_a100_matches_issue() -> None:
     a100 = resolve("a100")
     rec = analytic_record(make("gemm", m=4096), get_dtype("fp16"), gpu_ceilings(a100))
-    assert rec["flops"] == 137438953472  # 2 x 4096^3
-    assert rec["bytes"] == 100663296  # 3 x 4096^2 x 2 bytes
-    assert rec["arithmetic_intensity"] == pytest.approx(1365.33, abs=0.01)  # 2*4096^3 / (6*4096^2) = 4096/3
-    assert rec["bound"] == "compute"
+    assert rec.flops == 137438953472  # 2 x 4096^3
+    assert rec.bytes == 100663296  # 3 x 4096^2 x 2 bytes
+    assert rec.arithmetic_intensity == pytest.approx(1365.33, abs=0.01)  # 2*4096^3 / (6*4096^2) = 4096/3
+    assert rec.bound == "compute"
     # ridge = dense fp16 tensor peak / HBM bandwidth, read from the spec file itself
-    assert rec["ridge_point"] == pytest.approx(
+    assert rec.ridge_point == pytest.approx(
         a100["fp16_tensor_dense_tflops"] * 1e12 / (a100["memory_bandwidth_gbps"] * 1e9))
-    assert rec["compute_pipe"] == "fp16_tensor_dense_tflops"
+    assert rec.compute_pipe == "fp16_tensor_dense_tflops"
 
 
 @pytest.mark.parametrize("spec_id", sorted(load_all()))
 def test_relu_2_28_fp16_is_memory_bound_everywhere(spec_id: str) -> None:
     rec = analytic_record(make("relu", numel=2**28), get_dtype("fp16"), gpu_ceilings(load_all()[spec_id]))
-    assert rec["flops"] == 2**28  # one max per element
-    assert rec["bytes"] == 2**30  # read 2^28 x 2 B + write 2^28 x 2 B
-    assert rec["bound"] == "memory"
+    assert rec.flops == 2**28  # one max per element
+    assert rec.bytes == 2**30  # read 2^28 x 2 B + write 2^28 x 2 B
+    assert rec.bound == "memory"
 
 
 def test_plain_pipe_and_no_tensor_cores() -> None:
@@ -66,8 +66,8 @@ def test_clock_scaling_is_linear() -> None:
     assert half.memory["dram"] == full.memory["dram"]  # DRAM is not scaled with the SM clock
 
 
-def test_add_time_fraction() -> None:
+def test_with_time_fraction() -> None:
     rec = analytic_record(make("relu", numel=2**28), get_dtype("fp16"), gpu_ceilings(resolve("h100")))
-    add_time(rec, rec["roofline_time_s"] * 2)  # twice the roofline time: half the roofline
-    assert rec["roofline_fraction"] == pytest.approx(0.5)
-    assert rec["achieved_bytes_per_s"] == pytest.approx(rec["peak_bytes_per_s"] / 2)
+    rec = with_time(rec, rec.roofline_time_s * 2)  # twice the roofline time: half the roofline
+    assert rec.roofline_fraction == pytest.approx(0.5)
+    assert rec.achieved_bytes_per_s == pytest.approx(rec.peak_bytes_per_s / 2)

@@ -24,20 +24,19 @@ import math
 import random
 
 import pytest
+from helpers import ROOT
 
 from roofline.analysis.occupancy import (
     carveout_kib_for_percent,
     carveouts_kib,
     occupancy,
     parse_bytes,
-    plot_sweep,
-    render_occupancy,
-    render_sweep,
     sweep,
     sweep_values,
 )
 from roofline.ceilings.specs import load_all, resolve
 from roofline.core.errors import RooflineError, UsageError
+from roofline.report.occupancy import plot_sweep, render_occupancy, render_sweep
 
 KIB = 1024
 
@@ -365,11 +364,10 @@ def _load_check_script():
     """The script as a module (registered in sys.modules: its dataclasses need it)."""
     import importlib.util
     import sys
-    from pathlib import Path
 
     if "occupancy_check" in sys.modules:
         return sys.modules["occupancy_check"]
-    path = Path(__file__).resolve().parent.parent / "scripts" / "occupancy_check.py"
+    path = ROOT / "scripts" / "occupancy_check.py"
     spec = importlib.util.spec_from_file_location("occupancy_check", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)

@@ -8,44 +8,59 @@ tests/data/results_analytic.json holds five analytic-only records on the same sp
 
 Up to NUMBERED_ABOVE points are labelled by name; a chart of more numbers them and lists them in a table
 under it (`_crowded()` and `_cluster()` build such documents from the operator models).
+
+The label placer and the table layout work on plain rectangles: their tests (at the end) run without
+matplotlib, on hand-made points and a fixed-width "font".
 """
 
 from __future__ import annotations
 
-import copy
+import dataclasses
 import itertools
 import json
 import math
 import re
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import DATA, ROOT, write
 
+from roofline.core.document import Document
 from roofline.core.errors import RooflineError, UsageError
 from roofline.report.chart import (
-    BOUND_COLOURS,
-    DOC_MARKERS,
-    FIGSIZE_IN,
     NUMBERED_ABOVE,
-    NUMBERED_MAX_WIDTH_IN,
-    OTHER_BOUND_COLOUR,
+    Chart,
+    Point,
+    Roof,
     build_figure,
     chart_model,
-    eng,
-    intensity_text,
     load_documents,
     point_numbers,
     save_chart,
 )
+from roofline.report.chart.draw import FIGSIZE_IN
+from roofline.report.chart.placer import (
+    Candidate,
+    Scene,
+    choose,
+    clear,
+    place_labels,
+    point_candidates,
+    quad,
+    rect,
+    stack,
+)
+from roofline.report.chart.table import EDGE_IN, NUMBERED_MAX_WIDTH_IN, Entry, fill, plan_table
+from roofline.report.format import number
+from roofline.report.style import BOUND_COLOURS, DOC_MARKERS, OTHER_BOUND_COLOUR
 from roofline.report.terminal import LETTERS, render_terminal
 
-DATA = Path(__file__).resolve().parent / "data"
 H200 = DATA / "results_h200.json"
 ANALYTIC = DATA / "results_analytic.json"
-ROOT = Path(__file__).resolve().parent.parent
 
 # The H200 SXM datasheet peaks the documents carry (specs/h200*.toml), in FLOP/s and bytes/s.
 BF16_TENSOR = 989.4e12
@@ -55,8 +70,14 @@ HBM = 4800e9
 
 
 # ---------------------------------------------------------------- helpers
-def doc(path: Path = H200) -> dict[str, Any]:
-    return copy.deepcopy(load_documents([path])[0])
+def doc(path: Path = H200) -> Document:
+    return load_documents([path])[0]
+
+
+def change(d: Document, i: int, **fields: Any) -> Document:
+    """The document with record i's fields changed (records are frozen)."""
+    d.records[i] = dataclasses.replace(d.records[i], **fields)
+    return d
 
 
 def artists(fig: Any, prefix: str) -> dict[str, Any]:
@@ -108,12 +129,6 @@ def disjoint(a: list[tuple[float, float]], b: list[tuple[float, float]]) -> bool
     return False
 
 
-def write(tmp_path: Path, name: str, text: str) -> Path:
-    p = tmp_path / name
-    p.write_text(text)
-    return p
-
-
 @pytest.fixture(scope="module")
 def h200_fig() -> Any:
     return build_figure([doc()])
@@ -122,8 +137,8 @@ def h200_fig() -> Any:
 # ---------------------------------------------------------------- reading and errors
 def test_load_documents_reads_both_data_files() -> None:
     docs = load_documents([H200, ANALYTIC])
-    assert [len(d["records"]) for d in docs] == [6, 5]
-    assert docs[0]["device"]["measured_ceilings"]["memory_bytes_per_s"]["l2"] == 11.2e12
+    assert [len(d.records) for d in docs] == [6, 5]
+    assert docs[0].device["measured_ceilings"]["memory_bytes_per_s"]["l2"] == 11.2e12
 
 
 @pytest.mark.parametrize(("content", "expect"), [
@@ -136,7 +151,7 @@ def test_load_documents_reads_both_data_files() -> None:
     ("[1, 2]", "not a roofline results document"),
 ])
 def test_unreadable_files_are_one_line_errors(tmp_path: Path, content: str, expect: str) -> None:
-    p = write(tmp_path, "bad.json", content)
+    p = write(tmp_path / "bad.json", content)
     with pytest.raises(RooflineError) as info:
         load_documents([H200, p])
     msg = str(info.value)
@@ -153,7 +168,7 @@ def test_missing_file_and_no_files_are_errors(tmp_path: Path) -> None:
 
 def test_a_document_with_no_records_given_directly_is_an_error() -> None:
     d = doc()
-    d["records"] = []
+    d.records = []
     with pytest.raises(RooflineError, match="no records"):
         build_figure([d])
     with pytest.raises(RooflineError, match="no records"):
@@ -172,23 +187,25 @@ def test_measured_roof_without_a_calibration_says_what_to_do() -> None:
     assert "\n" not in str(info.value)
 
 
-# ---------------------------------------------------------------- units
-@pytest.mark.parametrize(("value", "unit", "text"), [
-    (989.4e12, "FLOP/s", "989 TFLOP/s"),
-    (66.9e12, "FLOP/s", "66.9 TFLOP/s"),
-    (1978.9e12, "FLOP/s", "1.98 PFLOP/s"),
-    (4.8e12, "B/s", "4.8 TB/s"),
-    (900e9, "B/s", "900 GB/s"),
+# ---------------------------------------------------------------- roof labels
+@pytest.mark.parametrize(("kind", "source", "value", "text"), [
+    ("compute", "datasheet", 989.4e12, "BF16 tensor 989 TFLOP/s"),
+    ("compute", "datasheet", 66.9e12, "BF16 tensor 66.9 TFLOP/s"),
+    ("compute", "measured", 1978.9e12, "BF16 tensor 1.98 PFLOP/s (measured)"),
+    ("memory", "datasheet", 4.8e12, "DRAM 4.8 TB/s"),
+    ("memory", "measured", 900e9, "DRAM 900 GB/s (measured)"),
 ])
-def test_engineering_units(value: float, unit: str, text: str) -> None:
-    assert eng(value, unit) == text
+def test_roof_label_names_the_roof_its_rate_and_a_measured_source(kind: str, source: str, value: float,
+                                                                   text: str) -> None:
+    name = "BF16 tensor" if kind == "compute" else "DRAM"
+    assert Roof(0, source, kind, "key", name, value).text == text
 
 
 # ---------------------------------------------------------------- ceilings
 def test_compute_ceilings_are_the_documents_peaks(h200_fig: Any) -> None:
     d = doc()
-    peaks = d["device"]["ceilings"]["compute_flops_per_s"]
-    measured = d["device"]["measured_ceilings"]["compute_flops_per_s"]
+    peaks = d.device["ceilings"]["compute_flops_per_s"]
+    measured = d.device["measured_ceilings"]["compute_flops_per_s"]
     roofs = artists(h200_fig, "roof:0:")
     compute = {g: line for g, line in roofs.items() if ":compute:" in g}
     # The pipes the records use (BF16 tensor, BF16 CUDA cores, FP32), the measured BF16 tensor rate; no others.
@@ -208,10 +225,10 @@ def test_compute_ceilings_are_the_documents_peaks(h200_fig: Any) -> None:
 
 def test_fp32_cuda_core_ceiling_is_drawn_for_context_with_tensor_pipes() -> None:
     d = doc(ANALYTIC)  # no fp32 record: FP32 appears only because the records use tensor pipes
-    assert all(r["dtype"] != "fp32" for r in d["records"])
+    assert all(r.dtype != "fp32" for r in d.records)
     fig = build_figure([d])
     line = artists(fig, "roof:0:datasheet:compute:fp32_dense_tflops")["roof:0:datasheet:compute:fp32_dense_tflops"]
-    assert set(line.get_ydata()) == {d["device"]["ceilings"]["compute_flops_per_s"]["fp32_dense_tflops"]}
+    assert set(line.get_ydata()) == {d.device["ceilings"]["compute_flops_per_s"]["fp32_dense_tflops"]}
     assert line.get_ydata()[0] == pytest.approx(FP32)
     labels = {t.get_text() for t in artists(fig, "label:roof:").values()}
     assert "FP32 CUDA cores 66.9 TFLOP/s" in labels
@@ -219,7 +236,7 @@ def test_fp32_cuda_core_ceiling_is_drawn_for_context_with_tensor_pipes() -> None
 
 def test_memory_ceilings_are_diagonals_of_the_documents_bandwidths(h200_fig: Any) -> None:
     d = doc()
-    memory = d["device"]["measured_ceilings"]["memory_bytes_per_s"]
+    memory = d.device["measured_ceilings"]["memory_bytes_per_s"]
     roofs = artists(h200_fig, "roof:0:")
     expected = {"roof:0:datasheet:memory:dram": HBM, "roof:0:measured:memory:dram": memory["dram"],
                 "roof:0:measured:memory:l2": memory["l2"], "roof:0:measured:memory:smem": memory["smem"]}
@@ -233,7 +250,9 @@ def test_memory_ceilings_are_diagonals_of_the_documents_bandwidths(h200_fig: Any
 
 
 def test_datasheet_roofs_solid_measured_roofs_dashed(h200_fig: Any) -> None:
-    for gid, line in artists(h200_fig, "roof:").items():
+    roofs = artists(h200_fig, "roof:")
+    assert {g.split(":")[2] for g in roofs} == {"datasheet", "measured"}  # both kinds drawn, so both checked
+    for gid, line in roofs.items():
         dashed = line.get_linestyle() not in ("-", "solid")
         assert dashed == (":measured:" in gid), gid
 
@@ -258,15 +277,15 @@ def test_roof_choice_selects_the_ceilings(roof: str, present: str, absent: str) 
     assert not any(absent in g for g in gids)
 
 
-def _cpu_doc() -> dict[str, Any]:
+def _cpu_doc() -> Document:
     """A CPU run: its only roofline is measured (matmul FLOP/s and copy bandwidth)."""
     d = doc()
-    rec = d["records"][1]  # gemm fp32 2048: 17179869184 FLOP, 50331648 bytes
-    rec.update(gpu="cpu", roof_source="measured", compute_pipe="cpu_fp32", compute_pipe_label="CPU FP32 matmul",
-               peak_flops_per_s=1.2e12, peak_bytes_per_s=40e9, attainable_flops_per_s=1.2e12,
-               time_s=0.0286, achieved_flops_per_s=17179869184 / 0.0286)
-    d["records"] = [rec]
-    d["device"] = {"kind": "cpu", "name": "AMD EPYC 9654", "ceilings": {
+    # gemm fp32 2048: 17179869184 FLOP, 50331648 bytes
+    rec = dataclasses.replace(d.records[1], gpu="cpu", roof_source="measured", compute_pipe="cpu_fp32",
+                              compute_pipe_label="CPU FP32 matmul", peak_flops_per_s=1.2e12, peak_bytes_per_s=40e9,
+                              attainable_flops_per_s=1.2e12, time_s=0.0286, achieved_flops_per_s=17179869184 / 0.0286)
+    d.records = [rec]
+    d.device = {"kind": "cpu", "name": "AMD EPYC 9654", "ceilings": {
         "device_id": "cpu", "source": "measured", "compute_flops_per_s": {"cpu_fp32": 1.2e12, "cpu_bf16": 2.1e12},
         "memory_bytes_per_s": {"dram": 40e9, "dram_read": 52e9}}}
     return d
@@ -285,7 +304,7 @@ def test_a_cpu_document_draws_its_measured_roofline() -> None:
 
 def test_a_document_without_a_ceilings_block_uses_its_records_peaks() -> None:
     d = doc()
-    d["device"] = {"name": "hand-made"}
+    d.device = {"name": "hand-made"}
     roofs = artists(build_figure([d]), "roof:0:")
     assert set(roofs["roof:0:datasheet:compute:bf16_tensor_dense_tflops"].get_ydata()) == {BF16_TENSOR}
     dram = roofs["roof:0:datasheet:memory:dram"]
@@ -296,46 +315,45 @@ def test_a_document_without_a_ceilings_block_uses_its_records_peaks() -> None:
 def test_timed_points_sit_at_achieved_filled(h200_fig: Any) -> None:
     d = doc()
     points = artists(h200_fig, "point:0:")
-    assert len(points) == len(d["records"])
-    for i, rec in enumerate(d["records"]):
+    assert len(points) == len(d.records)
+    for i, rec in enumerate(d.records):
         p = points[f"point:0:{i}"]
-        assert (p.get_xdata()[0], p.get_ydata()[0]) == (rec["arithmetic_intensity"], rec["achieved_flops_per_s"])
-        assert p.get_markerfacecolor() == BOUND_COLOURS[rec["bound"]]
+        assert (p.get_xdata()[0], p.get_ydata()[0]) == (rec.arithmetic_intensity, rec.achieved_flops_per_s)
+        assert p.get_markerfacecolor() == BOUND_COLOURS[rec.bound]
 
 
 def test_analytic_points_sit_at_attainable_hollow() -> None:
     d = doc(ANALYTIC)
     fig = build_figure([d])
-    for i, rec in enumerate(d["records"]):
+    for i, rec in enumerate(d.records):
         p = artists(fig, f"point:0:{i}")[f"point:0:{i}"]
-        assert (p.get_xdata()[0], p.get_ydata()[0]) == (rec["arithmetic_intensity"], rec["attainable_flops_per_s"])
+        assert (p.get_xdata()[0], p.get_ydata()[0]) == (rec.arithmetic_intensity, rec.attainable_flops_per_s)
         assert p.get_markerfacecolor() == "white"
-        assert p.get_markeredgecolor() == BOUND_COLOURS[rec["bound"]]
-    assert "model only (attainable)" in legend_texts(fig, "legend:key")
+        assert p.get_markeredgecolor() == BOUND_COLOURS[rec.bound]
+    key = legend_texts(fig, "legend:key")
+    assert "model only (attainable)" in key and "timed (achieved)" not in key
 
 
 def test_headroom_runs_from_the_point_up_to_its_roof(h200_fig: Any) -> None:
     d = doc()
-    gemm = d["records"][0]  # gemm bf16: 712 TFLOP/s achieved under the 989.4 roof
+    gemm = d.records[0]  # gemm bf16: 712 TFLOP/s achieved under the 989.4 roof
     line = artists(h200_fig, "headroom:0:0")["headroom:0:0"]
-    assert list(line.get_xdata()) == [gemm["arithmetic_intensity"]] * 2
-    assert list(line.get_ydata()) == [gemm["achieved_flops_per_s"], BF16_TENSOR]
-    gemv = d["records"][3]  # memory-bound: up to AI x 4.8e12
+    assert list(line.get_xdata()) == [gemm.arithmetic_intensity] * 2
+    assert list(line.get_ydata()) == [gemm.achieved_flops_per_s, BF16_TENSOR]
+    gemv = d.records[3]  # memory-bound: up to AI x 4.8e12
     line = artists(h200_fig, "headroom:0:3")["headroom:0:3"]
-    assert line.get_ydata()[1] == pytest.approx(gemv["arithmetic_intensity"] * HBM)
+    assert line.get_ydata()[1] == pytest.approx(gemv.arithmetic_intensity * HBM)
 
 
 def test_unknown_bound_gets_a_neutral_colour() -> None:
-    d = doc()
-    d["records"][3]["bound"] = "latency"
+    d = change(doc(), 3, bound="latency")
     fig = build_figure([d])
     assert artists(fig, "point:0:3")["point:0:3"].get_markerfacecolor() == OTHER_BOUND_COLOUR
     assert "latency-bound" in legend_texts(fig, "legend:key")
 
 
 def test_a_record_that_cannot_sit_on_log_axes_is_left_out_and_said() -> None:
-    d = doc()
-    d["records"][1]["arithmetic_intensity"] = None  # what an infinite intensity becomes in JSON
+    d = change(doc(), 1, arithmetic_intensity=None)  # what an infinite intensity becomes in JSON
     chart = chart_model([d])
     assert [p.record for p in chart.points] == [0, 2, 3, 4, 5]
     assert chart.skipped == ("gemm fp32: no finite arithmetic intensity",)
@@ -356,9 +374,7 @@ def test_label_texts(h200_fig: Any) -> None:
 
 def test_records_sharing_a_label_get_the_parameters_that_differ() -> None:
     d = doc()
-    twin = copy.deepcopy(d["records"][0])
-    twin["params"]["k"] = 8192
-    d["records"].append(twin)
+    d.records.append(dataclasses.replace(d.records[0], params={**d.records[0].params, "k": 8192}))
     labels = [p.label for p in chart_model([d]).points]
     assert labels[0] == "gemm bf16 k=4096" and labels[-1] == "gemm bf16 k=8192"
 
@@ -390,24 +406,24 @@ def test_two_documents_two_legend_entries_and_shapes() -> None:
 
 def test_same_device_twice_is_told_apart_and_its_roofs_drawn_once() -> None:
     before, after = doc(), doc()
-    after["created"] = "2026-11-27T10:00:00+00:00"
+    after.created = "2026-11-27T10:00:00+00:00"
     fig = build_figure([before, after])
     assert legend_texts(fig, "legend:series") == ["NVIDIA H200 (2026-11-20)", "NVIDIA H200 (2026-11-27)"]
     assert not artists(fig, "roof:1:")  # identical ceilings: the first document's lines serve both
 
 
-def _crowded() -> dict[str, Any]:
+def _crowded() -> Document:
     """Eight GEMVs of close intensities beside the six records: labels that must make room."""
     from roofline.ceilings.specs import gpu_ceilings, resolve
     from roofline.core.dtypes import get_dtype
-    from roofline.core.record import add_time, analytic_record
+    from roofline.core.record import analytic_record, with_time
     from roofline.ops import make
 
     d = doc()
     ceilings = gpu_ceilings(resolve("h200"))
     for m in (1, 2, 3, 4, 6, 8, 12, 16):
         rec = analytic_record(make("gemv", m=m), get_dtype("bf16"), ceilings)
-        d["records"].append(add_time(rec, rec["roofline_time_s"] / 0.8))
+        d.records.append(with_time(rec, rec.roofline_time_s / 0.8))
     return d
 
 
@@ -418,7 +434,7 @@ def test_labels_do_not_overlap_and_are_not_clipped(case: str) -> None:
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
     labels = artists(fig, "label:")
-    assert len(labels) >= sum(len(d["records"]) for d in docs)
+    assert len(labels) >= sum(len(d.records) for d in docs)
     shapes = {g: text_corners(t, renderer) for g, t in labels.items()}
     gids = sorted(shapes)
     for i, a in enumerate(gids):
@@ -438,18 +454,18 @@ def test_labels_do_not_overlap_and_are_not_clipped(case: str) -> None:
 
 
 # ---------------------------------------------------------------- numbered charts (more than NUMBERED_ABOVE points)
-def _cluster(count: int = 10) -> dict[str, Any]:
+def _cluster(count: int = 10) -> Document:
     """The six records and `count` BF16 GEMMs of nearly one shape and speed: a tight clump of markers."""
     from roofline.ceilings.specs import gpu_ceilings, resolve
     from roofline.core.dtypes import get_dtype
-    from roofline.core.record import add_time, analytic_record
+    from roofline.core.record import analytic_record, with_time
     from roofline.ops import make
 
     d = doc()
     ceilings = gpu_ceilings(resolve("h200"))
     for i in range(count):
         rec = analytic_record(make("gemm", m=4096, n=4096, k=4096 + 256 * i), get_dtype("bf16"), ceilings)
-        d["records"].append(add_time(rec, rec["roofline_time_s"] / (0.7 + 0.02 * (i % 5))))
+        d.records.append(with_time(rec, rec.roofline_time_s / (0.7 + 0.02 * (i % 5))))
     return d
 
 
@@ -481,11 +497,11 @@ def _overlaps(boxes: dict[str, list[tuple[float, float]]]) -> list[tuple[str, st
 
 def test_up_to_the_threshold_points_are_labelled_above_it_numbered() -> None:
     d = _crowded()
-    d["records"] = d["records"][:NUMBERED_ABOVE]
+    d.records = d.records[:NUMBERED_ABOVE]
     labels = {t.get_text() for t in artists(build_figure([d]), "label:point:").values()}
     assert labels == {p.label for p in chart_model([d]).points}
     d = _crowded()
-    d["records"] = d["records"][:NUMBERED_ABOVE + 1]
+    d.records = d.records[:NUMBERED_ABOVE + 1]
     numbers = {t.get_text() for t in artists(build_figure([d]), "label:point:").values()}
     assert numbers == {str(n) for n in range(1, NUMBERED_ABOVE + 2)}
 
@@ -506,16 +522,16 @@ def test_crowded_chart_numbers_its_points_and_lists_them_in_a_table() -> None:
     heads = {t.get_text() for g, t in table.items() if g.startswith("table:head:")}
     assert {"#", "operator", "FLOP/B", "TFLOP/s", "of roof"} <= heads
     for p in chart.points:
-        rec = d["records"][p.record]
+        rec = d.records[p.record]
         assert table[f"table:number:{p.gid}"].get_text() == str(numbers[p.gid])
         assert table[f"table:label:{p.gid}"].get_text() == p.label
-        assert table[f"table:ai:{p.gid}"].get_text() == intensity_text(rec["arithmetic_intensity"])
+        assert table[f"table:ai:{p.gid}"].get_text() == number(rec.arithmetic_intensity)
         tflops = float(table[f"table:flops:{p.gid}"].get_text().replace(",", ""))
-        assert tflops == pytest.approx(rec["achieved_flops_per_s"] / 1e12, rel=5e-3)
-        assert table[f"table:fraction:{p.gid}"].get_text() == f"{rec['roofline_fraction']:.0%}"
+        assert tflops == pytest.approx(rec.achieved_flops_per_s / 1e12, rel=5e-3)
+        assert table[f"table:fraction:{p.gid}"].get_text() == f"{rec.roofline_fraction:.0%}"
         marker = table[f"table:marker:{p.gid}"]
         assert marker.get_marker() == artists(fig, f"point:{p.gid}")[f"point:{p.gid}"].get_marker()
-        assert marker.get_markerfacecolor() == BOUND_COLOURS[rec["bound"]]
+        assert marker.get_markerfacecolor() == BOUND_COLOURS[rec.bound]
     # A row's cells share a baseline and run left to right in the headings' order.
     for p in chart.points:
         cells = [table[f"table:{c}:{p.gid}"] for c in ("number", "label", "ai", "flops", "fraction")]
@@ -539,7 +555,10 @@ def test_numbered_chart_nothing_overlaps_nothing_is_clipped(case: str) -> None:
     fig = build_figure(docs)
     texts = _boxes(fig, ("label:", "table:number:", "table:label:", "table:ai:", "table:flops:",
                          "table:fraction:", "table:head:", "table:group:"))
-    # Numbers, roof labels and table cells: no two overlap.
+    # Every point has its number on the chart and its row in the table; no two of those texts overlap.
+    points = sum(len(d.records) for d in docs)
+    assert sum(g.startswith("label:point:") for g in texts) == points
+    assert sum(g.startswith("table:label:") for g in texts) == points
     clash = _overlaps(texts)
     assert not clash, clash[:3]
     # A number overlaps no marker (its own included).
@@ -597,7 +616,7 @@ def test_two_crowded_documents_are_numbered_apart() -> None:
     fig = build_figure([before, after], labels=["before", "after"])
     chart = chart_model([before, after], labels=["before", "after"])
     numbers = point_numbers(chart)
-    n0 = len(before["records"])
+    n0 = len(before.records)
     # One sequence across both documents: the first document's points first, no number twice.
     assert sorted(numbers.values()) == list(range(1, len(chart.points) + 1))
     assert {numbers[p.gid] for p in chart.points if p.doc == 0} == set(range(1, n0 + 1))
@@ -618,25 +637,41 @@ def test_two_crowded_documents_are_numbered_apart() -> None:
 
 def test_model_only_points_say_so_in_the_table() -> None:
     d = _crowded()
-    for rec in d["records"]:
-        rec.pop("time_s", None)
-        rec.pop("achieved_flops_per_s", None)
+    d.records = [dataclasses.replace(r, time_s=None, achieved_flops_per_s=None) for r in d.records]
     fig = build_figure([d])
     fractions = {t.get_text() for t in artists(fig, "table:fraction:").values()}
     assert fractions == {"model"}
     assert "model only (attainable)" in legend_texts(fig, "legend:key")
 
 
+def _svg(path: Path) -> ET.Element:
+    """A saved SVG, with its comments: matplotlib writes each text drawn as glyphs after a comment holding it."""
+    return ET.fromstring(path.read_bytes(), parser=ET.XMLParser(target=ET.TreeBuilder(insert_comments=True)))
+
+
+def _svg_ids(root: ET.Element) -> list[str]:
+    return [e.get("id") or "" for e in root.iter() if e.get("id")]
+
+
+def _svg_texts(element: ET.Element) -> list[str]:
+    return [(c.text or "").strip() for c in element.iter() if c.tag is ET.Comment]
+
+
 def test_numbered_chart_saves_as_svg_with_its_table(tmp_path: Path) -> None:
-    path = save_chart([_crowded()], tmp_path / "crowded.svg")
-    svg = path.read_text()
-    assert "gemv bf16 m=16" in svg and "TFLOP/s" in svg and "of roof" in svg
+    d = _crowded()
+    root = _svg(save_chart([d], tmp_path / "crowded.svg"))
+    ids = _svg_ids(root)
+    # One table row (its label cell) per record: 6 + 8 GEMVs; the added GEMVs' labels only in the table.
+    assert sum(i.startswith("table:label:") for i in ids) == len(d.records) == 14
+    labels = [t for e in root.iter() if (e.get("id") or "").startswith("table:label:") for t in _svg_texts(e)]
+    assert "gemv bf16 m=16" in labels
+    heads = [t for e in root.iter() if (e.get("id") or "").startswith("table:head:") for t in _svg_texts(e)]
+    assert {"operator", "TFLOP/s", "of roof"} <= set(heads)
 
 
 def test_the_note_on_records_not_drawn_clears_legends_and_table() -> None:
     for d in (doc(), _crowded()):
-        d["records"][1]["arithmetic_intensity"] = None
-        fig = build_figure([d])
+        fig = build_figure([change(d, 1, arithmetic_intensity=None)])
         boxes = _boxes(fig, ("note:", "table:"))
         note = boxes.pop("note:skipped")
         renderer = fig.canvas.get_renderer()
@@ -671,9 +706,12 @@ def test_save_chart_writes_the_format_of_the_suffix(tmp_path: Path, suffix: str,
 
 
 def test_save_chart_two_documents_with_labels(tmp_path: Path) -> None:
-    path = save_chart([doc(), doc(ANALYTIC)], tmp_path / "both.svg", labels=["timed", "model"])
-    svg = path.read_text()
-    assert "timed" in svg and "model" in svg  # text stays text in SVG
+    root = _svg(save_chart([doc(), doc(ANALYTIC)], tmp_path / "both.svg", labels=["before", "after"]))
+    ids = _svg_ids(root)
+    # Both documents' points are in the file (6 timed, 5 analytic), and the series legend names each by its label.
+    assert sum(i.startswith("point:0:") for i in ids) == 6 and sum(i.startswith("point:1:") for i in ids) == 5
+    (legend,) = [e for e in root.iter() if e.get("id") == "legend:series"]
+    assert _svg_texts(legend) == ["results", "before", "after"]
 
 
 def test_save_chart_refuses_an_unknown_suffix(tmp_path: Path) -> None:
@@ -721,32 +759,38 @@ def test_terminal_chart_places_every_letter_and_lists_it(width: int, height: int
     assert all(len(line) <= width for line in chart)
     assert chart[0].startswith("Roofline: NVIDIA H200")
     assert "arithmetic intensity (FLOP/byte)" in chart[-1]
-    for k, rec in enumerate(d["records"]):
+    for k, rec in enumerate(d.records):
         letter = LETTERS[k]
-        row, col = _expected_cell(chart, rec["arithmetic_intensity"], rec["achieved_flops_per_s"])
+        row, col = _expected_cell(chart, rec.arithmetic_intensity, rec.achieved_flops_per_s)
         near = [chart[r][c] for r in range(round(row) - 1, round(row) + 2) for c in range(round(col) - 2,
                 round(col) + 3) if 0 <= r < len(chart) and 0 <= c < len(chart[r])]
-        assert letter in near, f"{letter} ({rec['op']}) not near row {row:.1f}, col {col:.1f}"
+        assert letter in near, f"{letter} ({rec.op}) not near row {row:.1f}, col {col:.1f}"
         entry = next(line for line in legend if line.strip().startswith(f"{letter} "))
-        assert f"AI {rec['arithmetic_intensity']:,.0f}" in entry or f"AI {rec['arithmetic_intensity']:.3g}" in entry
-        assert f"{rec['roofline_fraction']:.0%} of roof" in entry
+        assert f"AI {rec.arithmetic_intensity:,.0f}" in entry or f"AI {rec.arithmetic_intensity:.3g}" in entry
+        assert f"{rec.roofline_fraction:.0%} of roof" in entry
         assert "timed" in entry
     joined = "\n".join(legend)
     assert "BF16 tensor    989 TFLOP/s" in joined and "DRAM              4.8 TB/s" in joined
     assert "L2               11.2 TB/s" in joined and "measured" in joined
 
 
+def _plot_area(chart: list[str]) -> str:
+    """The grid rows of a terminal chart without the y axis and its tick labels (left of the x axis' corner)."""
+    corner = next(line for line in chart if re.match(r"^\s*\+[-+]+$", line)).index("+")
+    return "\n".join(line[corner + 1:] for line in chart[1:-3])
+
+
 def test_terminal_chart_draws_ceilings_with_characters() -> None:
     chart, _ = _grid_and_legend(render_terminal([doc()], roof="both"), 30)
-    body = "\n".join(chart[1:-3])
-    assert "-----" in body and "//" in body and "::" in body and "+" in body
+    body = _plot_area(chart)
+    assert "-----" in body and "//" in body and "::" in body and "+" in body  # '+': ridge points
     datasheet, _ = _grid_and_legend(render_terminal([doc()], roof="datasheet"), 30)
-    assert "::" not in "\n".join(datasheet[1:-3])
+    assert "::" not in _plot_area(datasheet)
 
 
 def test_terminal_chart_of_a_single_record() -> None:
     d = doc()
-    d["records"] = d["records"][:1]
+    d.records = d.records[:1]
     text = render_terminal([d], width=60, height=14)
     chart, legend = _grid_and_legend(text, 14)
     assert any("A" in line for line in chart[1:-3])
@@ -767,8 +811,155 @@ def test_terminal_chart_too_small_is_a_usage_error() -> None:
 
 def test_terminal_chart_and_imports_leave_matplotlib_alone() -> None:
     code = ("import sys; import roofline.cli.app; from roofline.report.chart import load_documents; "
+            "import roofline.report.chart.placer, roofline.report.chart.table; "
             "from roofline.report.terminal import render_terminal; "
             f"render_terminal(load_documents([{str(H200)!r}])); "
             "assert 'matplotlib' not in sys.modules, 'matplotlib imported'")
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+# ---------------------------------------------------------------- the label placer, on plain rectangles
+def _point(gid: int, ai: float, flops: float, label: str = "op") -> Point:
+    return Point(0, gid, label, ai, flops, True, "memory", flops * 2)
+
+
+def _log_px(xy: tuple[float, float]) -> tuple[float, float]:
+    """Data -> pixels: 100 px per decade on both axes (a log-log chart), the origin at (1, 1)."""
+    return 100 * math.log10(xy[0]), 100 * math.log10(xy[1])
+
+
+def _mono(text: str, weight: str) -> tuple[float, float]:
+    """A fixed-width font: 6 px per character (7 bold), 10 px tall."""
+    return (7.0 if weight == "bold" else 6.0) * len(text), 10.0
+
+
+def test_rectangles_apart_only_when_a_gap_separates_them() -> None:
+    a = rect(0, 0, 10, 10)
+    assert clear(a, rect(15, 0, 25, 10), gap=3) and not clear(a, rect(12, 0, 22, 10), gap=3)
+    # A diamond whose bounding box overlaps the square's corner, its edge x + y = 24 is 4/sqrt(2) = 2.83 px from
+    # the corner (10, 10): apart with a 2.5 px gap, not with 3 (a bounding-box test would say they touch).
+    diamond = ((16.0, 8.0), (24.0, 16.0), (16.0, 24.0), (8.0, 16.0))
+    assert clear(a, diamond, gap=2.5) and not clear(a, diamond, gap=3.0)
+    # A segment counts too: one crossing the square is never clear of it.
+    assert not clear(a, ((-5.0, 5.0), (15.0, 5.0)), gap=0.0) and clear(a, ((-5.0, 15.0), (15.0, 15.0)), gap=3.0)
+
+
+def test_a_text_box_is_anchored_by_its_alignment_and_rotates_about_the_anchor() -> None:
+    assert quad((100, 50), 20, 10, "left", "bottom") == rect(100, 50, 120, 60)
+    assert quad((100, 50), 20, 10, "center", "top") == rect(90, 40, 110, 50)
+    turned = quad((100, 50), 20, 10, "left", "bottom", 90.0)  # a quarter turn: the box stands on the anchor
+    assert [tuple(round(v, 9) for v in c) for c in turned] == [(100, 50), (100, 70), (90, 70), (90, 50)]
+
+
+def test_a_label_takes_the_first_free_spot_around_its_marker() -> None:
+    p = _point(0, 100.0, 1000.0)  # at pixel (200, 300)
+    cands = point_candidates(p, _log_px, 20, 10, px_per_pt=1.0)
+    # The near ring first, right of the marker: anchored 7 pt right, centred on the marker's height.
+    assert cands[0].quad == rect(207, 295, 227, 305) and cands[0].leader is None
+    assert cands[1].quad == rect(173, 295, 193, 305)  # then left
+    area = (0.0, 0.0, 400.0, 400.0)
+    assert choose(Scene(area, [], []), cands, set()) is cands[0]
+    # Something right of the marker: the label goes left; a line there too: the first spot clear of both.
+    assert choose(Scene(area, [rect(205, 290, 240, 310)], []), cands, set()) is cands[1]
+    # With a line through the left and up-left spots as well (right, up-right, down-right, up and down touch
+    # the box): down-left, the eighth direction.
+    blocked = Scene(area, [rect(205, 290, 240, 310)], [("roof:x", ((150.0, 280.0), (190.0, 320.0)))])
+    best = choose(blocked, cands, set())
+    assert best is cands[7] and (best.ha, best.va) == ("right", "top")
+    # Its own line (a point's headroom) does not push it away.
+    assert choose(blocked, cands[1:], {"roof:x"}) is cands[1]
+    # Spots outside the axes are not taken while any inside is free.
+    assert choose(Scene((0.0, 0.0, 226.0, 400.0), [], []), cands, set()) is cands[1]
+
+
+def test_with_no_free_spot_the_least_overlapping_is_taken() -> None:
+    c1 = Candidate(rect(0, 0, 10, 10), (1.0, 1.0), (0.0, 0.0), "left", "bottom")
+    c2 = Candidate(rect(20, 0, 30, 10), (1.0, 1.0), (0.0, 0.0), "left", "bottom")
+    scene = Scene((0.0, 0.0, 100.0, 100.0), [rect(0, 0, 10, 10), rect(27, 0, 40, 10)], [])
+    assert choose(scene, [c1, c2], set()) is c2  # 3 x 10 px of overlap against 10 x 10
+
+
+def _placed_chart(points: list[Point]) -> Chart:
+    return Chart("t", ("doc",), ("datasheet",), (), tuple(points), (), (1.0, 1e4), (1.0, 1e4))
+
+
+def test_placed_labels_keep_clear_of_markers_and_each_other() -> None:
+    # Eight points two by two 10 px apart: their labels compete for the same room.
+    points = [_point(k, 10 ** (1 + 0.4 * (k // 2)), 10 ** (2 + 0.1 * (k % 2)), f"operator {k}") for k in range(8)]
+    markers = [rect(x - 5, y - 5, x + 5, y + 5) for x, y in (_log_px((p.ai, p.flops_per_s)) for p in points)]
+    scene = Scene((0.0, 0.0, 400.0, 400.0), list(markers), [], list(markers))
+    placed = place_labels(scene, _placed_chart(points), {}, _log_px, _mono, px_per_pt=1.0)
+    assert [p.gid for p in placed] == [f"label:point:{p.gid}" for p in
+                                       sorted(points, key=lambda p: (-p.flops_per_s, p.ai))]
+    assert {p.text for p in placed} == {p.label for p in points} and {p.kind for p in placed} == {"name"}
+    boxes = [p.spot.quad for p in placed]
+    for k, box in enumerate(boxes):
+        assert all(clear(box, m) for m in markers)
+        assert all(clear(box, other) for other in boxes[k + 1:])
+        assert all(0 <= x <= 400 and 0 <= y <= 400 for x, y in box)
+    assert scene.shapes[len(markers):] == boxes  # each placed label became an obstacle for the next
+
+
+def test_a_tight_cluster_gets_its_numbers_as_a_callout_with_uncrossed_leaders() -> None:
+    # Five touching markers (4 px apart, a marker is 7.5 pt) and a lone one: numbers 1..6 by intensity.
+    points = [_point(k, 10 ** (2 + 0.04 * k), 10 ** (2 + 0.02 * (k % 2))) for k in range(5)]
+    points.append(_point(5, 1000.0, 1000.0))
+    chart = _placed_chart(points)
+    numbers = {p.gid: k + 1 for k, p in enumerate(points)}
+    markers = [rect(x - 5, y - 5, x + 5, y + 5) for x, y in (_log_px((p.ai, p.flops_per_s)) for p in points)]
+    scene = Scene((0.0, 0.0, 400.0, 400.0), list(markers), [], list(markers))
+    placed = place_labels(scene, chart, numbers, _log_px, _mono, px_per_pt=1.0)
+    callout = [p for p in placed if p.leader_under]
+    assert sorted(p.text for p in callout) == ["1", "2", "3", "4", "5"]
+    assert [p.text for p in placed if not p.leader_under] == ["6"]
+    assert all(p.kind == "number" and p.weight == "bold" for p in placed)
+    leaders = [(p.spot.centre, p.spot.leader[1]) for p in callout if p.spot.leader]
+    assert len(leaders) == 5
+    assert all(clear(a, b, 0.0) for k, a in enumerate(leaders) for b in leaders[k + 1:])
+
+
+@pytest.mark.parametrize(("wanted", "top", "expected"), [
+    ([50.0, 48.0, 47.0], 100.0, [50.0, 38.0, 26.0]),  # pushed down to 12 px apart (10 px tall + 2 px clearance)
+    ([99.0], 100.0, [94.0]),  # not above the top: its middle half a height (6 px) under it
+    ([10.0, 9.0, 8.0], 100.0, [30.0, 18.0, 6.0]),  # ran off the bottom: back up from it
+])
+def test_margin_labels_stack_apart_inside_the_axes(wanted: list[float], top: float, expected: list[float]) -> None:
+    assert stack(wanted, [10.0] * len(wanted), 0.0, top) == pytest.approx(expected)
+
+
+# ---------------------------------------------------------------- the table's layout, without a figure
+def _width_in(text: str, weight: str) -> float:
+    return (0.08 if weight == "bold" else 0.07) * len(text)
+
+
+def test_table_blocks_repeat_a_documents_heading_and_never_end_on_one() -> None:
+    rows = [Entry("row", 0 if k < 5 else 1, _point(k, 1.0, 1.0)) for k in range(8)]
+    head_a, head_b = Entry("group", 0, name="A", text="A (points 1-5)"), Entry("group", 1, name="B", text="B")
+    blocks = fill([head_a, *rows[:5], head_b, *rows[5:]], per=4)
+    assert [[e.text if e.kind == "group" else e.point.record for e in b] for b in blocks] == [  # type: ignore[union-attr]
+        ["A (points 1-5)", 0, 1, 2], ["A, continued", 3, 4], ["B", 5, 6, 7]]
+
+
+def test_table_plan_lists_every_point_once_in_number_order() -> None:
+    chart = chart_model([_crowded()])
+    numbers = point_numbers(chart)
+    plan = plan_table(chart, numbers, 10.0, _width_in)
+    rows = [e.point.gid for b in plan.blocks for e in b if e.point is not None]
+    assert rows == sorted(numbers, key=numbers.get)
+    assert 1 <= len(plan.blocks) <= 3 and plan.fig_w_in <= NUMBERED_MAX_WIDTH_IN
+    widest = plan.fig_w_in - 2 * EDGE_IN
+    assert len(plan.blocks) * plan.block_w_in <= widest  # the blocks fit side by side
+    cells = plan.cells[rows[-1]]
+    assert cells["number"] == str(len(rows)) and cells["fraction"].endswith("%")
+
+
+def test_table_labels_too_long_for_the_figure_are_shortened() -> None:
+    chart = chart_model([_crowded()])
+    long = chart.points[0].gid
+    chart = dataclasses.replace(chart, points=tuple(dataclasses.replace(p, label="x" * 300) if p.gid == long else p
+                                                    for p in chart.points))
+    plan = plan_table(chart, point_numbers(chart), 10.0, _width_in)
+    label = plan.cells[long]["label"]
+    assert label.endswith("\u2026") and len(label) < 300
+    assert plan.block_w_in == pytest.approx(10.0 - 2 * EDGE_IN)  # the one block spans the figure

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from helpers import ROOT, write
 
 from roofline.ceilings.specs import load_all, load_spec_file, match_nvml_name, resolve
 from roofline.core.errors import RooflineError
@@ -103,13 +104,11 @@ def test_every_number_has_a_source() -> None:
 
 
 # ------------------------------------------------------------------ validation errors
-GOOD = (Path(__file__).parent.parent / "specs" / "h100-sxm.toml").read_text()
+GOOD = (ROOT / "specs" / "h100-sxm.toml").read_text()
 
 
 def _write(tmp_path: Path, text: str, name: str = "h100-sxm") -> Path:
-    p = tmp_path / f"{name}.toml"
-    p.write_text(text)
-    return p
+    return write(tmp_path / f"{name}.toml", text)
 
 
 def test_good_file_loads(tmp_path: Path) -> None:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from roofline.ceilings import calibrate as calibrate_mod
 from roofline.ceilings import store
-from roofline.ceilings.calibrate import cpu_ceilings, measure_cpu
+from roofline.ceilings.calibrate import FULL_CPU_PLAN, QUICK_CPU_PLAN, CpuPlan, cpu_ceilings, measure_cpu
 from roofline.core.model import Ceilings
 
 
@@ -56,17 +57,48 @@ def test_bad_values_in_store_are_rejected() -> None:
         assert store.lookup(store.cpu_key("x", 1)) is None
 
 
+# A plan small enough to measure in milliseconds: the tests check the calibration's wiring, not the CPU.
+TINY = CpuPlan(matmul_n={"fp32": (64,), "fp64": (64,), "bf16": (32,)}, bandwidth_bytes=4 * 2**20, reps=2, bf16_reps=1)
+
+
 def test_cpu_calibration_measures_then_caches() -> None:
     messages: list[str] = []
-    first = cpu_ceilings(messages)
+    first = cpu_ceilings(messages, plan=TINY)
     assert messages and "measured" in messages[0]
-    assert first.compute["cpu_fp32"] > 1e8 and first.memory["dram"] > 1e8  # any CPU: > 0.1 GFLOP/s, 0.1 GB/s
+    assert first.compute["cpu_fp32"] > 1e6 and first.memory["dram"] > 1e6  # any CPU: > 1 MFLOP/s, 1 MB/s
     again: list[str] = []
-    second = cpu_ceilings(again)
+    second = cpu_ceilings(again, plan=TINY)
     assert not again and second.compute == first.compute  # from the store, not measured again
 
 
-def test_measure_cpu_reports_each_dtype() -> None:
-    ceilings, details = measure_cpu()
-    assert {"cpu_fp32", "cpu_fp64", "cpu_bf16"} <= set(ceilings.compute)
-    assert details["bandwidth"]["bytes"] >= 2**28
+def test_measure_cpu_reports_each_dtype_as_the_plan_says() -> None:
+    ceilings, details = measure_cpu(plan=TINY)
+    assert {"cpu_fp32", "cpu_fp64", "cpu_bf16", "cpu_fp16"} <= set(ceilings.compute)
+    assert ceilings.compute["cpu_fp16"] == ceilings.compute["cpu_bf16"]  # half matmuls share the bf16 path
+    assert {name: m["n"] for name, m in details["matmul"].items()} == {"fp32": 64, "fp64": 64, "bf16": 32}
+    assert details["bandwidth"]["bytes"] == 4 * 2**20
+    # the memory roof is the copy: read + write bytes over the best copy time
+    assert ceilings.memory["dram"] == pytest.approx(2 * 4 * 2**20 / details["bandwidth"]["copy_best_s"])
+
+
+@pytest.mark.parametrize("quick", [False, True])
+def test_calibrate_honours_quick_on_the_cpu(monkeypatch: pytest.MonkeyPatch, quick: bool) -> None:
+    used: list[CpuPlan] = []
+
+    def fake_measure(progress: object = None, plan: CpuPlan = FULL_CPU_PLAN) -> tuple[Ceilings, dict[str, int]]:
+        used.append(plan)
+        return _ceilings(1e9), {}
+
+    monkeypatch.setattr(calibrate_mod, "measure_cpu", fake_measure)
+    ceilings, _ = calibrate_mod.calibrate("cpu", quick=quick)
+    assert used == [QUICK_CPU_PLAN if quick else FULL_CPU_PLAN]
+    assert cpu_ceilings() == ceilings  # stored for analyze
+
+
+def test_cpu_plans() -> None:
+    # the full plan's buffer is far beyond any CPU's last-level cache; the quick one measures one size per dtype
+    assert FULL_CPU_PLAN.bandwidth_bytes >= 2**28
+    assert all(len(sizes) == 1 for sizes in QUICK_CPU_PLAN.matmul_n.values())
+    assert all(max(QUICK_CPU_PLAN.matmul_n[d]) <= min(FULL_CPU_PLAN.matmul_n[d]) for d in QUICK_CPU_PLAN.matmul_n)
+    with pytest.raises(ValueError, match="fp32, fp64, bf16"):
+        CpuPlan(matmul_n={"fp32": (64,)}, bandwidth_bytes=2**20, reps=1, bf16_reps=1)

@@ -1,19 +1,36 @@
-"""Timing on the CPU path: statistics with a fake clock, budgets, the memory guard, the CPU path end to end."""
+"""Timing: statistics with a fake clock, budgets, the options and the pure parts of the CUDA timer, the clock
+report, the memory guard, and the CPU path end to end."""
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import json
 
 import numpy as np
 import pytest
 import torch
+from helpers import ROOT, run
 
-from roofline.cli.app import main
+from roofline.core.document import Document, dumps, validate_document
 from roofline.core.errors import RooflineError
+from roofline.core.record import Record, Timing
 from roofline.core.stats import NOISY_IQR_FRACTION, mad, median, outliers, quantile, summarize
 from roofline.measuring import runner as measure_mod
-from roofline.measuring.timing import BURST_GAP_FACTOR, BURST_MIN_GAP_S, MIN_REPS, burst_gap_s, plan_calls, time_cpu
+from roofline.measuring.nvml import ClockReport
+from roofline.measuring.sm_clock import (
+    INKERNEL_PROBES,
+    MIN_TRACES,
+    PROBE_CYCLES,
+    KernelClock,
+    between_kernels_mhz,
+    clock_report,
+    trace_rounds,
+    with_traced_ratio,
+)
+from roofline.measuring.timing import MIN_REPS, Measurement, plan_calls
+from roofline.measuring.timing_cpu import time_cpu
+from roofline.measuring.timing_cuda import BURST_GAP_FACTOR, BURST_MIN_GAP_S, TimingOptions, burst_gap_s
 
 
 class FakeClock:
@@ -30,6 +47,13 @@ class FakeClock:
     def work(self) -> None:
         self.now += self.durations[min(self.calls, len(self.durations) - 1)]
         self.calls += 1
+
+
+def _record(**fields: object) -> Record:
+    """A memory-bound record of 4 MB (what above_roof_notes reads), with `fields` replaced."""
+    base = Record(op="relu", variant=None, params={}, dtype="fp32", flops=1e6, bytes_read=2e6, bytes_written=2e6,
+                  bytes=4e6, bound="memory", roofline_fraction=1.0)
+    return dataclasses.replace(base, **fields)  # type: ignore[arg-type]
 
 
 def test_quantiles_match_numpy_linear() -> None:
@@ -69,12 +93,26 @@ def test_burst_gap_only_for_compute_bound_operators() -> None:
     assert burst_gap_s(3e-3, compute_bound=False) == 0.0
 
 
+def test_timing_options_refuse_unknown_choices_and_resolve_auto() -> None:
+    for bad in ({"method": "cupti"}, {"power": "turbo"}, {"flush_mode": "evict"}):
+        with pytest.raises(ValueError, match="unknown"):
+            TimingOptions(**bad)  # type: ignore[arg-type]
+    # auto: a graph per sample, or (with a warm L2, where no flush lets the host run ahead) the whole loop
+    assert TimingOptions().resolved_method == "graph"
+    assert TimingOptions(warm_l2=True).resolved_method == "graph-loop"
+    assert TimingOptions(method="events", warm_l2=True).resolved_method == "events"
+    # only a compute-bound operator timed under --power sustained wants the power cap's steady state
+    assert TimingOptions(compute_bound=True, power="sustained").sustained
+    assert not TimingOptions(compute_bound=True, power="burst").sustained
+    assert not TimingOptions(compute_bound=False, power="sustained").sustained
+
+
 def test_measure_api_passes_the_bound_to_the_gpu_timer(monkeypatch: pytest.MonkeyPatch) -> None:
     """roofline.measure decides burst's gap from its own roofline verdict, as `analyze` does."""
-    seen: dict[str, object] = {}
+    seen: list[TimingOptions] = []
 
-    def fake_time_cuda(fn: object, device: str, l2: object, warm_l2: bool, **kw: object) -> object:
-        seen.update(kw)
+    def fake_time_cuda(fn: object, options: TimingOptions, device: str, l2: object) -> object:
+        seen.append(options)
         raise RooflineError("stop here")
 
     target = dataclasses.replace(measure_mod.resolve_target(gpu="h200-sxm", time=False), time_device="cuda:0")
@@ -83,7 +121,7 @@ def test_measure_api_passes_the_bound_to_the_gpu_timer(monkeypatch: pytest.Monke
     for flops, compute in ((1e12, True), (1e6, False)):  # AI 1e12/1e6 B >> ridge; 1 FLOP/B << ridge
         with pytest.raises(RooflineError):
             measure_mod.measure(lambda: None, flops=flops, bytes=1e6, dtype="bf16")
-        assert seen["compute_bound"] is compute
+        assert seen[-1].compute_bound is compute
 
 
 def test_time_cpu_keeps_every_sample_with_fake_clock() -> None:
@@ -93,7 +131,7 @@ def test_time_cpu_keeps_every_sample_with_fake_clock() -> None:
     assert len(m.samples_s) == 100
     assert m.median_s == pytest.approx(0.001)
     assert m.method == "cpu-perf-counter"
-    assert m.timing_dict()["stats"]["n"] == 100
+    assert m.timing().stats is not None and m.timing().stats["n"] == 100
 
 
 def test_time_cpu_minimum_samples_for_slow_calls() -> None:
@@ -105,6 +143,98 @@ def test_time_cpu_minimum_samples_for_slow_calls() -> None:
     assert len(m.samples_s) == MIN_REPS
 
 
+def test_measurement_timing_writes_the_schema_fields_in_order() -> None:
+    # the field order of core/record.py's Timing; a built Timing writes every field but phases_s (the runner's)
+    m = Measurement([2e-6, 3e-6, 4e-6], "graph+burst", 12, 3e-6, True, flush_bytes=64, notes=["n"],
+                    clock_samples_mhz=[1900.0], warmup_s=0.01, timer_overhead_s=1e-6, capture_s=0.002,
+                    host_phases_s={"setup": 0.1})
+    t = m.timing()
+    assert isinstance(t, Timing)
+    assert list(t.to_dict()) == ["method", "warmup_calls", "warmup_s", "reps", "estimate_s", "l2_flush",
+                                 "flush_bytes", "stats", "notes", "timer_overhead_s", "sm_clock_samples_mhz",
+                                 "warmup_min_s", "after_compute_s", "capture_s", "host_phases_s"]
+    d = t.to_dict()
+    assert d["after_compute_s"] is None  # written as null, as the timers always did
+    assert d["reps"] == 3 and d["method"] == "graph+burst" and d["flush_bytes"] == 64
+    # samples less the 1 µs timer cost: 1, 2, 3 µs -> median 2 µs
+    assert d["stats"]["median"] == pytest.approx(2e-6) and d["stats"]["n"] == 3
+    m.notes.append("later")
+    assert t.notes == ["n"]  # the record's copy does not move with the measurement
+
+
+def test_measurement_timing_round_trips_through_json() -> None:
+    t = Measurement([1e-3, 2e-3], "cpu-perf-counter", 2, 1e-3, False).timing()
+    assert Timing.from_dict(json.loads(json.dumps(t.to_dict()))).to_dict() == t.to_dict()
+
+
+def test_clock_report_prefers_the_clock_during_the_kernel() -> None:
+    nvml = ClockReport(sm_mhz=[1980.0, 1980.0, 1975.0], power_w=[600.0], reasons=0x4, max_sm_mhz=1980.0)
+    between = [1900.0, 1950.0, 1920.0]
+    traced = KernelClock([1600.0, 1640.0, 1620.0, 1610.0], "in-kernel clock trace", {"coverage": 0.98})
+    c = clock_report(nvml, between, traced)
+    # median of 1600, 1610, 1620, 1640 = 1615; min 1600, max 1640
+    assert c.sm_mhz == {"median": 1615.0, "min": 1600.0, "max": 1640.0}
+    assert c.sm_mhz_source == "in-kernel clock trace" and c.in_kernel_trace == {"coverage": 0.98}
+    assert c.sm_mhz_nvml == {"median": 1980.0, "min": 1975.0, "max": 1980.0}
+    assert c.sm_mhz_between_kernels == {"median": 1920.0, "min": 1900.0, "max": 1950.0}
+    assert c.limited_by == ["power cap (software)"] and c.readings == 3
+    # every key is written, None included, in the order records have always held them
+    d = c.to_dict()
+    assert list(d) == ["sm_mhz", "mem_mhz", "power_w", "temperature_c", "max_sm_mhz", "max_mem_mhz", "power_limit_w",
+                       "limited_by", "readings", "sm_mhz_nvml", "sm_mhz_between_kernels", "sm_mhz_in_kernel",
+                       "in_kernel_trace", "sm_mhz_source"]
+    assert d["mem_mhz"] is None and d["power_limit_w"] is None
+
+
+def test_clock_report_falls_back_to_the_probe_then_to_nvml() -> None:
+    nvml = ClockReport(sm_mhz=[1980.0])
+    c = clock_report(nvml, [1700.0], KernelClock([], ""))  # a trace that found no room on an SM
+    assert c.sm_mhz == {"median": 1700.0, "min": 1700.0, "max": 1700.0}
+    assert c.sm_mhz_source == "probe between kernels" and c.sm_mhz_in_kernel is None
+    c = clock_report(nvml, [], None)
+    assert c.sm_mhz == {"median": 1980.0, "min": 1980.0, "max": 1980.0} and c.sm_mhz_source == "nvml"
+    assert c.sm_mhz_between_kernels is None and c.in_kernel_trace is None
+    empty = clock_report(ClockReport(), [], None)  # no NVML either: the key is still there, as null
+    assert empty.sm_mhz is None and "sm_mhz" in empty.to_dict() and empty.sm_mhz_source == "nvml"
+
+
+def test_probe_clock_and_trace_rounds() -> None:
+    # 100,000 cycles in 51 µs of which 1 µs is the probe's own overhead: 100,000 / 50 µs = 2000 MHz;
+    # a probe no longer than its overhead is left out
+    assert between_kernels_mhz([51e-6, 1e-6], 1e-6) == [pytest.approx(PROBE_CYCLES / 50e-6 / 1e6)]
+    assert trace_rounds(1e-4) == INKERNEL_PROBES  # 10 ms / 0.1 ms = 100, clamped to 8
+    assert trace_rounds(3e-3) == 4  # ceil(10 ms / 3 ms)
+    assert trace_rounds(0.1) == MIN_TRACES
+
+
+def test_traced_over_untraced_ratio_is_added_to_the_trace_detail() -> None:
+    clock = KernelClock([1600.0], "in-kernel clock trace", {"traces": 1})
+    # traced calls' median 120 µs over the samples' 100 µs: 1.2
+    out = with_traced_ratio(clock, [120e-6, 118e-6, 122e-6], [100e-6, 99e-6, 101e-6])
+    assert out.detail == {"traces": 1, "traced_over_untraced": pytest.approx(1.2)}
+    assert clock.detail == {"traces": 1}  # a new value; the old one is unchanged
+    assert with_traced_ratio(clock, [], [1.0]) is clock
+    assert with_traced_ratio(KernelClock([], ""), [1.0], [1.0]).detail is None
+
+
+def test_gpu_modules_import_torch_and_triton_only_when_they_run() -> None:
+    # module-level imports only: a CPU-only machine (no triton here) can import the GPU timer and calibration
+    modules = ["roofline/measuring/timing.py", "roofline/measuring/timing_cpu.py", "roofline/measuring/timing_cuda.py",
+               "roofline/measuring/sm_clock.py", "roofline/measuring/cuda_events.py",
+               "roofline/measuring/clocktrace.py", "roofline/ceilings/calibrate.py",
+               "roofline/ceilings/calibrate_gpu.py"]
+    top = []
+    for path in modules:
+        for node in ast.parse((ROOT / path).read_text()).body:
+            if isinstance(node, ast.Import):
+                top += [f"{path}: {a.name}" for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                top.append(f"{path}: {node.module}")
+    assert len(top) > 20
+    assert [t for t in top if t.split(": ")[1].split(".")[0] in ("torch", "triton", "cupy")] == []
+    import roofline.ceilings.calibrate_gpu  # noqa: F401  (importable here, where triton is not installed)
+
+
 def test_memory_guard_refuses(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(measure_mod, "available_bytes", lambda device: 1e9)
     with pytest.raises(RooflineError, match=r"needs about 2\.0 GiB but cpu has 0\.9 GiB"):
@@ -114,46 +244,42 @@ def test_memory_guard_refuses(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_memory_guard_from_cli(capsys: pytest.CaptureFixture[str]) -> None:
     # 2^40 fp32 elements in and out: 8 TiB, more than any test machine has
-    code = main(["analyze", "relu", "--numel", str(2**40), "--device", "cpu"])
-    _, err = capsys.readouterr()
+    code, _, err = run(capsys, "analyze", "relu", "--numel", str(2**40), "--device", "cpu")
     errors = [line for line in err.splitlines() if line.startswith("error:")]
     assert code == 1 and len(errors) == 1 and "needs about" in errors[0] and "Traceback" not in err
 
 
 def test_cpu_path_end_to_end(capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["analyze", "gemm", "--m", "128", "--json"])
-    out, err = capsys.readouterr()
+    code, out, err = run(capsys, "analyze", "gemm", "--m", "128", "--json")
     assert code == 0, err
-    doc = json.loads(out)
-    rec = doc["records"][0]
-    assert doc["device"]["kind"] == "cpu" and rec["gpu"] == "cpu"
-    assert rec["dtype"] == "fp32"  # the CPU default
-    assert rec["time_s"] > 0 and len(rec["time_samples_s"]) >= 3
-    assert rec["time_s"] == pytest.approx(median(rec["time_samples_s"]))
-    assert rec["achieved_flops_per_s"] == pytest.approx(2 * 128**3 / rec["time_s"])
-    assert rec["roofline_fraction"] == pytest.approx(rec["roofline_time_s"] / rec["time_s"])
-    assert rec["impl"] == "torch.matmul"
-    assert rec["roof_source"] == "measured"
+    doc = validate_document(json.loads(out), "analyze --json")
+    rec = doc.records[0]
+    assert doc.device["kind"] == "cpu" and rec.gpu == "cpu"
+    assert rec.dtype == "fp32"  # the CPU default
+    assert rec.time_s is not None and rec.time_s > 0
+    assert rec.time_samples_s is not None and len(rec.time_samples_s) >= 3
+    assert rec.time_s == pytest.approx(median(rec.time_samples_s))
+    assert rec.achieved_flops_per_s == pytest.approx(2 * 128**3 / rec.time_s)
+    assert rec.roofline_fraction == pytest.approx(rec.roofline_time_s / rec.time_s)
+    assert rec.impl == "torch.matmul"
+    assert rec.roof_source == "measured"
+    assert rec.timing is not None and rec.timing.method == "cpu-perf-counter" and rec.clocks is None
 
 
 def test_cpu_table_says_it_ran_on_the_cpu(capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["analyze", "relu", "--numel", "65536"])
-    out, err = capsys.readouterr()
+    code, out, err = run(capsys, "analyze", "relu", "--numel", "65536")
     assert code == 0
     assert "timed on the CPU" in err and "measured (median)" in out
 
 
 def test_measure_api_on_cpu() -> None:
-    import torch
-
     import roofline
 
     a, b = torch.randn(64, 64), torch.randn(64, 64)
     rec = roofline.measure(lambda: a @ b, flops=2 * 64**3, bytes=3 * 64 * 64 * 4, dtype="fp32")
-    assert rec["time_s"] > 0 and rec["op"] == "custom" and rec["bound"] in ("compute", "memory")
-    from roofline.core.document import new_document, validate_document
-
-    validate_document(new_document({}, [rec]), "measure()")  # the record is a valid schema-v1 record
+    assert rec.time_s is not None and rec.time_s > 0 and rec.op == "custom" and rec.bound in ("compute", "memory")
+    # the record is a valid schema-v1 record, as JSON
+    validate_document(json.loads(dumps(Document(device={}, records=[rec]))), "measure()")
     with pytest.raises(RooflineError):
         roofline.measure(lambda: None, flops=1, bytes=0, dtype="fp32")
 
@@ -161,25 +287,22 @@ def test_measure_api_on_cpu() -> None:
 def test_above_roof_notes_say_why() -> None:
     from roofline.measuring.runner import above_roof_notes
 
-    base = {"bytes": 4e6, "roofline_fraction": 1.0, "bound": "memory"}
-    assert above_roof_notes(base, "datasheet") == []  # on the roof: nothing to say
+    assert above_roof_notes(_record(), "datasheet") == []  # on the roof: nothing to say
     # 2x the DRAM roof for a 4 MB working set: the caches served it
-    assert "caches" in above_roof_notes({**base, "roofline_fraction": 2.0}, "datasheet")[0]
-    compute = {**base, "bound": "compute", "roofline_fraction": 1.3}
+    assert "caches" in above_roof_notes(_record(roofline_fraction=2.0), "datasheet")[0]
+    compute = _record(bound="compute", roofline_fraction=1.3)
     assert "calibrate" in above_roof_notes(compute, "measured")[0]
     assert "spec" in above_roof_notes(compute, "datasheet")[0]
 
 
 def test_timer_overhead_is_subtracted_from_every_sample_and_kept() -> None:
-    from roofline.measuring.timing import Measurement
-
     # raw event intervals 35, 36, 37 µs with an empty pair of 1.3 µs: the operator took 33.7, 34.7, 35.7 µs
     m = Measurement([35e-6, 36e-6, 37e-6], "graph", 10, 40e-6, True, timer_overhead_s=1.3e-6)
     assert m.times_s == pytest.approx([33.7e-6, 34.7e-6, 35.7e-6])
     assert m.median_s == pytest.approx(34.7e-6)
     assert m.samples_s == [35e-6, 36e-6, 37e-6]  # the raw samples are kept as measured
-    d = m.timing_dict()
-    assert d["timer_overhead_s"] == 1.3e-6 and d["stats"]["median"] == pytest.approx(34.7e-6)
+    t = m.timing()
+    assert t.timer_overhead_s == 1.3e-6 and t.stats is not None and t.stats["median"] == pytest.approx(34.7e-6)
 
 
 def test_cpu_timing_subtracts_nothing() -> None:
@@ -247,11 +370,11 @@ def test_stamp_slots_are_16_byte_aligned_and_addressable_ahead() -> None:
 def test_kernel_breakdown_is_shown_beside_each_kernel(capsys: pytest.CaptureFixture[str]) -> None:
     from roofline.report.text import record_rows
 
-    code = main(["analyze", "relu", "--numel", "4096", "--device", "cpu", "--json"])
-    rec = json.loads(capsys.readouterr().out)["records"][0]
-    assert code == 0 and rec["kernels"] == []  # the CPU has no device kernels to profile
+    code, out, _ = run(capsys, "analyze", "relu", "--numel", "4096", "--device", "cpu", "--json")
+    rec = validate_document(json.loads(out), "analyze --json").records[0]
+    assert code == 0 and rec.kernels == []  # the CPU has no device kernels to profile
     # as the GPU path records them: one profiled call, names and their device times in launch order
-    rec["kernels"], rec["kernel_times_s"] = ["Memset (Device)", "conv_kernel"], [0.74e-6, 48.3e-6]
+    rec = dataclasses.replace(rec, kernels=["Memset (Device)", "conv_kernel"], kernel_times_s=[0.74e-6, 48.3e-6])
     shown = dict(record_rows(rec))["kernels"].splitlines()
     assert shown[0].endswith("Memset (Device)") and "0.74" in shown[0]
     assert shown[1].endswith("conv_kernel") and "48.3" in shown[1]

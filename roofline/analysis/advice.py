@@ -21,11 +21,12 @@ from typing import Any
 from roofline.ceilings.specs import GPUSpec, resolve
 from roofline.core.dtypes import DType, get_dtype
 from roofline.core.errors import RooflineError
+from roofline.core.record import Record
 from roofline.ops.base import Operator, Traffic, get_operator, make
-from roofline.report.text import duration, si
+from roofline.report.format import duration, si
 
 Advice = dict[str, Any]
-RuleFn = Callable[[dict[str, Any], "GPUSpec | None"], list[Advice]]
+RuleFn = Callable[[Record, "GPUSpec | None"], list[Advice]]
 
 # -- thresholds (each with its reason)
 # A fusion saving under 1% of the operator's bytes is inside the run-to-run spread of a bandwidth-bound kernel
@@ -83,12 +84,18 @@ def rule(name: str, summary: str, fallback: bool = False) -> Callable[[RuleFn], 
     return wrap
 
 
-def advise(record: dict[str, Any], spec: GPUSpec | None = None) -> list[Advice]:
-    """Every rule's advice for one record (fallback rules only when nothing else fired).
+@dataclass(frozen=True)
+class Advised:
+    """What the rules derive for one record: the advice items and the bound class ("latency" when the latency
+    rule fired, else the record's roofline bound, which stays as it is: other tools read it)."""
 
-    Sets record["bound_class"]: "latency" when the latency rule fired, else the record's "bound" (which is
-    left as it is: other tools read it). `spec` defaults to the record's GPU spec when it resolves.
-    """
+    items: list[Advice]
+    bound_class: str
+
+
+def advise(record: Record, spec: GPUSpec | None = None) -> Advised:
+    """Every rule's advice for one record (fallback rules only when nothing else fired). `spec` defaults to
+    the record's GPU spec when it resolves."""
     if spec is None:
         spec = spec_for(record)
     items: list[Advice] = []
@@ -99,41 +106,46 @@ def advise(record: dict[str, Any], spec: GPUSpec | None = None) -> list[Advice]:
         for r in RULES.values():
             if r.fallback:
                 items += r.fn(record, spec)
-    record["bound_class"] = "latency" if any(i["rule"] == "latency" for i in items) else record.get("bound")
-    return items
+    return Advised(items, "latency" if any(i["rule"] == "latency" for i in items) else record.bound)
+
+
+def with_advice(record: Record, spec: GPUSpec | None = None) -> Record:
+    """The record with its advice and bound class filled in."""
+    a = advise(record, spec)
+    return dataclasses.replace(record, advice=a.items, bound_class=a.bound_class)
 
 
 # ---------------------------------------------------------------- helpers
-def spec_for(record: dict[str, Any]) -> GPUSpec | None:
+def spec_for(record: Record) -> GPUSpec | None:
     """The spec of the record's GPU, or None (a CPU record, or a GPU without a spec file)."""
     if not _on_gpu(record):
         return None
     try:
-        return resolve(str(record.get("gpu", "")))
+        return resolve(record.gpu)
     except RooflineError:
         return None
 
 
-def _on_gpu(record: dict[str, Any]) -> bool:
-    return record.get("device_kind", "gpu") == "gpu"
+def _on_gpu(record: Record) -> bool:
+    return (record.device_kind or "gpu") == "gpu"
 
 
-def _dtype(record: dict[str, Any]) -> DType | None:
+def _dtype(record: Record) -> DType | None:
     try:
-        return get_dtype(str(record.get("dtype")))
+        return get_dtype(str(record.dtype))
     except RooflineError:
         return None
 
 
-def rebuild(record: dict[str, Any]) -> Operator | None:
+def rebuild(record: Record) -> Operator | None:
     """The operator a record describes (its params plus its variant), or None for a custom kernel."""
     try:
-        cls = get_operator(str(record.get("op")))
+        cls = get_operator(str(record.op))
     except RooflineError:
         return None
     names = {f.name for f in dataclasses.fields(cls)}
-    params = {k: v for k, v in (record.get("params") or {}).items() if k in names}
-    variant = record.get("variant")
+    params = {k: v for k, v in (record.params or {}).items() if k in names}
+    variant = record.variant
     if variant is not None:
         if "variant" in names:
             params["variant"] = variant
@@ -145,16 +157,16 @@ def rebuild(record: dict[str, Any]) -> Operator | None:
         return None
 
 
-def _saving(record: dict[str, Any], before: Traffic, after: Traffic) -> dict[str, float]:
+def _saving(record: Record, before: Traffic, after: Traffic) -> dict[str, float]:
     """Bytes saved and the time they take at the record's memory roof."""
     saved = before.total - after.total
     return {"bytes_before": before.total, "bytes_after": after.total, "saved_bytes": saved,
             "saved_fraction": saved / before.total if before.total else 0.0,
-            "saved_time_s": saved / record["peak_bytes_per_s"]}
+            "saved_time_s": saved / record.peak_bytes_per_s}
 
 
-def _bw(record: dict[str, Any]) -> str:
-    return si(record["peak_bytes_per_s"], "B/s")
+def _bw(record: Record) -> str:
+    return si(record.peak_bytes_per_s, "B/s")
 
 
 # ---------------------------------------------------------------- memory: fusion
@@ -171,10 +183,10 @@ HOW_TO_FUSE = {
 
 
 @rule("fuse", "an unfused or naive variant: the bytes and time the fused variant saves")
-def fuse_variant(record: dict[str, Any], spec: GPUSpec | None) -> list[Advice]:
+def fuse_variant(record: Record, spec: GPUSpec | None) -> list[Advice]:
     """NB: fires whatever the record's bound: the unfused form's extra passes are memory-bound kernels of
     their own even when the main kernel (a GEMM) is compute-bound."""
-    variant, dt, op = record.get("variant"), _dtype(record), rebuild(record)
+    variant, dt, op = record.variant, _dtype(record), rebuild(record)
     if variant not in FUSED_VARIANT or dt is None or op is None:
         return []
     to = FUSED_VARIANT[variant]
@@ -182,7 +194,7 @@ def fuse_variant(record: dict[str, Any], spec: GPUSpec | None) -> list[Advice]:
     s = _saving(record, op.traffic(dt), fused.traffic(dt))
     if s["saved_fraction"] < MIN_SAVED_FRACTION:
         return []
-    fused_time = max(fused.flops() / record["peak_flops_per_s"], s["bytes_after"] / record["peak_bytes_per_s"])
+    fused_time = max(fused.flops() / record.peak_flops_per_s, s["bytes_after"] / record.peak_bytes_per_s)
     how = HOW_TO_FUSE.get(op.name, "one kernel")
     return [{"rule": "fuse", "message": (
         f"{op.name} {variant} moves {si(s['bytes_before'], 'B')}; --variant {to} moves {si(s['bytes_after'], 'B')}: "
@@ -191,7 +203,7 @@ def fuse_variant(record: dict[str, Any], spec: GPUSpec | None) -> list[Advice]:
         "op": op.name, "from_variant": variant, "to_variant": to, **s, "fused_roofline_time_s": fused_time}]
 
 
-def _neighbours(op: Operator, record: dict[str, Any]) -> list[tuple[str, str, Traffic, Traffic]]:
+def _neighbours(op: Operator, record: Record) -> list[tuple[str, str, Traffic, Traffic]]:
     """(neighbour, what is assumed, traffic of the two kernels as run, traffic of the fused kernel)."""
     dt = _dtype(record)
     assert dt is not None
@@ -225,8 +237,8 @@ def _neighbours(op: Operator, record: dict[str, Any]) -> list[tuple[str, str, Tr
 
 
 @rule("fuse-neighbour", "a memory-bound operator usually run next to another: the fused pair's saving")
-def fuse_neighbour(record: dict[str, Any], spec: GPUSpec | None) -> list[Advice]:
-    if record.get("bound") != "memory" or record.get("variant") is not None or _dtype(record) is None:
+def fuse_neighbour(record: Record, spec: GPUSpec | None) -> list[Advice]:
+    if record.bound != "memory" or record.variant is not None or _dtype(record) is None:
         return []
     op = rebuild(record)
     if op is None:
@@ -246,10 +258,10 @@ def fuse_neighbour(record: dict[str, Any], spec: GPUSpec | None) -> list[Advice]
 
 # ---------------------------------------------------------------- compute: below the tensor-core roof
 @rule("precision", "compute-bound on a CUDA-core pipe where a tensor-core pipe exists")
-def precision(record: dict[str, Any], spec: GPUSpec | None) -> list[Advice]:
-    pipe = str(record.get("compute_pipe", ""))
+def precision(record: Record, spec: GPUSpec | None) -> list[Advice]:
+    pipe = record.compute_pipe or ""
     op, dt = rebuild(record), _dtype(record)
-    if (record.get("bound") != "compute" or spec is None or not _on_gpu(record) or "_tensor_" in pipe
+    if (record.bound != "compute" or spec is None or not _on_gpu(record) or "_tensor_" in pipe
             or op is None or not op.uses_tensor_cores or dt is None):
         return []
     current = spec.get(pipe)
@@ -273,7 +285,7 @@ def precision(record: dict[str, Any], spec: GPUSpec | None) -> list[Advice]:
     alts = "; ".join(f"{f['dtype'].upper()} tensor cores {f['peak_tflops']:g} TFLOP/s ({f['gain']:.1f}x; {f['how']})"
                      for f in found)
     return [{"rule": "precision", "message": (
-        f"{dt.name} {op.name} is compute-bound on the {record.get('compute_pipe_label', pipe)} roof "
+        f"{dt.name} {op.name} is compute-bound on the {record.compute_pipe_label or pipe} roof "
         f"({current:g} TFLOP/s on {spec.name}): {alts}."),
         "current_pipe": pipe, "current_peak_tflops": current, "options": found,
         "best_gain": max(f["gain"] for f in found)}]
@@ -295,9 +307,9 @@ def _tensor_dims(op: Operator) -> dict[str, int]:
 
 
 @rule("alignment", "compute-bound on tensor cores with a dimension that is not a 16-byte multiple")
-def alignment(record: dict[str, Any], spec: GPUSpec | None) -> list[Advice]:
+def alignment(record: Record, spec: GPUSpec | None) -> list[Advice]:
     op, dt = rebuild(record), _dtype(record)
-    if (record.get("bound") != "compute" or "_tensor_" not in str(record.get("compute_pipe", ""))
+    if (record.bound != "compute" or "_tensor_" not in record.compute_pipe or ""
             or op is None or dt is None):
         return []
     multiple = max(1, int(TENSOR_CORE_ALIGN_BYTES // dt.bytes))
@@ -340,16 +352,16 @@ def _gemm_mn(op: Operator) -> tuple[int, int, int] | None:
 
 
 @rule("wave-quantization", "a compute-bound GEMM/convolution whose tiles leave SMs idle in the last wave")
-def wave_quantization(record: dict[str, Any], spec: GPUSpec | None) -> list[Advice]:
+def wave_quantization(record: Record, spec: GPUSpec | None) -> list[Advice]:
     op = rebuild(record)
-    if record.get("bound") != "compute" or spec is None or not _on_gpu(record) or op is None:
+    if record.bound != "compute" or spec is None or not _on_gpu(record) or op is None:
         return []
     mn = _gemm_mn(op)
     if mn is None:
         return []
     m, n, batch = mn
     sms = int(spec["sm_count"])
-    tile = gemm_tile(spec, str(record.get("dtype")))
+    tile = gemm_tile(spec, str(record.dtype))
     w = waves(m, n, batch, tile, sms)
     if w["idle_fraction"] <= WAVE_IDLE_MAX:
         return []
@@ -370,32 +382,32 @@ def wave_quantization(record: dict[str, Any], spec: GPUSpec | None) -> list[Advi
 
 # ---------------------------------------------------------------- latency
 @rule("latency", "a kernel too short for its launch: latency-bound (CUDA graphs, batching)")
-def latency(record: dict[str, Any], spec: GPUSpec | None) -> list[Advice]:
+def latency(record: Record, spec: GPUSpec | None) -> list[Advice]:
     if not _on_gpu(record):
         return []
-    measured = record.get("time_s")
+    measured = record.time_s
     if measured is not None:
         if measured >= MEASURED_LATENCY_S:
             return []
         t, what, limit = measured, "measured", MEASURED_LATENCY_S
     else:
-        t = record["roofline_time_s"]
+        t = record.roofline_time_s
         if t >= LAUNCH_OVERHEAD_S:
             return []
         what, limit = "roofline", LAUNCH_OVERHEAD_S
     return [{"rule": "latency", "message": (
         f"The {what} time {duration(t)} is under {duration(limit)}, the scale of one kernel launch: this operator "
-        f"is latency-bound, not {record.get('bound')}-bound. Capture it with its neighbours in a CUDA graph "
+        f"is latency-bound, not {record.bound}-bound. Capture it with its neighbours in a CUDA graph "
         "(torch.cuda.graphs, torch.compile(mode='reduce-overhead')) or batch more work into each launch."),
         "time_s": t, "time_kind": what, "threshold_s": limit}]
 
 
 @rule("extra-pass", "the timed torch form makes passes the model assumes fused: name them")
-def extra_pass(record: dict[str, Any], spec: GPUSpec | None) -> list[Advice]:
-    passes = record.get("extra_passes") or []
-    if not passes or record.get("time_s") is None:
+def extra_pass(record: Record, spec: GPUSpec | None) -> list[Advice]:
+    passes = record.extra_passes or []
+    if not passes or record.time_s is None:
         return []
-    frac = record.get("roofline_fraction")
+    frac = record.roofline_fraction
     share = f" (measured at {frac:.0%} of its roofline)" if frac is not None else ""
     return [{"rule": "extra-pass", "message": (
         f"The timed torch form makes passes the roofline assumes fused away{share}: {'; '.join(passes)}. "
@@ -409,19 +421,19 @@ NCU_SECTIONS = {"memory": "--section SpeedOfLight --section MemoryWorkloadAnalys
 
 
 @rule("below-roof", "measured below half its roof and no other rule applies: profile it", fallback=True)
-def below_roof(record: dict[str, Any], spec: GPUSpec | None) -> list[Advice]:
-    t = record.get("time_s")
+def below_roof(record: Record, spec: GPUSpec | None) -> list[Advice]:
+    t = record.time_s
     if t is None or not _on_gpu(record):
         return []
-    frac = record.get("roofline_fraction")
+    frac = record.roofline_fraction
     if frac is None:
-        frac = record["roofline_time_s"] / t
+        frac = record.roofline_time_s / t
     if frac >= BELOW_ROOF_FRACTION:
         return []
-    bound = str(record.get("bound"))
+    bound = str(record.bound)
     sections = NCU_SECTIONS.get(bound, NCU_SECTIONS["memory"])
     return [{"rule": "below-roof", "message": (
-        f"Measured at {frac:.0%} of its roofline ({duration(t)} against {duration(record['roofline_time_s'])}) and "
+        f"Measured at {frac:.0%} of its roofline ({duration(t)} against {duration(record.roofline_time_s)}) and "
         f"no rule above explains it. Profile the kernel: ncu {sections} <your command> "
         f"(Speed Of Light shows which unit is busiest; the second section shows why the {bound} roof is not "
         "reached)."),

@@ -35,14 +35,10 @@ import math
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from roofline.ceilings.specs import GPUSpec
 from roofline.core.errors import RooflineError, UsageError
-
-if TYPE_CHECKING:
-    from rich.table import Table
 
 WARP_SIZE = 32
 # Shared memory a block may use without opting in (cudaFuncAttributeMaxDynamicSharedMemorySize): 48 KiB on
@@ -278,7 +274,7 @@ def occupancy(spec: GPUSpec, threads_per_block: int, registers_per_thread: int, 
                  "(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes)); assumed here")
     shown = ", ".join("-" if v is None else str(v) for v in limits.values())
     w.append(f"active blocks = min(warps, registers, shared memory, blocks) = min({shown}) = {active} "
-             f"(limited by {_names(limiters)})")
+             f"(limited by {limiter_names(limiters)})")
     w.append(f"active warps = {active} x {warps_per_block} = {active_warps} of {max_warps} -> occupancy {frac:.1%}")
     if needed is not None:
         w.append(f"carve-out needed: {active} x {alloc} B = {active * alloc} B -> smallest supported {needed} KiB "
@@ -298,7 +294,7 @@ def occupancy(spec: GPUSpec, threads_per_block: int, registers_per_thread: int, 
 _LIMIT_NAME = {"warps": "warps", "registers": "registers", "shared_memory": "shared memory", "blocks": "blocks"}
 
 
-def _names(limiters: Sequence[str]) -> str:
+def limiter_names(limiters: Sequence[str]) -> str:
     """('warps', 'registers', 'blocks') -> 'warps, registers and blocks'."""
     names = [_LIMIT_NAME[x] for x in limiters]
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
@@ -336,22 +332,22 @@ def sweep(spec: GPUSpec, vary: SweepKind, threads_per_block: int = 256, register
     return out
 
 
-_X_OF = {"registers": ("registers_per_thread", "registers/thread"),
+SWEEP_AXES = {"registers": ("registers_per_thread", "registers/thread"),
          "threads": ("threads_per_block", "threads/block"),
          "shared-memory": ("shared_memory_per_block_bytes", "shared memory/block (B)")}
 
 
 def varied(points: Sequence[Occupancy]) -> str:
     """Which input a sweep varies (the first that is not constant; 'registers' for a single point)."""
-    for kind, (attr, _) in _X_OF.items():
+    for kind, (attr, _) in SWEEP_AXES.items():
         if len({getattr(o, attr) for o in points}) > 1:
             return kind
     return "registers"
 
 
-def _ranges(points: Sequence[Occupancy]) -> list[tuple[int, int, Occupancy]]:
+def ranges(points: Sequence[Occupancy]) -> list[tuple[int, int, Occupancy]]:
     """Runs of consecutive points with the same result: (first x, last x, a representative)."""
-    attr = _X_OF[varied(points)][0]
+    attr = SWEEP_AXES[varied(points)][0]
     runs: list[tuple[int, int, Occupancy]] = []
     for o in points:
         x = getattr(o, attr)
@@ -361,93 +357,3 @@ def _ranges(points: Sequence[Occupancy]) -> list[tuple[int, int, Occupancy]]:
         else:
             runs.append((x, x, o))
     return runs
-
-
-# ---------------------------------------------------------------- rendering
-_LIMIT_LABEL = {"warps": "warps per SM", "registers": "registers", "shared_memory": "shared memory",
-                "blocks": "blocks per SM"}
-
-
-def render_occupancy(o: Occupancy) -> Table:
-    """The four limits with their arithmetic, and the verdict in the caption."""
-    from rich.table import Table
-
-    t = Table(title=f"occupancy on {o.gpu} (cc {o.compute_capability}): {o.threads_per_block} threads, "
-                    f"{o.registers_per_thread} registers, {o.shared_memory_per_block_bytes} B shared memory")
-    t.add_column("limit")
-    t.add_column("blocks/SM", justify="right")
-    t.add_column("arithmetic")
-    for k in LIMITS:
-        v = o.limits[k]
-        mark = " *" if k in o.limiters else ""
-        t.add_row(_LIMIT_LABEL[k] + mark, "-" if v is None else str(v), o.reasons.get(k, ""))
-    t.add_row("[bold]active[/bold]", f"[bold]{o.active_blocks_per_sm}[/bold]",
-              f"{o.active_warps_per_sm} of {o.max_warps_per_sm} warps: [bold]{o.occupancy:.1%}[/bold], limited by "
-              f"{_names(o.limiters)}")
-    if o.carveout_needed_kib is not None:
-        t.caption = (f"warps per block {o.warps_per_block}; carve-out counted {o.carveout_kib} KiB, needed "
-                     f"{o.carveout_needed_kib} KiB")
-    return t
-
-
-def render_sweep(points: Sequence[Occupancy]) -> Table:
-    """A sweep as ranges of the varied input over which the result holds (the curve's steps)."""
-    from rich.table import Table
-
-    if not points:
-        raise UsageError("empty sweep")
-    kind = varied(points)
-    o0 = points[0]
-    held = {"registers": f"{o0.threads_per_block} threads, {o0.shared_memory_per_block_bytes} B shared memory",
-            "threads": f"{o0.registers_per_thread} registers, {o0.shared_memory_per_block_bytes} B shared memory",
-            "shared-memory": f"{o0.threads_per_block} threads, {o0.registers_per_thread} registers"}[kind]
-    t = Table(title=f"occupancy on {o0.gpu} as {kind} varies ({held})")
-    t.add_column(_X_OF[kind][1], justify="right")
-    for c in ("blocks/SM", "warps/SM", "occupancy"):
-        t.add_column(c, justify="right")
-    t.add_column("limited by")
-    for lo, hi, o in _ranges(points):
-        t.add_row(str(lo) if lo == hi else f"{lo}-{hi}", str(o.active_blocks_per_sm), str(o.active_warps_per_sm),
-                  f"{o.occupancy:.1%}", _names(o.limiters))
-    return t
-
-
-def plot_sweep(points: Sequence[Occupancy], path: str | Path, mark: Occupancy | None = None) -> Path:
-    """The occupancy curve (a step plot of occupancy against the varied input) as PNG/SVG/PDF; `mark` draws
-    one configuration on it. matplotlib is imported here, headless (Agg)."""
-    if not points:
-        raise UsageError("empty sweep")
-    p = Path(path)
-    formats = {".png": "png", ".svg": "svg", ".pdf": "pdf"}
-    fmt = formats.get(p.suffix.lower())
-    if fmt is None:
-        raise UsageError(f"{p}: cannot tell the chart format from '{p.suffix or '(no suffix)'}': "
-                         "use .png, .svg or .pdf")
-    import matplotlib
-
-    matplotlib.use("Agg")
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    kind = varied(points)
-    attr, label = _X_OF[kind]
-    xs = [getattr(o, attr) for o in points]
-    ys = [100 * o.occupancy for o in points]
-    fig = Figure(figsize=(7, 4))
-    FigureCanvasAgg(fig)
-    ax = fig.add_subplot()
-    ax.step(xs, ys, where="post", color="tab:blue", linewidth=1.6)
-    if mark is not None:
-        ax.plot([getattr(mark, attr)], [100 * mark.occupancy], "o", color="tab:red",
-                label=f"this launch: {mark.occupancy:.0%}")
-        ax.legend(loc="upper right")
-    ax.set_xlabel(label)
-    ax.set_ylabel("occupancy (% of max warps per SM)")
-    ax.set_ylim(0, 105)
-    ax.grid(alpha=0.3)
-    ax.set_title(f"{points[0].gpu} (cc {points[0].compute_capability}): occupancy vs {kind}")
-    try:
-        fig.savefig(p, format=fmt, dpi=120, bbox_inches="tight")
-    except OSError as exc:
-        raise RooflineError(f"cannot write {p}: {exc.strerror or exc}") from None
-    return p

@@ -17,14 +17,12 @@ threshold = "median:8%"         # optional: per-entry regression threshold for `
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from roofline.core.errors import UsageError
 from roofline.core.tomlfile import read_toml
-from roofline.measuring.timing import DEFAULT_POWER
 from roofline.ops.base import Operator, make
 
 ENTRY_KEYS = {"op", "params", "gpu_params", "dtype", "gpu_dtype", "threshold", "name", "tensor_cores"}
@@ -87,34 +85,3 @@ def load_suite(path: str | Path) -> Suite:
     return Suite(name=str(meta.get("name", p.stem)), description=str(meta.get("description", "")),
                  entries=tuple(entries), path=str(p))
 
-
-def run_suite(suite: Suite, target: Any, *, warm_l2: bool = False, timer: str = "auto",
-              slowdown: dict[int, float] | None = None, kernels: bool = True, power: str = DEFAULT_POWER,
-              progress: Callable[[int, int, str], None] | None = None) -> list[dict[str, Any]]:
-    """Analyse (and time, when the target has a device) every entry; `slowdown` is a test-only hook
-    that adds the given fraction of extra device time to the listed entries (1-based)."""
-    from roofline.analysis.advice import advise
-    from roofline.core.dtypes import get_dtype
-    from roofline.core.record import analytic_record
-
-    on_gpu = bool(target.time_device and target.time_device.startswith("cuda")) or \
-        (target.time_device is None and target.ceilings.kind == "gpu")
-    records = []
-    for i, entry in enumerate(suite.entries, start=1):
-        op = entry.operator(on_gpu)
-        dt = get_dtype(entry.dtype_for(on_gpu))
-        if progress:
-            progress(i, len(suite.entries), f"{op.name} {dt.name}")
-        if target.time_device is None:
-            rec = analytic_record(op, dt, target.ceilings, entry.tensor_cores)
-        else:
-            from roofline.measuring.runner import measure_op
-
-            rec = measure_op(op, dt, target, warm_l2=warm_l2, method=timer, tensor_cores=entry.tensor_cores,
-                             slowdown=(slowdown or {}).get(i), kernels=kernels, power=power)
-        rec["advice"] = advise(rec, getattr(target, "spec", None))
-        if entry.threshold:
-            rec["threshold"] = entry.threshold
-        rec["suite_entry"] = i
-        records.append(rec)
-    return records

@@ -18,12 +18,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-import torch
-import triton
-import triton.language as tl
-
 from roofline.ceilings.specs import GPUSpec
 from roofline.core.model import Ceilings
+from roofline.measuring.cuda_events import event_times
 from roofline.measuring.device import LocalGPU
 from roofline.measuring.nvml import ClockSampler
 
@@ -59,112 +56,11 @@ MATMUL_COOL_S = 0.25
 SMEM_ITERS = 4096
 
 
-@triton.jit
-def _read_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr, REPEAT: tl.constexpr):
-    pid = tl.program_id(0)
-    nblocks = tl.num_programs(0)
-    acc = tl.zeros([BLOCK], dtype=tl.float32)
-    for r in range(REPEAT):
-        blk = (pid + r * 7) % nblocks  # another block each pass (scalar arithmetic); .cg loads skip the L1
-        acc += tl.load(x_ptr + blk * BLOCK + tl.arange(0, BLOCK), cache_modifier=".cg")
-    tl.store(out_ptr + pid, tl.sum(acc))
-
-
-@triton.jit
-def _sweep_kernel(x_ptr, out_ptr, nblocks, BLOCK: tl.constexpr, REPEAT: tl.constexpr):
-    # Persistent programs walk the whole working set REPEAT times, all moving through it in step, so a block
-    # is read again only after the whole working set has streamed by: an L2 hit when the set fits, a miss
-    # (from HBM) when it does not. (Re-reading a block soon after its neighbours did measures only the L2.)
-    pid = tl.program_id(0)
-    nprog = tl.num_programs(0)
-    acc = tl.zeros([BLOCK], dtype=tl.float32)
-    for _ in range(REPEAT):
-        for b in range(pid, nblocks, nprog):
-            acc += tl.load(x_ptr + b * BLOCK + tl.arange(0, BLOCK), cache_modifier=".cg")
-    tl.store(out_ptr + pid, tl.sum(acc))
-
-
-@triton.jit
-def _write_kernel(y_ptr, BLOCK: tl.constexpr):
-    pid = tl.program_id(0)
-    offs = pid * BLOCK + tl.arange(0, BLOCK)
-    tl.store(y_ptr + offs, tl.full([BLOCK], 1.0, tl.float32))
-
-
-@triton.jit
-def _copy_kernel(x_ptr, y_ptr, BLOCK: tl.constexpr):
-    pid = tl.program_id(0)
-    offs = pid * BLOCK + tl.arange(0, BLOCK)
-    tl.store(y_ptr + offs, tl.load(x_ptr + offs))
-
-
-@triton.jit
-def _fma_kernel(out_ptr, ITERS: tl.constexpr, BLOCK: tl.constexpr):
-    pid = tl.program_id(0)
-    x = tl.arange(0, BLOCK).to(tl.float32) * 1e-7 + pid
-    y = x + 0.5
-    a = 0.9999
-    b = 0.0001
-    for _ in range(ITERS):  # 8 dependent FMAs on each of 2 chains per pass; BLOCK / threads chains in flight
-        x = x * a + b
-        y = y * a + b
-        x = x * a + b
-        y = y * a + b
-        x = x * a + b
-        y = y * a + b
-        x = x * a + b
-        y = y * a + b
-        x = x * a + b
-        y = y * a + b
-        x = x * a + b
-        y = y * a + b
-        x = x * a + b
-        y = y * a + b
-        x = x * a + b
-        y = y * a + b
-    tl.store(out_ptr + pid * BLOCK + tl.arange(0, BLOCK), x + y)
-
-
-FMA_PER_ITER = 16  # FMAs per element per loop pass in _fma_kernel
-
-_SMEM_SRC = r"""
-extern "C" __global__ void smem_stream(float* out, int iters) {
-    __shared__ float4 buf[1024];                      // 16 KiB
-    const int t = threadIdx.x;
-    for (int i = t; i < 1024; i += blockDim.x) buf[i] = make_float4(i, i + 1, i + 2, i + 3);
-    __syncthreads();
-    float4 a = make_float4(0.f, 0.f, 0.f, 0.f), b = a;
-    int idx = t & 1023;
-    #pragma unroll 4
-    for (int it = 0; it < iters; ++it) {
-        float4 v = buf[idx];                          // a warp reads 512 contiguous bytes: no bank conflict
-        float4 w = buf[idx ^ 512];
-        a.x += v.x; a.y += v.y; a.z += v.z; a.w += v.w;
-        b.x += w.x; b.y += w.y; b.z += w.z; b.w += w.w;
-        idx = (idx + 32) & 1023;
-    }
-    out[blockIdx.x * blockDim.x + t] = a.x + a.y + a.z + a.w + b.x + b.y + b.z + b.w;
-}
-"""
-SMEM_THREADS = 256
-SMEM_BYTES_PER_ITER = 32  # two float4 loads per thread per iteration
-
-
-def _bench(fn: Callable[[], Any], reps: int, warmup: int = 2, before: Callable[[], Any] | None = None,
-           best: bool = False) -> float:
-    """Median (or, with `best`, least) seconds of `fn` over `reps` event-timed calls (optionally after
-    `before()`, untimed)."""
+def _bench(fn: Callable[[], Any], reps: int, warmup: int = 2, best: bool = False) -> float:
+    """Median (or, with `best`, least) seconds of `fn` over `reps` event-timed calls, after `warmup` calls."""
     for _ in range(warmup):
         fn()
-    pairs = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(reps)]
-    for s, e in pairs:
-        if before is not None:
-            before()
-        s.record()
-        fn()
-        e.record()
-    torch.cuda.synchronize()
-    times = sorted(s.elapsed_time(e) * 1e-3 for s, e in pairs)
+    times = sorted(event_times(fn, reps))
     return times[0] if best else times[len(times) // 2]
 
 
@@ -192,6 +88,10 @@ class _Figures:
 
 
 def _hbm(fig: _Figures, l2_bytes: int, say: Progress) -> dict[str, float]:
+    import torch
+
+    from roofline.measuring.calibration_kernels import copy_kernel, read_kernel, write_kernel
+
     nbytes = max(HBM_MIN_BYTES, HBM_L2_MULTIPLE * l2_bytes)
     n = nbytes // 4 // BLOCK * BLOCK
     nbytes = n * 4
@@ -211,17 +111,21 @@ def _hbm(fig: _Figures, l2_bytes: int, say: Progress) -> dict[str, float]:
 
     say("HBM read")
     out["dram_read"] = fig.measure("HBM read", "B/s", ds, lambda: best(
-        lambda: _read_kernel[grid](x, part, BLOCK=BLOCK, REPEAT=1, num_warps=8), lambda: torch.sum(x), nbytes))
+        lambda: read_kernel[grid](x, part, BLOCK=BLOCK, REPEAT=1, num_warps=8), lambda: torch.sum(x), nbytes))
     say("HBM write")
     out["dram_write"] = fig.measure("HBM write", "B/s", ds, lambda: best(
-        lambda: _write_kernel[grid](y, BLOCK=BLOCK, num_warps=8), lambda: y.fill_(1.0), nbytes))
+        lambda: write_kernel[grid](y, BLOCK=BLOCK, num_warps=8), lambda: y.fill_(1.0), nbytes))
     say("HBM copy")
     out["dram_copy"] = fig.measure("HBM copy (read + write)", "B/s", ds, lambda: best(
-        lambda: _copy_kernel[grid](x, y, BLOCK=BLOCK, num_warps=8), lambda: y.copy_(x), 2 * nbytes))
+        lambda: copy_kernel[grid](x, y, BLOCK=BLOCK, num_warps=8), lambda: y.copy_(x), 2 * nbytes))
     return out
 
 
 def _l2(fig: _Figures, l2_bytes: int, quick: bool, say: Progress) -> tuple[float, list[dict[str, float]]]:
+    import torch
+
+    from roofline.measuring.calibration_kernels import sweep_kernel
+
     fractions = (1 / 8, 1 / 4) if quick else L2_SWEEP_FRACTIONS
     nprog = fig.spec["sm_count"] * L2_PROGRAMS_PER_SM
     sweep = []
@@ -232,7 +136,7 @@ def _l2(fig: _Figures, l2_bytes: int, quick: bool, say: Progress) -> tuple[float
         repeat = max(1, min(64, L2_BYTES_PER_POINT // (ws * 4)))
         say(f"L2 sweep: working set {ws * 4 / 2**20:.1f} MiB")
         t = _bench(lambda x=x, part=part, repeat=repeat, ws=ws:
-                   _sweep_kernel[(nprog,)](x, part, ws // BLOCK, BLOCK=BLOCK, REPEAT=repeat, num_warps=8), 10)
+                   sweep_kernel[(nprog,)](x, part, ws // BLOCK, BLOCK=BLOCK, REPEAT=repeat, num_warps=8), 10)
         sweep.append({"working_set_bytes": ws * 4, "bytes_per_s": ws * 4 * repeat / t, "repeat": repeat})
     inside = [p["bytes_per_s"] for p in sweep if p["working_set_bytes"] <= l2_bytes / 2]
     best = max(inside)
@@ -249,8 +153,10 @@ def _smem(fig: _Figures, say: Progress) -> float | None:
                          fig.spec["shared_memory_bandwidth_gbps"] * 1e9, "ratio": None, "sm_clock_mhz": None,
                          "limited_by": [], "warning": "not measured: needs CuPy (NVRTC) to build the kernel"})
         return None
+    from roofline.measuring.calibration_kernels import SMEM_BYTES_PER_ITER, SMEM_SRC, SMEM_THREADS
+
     say("shared memory")
-    kernel = cp.RawKernel(_SMEM_SRC, "smem_stream")
+    kernel = cp.RawKernel(SMEM_SRC, "smem_stream")
     blocks = fig.spec["sm_count"] * 8
     out = cp.empty(blocks * SMEM_THREADS, dtype=cp.float32)
 
@@ -276,19 +182,25 @@ def _smem(fig: _Figures, say: Progress) -> float | None:
 
 
 def _fma(fig: _Figures, say: Progress) -> float:
+    import torch
+
+    from roofline.measuring.calibration_kernels import FMA_PER_ITER, fma_kernel
+
     say("FP32 FMA chain")
     block = 1024
     grid = fig.spec["sm_count"] * 16
     out = torch.empty(grid * block, device="cuda")
 
     def once() -> tuple[float, dict[str, Any]]:
-        t = _bench(lambda: _fma_kernel[(grid,)](out, ITERS=FMA_ITERS, BLOCK=block, num_warps=4), 10)
+        t = _bench(lambda: fma_kernel[(grid,)](out, ITERS=FMA_ITERS, BLOCK=block, num_warps=4), 10)
         return 2 * FMA_PER_ITER * FMA_ITERS * grid * block / t, {"method": "triton FMA chains"}
 
     return fig.measure("FP32 FMA (CUDA cores)", "FLOP/s", fig.spec["fp32_dense_tflops"] * 1e12, once)
 
 
 def _matmul_fn(dtype: str, n: int) -> Callable[[], Any]:
+    import torch
+
     torch.backends.cuda.matmul.allow_tf32 = dtype == "tf32"
     if dtype == "fp8":
         a = torch.randn(n, n, device="cuda", dtype=torch.bfloat16).to(torch.float8_e4m3fn)
@@ -306,6 +218,8 @@ def _matmul_fn(dtype: str, n: int) -> Callable[[], Any]:
 
 
 def _matmuls(fig: _Figures, quick: bool, say: Progress) -> dict[str, float]:
+    import torch
+
     out: dict[str, float] = {}
     spec = fig.spec
     for dtype, (full, short) in MATMUL_SIZES.items():
@@ -349,6 +263,9 @@ def _matmuls(fig: _Figures, quick: bool, say: Progress) -> dict[str, float]:
 def calibrate_gpu(gpu: LocalGPU, quick: bool = False, progress: Progress | None = None) -> tuple[Ceilings,
                                                                                                 dict[str, Any]]:
     """Measure every ceiling of a local GPU (which must have a spec: the datasheet figures sit beside)."""
+    import torch
+    import triton
+
     say = progress or (lambda _m: None)
     spec = gpu.spec
     assert spec is not None

@@ -14,6 +14,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from roofline.core.files import atomic_write
 from roofline.core.model import Ceilings
 
 STORE_VERSION = 1
@@ -47,7 +48,8 @@ def cpu_key(name: str, cores: int | None) -> dict[str, str]:
     return {"kind": "cpu", "name": name, "cores": str(cores), "torch": torch_version()}
 
 
-def _read_entries() -> list[dict[str, Any]]:
+def read_entries() -> list[dict[str, Any]]:
+    """Every entry, oldest first (`save` appends); an unreadable store warns once and reads as empty."""
     p = store_path()
     if not p.exists():
         return []
@@ -57,14 +59,15 @@ def _read_entries() -> list[dict[str, Any]]:
             raise ValueError("unexpected layout")
         entries = doc["entries"]
         for e in entries:
-            _ceilings_from(e)  # validates
+            ceilings_from(e)  # validates
         return entries
     except (ValueError, KeyError, TypeError, OSError) as exc:
         warnings.warn(f"calibration store {p} is unreadable ({exc}); it will be measured again", stacklevel=2)
         return []
 
 
-def _ceilings_from(entry: dict[str, Any]) -> Ceilings:
+def ceilings_from(entry: dict[str, Any]) -> Ceilings:
+    """An entry's measured ceilings; a malformed or non-positive figure raises ValueError, KeyError or TypeError."""
     c = entry["ceilings"]
     compute = {str(k): float(v) for k, v in c["compute"].items()}
     memory = {str(k): float(v) for k, v in c["memory"].items()}
@@ -77,25 +80,32 @@ def _ceilings_from(entry: dict[str, Any]) -> Ceilings:
 
 def lookup(key: dict[str, str]) -> tuple[Ceilings, dict[str, Any]] | None:
     """The stored ceilings for exactly this key (stale entries, with another driver or torch, are ignored)."""
-    for entry in _read_entries():
+    for entry in read_entries():
         if entry.get("key") == key:
-            return _ceilings_from(entry), entry.get("details", {})
+            return ceilings_from(entry), entry.get("details", {})
     return None
+
+
+def newest_gpu_ceilings() -> dict[str, Ceilings]:
+    """The newest calibration of each GPU spec id, whatever driver or torch measured it (for comparing the
+    hardware, not this machine). The store has no timestamps; `save` appends, so a later entry is newer."""
+    found: dict[str, Ceilings] = {}
+    for entry in read_entries():
+        c = entry.get("ceilings") or {}
+        if c.get("kind") == "gpu" and isinstance(c.get("device_id"), str):
+            found[c["device_id"]] = ceilings_from(entry)
+    return found
 
 
 def save(key: dict[str, str], ceilings: Ceilings, details: dict[str, Any]) -> Path:
     """Add or replace the entry for this key. The store is a cache: replacing is its purpose."""
-    entries = [e for e in _read_entries() if e.get("key") != key]
+    entries = [e for e in read_entries() if e.get("key") != key]
     entries.append({"key": key, "ceilings": {
         "device_id": ceilings.device_id, "device_name": ceilings.device_name, "kind": ceilings.kind,
         "compute": ceilings.compute, "memory": ceilings.memory, "sm_clock_mhz": ceilings.sm_clock_mhz,
         "notes": list(ceilings.notes)}, "details": details})
-    p = store_path()
-    p.parent.mkdir(parents=True, exist_ok=True)
-    tmp = p.with_name(p.name + ".tmp")
-    tmp.write_text(json.dumps({"version": STORE_VERSION, "entries": entries}, indent=1))
-    os.replace(tmp, p)
-    return p
+    return atomic_write(store_path(), json.dumps({"version": STORE_VERSION, "entries": entries}, indent=1),
+                        make_parents=True)
 
 
 def load_gpu_calibration(gpu: Any) -> Ceilings | None:

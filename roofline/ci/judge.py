@@ -6,29 +6,23 @@ A change past the threshold that the samples cannot confirm is `worse_not_signif
 
 Verdicts: better, better_not_significant, same, worse_not_significant, worse, not_comparable, missing, new.
 Bad input (unreadable or corrupted files, a newer schema, files that share no record) raises UsageError (exit 2).
-Nothing here writes the baseline except `update_baseline`, and only when the user runs that command.
+Judging writes nothing: the report's formats are in `ci.formats`, and only `ci.baseline.update_baseline` (the
+user's `roofline baseline update`) writes a baseline.
 """
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import re
-import tempfile
-import xml.etree.ElementTree as ET
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
-from functools import lru_cache
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, replace
+from typing import Any
 
-from roofline.core.document import read_document
+from roofline.core.document import Document, read_document
 from roofline.core.errors import RooflineError, UsageError
-from roofline.core.stats import median, quantile
-
-if TYPE_CHECKING:
-    from rich.table import Table
+from roofline.core.record import Key, Record, label, shape_text
+from roofline.core.stats import mann_whitney_u, median, quantile
 
 # Significance level of the two-sided Mann–Whitney U test. A suite holds tens of records and CI runs on
 # every PR: at 0.01 a noise-only record is flagged as significant about once in a hundred checks, and the
@@ -37,9 +31,6 @@ ALPHA = 0.01
 # Below this many samples per side the test is not run: with 4 against 4 the smallest two-sided exact
 # p-value is 2/C(8,4) = 0.029 > ALPHA, so significance could never be shown; 5 against 5 gives 2/252 = 0.0079.
 MIN_SAMPLES = 5
-# Exact U distribution (no ties) up to this many samples per side; beyond, the normal approximation with
-# continuity correction is accurate to well under ALPHA's resolution, and the exact table costs O(n^3).
-EXACT_MAX_N = 50
 # Peaks that differ by less than this relative amount are the same spec value (float round trips).
 PEAK_RTOL = 1e-6
 
@@ -109,102 +100,8 @@ def parse_fail_on(text: str) -> FailOn:
     return FailOn(tuple(rules))
 
 
-# ---------------------------------------------------------------- Mann–Whitney U
-@dataclass(frozen=True)
-class MannWhitney:
-    """U is x's statistic: pairs (xi, yj) with xi > yj, ties counting one half. p-value for `alternative`."""
-
-    u: float
-    p_value: float
-    method: str  # "exact" or "normal"
-    n_x: int
-    n_y: int
-
-
-@lru_cache(maxsize=128)
-def _u_counts(n1: int, n2: int) -> tuple[int, ...]:
-    """How many orderings give U = 0..n1*n2 without ties: the Gaussian binomial [n1+n2 choose n1]_q's coefficients.
-
-    Built as prod_{i=1..m} (1 - q^(n+i)) / (1 - q^i); each partial product is itself a polynomial.
-    """
-    m, n = sorted((n1, n2))
-    poly = [1]
-    for i in range(1, m + 1):
-        new = [*poly, *([0] * (n + i))]
-        for k, c in enumerate(poly):
-            new[k + n + i] -= c
-        for k in range(i, len(new)):  # divide by (1 - q^i)
-            new[k] += new[k - i]
-        poly = new[: i * n + 1]
-    return tuple(poly)
-
-
-def _ranks(values: Sequence[float]) -> tuple[list[float], list[int]]:
-    """Mid-ranks (1-based) of `values`, and the sizes of tie groups larger than one."""
-    order = sorted(range(len(values)), key=lambda i: values[i])
-    ranks = [0.0] * len(values)
-    ties: list[int] = []
-    i = 0
-    while i < len(order):
-        j = i
-        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
-            j += 1
-        for k in range(i, j + 1):
-            ranks[order[k]] = (i + j) / 2 + 1
-        if j > i:
-            ties.append(j - i + 1)
-        i = j + 1
-    return ranks, ties
-
-
-def mann_whitney_u(x: Sequence[float], y: Sequence[float], alternative: str = "two-sided",
-                   method: str = "auto") -> MannWhitney:
-    """Mann–Whitney U test of x against y (no scipy). `alternative`: two-sided, greater (x stochastically
-    larger) or less. `method`: auto (exact without ties up to EXACT_MAX_N per side, else normal), exact, normal.
-
-    Normal: z = (U - n1 n2 / 2 - 0.5) / sigma with continuity correction and the tie-corrected variance
-    sigma^2 = n1 n2 / 12 * ((n + 1) - sum(t^3 - t) / (n (n - 1))), as scipy.stats.mannwhitneyu's asymptotic method.
-    """
-    n1, n2 = len(x), len(y)
-    if n1 == 0 or n2 == 0:
-        raise ValueError("both samples need at least one value")
-    if alternative not in ("two-sided", "greater", "less"):
-        raise ValueError(f"unknown alternative {alternative!r}")
-    ranks, ties = _ranks([*x, *y])
-    u1 = sum(ranks[:n1]) - n1 * (n1 + 1) / 2
-    u2 = n1 * n2 - u1
-    if method == "auto":
-        method = "exact" if not ties and max(n1, n2) <= EXACT_MAX_N else "normal"
-    if method == "exact":
-        if ties:
-            raise ValueError("the exact distribution assumes no ties")
-        counts, total = _u_counts(n1, n2), math.comb(n1 + n2, n1)
-
-        def sf(u: float) -> float:  # P(U >= u)
-            return sum(counts[math.ceil(u):]) / total
-
-        if alternative == "greater":
-            p = sf(u1)
-        elif alternative == "less":
-            p = sf(u2)
-        else:
-            p = 2 * sf(max(u1, u2))
-    elif method == "normal":
-        n = n1 + n2
-        tie_term = sum(t**3 - t for t in ties) / (n * (n - 1)) if n > 1 else 0.0
-        var = n1 * n2 / 12 * ((n + 1) - tie_term)
-        if var <= 0:  # every value equal: no evidence of any difference
-            return MannWhitney(u1, 1.0, "normal", n1, n2)
-        u = {"greater": u1, "less": u2}.get(alternative, max(u1, u2))
-        z = (u - n1 * n2 / 2 - 0.5) / math.sqrt(var)
-        p = 0.5 * math.erfc(z / math.sqrt(2)) * (2 if alternative == "two-sided" else 1)
-    else:
-        raise ValueError(f"unknown method {method!r}")
-    return MannWhitney(u1, min(1.0, p), method, n1, n2)
-
-
 # ---------------------------------------------------------------- loading
-def load_for_check(path: str | os.PathLike[str]) -> dict[str, Any]:
+def load_for_check(path: str | os.PathLike[str]) -> Document:
     """Read a results document or baseline for `check`; anything unusable is a one-line UsageError (exit 2)."""
     try:
         doc = read_document(path)
@@ -213,60 +110,33 @@ def load_for_check(path: str | os.PathLike[str]) -> dict[str, Any]:
     except RooflineError as exc:
         raise UsageError(str(exc)) from None
     _require_timed(doc, str(path))
-    _index(doc, str(path))
+    records_by_key(doc, str(path))
     return doc
 
 
-def _require_timed(doc: dict[str, Any], where: str) -> None:
-    if doc["records"] and not any(r.get("time_s") is not None for r in doc["records"]):
+def _require_timed(doc: Document, where: str) -> None:
+    if doc.records and not doc.timed:
         raise UsageError(f"{where}: no timed record (analytic only, run with --no-time?): nothing to check")
 
 
-def canonical_params(params: Any) -> str:
-    """Params as a stable string: sorted keys, integral floats written as ints (4096.0 == 4096)."""
-    def norm(v: Any) -> Any:
-        if isinstance(v, float) and v.is_integer():
-            return int(v)
-        if isinstance(v, dict):
-            return {str(k): norm(x) for k, x in v.items()}
-        if isinstance(v, (list, tuple)):
-            return [norm(x) for x in v]
-        return v
-    return json.dumps(norm(params or {}), sort_keys=True, separators=(",", ":"), default=str)
+def record_name(rec: Record, case: str = "") -> str:
+    """'gemm fp16 m=4096 n=4096 k=4096', with the case that tells two such records apart: ' [tensor_cores=False]'."""
+    return f"{rec.label} {rec.shape}" + (f" [{case}]" if case else "")
 
 
-Key = tuple[str, Any, str, str, str]
-
-
-def record_key(rec: dict[str, Any], case: str = "") -> Key:
-    """How a result is matched to its baseline: operator, variant, canonical params, dtype (and `case`, set
-    only to tell apart two records that share those four, e.g. one suite entry with tensor cores, one without)."""
-    return (str(rec.get("op")), rec.get("variant"), canonical_params(rec.get("params")), str(rec.get("dtype")), case)
-
-
-def shape_text(params: Any) -> str:
-    return " ".join(f"{k}={v}" for k, v in (params or {}).items()) or "-"
-
-
-def _label(rec: dict[str, Any], case: str = "") -> str:
-    variant = f"[{rec['variant']}]" if rec.get("variant") else ""
-    return f"{rec.get('op')}{variant} {rec.get('dtype')} {shape_text(rec.get('params'))}" + \
-        (f" [{case}]" if case else "")
-
-
-def _index(doc: dict[str, Any], where: str) -> dict[Key, dict[str, Any]]:
-    """Records by key. Records sharing a key are told apart by their tensor_cores flag, else UsageError."""
-    groups: dict[Key, list[dict[str, Any]]] = {}
-    for rec in doc.get("records", []):
-        groups.setdefault(record_key(rec), []).append(rec)
-    out: dict[Key, dict[str, Any]] = {}
+def records_by_key(doc: Document, where: str) -> dict[Key, Record]:
+    """Records by `Record.key()`. Records sharing a key are told apart by their tensor_cores flag, else UsageError."""
+    groups: dict[Key, list[Record]] = {}
+    for rec in doc.records:
+        groups.setdefault(rec.key(), []).append(rec)
+    out: dict[Key, Record] = {}
     for key, recs in groups.items():
-        flags = [r.get("tensor_cores") for r in recs]
+        flags = [r.tensor_cores for r in recs]
         if len(recs) > 1 and len(set(flags)) < len(flags):
-            raise UsageError(f"{where}: two records for {_label(recs[0])}: records must be unique by operator, "
+            raise UsageError(f"{where}: two records for {record_name(recs[0])}: records must be unique by operator, "
                              "variant, shape and dtype (and tensor-core use)")
         for rec in recs:
-            out[key if len(recs) == 1 else record_key(rec, f"tensor_cores={rec.get('tensor_cores')}")] = rec
+            out[key if len(recs) == 1 else rec.key(f"tensor_cores={rec.tensor_cores}")] = rec
     return out
 
 
@@ -302,8 +172,7 @@ class Row:
 
     @property
     def name(self) -> str:
-        variant = f"[{self.variant}]" if self.variant else ""
-        return f"{self.op}{variant} {self.dtype} {self.shape}"
+        return f"{label(self.op, self.variant, self.dtype)} {self.shape}"
 
     def to_dict(self) -> dict[str, Any]:
         return {"op": self.op, "variant": self.variant, "dtype": self.dtype, "params": self.params,
@@ -317,7 +186,7 @@ class Row:
 
 @dataclass(frozen=True)
 class Report:
-    """Every record's verdict, and how they were reached. Rendering lives in render_table/to_markdown/..."""
+    """Every record's verdict, and how they were reached. Its outputs (table, markdown, JUnit, JSON): ci.formats."""
 
     rows: tuple[Row, ...]
     rules: FailOn
@@ -349,9 +218,9 @@ class Report:
         return f"roofline check {status}: {counts} ({self.metric}, {self.rules}, alpha {self.alpha:g})"
 
 
-def _device_differences(res_doc: dict[str, Any], base_doc: dict[str, Any]) -> list[str]:
+def device_differences(res_doc: Document, base_doc: Document) -> list[str]:
     """What makes two documents' machines differ: device name, driver (one phrase each, baseline first)."""
-    rd, bd = res_doc.get("device") or {}, base_doc.get("device") or {}
+    rd, bd = res_doc.device or {}, base_doc.device or {}
 
     def differs(key: str) -> bool:
         return rd.get(key) != bd.get(key) and (rd.get(key) is not None or bd.get(key) is not None)
@@ -367,17 +236,18 @@ def _device_differences(res_doc: dict[str, Any], base_doc: dict[str, Any]) -> li
     return out
 
 
-def _spec_peaks(rec: dict[str, Any]) -> tuple[float | None, float | None]:
+def _spec_peaks(rec: Record) -> tuple[float | None, float | None]:
     """The spec's peaks for this record, before any re-quoting at the observed SM clock."""
-    return rec.get("peak_flops_per_s_datasheet", rec.get("peak_flops_per_s")), rec.get("peak_bytes_per_s")
+    flops = rec.peak_flops_per_s_datasheet if rec.peak_flops_per_s_datasheet is not None else rec.peak_flops_per_s
+    return flops, rec.peak_bytes_per_s
 
 
-def _record_differences(cur: dict[str, Any], base: dict[str, Any]) -> list[str]:
+def _record_differences(cur: Record, base: Record) -> list[str]:
     out = []
-    if cur.get("gpu") != base.get("gpu"):
-        out.append(f"GPU differs (baseline {base.get('gpu')}, results {cur.get('gpu')})")
+    if cur.gpu != base.gpu:
+        out.append(f"GPU differs (baseline {base.gpu}, results {cur.gpu})")
         return out  # other peaks follow from another GPU
-    rs, bs = cur.get("roof_source", "datasheet"), base.get("roof_source", "datasheet")
+    rs, bs = cur.roof_source or "datasheet", base.roof_source or "datasheet"
     if rs != bs:
         out.append(f"roof differs (baseline {bs}, results {rs})")
     elif rs == "datasheet":
@@ -387,14 +257,14 @@ def _record_differences(cur: dict[str, Any], base: dict[str, Any]) -> list[str]:
     return out
 
 
-def _samples(rec: dict[str, Any], metric: str) -> list[float] | None:
+def _samples(rec: Record, metric: str) -> list[float] | None:
     """Raw samples in the metric's unit; None when the record was not timed or has no roofline fraction."""
-    times = rec.get("time_samples_s") or ([rec["time_s"]] if rec.get("time_s") is not None else None)
+    times = rec.time_samples_s or ([rec.time_s] if rec.time_s is not None else None)
     if not times:
         return None
     if metric == "time":
         return [float(t) for t in times]
-    roof = rec.get("roofline_time_s")
+    roof = rec.roofline_time_s
     if not roof:
         return None
     return [roof / t for t in times]  # fraction of the roofline per sample, as add_time computes it
@@ -413,15 +283,14 @@ def statistic(samples: Sequence[float], name: str, higher_is_better: bool = Fals
     raise ValueError(f"unknown statistic {name!r}")
 
 
-def _rules_for(cur: dict[str, Any] | None, base: dict[str, Any] | None, default: FailOn) -> FailOn:
+def _rules_for(cur: Record | None, base: Record | None, default: FailOn) -> FailOn:
     """A record's own `threshold` (from its suite entry; the results' first) overrides the default rules."""
     for rec in (cur, base):
-        text = (rec or {}).get("threshold")
-        if text:
+        if rec is not None and rec.threshold:
             try:
-                return parse_fail_on(str(text))
+                return parse_fail_on(str(rec.threshold))
             except UsageError as exc:
-                raise UsageError(f"{_label(rec or {})}: bad threshold: {exc}") from None
+                raise UsageError(f"{record_name(rec)}: bad threshold: {exc}") from None
     return default
 
 
@@ -429,18 +298,18 @@ def _pct(x: float) -> str:
     return f"{x * 100:.1f}%"
 
 
-def _identity(rec: dict[str, Any], key: Key, metric: str, rules: FailOn) -> dict[str, Any]:
-    return {"op": str(rec.get("op")), "variant": rec.get("variant"), "dtype": str(rec.get("dtype")),
-            "params": dict(rec.get("params") or {}), "case": key[4], "metric": metric, "threshold": str(rules)}
+def _identity(rec: Record, key: Key, metric: str, rules: FailOn) -> dict[str, Any]:
+    return {"op": str(rec.op), "variant": rec.variant, "dtype": str(rec.dtype), "params": dict(rec.params or {}),
+            "case": key[4], "metric": metric, "threshold": str(rules)}
 
 
-def _judge(cur: dict[str, Any], base: dict[str, Any], key: Key, rules: FailOn, alpha: float, metric: str,
-           across: list[str]) -> Row:
+def _judge_record(cur: Record, base: Record, key: Key, rules: FailOn, alpha: float, metric: str,
+                  across: list[str]) -> Row:
     common = _identity(cur, key, metric, rules)
     cs, bs = _samples(cur, metric), _samples(base, metric)
     if cs is None or bs is None:
         rec, side = (cur, "results") if cs is None else (base, "baseline")
-        why = "was not timed" if rec.get("time_s") is None else "has no roofline time"
+        why = "was not timed" if rec.time_s is None else "has no roofline time"
         return Row(**common, verdict=NOT_COMPARABLE, reason=f"the {side} record {why}")
     higher_is_better = metric == "fraction"
     test = mann_whitney_u(cs, bs) if min(len(cs), len(bs)) >= MIN_SAMPLES else None
@@ -488,8 +357,8 @@ def _judge(cur: dict[str, Any], base: dict[str, Any], key: Key, rules: FailOn, a
     return row
 
 
-def compare(results: dict[str, Any], baseline: dict[str, Any], rules: FailOn | str = DEFAULT_FAIL_ON,
-            alpha: float = ALPHA, metric: str = "time", *, fail_on_missing: bool = False) -> Report:
+def judge(results: Document, baseline: Document, rules: FailOn | str = DEFAULT_FAIL_ON, alpha: float = ALPHA,
+          metric: str = "time", *, fail_on_missing: bool = False) -> Report:
     """Judge every record of `results` against `baseline` (both schema-v1 documents, e.g. from load_for_check).
 
     metric="time": raw time samples, lower is better; records from another GPU, driver or spec peak are
@@ -504,13 +373,13 @@ def compare(results: dict[str, Any], baseline: dict[str, Any], rules: FailOn | s
         raise UsageError(f"alpha must be between 0 and 1, got {alpha!r}")
     _require_timed(results, "results")
     _require_timed(baseline, "baseline")
-    cur_idx, base_idx = _index(results, "results"), _index(baseline, "baseline")
+    cur_idx, base_idx = records_by_key(results, "results"), records_by_key(baseline, "baseline")
     if cur_idx and base_idx and not cur_idx.keys() & base_idx.keys():
         raise UsageError("the results and the baseline share no record (same operator, variant, shape and dtype): "
                          "is this the baseline of this suite?")
-    dev_diffs = _device_differences(results, baseline)
+    dev_diffs = device_differences(results, baseline)
     notes: list[str] = []
-    rd, bd = results.get("device") or {}, baseline.get("device") or {}
+    rd, bd = results.device or {}, baseline.device or {}
     if metric == "fraction":
         notes.append("comparing the fraction of each device's roofline (higher is better), not time")
     if dev_diffs:
@@ -540,7 +409,7 @@ def compare(results: dict[str, Any], baseline: dict[str, Any], rules: FailOn | s
                             current_median=_median_or_none(_samples(cur, metric)),
                             reason="; ".join(diffs) + " (--metric fraction compares across devices)"))
             continue
-        rows.append(_judge(cur, base, key, rec_rules, alpha, metric, diffs if metric == "fraction" else []))
+        rows.append(_judge_record(cur, base, key, rec_rules, alpha, metric, diffs if metric == "fraction" else []))
     for key, base in base_idx.items():
         if key not in cur_idx:
             rows.append(Row(**_identity(base, key, metric, _rules_for(None, base, fail_on)), verdict=MISSING,
@@ -557,216 +426,7 @@ def _median_or_none(samples: list[float] | None) -> float | None:
 def run_check(results_path: str | os.PathLike[str], baseline_path: str | os.PathLike[str],
               fail_on: FailOn | str = DEFAULT_FAIL_ON, metric: str = "time", alpha: float = ALPHA, *,
               fail_on_missing: bool = False) -> Report:
-    """`roofline check` in one call: parse the rules first (cheap usage errors), load both files, compare."""
+    """`roofline check` in one call: parse the rules first (cheap usage errors), load both files, judge."""
     rules = parse_fail_on(fail_on) if isinstance(fail_on, str) else fail_on
-    return compare(load_for_check(results_path), load_for_check(baseline_path), rules, alpha, metric,
-                   fail_on_missing=fail_on_missing)
-
-
-# ---------------------------------------------------------------- rendering
-def _duration(s: float) -> str:
-    if s >= 1:
-        return f"{s:.4g} s"
-    if s >= 1e-3:
-        return f"{s * 1e3:.4g} ms"
-    return f"{s * 1e6:.4g} µs"
-
-
-def _value(x: float | None, metric: str) -> str:
-    if x is None:
-        return "-"
-    return f"{x:.1%}" if metric == "fraction" else _duration(x)
-
-
-def _cells(row: Row) -> list[str]:
-    """op, variant, dtype, shape, baseline, current, change, p-value, threshold, verdict, reason."""
-    return [row.op, row.variant or "-", row.dtype, row.shape, _value(row.baseline_value if row.baseline_value
-            is not None else row.baseline_median, row.metric), _value(row.current_value if row.current_value
-            is not None else row.current_median, row.metric), "-" if row.change is None else
-            f"{row.change * 100:+.1f}%", "-" if row.p_value is None else f"{row.p_value:.2g}", row.threshold or "-",
-            row.verdict, row.reason]
-
-
-COLUMNS = ("op", "variant", "dtype", "shape", "baseline", "current", "change", "p-value", "threshold", "verdict",
-           "reason")
-_STYLE = {WORSE: "bold red", WORSE_NOT_SIGNIFICANT: "yellow", BETTER: "green", BETTER_NOT_SIGNIFICANT: "green",
-          NOT_COMPARABLE: "magenta", MISSING: "magenta", NEW: "cyan", SAME: ""}
-
-
-def render_table(report: Report) -> Table:
-    """The terminal table (rich); `baseline`/`current` hold the judged statistic named in `threshold`."""
-    from rich.table import Table
-
-    unit = "fraction of roofline" if report.metric == "fraction" else "time"
-    t = Table(title=f"roofline check ({unit}; alpha {report.alpha:g})", caption=report.summary())
-    for c in COLUMNS:
-        t.add_column(c, justify="right" if c in ("baseline", "current", "change", "p-value") else "left",
-                     overflow="fold")
-    for row in report.rows:
-        cells = _cells(row)
-        style = _STYLE.get(row.verdict, "")
-        cells[9] = f"[{style}]{row.verdict}[/]" if style else row.verdict
-        t.add_row(*cells)
-    return t
-
-
-def _md_cell(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
-
-
-def _md_table(rows: Sequence[Row]) -> list[str]:
-    lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "|".join("---" for _ in COLUMNS) + "|"]
-    for row in rows:
-        cells = _cells(row)
-        if row.verdict == WORSE:
-            cells[9] = f"**{cells[9]}**"
-        lines.append("| " + " | ".join(_md_cell(c) if i != 9 else c for i, c in enumerate(cells)) + " |")
-    return lines
-
-
-def to_markdown(report: Report) -> str:
-    """A PR comment or $GITHUB_STEP_SUMMARY section: status, notes, the rows that changed, then every row."""
-    icon = ":x:" if not report.passed else ":white_check_mark:"
-    lines = [f"### {icon} {_md_cell(report.summary())}", ""]
-    unit = "fraction of each device's roofline (higher is better)" if report.metric == "fraction" else "time"
-    lines.append(f"Compared {unit}; a record fails only when its change is past the threshold **and** "
-                 f"significant (two-sided Mann–Whitney U, p < {report.alpha:g}).")
-    lines.append("")
-    lines += [f"- {_md_cell(n)}" for n in report.notes]
-    if report.notes:
-        lines.append("")
-    notable = [r for r in report.rows if r.verdict != SAME]
-    if notable:
-        lines += _md_table(sorted(notable, key=lambda r: VERDICTS.index(r.verdict)))
-        lines.append("")
-    lines += ["<details><summary>all records</summary>", "", *_md_table(report.rows), "", "</details>", ""]
-    return "\n".join(lines)
-
-
-def to_junit(report: Report) -> str:
-    """JUnit XML: one testcase per record; a regression is a <failure>, unjudged records are <skipped>."""
-    suite = ET.Element("testsuite", name="roofline check", tests=str(len(report.rows)))
-    failures = skipped = 0
-    for row in report.rows:
-        case = ET.SubElement(suite, "testcase", classname=f"roofline.{row.op}", name=row.name)
-        detail = " ".join(f"{c}={v}" for c, v in zip(COLUMNS, _cells(row), strict=True))
-        if row.verdict == WORSE or (row.verdict == MISSING and report.fail_on_missing):
-            failures += 1
-            ET.SubElement(case, "failure", message=row.reason, type=row.verdict).text = detail
-        elif row.verdict in (NOT_COMPARABLE, MISSING, NEW):
-            skipped += 1
-            ET.SubElement(case, "skipped", message=f"{row.verdict}: {row.reason}")
-        else:
-            ET.SubElement(case, "system-out").text = detail
-    suite.set("failures", str(failures))
-    suite.set("errors", "0")
-    suite.set("skipped", str(skipped))
-    root = ET.Element("testsuites", name="roofline", tests=str(len(report.rows)), failures=str(failures))
-    root.append(suite)
-    ET.indent(root)
-    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
-
-
-def to_json(report: Report) -> dict[str, Any]:
-    """The report as plain data (json.dumps-able); field names are a public interface, like the results'."""
-    return {"schema": "roofline-check", "schema_version": 1, "passed": report.passed, "exit_code": report.exit_code,
-            "metric": report.metric, "alpha": report.alpha, "fail_on": str(report.rules),
-            "fail_on_missing": report.fail_on_missing, "min_samples": MIN_SAMPLES, "notes": list(report.notes),
-            "counts": report.counts(), "summary": report.summary(), "rows": [r.to_dict() for r in report.rows]}
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def write_outputs(report: Report, *, markdown: str | os.PathLike[str] | None = None,
-                  junit: str | os.PathLike[str] | None = None, json_path: str | os.PathLike[str] | None = None) -> None:
-    """Write the requested report files. Markdown is appended (GitHub's $GITHUB_STEP_SUMMARY convention);
-    JUnit and JSON files are replaced atomically."""
-    try:
-        if markdown is not None:
-            with open(markdown, "a", encoding="utf-8") as fh:
-                fh.write(to_markdown(report))
-        if junit is not None:
-            _atomic_write(Path(junit), to_junit(report))
-        if json_path is not None:
-            _atomic_write(Path(json_path), json.dumps(to_json(report), indent=2) + "\n")
-    except OSError as exc:
-        raise RooflineError(f"cannot write the check report: {exc.strerror or exc}") from None
-
-
-# ---------------------------------------------------------------- baselines
-@dataclass(frozen=True)
-class BaselineUpdate:
-    """What `update_baseline` did, for the CLI to print (`lines()`)."""
-
-    path: Path
-    created: bool
-    added: tuple[str, ...] = ()
-    removed: tuple[str, ...] = ()
-    kept: int = 0
-    device_changes: tuple[str, ...] = field(default=())
-
-    def lines(self) -> list[str]:
-        if self.created:
-            return [f"baseline {self.path} created with {len(self.added)} record(s)"]
-        out = [f"baseline {self.path} replaced: {len(self.added)} added, {len(self.removed)} removed, "
-               f"{self.kept} kept (with new samples)"]
-        out += [f"  + {k}" for k in self.added] + [f"  - {k}" for k in self.removed]
-        out += [f"  device: {d}" for d in self.device_changes]
-        return out
-
-
-def update_baseline(results_path: str | os.PathLike[str], baseline_path: str | os.PathLike[str], *,
-                    force: bool = False) -> BaselineUpdate:
-    """Make `results_path` the baseline: running `roofline baseline update` is the user asking for it.
-
-    - The results must be a valid, timed results document (else UsageError; the baseline is untouched).
-    - No baseline yet: it is created (and its folder). A baseline there: it is replaced by the results file's
-      exact bytes, written to a temp file beside it and moved into place with os.replace (never half-written).
-    - Refused without `force`: replacing a baseline recorded on another GPU (spec or device name), so a run on
-      the wrong machine cannot silently re-point baselines/h200.json; and replacing an unreadable baseline.
-    The returned BaselineUpdate lists the records added and removed. `check` never writes a baseline.
-    """
-    res_path, base_path = Path(results_path), Path(baseline_path)
-    results = load_for_check(res_path)
-    text = res_path.read_text(encoding="utf-8")
-    cur_labels = {k: _label(r, k[4]) for k, r in _index(results, str(res_path)).items()}
-    if not base_path.exists():
-        _write_baseline(base_path, text)
-        return BaselineUpdate(base_path, True, added=tuple(cur_labels.values()))
-    try:
-        old = load_for_check(base_path)
-    except UsageError as exc:
-        if not force:
-            raise UsageError(f"the existing baseline is unreadable ({exc}): pass --force to replace it") from None
-        _write_baseline(base_path, text)
-        return BaselineUpdate(base_path, False, added=tuple(cur_labels.values()),
-                              device_changes=("the old baseline was unreadable",))
-    diffs = _device_differences(results, old)
-    other_gpu = [d for d in diffs if not d.startswith("driver")]
-    if other_gpu and not force:
-        raise UsageError(f"{base_path} was recorded on another GPU ({'; '.join(other_gpu)}): pass --force to "
-                         "replace it, or write a baseline per GPU")
-    old_labels = {k: _label(r, k[4]) for k, r in _index(old, str(base_path)).items()}
-    _write_baseline(base_path, text)
-    return BaselineUpdate(base_path, False, added=tuple(v for k, v in cur_labels.items() if k not in old_labels),
-                          removed=tuple(v for k, v in old_labels.items() if k not in cur_labels),
-                          kept=len(cur_labels.keys() & old_labels.keys()), device_changes=tuple(diffs))
-
-
-def _write_baseline(path: Path, text: str) -> None:
-    try:
-        _atomic_write(path, text)
-    except OSError as exc:
-        raise RooflineError(f"cannot write the baseline {path}: {exc.strerror or exc}") from None
+    return judge(load_for_check(results_path), load_for_check(baseline_path), rules, alpha, metric,
+                 fail_on_missing=fail_on_missing)

@@ -18,7 +18,7 @@ from typing import Any
 from roofline._version import __version__ as TOOL_VERSION
 from roofline.core.errors import RooflineError
 from roofline.core.files import atomic_write, refuse_existing
-from roofline.core.record import NUMERIC, REQUIRED, Record
+from roofline.core.record import NULLABLE, NUMERIC, REQUIRED, Record
 
 SCHEMA_VERSION = 1
 
@@ -42,16 +42,6 @@ class Document:
     @property
     def timed(self) -> bool:
         return any(r.timed for r in self.records)
-
-    # TRANSITIONAL (removed once every reader uses attributes): read-only dict-style access.
-    def __getitem__(self, name: str) -> Any:
-        return self.to_dict()[name] if name not in ("records", "device") else getattr(self, name)
-
-    def get(self, name: str, default: Any = None) -> Any:
-        try:
-            return self[name]
-        except KeyError:
-            return default
 
     def to_dict(self) -> dict[str, Any]:
         return {"schema_version": self.schema_version, "tool_version": self.tool_version, "created": self.created,
@@ -87,6 +77,8 @@ def _check_record(rec: Any, i: int, where: str) -> None:
         raise RooflineError(f"{where}: record {i} lacks {', '.join(missing)}")
     for f in NUMERIC:
         v = rec[f]
+        if v is None and f in NULLABLE and rec.get("count") is not None:
+            continue
         if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0:
             raise RooflineError(f"{where}: record {i} ({rec.get('op')}): {f} must be a non-negative number")
     samples = rec.get("time_samples_s")

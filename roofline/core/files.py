@@ -17,12 +17,14 @@ def refuse_existing(path: str | os.PathLike[str], force: bool) -> Path:
     return p
 
 
-def atomic_write(path: str | os.PathLike[str], text: str) -> Path:
+def atomic_write(path: str | os.PathLike[str], text: str, make_parents: bool = False) -> Path:
     """Write `text` to a temporary file beside `path`, then rename it over `path`: readers see the old file or
-    the whole new one. Errors are one-line RooflineErrors."""
+    the whole new one. Missing folders are an error unless `make_parents` (CI report paths, where creating
+    `reports/` is the convention). Errors are one-line RooflineErrors."""
     p = Path(path)
     try:
-        p.parent.mkdir(parents=True, exist_ok=True)
+        if make_parents:
+            p.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
     except OSError as exc:
         raise RooflineError(f"cannot write {p}: {exc.strerror or exc}") from None

@@ -61,22 +61,6 @@ class _Serial:
             out.setdefault(k, v)
         return out
 
-    # TRANSITIONAL (removed once every reader uses attributes): read-only dict-style access.
-    def __getitem__(self, name: str) -> Any:
-        if name in self._names():
-            return getattr(self, name)
-        return self.extra[name]
-
-    def get(self, name: str, default: Any = None) -> Any:
-        try:
-            v = self[name]
-        except KeyError:
-            return default
-        return default if v is None else v
-
-    def __contains__(self, name: str) -> bool:
-        return (name in self._names() and getattr(self, name) is not None) or name in self.extra
-
     @classmethod
     def from_dict(cls: type[S], data: Mapping[str, Any]) -> S:
         names = set(cls._names())
@@ -150,6 +134,9 @@ REQUIRED = ("op", "params", "dtype", "flops", "bytes_read", "bytes_written", "by
 # Of those, the ones that must be non-negative numbers.
 NUMERIC = ("flops", "bytes_read", "bytes_written", "bytes", "peak_flops_per_s", "peak_bytes_per_s", "ridge_point",
            "roofline_time_s")
+# Of those, the ones a profile record leaves null for an operator with no FLOP or byte formula (listed with
+# its time, never counted as 0).
+NULLABLE = ("flops", "bytes_read", "bytes_written", "bytes", "roofline_time_s")
 
 
 @dataclass(frozen=True)
@@ -163,13 +150,13 @@ class Record(_Serial):
     variant: str | None
     params: dict[str, Any]
     dtype: str
-    flops: float
-    bytes_read: float
-    bytes_written: float
-    bytes: float
+    flops: float | None  # None only in a profile record of an operator without a formula (NULLABLE)
+    bytes_read: float | None
+    bytes_written: float | None
+    bytes: float | None
     bytes_by_kind: dict[str, float] | None = None
     traffic: dict[str, Any] | None = None
-    arithmetic_intensity: float = 0.0
+    arithmetic_intensity: float | None = 0.0
     gpu: str = ""
     device_kind: str | None = None
     roof_source: str | None = None
@@ -179,9 +166,9 @@ class Record(_Serial):
     peak_flops_per_s: float = 0.0
     peak_bytes_per_s: float = 0.0
     ridge_point: float = 0.0
-    bound: str = ""
+    bound: str | None = ""
     attainable_flops_per_s: float | None = None
-    roofline_time_s: float = 0.0
+    roofline_time_s: float | None = 0.0
     model_note: str | None = None
     notes: list[str] = field(default_factory=list)
     # Set when the peak was re-quoted at the observed SM clock.
@@ -205,7 +192,17 @@ class Record(_Serial):
     advice: list[dict[str, Any]] | None = None
     # Suites.
     threshold: str | None = None
-    suite_entry: str | None = None
+    suite_entry: int | None = None
+    # Whole-model profiles (`roofline profile`): one record per aten operator, module, shapes and dtype,
+    # aggregated over `count` calls; FLOPs, bytes and times stay per call.
+    module: str | None = None
+    region: str | None = None
+    count: int | None = None
+    input_shapes: list[list[int]] | None = None
+    input_dtypes: list[str] | None = None
+    output_shapes: list[list[int]] | None = None
+    output_dtypes: list[str] | None = None
+    flops_source: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out = super().to_dict()

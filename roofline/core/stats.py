@@ -1,15 +1,21 @@
-"""Statistics derived from raw timing samples. Pure functions; the samples themselves are always kept."""
+"""Statistics derived from raw timing samples, and the rank test that compares two sets of them.
+Pure functions; the samples themselves are always kept."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 # A relative IQR above this marks a measurement as noisy (torch.utils.benchmark warns at 10% too).
 NOISY_IQR_FRACTION = 0.10
 # Modified z-score above which a sample is called an outlier (Iglewicz & Hoaglin; hyperfine uses it).
 OUTLIER_MODIFIED_Z = 3.5
+# Exact U distribution (no ties) up to this many samples per side; beyond, the normal approximation with
+# continuity correction is accurate to well under a significance level's resolution, and the exact table
+# costs O(n^3).
+EXACT_MAX_N = 50
 
 
 def quantile(samples: Sequence[float], q: float) -> float:
@@ -76,3 +82,97 @@ def summarize(samples: Sequence[float]) -> Summary:
         max=max(samples), p10=quantile(samples, 0.1), p90=quantile(samples, 0.9),
         iqr=quantile(samples, 0.75) - quantile(samples, 0.25), mad=mad(samples), outliers=len(outliers(samples)),
     )
+
+
+# ---------------------------------------------------------------- Mann–Whitney U
+@dataclass(frozen=True)
+class MannWhitney:
+    """U is x's statistic: pairs (xi, yj) with xi > yj, ties counting one half. p-value for `alternative`."""
+
+    u: float
+    p_value: float
+    method: str  # "exact" or "normal"
+    n_x: int
+    n_y: int
+
+
+@lru_cache(maxsize=128)
+def _u_counts(n1: int, n2: int) -> tuple[int, ...]:
+    """How many orderings give U = 0..n1*n2 without ties: the Gaussian binomial [n1+n2 choose n1]_q's coefficients.
+
+    Built as prod_{i=1..m} (1 - q^(n+i)) / (1 - q^i); each partial product is itself a polynomial.
+    """
+    m, n = sorted((n1, n2))
+    poly = [1]
+    for i in range(1, m + 1):
+        new = [*poly, *([0] * (n + i))]
+        for k, c in enumerate(poly):
+            new[k + n + i] -= c
+        for k in range(i, len(new)):  # divide by (1 - q^i)
+            new[k] += new[k - i]
+        poly = new[: i * n + 1]
+    return tuple(poly)
+
+
+def _ranks(values: Sequence[float]) -> tuple[list[float], list[int]]:
+    """Mid-ranks (1-based) of `values`, and the sizes of tie groups larger than one."""
+    order = sorted(range(len(values)), key=lambda i: values[i])
+    ranks = [0.0] * len(values)
+    ties: list[int] = []
+    i = 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
+            j += 1
+        for k in range(i, j + 1):
+            ranks[order[k]] = (i + j) / 2 + 1
+        if j > i:
+            ties.append(j - i + 1)
+        i = j + 1
+    return ranks, ties
+
+
+def mann_whitney_u(x: Sequence[float], y: Sequence[float], alternative: str = "two-sided",
+                   method: str = "auto") -> MannWhitney:
+    """Mann–Whitney U test of x against y (no scipy). `alternative`: two-sided, greater (x stochastically
+    larger) or less. `method`: auto (exact without ties up to EXACT_MAX_N per side, else normal), exact, normal.
+
+    Normal: z = (U - n1 n2 / 2 - 0.5) / sigma with continuity correction and the tie-corrected variance
+    sigma^2 = n1 n2 / 12 * ((n + 1) - sum(t^3 - t) / (n (n - 1))), as scipy.stats.mannwhitneyu's asymptotic method.
+    """
+    n1, n2 = len(x), len(y)
+    if n1 == 0 or n2 == 0:
+        raise ValueError("both samples need at least one value")
+    if alternative not in ("two-sided", "greater", "less"):
+        raise ValueError(f"unknown alternative {alternative!r}")
+    ranks, ties = _ranks([*x, *y])
+    u1 = sum(ranks[:n1]) - n1 * (n1 + 1) / 2
+    u2 = n1 * n2 - u1
+    if method == "auto":
+        method = "exact" if not ties and max(n1, n2) <= EXACT_MAX_N else "normal"
+    if method == "exact":
+        if ties:
+            raise ValueError("the exact distribution assumes no ties")
+        counts, total = _u_counts(n1, n2), math.comb(n1 + n2, n1)
+
+        def sf(u: float) -> float:  # P(U >= u)
+            return sum(counts[math.ceil(u):]) / total
+
+        if alternative == "greater":
+            p = sf(u1)
+        elif alternative == "less":
+            p = sf(u2)
+        else:
+            p = 2 * sf(max(u1, u2))
+    elif method == "normal":
+        n = n1 + n2
+        tie_term = sum(t**3 - t for t in ties) / (n * (n - 1)) if n > 1 else 0.0
+        var = n1 * n2 / 12 * ((n + 1) - tie_term)
+        if var <= 0:  # every value equal: no evidence of any difference
+            return MannWhitney(u1, 1.0, "normal", n1, n2)
+        u = {"greater": u1, "less": u2}.get(alternative, max(u1, u2))
+        z = (u - n1 * n2 / 2 - 0.5) / math.sqrt(var)
+        p = 0.5 * math.erfc(z / math.sqrt(2)) * (2 if alternative == "two-sided" else 1)
+    else:
+        raise ValueError(f"unknown method {method!r}")
+    return MannWhitney(u1, min(1.0, p), method, n1, n2)

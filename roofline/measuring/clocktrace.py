@@ -3,20 +3,19 @@
 - `ClockTrace`: a one-thread kernel on a side stream that records (%globaltimer, %clock64) every period;
   `Stamps` writes %globaltimer just before and just after the kernel on the main stream, and
   `clock_in_window` cuts the trace to that window: cycles / ns over the part of the kernel the trace saw,
-  and over its first and last third. The trace is launched early (before the L2 flush that precedes the
-  kernel) and waits, resident on an SM, until the first stamp is written, then records until the second
-  is: a trace launched beside the kernel found no room on an SM until the kernel's last blocks (relu,
-  layernorm: 1-13% of the kernel covered), and one that ran past its kernel delayed the next trace.
+  and over its first and last third. The trace is launched before the L2 flush that precedes the kernel and
+  waits, resident on an SM, until the first stamp is written, then records until the second is: a trace
+  launched beside the kernel finds no room on an SM until the kernel's last blocks, and one that runs past
+  its kernel delays the next trace.
 - `ClockProbe`: a spin of N cycles that times itself the same way (start, cycles, ns).
 
 Why not a spin timed by events (`torch.cuda._sleep` between two events): the events also time how long
-the spin waited for room on an SM, and beside a kernel that fills every SM that wait is most of it. On the
-H200 (2026-11-29) the event-timed spin read 340 MHz beside relu 2^28 and 1.0-1.4 GHz beside GEMVs, where
-Nsight Compute saw 1.94 and 1.80 GHz; the trace read 1.95 and 1.79-1.83 GHz, and within 3% (-2.8% to +1.0%) of
-Nsight Compute's clock on all nine kernels tried (scripts/clock_probe_experiment.py, docs/measurements.md).
+the spin waited for room on an SM, and beside a kernel that fills every SM that wait is most of it (it read
+340 MHz beside a relu that ran at 1.94 GHz; the trace agreed with Nsight Compute within 3% on every kernel
+tried: docs/measurements.md, scripts/clock_probe_experiment.py).
 
-The kernels are PTX launched through the CUDA driver (`_clockprobe_kernels`, imported only when a probe is
-launched); `available()` says whether they can run.
+The kernels are PTX launched through the CUDA driver (`roofline.measuring.clocktrace_ptx`, imported only
+when a probe is launched); `available()` says whether they can run.
 """
 
 from __future__ import annotations
@@ -28,8 +27,8 @@ from typing import Any
 # %globaltimer counts nanoseconds but is documented only as a "global nanosecond timer", not how often it
 # updates; probes shorter than MIN_PROBE_NS are left out so that a coarse update step stays small beside them.
 MIN_PROBE_NS = 10_000
-# A clock trace: this many (time, cycles) points, at least MIN_PERIOD_NS apart (%globaltimer advanced in 32 ns
-# steps on the H200, so 500 ns keeps each step's error under 7% and a whole trace's far under 1%).
+# A clock trace: this many (time, cycles) points, at least MIN_PERIOD_NS apart: %globaltimer advances in
+# steps (32 ns on the H200), and 500 ns keeps each step's error under 7% and a whole trace's far under 1%.
 TRACE_POINTS = 64
 MIN_PERIOD_NS = 500
 # A trace gives up waiting for its start stamp after this long (so a round that never ran cannot hang the GPU).

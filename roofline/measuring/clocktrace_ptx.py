@@ -1,9 +1,9 @@
-"""The one-thread kernels of `roofline.measuring.clocktrace`, written in PTX and launched through the CUDA driver API
-(ctypes on libcuda, the library every CUDA machine has), on torch's current stream.
+"""The one-thread kernels of `roofline.measuring.clocktrace`, written in PTX and launched through the CUDA
+driver API (ctypes on libcuda, the library every CUDA machine has), on torch's current stream.
 
-Why not Triton (the first version): importing Triton and loading its cached kernels cost ~0.6 s per process
-(hashing its own compiler binary for the cache key), and each launch ~0.4 ms of host time, in a tool whose
-whole suite of 16 kernels must run in a few seconds. The driver compiles this PTX once per context (and
+Why PTX through the driver rather than Triton: importing Triton and loading its cached kernels costs ~0.6 s
+per process (it hashes its own compiler binary for the cache key) and each launch ~0.4 ms of host time, in a
+tool whose suite of 16 kernels must run in a few seconds. The driver compiles this PTX once per context (and
 caches the result on disk); a launch is one cuLaunchKernel call.
 
 Kernels (all for one thread; `out` and the flags are device addresses of int64 slots):

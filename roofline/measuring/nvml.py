@@ -23,8 +23,15 @@ THROTTLE_REASONS = {
 }
 
 
+def spread(xs: list[float]) -> dict[str, float] | None:
+    """Median, least and greatest of some readings; None when there are none."""
+    return {"median": median(xs), "min": min(xs), "max": max(xs)} if xs else None
+
+
 @dataclass
 class ClockReport:
+    """NVML's readings over a measurement, and the reasons it gave for a clock held down."""
+
     sm_mhz: list[float] = field(default_factory=list)
     mem_mhz: list[float] = field(default_factory=list)
     power_w: list[float] = field(default_factory=list)
@@ -42,11 +49,9 @@ class ClockReport:
         return [name for bit, name in THROTTLE_REASONS.items() if self.reasons & bit]
 
     def to_dict(self) -> dict[str, Any]:
-        def stat(xs: list[float]) -> dict[str, float] | None:
-            return {"median": median(xs), "min": min(xs), "max": max(xs)} if xs else None
-
-        return {"sm_mhz": stat(self.sm_mhz), "mem_mhz": stat(self.mem_mhz), "power_w": stat(self.power_w),
-                "temperature_c": stat(self.temp_c), "max_sm_mhz": self.max_sm_mhz, "max_mem_mhz": self.max_mem_mhz,
+        """The readings as the record's clocks and the results document's device hold them."""
+        return {"sm_mhz": spread(self.sm_mhz), "mem_mhz": spread(self.mem_mhz), "power_w": spread(self.power_w),
+                "temperature_c": spread(self.temp_c), "max_sm_mhz": self.max_sm_mhz, "max_mem_mhz": self.max_mem_mhz,
                 "power_limit_w": self.power_limit_w, "limited_by": self.reason_names(), "readings": len(self.sm_mhz)}
 
 

@@ -5,17 +5,21 @@ Also the public Python API for users' own kernels: `roofline.measure(fn, flops=.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable
 from typing import Any
 
+from roofline.analysis.suite import Suite
 from roofline.ceilings.specs import gpu_ceilings
 from roofline.core.dtypes import DType, get_dtype
 from roofline.core.errors import RooflineError
-from roofline.core.model import Ceilings, RooflinePoint, choose_pipe
-from roofline.core.record import add_time, analytic_record
+from roofline.core.model import Ceilings
+from roofline.core.record import Clocks, Record, analytic_record, placed_record, requoted, with_time
 from roofline.measuring.target import Target, resolve_target
-from roofline.measuring.timing import DEFAULT_POWER, FLUSH_L2_MULTIPLE, Measurement, time_cpu, time_cuda
+from roofline.measuring.timing import DEFAULT_POWER, FLUSH_L2_MULTIPLE, Measurement
+from roofline.measuring.timing_cpu import time_cpu
+from roofline.measuring.timing_cuda import TimingOptions, time_cuda
 from roofline.ops.base import Operator
 
 # Peaks are re-quoted at the observed SM clock when it differs from the spec's by more than this:
@@ -73,15 +77,15 @@ def kernel_profile(fn: Callable[[], Any], device: str) -> list[tuple[str, float]
     return list(times.items())
 
 
-def _scaled_ceilings(target: Target, clocks: dict[str, Any] | None) -> tuple[Ceilings, list[str]]:
+def _scaled_ceilings(target: Target, clocks: Clocks | None) -> tuple[Ceilings, list[str]]:
     """Ceilings re-quoted at the observed SM clock when it is off the spec's by > CLOCK_SCALE_THRESHOLD."""
     notes: list[str] = []
-    sm = (clocks or {}).get("sm_mhz")
-    if target.spec is None or not sm or target.ceilings.source != "datasheet":
+    sm = clocks.sm_mhz if clocks else None
+    if clocks is None or target.spec is None or not sm or target.ceilings.source != "datasheet":
         return target.ceilings, notes
     observed, boost = sm["median"], target.spec["boost_clock_mhz"]
-    if sm["min"] < sm["median"] * (1 - CLOCK_DROP_WARN) or clocks.get("limited_by"):  # type: ignore[union-attr]
-        why = ", ".join(clocks.get("limited_by") or []) or "reason not reported"  # type: ignore[union-attr]
+    if sm["min"] < sm["median"] * (1 - CLOCK_DROP_WARN) or clocks.limited_by:
+        why = ", ".join(clocks.limited_by or []) or "reason not reported"
         notes.append(f"SM clock moved during the run: {sm['min']:.0f}-{sm['max']:.0f} MHz, median {observed:.0f} "
                      f"({why})")
     if abs(observed - boost) / boost > CLOCK_SCALE_THRESHOLD:
@@ -90,52 +94,46 @@ def _scaled_ceilings(target: Target, clocks: dict[str, Any] | None) -> tuple[Cei
     return target.ceilings, notes
 
 
-def finish_record(record: dict[str, Any], m: Measurement, target: Target, dtype: DType, uses_tensor_cores: bool,
-                  tensor_cores: bool) -> dict[str, Any]:
-    """Fold a measurement into a record: clocks, the (maybe re-quoted) peak, median, samples and verdict."""
-    ceilings, notes = _scaled_ceilings(target, m.clocks)
+def finish_record(record: Record, m: Measurement, target: Target, dtype: DType, uses_tensor_cores: bool,
+                  tensor_cores: bool) -> Record:
+    """The record with a measurement folded in: clocks, the (maybe re-quoted) peak, median, samples, verdict."""
+    ceilings, clock_notes = _scaled_ceilings(target, m.clocks)
     if ceilings is not target.ceilings:
-        pipe = choose_pipe(ceilings, dtype, uses_tensor_cores, tensor_cores)
-        a = RooflinePoint(record["flops"], record["bytes"], pipe.flops_per_s, ceilings.dram_bytes_per_s)
-        record.update(peak_flops_per_s_datasheet=record["peak_flops_per_s"], peak_flops_per_s=a.peak_flops_per_s,
-                      ridge_point=a.ridge_point, bound=a.bound, attainable_flops_per_s=a.attainable_flops_per_s,
-                      roofline_time_s=a.roofline_time_s, sm_clock_mhz_spec=target.spec["boost_clock_mhz"]
-                      if target.spec else None)
-    add_time(record, m.median_s)
-    record["time_samples_s"] = m.times_s  # raw event intervals less timing.timer_overhead_s
-    record["timing"] = m.timing_dict()
-    record["clocks"] = m.clocks
-    record["notes"] = record.get("notes", []) + m.notes + notes
-    record["verdict"] = verdict(record)
-    record["notes"] += above_roof_notes(record, target.ceilings.source)
+        record = requoted(record, ceilings, dtype, uses_tensor_cores, tensor_cores,
+                          target.spec["boost_clock_mhz"] if target.spec else None)
+    record = with_time(record, m.median_s)
+    record = dataclasses.replace(
+        record, time_samples_s=m.times_s,  # raw event intervals less timing.timer_overhead_s
+        timing=m.timing(), clocks=m.clocks,
+        notes=[*record.notes, *m.notes, *clock_notes], verdict=verdict(record.bound, record.roofline_fraction))
+    notes = above_roof_notes(record, target.ceilings.source)
     if m.summary.noisy:
-        record["notes"].append(f"noisy: IQR is {m.summary.relative_iqr:.0%} of the median; "
-                               "close other GPU work and run again")
-    return record
+        notes.append(f"noisy: IQR is {m.summary.relative_iqr:.0%} of the median; close other GPU work and run again")
+    return dataclasses.replace(record, notes=[*record.notes, *notes])
 
 
 # Above the roof by more than this is worth a sentence (timing noise stays well inside 5%).
 ABOVE_ROOF = 1.05
 
 
-def above_roof_notes(record: dict[str, Any], roof_source: str) -> list[str]:
+def above_roof_notes(record: Record, roof_source: str) -> list[str]:
     """Why a measured time can beat the roofline, said plainly."""
-    frac = record.get("roofline_fraction") or 0.0
+    frac = record.roofline_fraction or 0.0
     if frac <= ABOVE_ROOF:
         return []
-    if record["bound"] == "memory":
+    if record.bound == "memory":
         return [f"{frac:.0%} of the roofline: faster than the DRAM roof, so the working set "
-                f"({record['bytes'] / 1e6:.3g} MB) is served from the caches"]
+                f"({record.bytes / 1e6:.3g} MB) is served from the caches"]
     if roof_source == "measured":
         return [f"{frac:.0%} of the measured compute roof: that calibration probably ran on a busy machine; "
                 "run `roofline calibrate` again"]
     return [f"{frac:.0%} of the datasheet compute roof: check the spec's peak for this dtype"]
 
 
-def verdict(record: dict[str, Any]) -> str:
-    frac = record.get("roofline_fraction")
-    base = f"{record['bound']}-bound"
-    return base if frac is None else f"{base}, {frac:.0%} of the roofline"
+def verdict(bound: str, fraction: float | None) -> str:
+    """'memory-bound, 87% of the roofline'."""
+    base = f"{bound}-bound"
+    return base if fraction is None else f"{base}, {fraction:.0%} of the roofline"
 
 
 def slowed(fn: Callable[[], Any], device: str, fraction: float, clock_mhz: float) -> Callable[[], Any]:
@@ -144,12 +142,12 @@ def slowed(fn: Callable[[], Any], device: str, fraction: float, clock_mhz: float
     if device.startswith("cuda"):
         import torch
 
-        from roofline.measuring.timing import event_time
+        from roofline.measuring.cuda_events import mean_event_time
 
         for _ in range(3):  # first calls load kernels and plans: keep them out of the estimate
             fn()
         torch.cuda.synchronize()
-        cycles = int(fraction * event_time(fn, lambda: None, 5) * clock_mhz * 1e6)
+        cycles = int(fraction * mean_event_time(fn, 5) * clock_mhz * 1e6)
         return lambda: (fn(), torch.cuda._sleep(cycles))
     import time
 
@@ -161,7 +159,7 @@ def slowed(fn: Callable[[], Any], device: str, fraction: float, clock_mhz: float
 
 def measure_op(op: Operator, dtype: DType, target: Target, *, warm_l2: bool = False, method: str = "auto",
                tensor_cores: bool = True, kernels: bool = True, rep_s: float | None = None,
-               slowdown: float | None = None, power: str = DEFAULT_POWER) -> dict[str, Any]:
+               slowdown: float | None = None, power: str = DEFAULT_POWER) -> Record:
     """Build the real kernel for `op`, time it on the target's device, return the full record."""
     import time
 
@@ -182,26 +180,25 @@ def measure_op(op: Operator, dtype: DType, target: Target, *, warm_l2: bool = Fa
     kw: dict[str, Any] = {} if rep_s is None else {"rep_s": rep_s}
     t_built = time.perf_counter()
     if device.startswith("cuda"):
-        m = time_cuda(built.fn, device, l2, warm_l2, method, graph_safe=built.graph_safe,
-                      compute_bound=record["bound"] == "compute", power=power, **kw)
+        m = time_cuda(built.fn, TimingOptions(method=method, power=power, compute_bound=record.bound == "compute",
+                                              warm_l2=warm_l2, graph_safe=built.graph_safe, **kw), device, l2)
     else:
         m = time_cpu(built.fn, **kw)
     t_timed = time.perf_counter()
     record = finish_record(record, m, target, dtype, op.uses_tensor_cores, tensor_cores)
-    record["impl"] = built.impl
-    if built.extra_passes:
-        record["extra_passes"] = built.extra_passes
     profiled = kernel_profile(built.fn, device) if kernels else []
-    record["kernels"] = [name for name, _ in profiled]
-    record["kernel_times_s"] = [t for _, t in profiled]  # one profiled call, per kernel (see kernel_profile)
-    record["timing"]["phases_s"] = {"build": t_built - t_start, "time": t_timed - t_built,
-                                    "kernels": time.perf_counter() - t_timed}
-    return record
+    assert record.timing is not None
+    phases = {"build": t_built - t_start, "time": t_timed - t_built, "kernels": time.perf_counter() - t_timed}
+    return dataclasses.replace(
+        record, impl=built.impl, extra_passes=built.extra_passes or None,
+        kernels=[name for name, _ in profiled],
+        kernel_times_s=[t for _, t in profiled],  # one profiled call, per kernel (see kernel_profile)
+        timing=dataclasses.replace(record.timing, phases_s=phases))
 
 
 def measure(fn: Callable[[], Any], *, flops: float, bytes: float, dtype: str = "fp16",
             device: str | None = None, gpu: str | None = None, name: str = "custom", tensor_cores: bool = True,
-            warm_l2: bool = False, bytes_written: float | None = None) -> dict[str, Any]:
+            warm_l2: bool = False, bytes_written: float | None = None) -> Record:
     """Time a user's zero-argument callable and place it on the roofline; returns a schema-v1 record.
     `bytes` is the total minimum traffic; `bytes_written` splits it (default: the split is unknown, and
     the record counts every byte as read and says so).
@@ -216,22 +213,40 @@ def measure(fn: Callable[[], Any], *, flops: float, bytes: float, dtype: str = "
     target = resolve_target(gpu=gpu, device=device, time=True)
     if target.time_device is None:
         raise RooflineError("measure: no device to time on (the --gpu spec is not this machine's GPU)")
-    pipe = choose_pipe(target.ceilings, dt, tensor_cores, tensor_cores)
-    a = RooflinePoint(float(flops), float(bytes), pipe.flops_per_s, target.ceilings.dram_bytes_per_s)
-    record: dict[str, Any] = {
-        "op": name, "variant": None, "params": {}, "dtype": dt.name, "flops": float(flops),
-        "bytes_read": float(bytes - (bytes_written or 0)), "bytes_written": float(bytes_written or 0),
-        "bytes": float(bytes), "arithmetic_intensity": a.arithmetic_intensity,
-        "gpu": target.ceilings.device_id, "device_kind": target.ceilings.kind, "roof_source": target.ceilings.source,
-        "compute_pipe": pipe.key, "compute_pipe_label": pipe.label, "peak_flops_per_s": a.peak_flops_per_s,
-        "peak_bytes_per_s": a.peak_bytes_per_s, "ridge_point": a.ridge_point, "bound": a.bound,
-        "attainable_flops_per_s": a.attainable_flops_per_s, "roofline_time_s": a.roofline_time_s,
-        "notes": [] if bytes_written is not None else ["read/written split not given: all bytes counted as read"],
-    }
+    record = placed_record(
+        op=name, variant=None, params={}, dtype=dt, flops=float(flops),
+        bytes_read=float(bytes - (bytes_written or 0)), bytes_written=float(bytes_written or 0),
+        ceilings=target.ceilings, uses_tensor_cores=tensor_cores, allow_tensor_cores=tensor_cores,
+        notes=[] if bytes_written is not None else ["read/written split not given: all bytes counted as read"])
     device_name = target.time_device
     if device_name.startswith("cuda"):
         l2 = int(target.spec["l2_cache_kib"] * 1024) if target.spec else None
-        m = time_cuda(fn, device_name, l2, warm_l2, compute_bound=a.bound == "compute")
+        m = time_cuda(fn, TimingOptions(compute_bound=record.bound == "compute", warm_l2=warm_l2), device_name, l2)
     else:
         m = time_cpu(fn)
     return finish_record(record, m, target, dt, tensor_cores, tensor_cores)
+
+
+def run_suite(suite: Suite, target: Target, *, warm_l2: bool = False, timer: str = "auto",
+              slowdown: dict[int, float] | None = None, kernels: bool = True, power: str = DEFAULT_POWER,
+              progress: Callable[[int, int, str], None] | None = None) -> list[Record]:
+    """Analyse (and time, when the target has a device) every entry; `slowdown` is a test-only hook
+    that adds the given fraction of extra device time to the listed entries (1-based)."""
+    from roofline.analysis.advice import with_advice
+
+    on_gpu = bool(target.time_device and target.time_device.startswith("cuda")) or \
+        (target.time_device is None and target.ceilings.kind == "gpu")
+    records = []
+    for i, entry in enumerate(suite.entries, start=1):
+        op = entry.operator(on_gpu)
+        dt = get_dtype(entry.dtype_for(on_gpu))
+        if progress:
+            progress(i, len(suite.entries), f"{op.name} {dt.name}")
+        if target.time_device is None:
+            rec = analytic_record(op, dt, target.ceilings, entry.tensor_cores)
+        else:
+            rec = measure_op(op, dt, target, warm_l2=warm_l2, method=timer, tensor_cores=entry.tensor_cores,
+                             slowdown=(slowdown or {}).get(i), kernels=kernels, power=power)
+        rec = with_advice(rec, target.spec)
+        records.append(dataclasses.replace(rec, threshold=entry.threshold or None, suite_entry=i))
+    return records

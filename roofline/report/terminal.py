@@ -1,6 +1,6 @@
 """The roofline chart in plain characters, for terminals and CI logs (`--plot -`); no matplotlib.
 
-The same chart model as the matplotlib chart (`roofline.report.chart.chart_model`): a log-log grid with decade
+The same chart model as the matplotlib chart (`roofline.report.chart.model.chart_model`): a log-log grid with decade
 ticks, ceilings drawn with characters ('-' a datasheet compute roof, '/' a datasheet memory roof, ':'
 any measured roof, '+' a ridge point, '.' a point's headroom up to its roof) and each record as a letter,
 with a legend underneath: letter -> operator, arithmetic intensity, FLOP/s and percent of its roof.
@@ -11,10 +11,14 @@ from __future__ import annotations
 import math
 import string
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from roofline.core.errors import UsageError
-from roofline.report.chart import Chart, Roof, chart_model, eng, intensity_text
+from roofline.report.chart.model import Chart, Roof, chart_model, intensity_tick
+from roofline.report.format import number, si
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from roofline.core.document import Document
 
 COMPUTE_CHAR, MEMORY_CHAR, MEASURED_CHAR, RIDGE_CHAR, HEADROOM_CHAR = "-", "/", ":", "+", "."
 CROWDED_CHAR = "*"  # a point with no free cell near its place (the legend says which)
@@ -64,11 +68,7 @@ class _Grid:
 
 def _short(value: float) -> str:
     """989.4e12 -> '989T'."""
-    return eng(value, "", digits=3).replace(" ", "")
-
-
-def _tick_x(value: float) -> str:
-    return f"{value / 1e3:g}k" if value >= 1e4 else f"{value:g}"
+    return si(value, "", digits=3).replace(" ", "")
 
 
 def _roof_char(r: Roof) -> str:
@@ -138,7 +138,7 @@ def _draw_points(g: _Grid, chart: Chart) -> dict[tuple[int, int], str]:
     for k, p in enumerate(chart.points):
         letter = LETTERS[k] if k < len(LETTERS) else CROWDED_CHAR
         row, col = g.row(p.flops_per_s), g.col(p.ai)
-        if p.roof_flops_per_s > p.flops_per_s * 1.001:
+        if p.has_headroom:
             for rr in range(g.row(p.roof_flops_per_s) + 1, row):
                 g.put(rr, col, HEADROOM_CHAR, _HEADROOM)
         placed = False
@@ -170,7 +170,7 @@ def _axes(g: _Grid, chart: Chart, margin: int) -> tuple[list[str], list[str]]:
     for d in range(math.ceil(g.lx0), math.floor(g.lx1) + 1):
         c = g.col(10.0**d)
         axis[c] = "+"
-        text = _tick_x(10.0**d)
+        text = intensity_tick(10.0**d)
         start = min(max(c - len(text) // 2, 0), g.cols - len(text))
         if start > last_end + 1:
             ticks[start:start + len(text)] = list(text)
@@ -186,15 +186,15 @@ def _legend(chart: Chart, marks: dict[tuple[int, int], str]) -> list[str]:
     rows = []
     for r in sorted(chart.roofs, key=lambda r: (r.doc, r.source != "datasheet", r.kind != "compute", -r.value)):
         unit = "FLOP/s" if r.kind == "compute" else "B/s"
-        ridge = f"ridge {intensity_text(r.ridge)} FLOP/B" if r.ridge else ""
-        rows.append([_roof_char(r), r.name, eng(r.value, unit), ridge, r.source]
+        ridge = f"ridge {number(r.ridge)} FLOP/B" if r.ridge else ""
+        rows.append([_roof_char(r), r.name, si(r.value, unit), ridge, r.source]
                     + ([chart.series[r.doc]] if many else []))
     out += _columns(rows, right={2})
     out.append("points (letter: operator, arithmetic intensity, FLOP/s, % of its roof):")
     rows = []
     for p in chart.points:
         kind = "timed" if p.timed else "model only"
-        rows.append([marks[(p.doc, p.record)], p.label, f"AI {intensity_text(p.ai)}", eng(p.flops_per_s, "FLOP/s"),
+        rows.append([marks[(p.doc, p.record)], p.label, f"AI {number(p.ai)}", si(p.flops_per_s, "FLOP/s"),
                      f"{p.fraction:.0%} of roof", kind, f"{p.bound}-bound"] + ([chart.series[p.doc]] if many else []))
     out += _columns(rows, right={2, 3, 4})
     if chart.skipped:
@@ -210,7 +210,7 @@ def _columns(rows: list[list[str]], right: set[int]) -> list[str]:
                                for k, cell in enumerate(row)).rstrip() for row in rows]
 
 
-def render_terminal(docs: Sequence[dict[str, Any]], width: int = 100, height: int = 30, roof: str = "both",
+def render_terminal(docs: Sequence[Document], width: int = 100, height: int = 30, roof: str = "both",
                     labels: Sequence[str] | None = None) -> str:
     """The roofline chart of these documents as text: `height` lines of chart (title and axes included),
     `width` columns, then the legend."""

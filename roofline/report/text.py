@@ -9,29 +9,8 @@ from rich.console import Console
 from rich.table import Table
 
 from roofline.ceilings.specs import GPUSpec
-
-_PREFIXES = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
-
-
-def si(x: float | None, unit: str = "", digits: int = 3) -> str:
-    """1.37e11 -> '137 G' + unit."""
-    if x is None:
-        return "-"
-    for scale, p in _PREFIXES:
-        if abs(x) >= scale:
-            return f"{x / scale:.{digits}g} {p}{unit}"
-    return f"{x:.{digits}g} {unit}".rstrip()
-
-
-def duration(s: float | None) -> str:
-    if s is None:
-        return "-"
-    if s >= 1:
-        return f"{s:.3g} s"
-    if s >= 1e-3:
-        return f"{s * 1e3:.3g} ms"
-    return f"{s * 1e6:.3g} µs"
-
+from roofline.core.record import Record, Timing
+from roofline.report.format import count, duration, si
 
 # Width for output that is not a terminal (CI logs, pipes): rich's default of 80 columns wraps every table.
 PIPE_WIDTH = 160
@@ -92,63 +71,67 @@ def ops_table(ops: dict[str, type]) -> Table:
     return t
 
 
-def record_rows(r: dict[str, Any]) -> list[tuple[str, str]]:
+def record_rows(r: Record) -> list[tuple[str, str]]:
     """The fields a person reads, in order, as (label, value) pairs."""
-    params = " ".join(f"{k}={v}" for k, v in r.get("params", {}).items())
     rows = [
-        ("operator", f"{r['op']}" + (f" ({r['variant']})" if r.get("variant") else "")),
-        ("shape", params),
-        ("dtype", f"{r['dtype']} on {r.get('compute_pipe_label', r.get('compute_pipe', ''))}"),
-        ("device", f"{r['gpu']} ({r.get('roof_source', 'datasheet')} roof)"),
-        ("FLOPs", f"{r['flops']:,.0f}"),
-        ("bytes", f"{r['bytes']:,.0f} (read {r['bytes_read'] or 0:,.0f}, written {r['bytes_written'] or 0:,.0f})"),
-        ("arithmetic intensity", f"{r['arithmetic_intensity']:.4g} FLOP/byte"),
-        ("ridge point", f"{r['ridge_point']:.4g} FLOP/byte"),
-        ("peak", f"{si(r['peak_flops_per_s'], 'FLOP/s')}, {si(r['peak_bytes_per_s'], 'B/s')}"),
-        ("bound", r["bound"]),
-        ("roofline time", duration(r["roofline_time_s"])),
-        ("attainable", si(r.get("attainable_flops_per_s"), "FLOP/s")),
+        ("operator", r.op + (f" ({r.variant})" if r.variant else "")),
+        ("shape", " ".join(f"{k}={v}" for k, v in r.params.items())),
+        ("dtype", f"{r.dtype} on {r.compute_pipe_label or r.compute_pipe or ''}"),
+        ("device", f"{r.gpu} ({r.roof_source or 'datasheet'} roof)"),
+        ("FLOPs", count(r.flops)),
+        ("bytes", f"{count(r.bytes)} (read {count(r.bytes_read or 0)}, written {count(r.bytes_written or 0)})"),
+        ("arithmetic intensity", f"{r.arithmetic_intensity:.4g} FLOP/byte"),
+        ("ridge point", f"{r.ridge_point:.4g} FLOP/byte"),
+        ("peak", f"{si(r.peak_flops_per_s, 'FLOP/s')}, {si(r.peak_bytes_per_s, 'B/s')}"),
+        ("bound", r.bound),
+        ("roofline time", duration(r.roofline_time_s)),
+        ("attainable", si(r.attainable_flops_per_s, "FLOP/s")),
     ]
-    if r.get("time_s") is not None:
-        stats = (r.get("timing") or {}).get("stats") or {}
-        timing = r.get("timing") or {}
-        rows += [
-            ("measured (median)", f"{duration(r['time_s'])} ± {stats.get('relative_iqr', 0) * 50:.1f}% "
-                                  f"(IQR/2; {stats.get('n', len(r.get('time_samples_s', [])))} samples, "
-                                  f"{timing.get('method', '?')}{', L2 flushed' if timing.get('l2_flush') else ''})"),
-            ("achieved", f"{si(r['achieved_flops_per_s'], 'FLOP/s')}, {si(r['achieved_bytes_per_s'], 'B/s')}"),
-            ("fraction of roofline", f"{r['roofline_fraction']:.1%}"),
-        ]
-        clocks = r.get("clocks") or {}
-        sm = clocks.get("sm_mhz")
-        if sm:
-            limited = ", ".join(clocks.get("limited_by") or []) or "not limited"
-            source = clocks.get("sm_mhz_source") or ""
-            trace = clocks.get("in_kernel_trace") or {}
-            if trace:
-                source += f", {trace['coverage']:.0%} of the kernel covered"
-            rows.append(("SM clock", f"{sm['median']:.0f} MHz (min {sm['min']:.0f}, max {sm['max']:.0f}; {limited}"
-                                     + (f"; {source})" if source else ")")))
-        if timing.get("timer_overhead_s"):
-            rows.append(("timer overhead", f"{duration(timing['timer_overhead_s'])} (an empty event pair) subtracted "
-                                           "from every sample"))
-        if r.get("impl"):
-            rows.append(("ran", r["impl"]))
-        if r.get("kernels"):
-            times = r.get("kernel_times_s") or []
-            rows.append(("kernels", "\n".join((f"{duration(times[i])}  " if i < len(times) else "") + k[:100]
-                                               for i, k in enumerate(r["kernels"][:6]))))
-        if r.get("verdict"):
-            rows.append(("verdict", r["verdict"]))
-    for adv in r.get("advice", []) or []:
+    if r.timed:
+        rows += _timed_rows(r)
+    for adv in r.advice or []:
         rows.append(("advice", adv.get("message", str(adv)) if isinstance(adv, dict) else str(adv)))
-    for n in r.get("notes", []) or []:
+    for n in r.notes or []:
         rows.append(("note", n))
     return rows
 
 
-def record_table(r: dict[str, Any]) -> Table:
-    t = Table(show_header=False, title=f"roofline: {r['op']}")
+def _timed_rows(r: Record) -> list[tuple[str, str]]:
+    timing = r.timing or Timing()
+    stats = timing.stats or {}
+    n = stats.get("n", len(r.time_samples_s or []))
+    flushed = ", L2 flushed" if timing.l2_flush else ""
+    rows = [
+        ("measured (median)", f"{duration(r.time_s)} ± {stats.get('relative_iqr', 0) * 50:.1f}% "
+                              f"(IQR/2; {n} samples, {timing.method or '?'}{flushed})"),
+        ("achieved", f"{si(r.achieved_flops_per_s, 'FLOP/s')}, {si(r.achieved_bytes_per_s, 'B/s')}"),
+        ("fraction of roofline", f"{r.roofline_fraction:.1%}"),
+    ]
+    clocks = r.clocks
+    sm = clocks.sm_mhz if clocks else None
+    if clocks and sm:
+        limited = ", ".join(clocks.limited_by or []) or "not limited"
+        source = clocks.sm_mhz_source or ""
+        if clocks.in_kernel_trace:
+            source += f", {clocks.in_kernel_trace['coverage']:.0%} of the kernel covered"
+        rows.append(("SM clock", f"{sm['median']:.0f} MHz (min {sm['min']:.0f}, max {sm['max']:.0f}; {limited}"
+                                 + (f"; {source})" if source else ")")))
+    if timing.timer_overhead_s:
+        rows.append(("timer overhead", f"{duration(timing.timer_overhead_s)} (an empty event pair) subtracted "
+                                       "from every sample"))
+    if r.impl:
+        rows.append(("ran", r.impl))
+    if r.kernels:
+        times = r.kernel_times_s or []
+        rows.append(("kernels", "\n".join((f"{duration(times[i])}  " if i < len(times) else "") + k[:100]
+                                           for i, k in enumerate(r.kernels[:6]))))
+    if r.verdict:
+        rows.append(("verdict", r.verdict))
+    return rows
+
+
+def record_table(r: Record) -> Table:
+    t = Table(show_header=False, title=f"roofline: {r.op}")
     t.add_column("", style="bold")
     t.add_column("")
     for label, value in record_rows(r):
@@ -156,24 +139,24 @@ def record_table(r: dict[str, Any]) -> Table:
     return t
 
 
-def records_table(records: list[dict[str, Any]], title: str = "results") -> Table:
+def records_table(records: list[Record], title: str = "results") -> Table:
     t = Table(title=title)
     cols = ("op", "variant", "dtype", "AI F/B", "bound", "roofline", "measured", "± IQR/2", "TFLOP/s", "GB/s",
             "% roof", "SM MHz")
     for c in cols:
         t.add_column(c, justify="left" if c in ("op", "variant", "dtype", "bound") else "right")
     for r in records:
-        stats = ((r.get("timing") or {}).get("stats")) or {}
-        sm = ((r.get("clocks") or {}).get("sm_mhz")) or {}
-        timed = r.get("time_s") is not None
+        stats = (r.timing.stats if r.timing else None) or {}
+        sm = r.sm_clock_mhz
         t.add_row(
-            r["op"], r.get("variant") or "-", r["dtype"], f"{r['arithmetic_intensity']:.3g}", r["bound"],
-            duration(r["roofline_time_s"]), duration(r.get("time_s")),
+            r.op, r.variant or "-", r.dtype, f"{r.arithmetic_intensity:.3g}", r.bound,
+            duration(r.roofline_time_s), duration(r.time_s),
             f"{stats['relative_iqr'] * 50:.1f}%" if stats else "-",
-            f"{r['achieved_flops_per_s'] / 1e12:.3g}" if timed else f"{r.get('attainable_flops_per_s', 0) / 1e12:.3g}*",
-            f"{r['achieved_bytes_per_s'] / 1e9:.4g}" if timed else "-",
-            f"{r['roofline_fraction']:.0%}" if timed else "-",
-            f"{sm['median']:.0f}" if sm else "-",
+            f"{(r.achieved_flops_per_s or 0) / 1e12:.3g}" if r.timed
+            else f"{(r.attainable_flops_per_s or 0) / 1e12:.3g}*",
+            f"{(r.achieved_bytes_per_s or 0) / 1e9:.4g}" if r.timed else "-",
+            f"{r.roofline_fraction:.0%}" if r.timed else "-",
+            f"{sm:.0f}" if sm else "-",
         )
     return t
 

@@ -1,0 +1,162 @@
+"""The check report's outputs: a terminal table (rich), markdown for a PR comment, JUnit XML and JSON.
+
+Each renders a `judge.Report` and computes nothing: the verdicts, values and reasons are the report's.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import xml.etree.ElementTree as ET
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from roofline.ci.judge import (
+    BETTER,
+    BETTER_NOT_SIGNIFICANT,
+    MIN_SAMPLES,
+    MISSING,
+    NEW,
+    NOT_COMPARABLE,
+    SAME,
+    VERDICTS,
+    WORSE,
+    WORSE_NOT_SIGNIFICANT,
+    Report,
+    Row,
+)
+from roofline.core.errors import RooflineError
+from roofline.core.files import atomic_write
+from roofline.report.format import duration
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+# Significant figures of a time in the report: a 5% threshold needs the third and fourth digit to show why a
+# change was (or was not) past it.
+TIME_DIGITS = 4
+
+COLUMNS = ("op", "variant", "dtype", "shape", "baseline", "current", "change", "p-value", "threshold", "verdict",
+           "reason")
+_VERDICT_COLUMN = COLUMNS.index("verdict")
+_STYLE = {WORSE: "bold red", WORSE_NOT_SIGNIFICANT: "yellow", BETTER: "green", BETTER_NOT_SIGNIFICANT: "green",
+          NOT_COMPARABLE: "magenta", MISSING: "magenta", NEW: "cyan", SAME: ""}
+
+
+def _value(x: float | None, metric: str) -> str:
+    if x is None:
+        return "-"
+    return f"{x:.1%}" if metric == "fraction" else duration(x, digits=TIME_DIGITS)
+
+
+def _cells(row: Row) -> list[str]:
+    """One cell per COLUMNS entry; baseline and current hold the judged statistic (the median when none was)."""
+    base = row.baseline_value if row.baseline_value is not None else row.baseline_median
+    cur = row.current_value if row.current_value is not None else row.current_median
+    return [row.op, row.variant or "-", row.dtype, row.shape, _value(base, row.metric), _value(cur, row.metric),
+            "-" if row.change is None else f"{row.change * 100:+.1f}%",
+            "-" if row.p_value is None else f"{row.p_value:.2g}", row.threshold or "-", row.verdict, row.reason]
+
+
+# ---------------------------------------------------------------- terminal
+def render_table(report: Report) -> Table:
+    """The terminal table (rich); `baseline`/`current` hold the judged statistic named in `threshold`."""
+    from rich.table import Table
+
+    unit = "fraction of roofline" if report.metric == "fraction" else "time"
+    t = Table(title=f"roofline check ({unit}; alpha {report.alpha:g})", caption=report.summary())
+    for c in COLUMNS:
+        t.add_column(c, justify="right" if c in ("baseline", "current", "change", "p-value") else "left",
+                     overflow="fold")
+    for row in report.rows:
+        cells = _cells(row)
+        style = _STYLE.get(row.verdict, "")
+        cells[_VERDICT_COLUMN] = f"[{style}]{row.verdict}[/]" if style else row.verdict
+        t.add_row(*cells)
+    return t
+
+
+# ---------------------------------------------------------------- markdown
+def _md_cell(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+
+
+def _md_table(rows: Sequence[Row]) -> list[str]:
+    lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "|".join("---" for _ in COLUMNS) + "|"]
+    for row in rows:
+        cells = _cells(row)
+        if row.verdict == WORSE:
+            cells[_VERDICT_COLUMN] = f"**{cells[_VERDICT_COLUMN]}**"
+        lines.append("| " + " | ".join(_md_cell(c) if i != _VERDICT_COLUMN else c for i, c in enumerate(cells))
+                     + " |")
+    return lines
+
+
+def to_markdown(report: Report) -> str:
+    """A PR comment or $GITHUB_STEP_SUMMARY section: status, notes, the rows that changed, then every row."""
+    icon = ":x:" if not report.passed else ":white_check_mark:"
+    lines = [f"### {icon} {_md_cell(report.summary())}", ""]
+    unit = "fraction of each device's roofline (higher is better)" if report.metric == "fraction" else "time"
+    lines.append(f"Compared {unit}; a record fails only when its change is past the threshold **and** "
+                 f"significant (two-sided Mann–Whitney U, p < {report.alpha:g}).")
+    lines.append("")
+    lines += [f"- {_md_cell(n)}" for n in report.notes]
+    if report.notes:
+        lines.append("")
+    notable = [r for r in report.rows if r.verdict != SAME]
+    if notable:
+        lines += _md_table(sorted(notable, key=lambda r: VERDICTS.index(r.verdict)))
+        lines.append("")
+    lines += ["<details><summary>all records</summary>", "", *_md_table(report.rows), "", "</details>", ""]
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- JUnit
+def to_junit(report: Report) -> str:
+    """JUnit XML: one testcase per record; a regression is a <failure>, unjudged records are <skipped>."""
+    suite = ET.Element("testsuite", name="roofline check", tests=str(len(report.rows)))
+    failures = skipped = 0
+    for row in report.rows:
+        case = ET.SubElement(suite, "testcase", classname=f"roofline.{row.op}", name=row.name)
+        detail = " ".join(f"{c}={v}" for c, v in zip(COLUMNS, _cells(row), strict=True))
+        if row.verdict == WORSE or (row.verdict == MISSING and report.fail_on_missing):
+            failures += 1
+            ET.SubElement(case, "failure", message=row.reason, type=row.verdict).text = detail
+        elif row.verdict in (NOT_COMPARABLE, MISSING, NEW):
+            skipped += 1
+            ET.SubElement(case, "skipped", message=f"{row.verdict}: {row.reason}")
+        else:
+            ET.SubElement(case, "system-out").text = detail
+    suite.set("failures", str(failures))
+    suite.set("errors", "0")
+    suite.set("skipped", str(skipped))
+    root = ET.Element("testsuites", name="roofline", tests=str(len(report.rows)), failures=str(failures))
+    root.append(suite)
+    ET.indent(root)
+    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+
+
+# ---------------------------------------------------------------- JSON
+def to_json(report: Report) -> dict[str, Any]:
+    """The report as plain data (json.dumps-able); field names are a public interface, like the results'."""
+    return {"schema": "roofline-check", "schema_version": 1, "passed": report.passed, "exit_code": report.exit_code,
+            "metric": report.metric, "alpha": report.alpha, "fail_on": str(report.rules),
+            "fail_on_missing": report.fail_on_missing, "min_samples": MIN_SAMPLES, "notes": list(report.notes),
+            "counts": report.counts(), "summary": report.summary(), "rows": [r.to_dict() for r in report.rows]}
+
+
+# ---------------------------------------------------------------- files
+def write_outputs(report: Report, *, markdown: str | os.PathLike[str] | None = None,
+                  junit: str | os.PathLike[str] | None = None, json_path: str | os.PathLike[str] | None = None) -> None:
+    """Write the requested report files. Markdown is appended (GitHub's $GITHUB_STEP_SUMMARY convention);
+    JUnit and JSON files are replaced atomically. Errors are one-line RooflineErrors."""
+    if markdown is not None:
+        try:
+            with open(markdown, "a", encoding="utf-8") as fh:
+                fh.write(to_markdown(report))
+        except OSError as exc:
+            raise RooflineError(f"cannot write the check report: {exc.strerror or exc}") from None
+    if junit is not None:
+        atomic_write(junit, to_junit(report), make_parents=True)
+    if json_path is not None:
+        atomic_write(json_path, json.dumps(to_json(report), indent=2) + "\n", make_parents=True)

@@ -1,0 +1,53 @@
+"""`roofline check` (a run against a baseline, the CI gate) and `roofline baseline update`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from roofline.cli.common import check_choice, out
+
+baseline_app = typer.Typer(no_args_is_help=True, help="Baselines for `roofline check` (written only when asked).")
+
+
+def check_cmd(
+    results: Annotated[Path, typer.Argument(help="Results document of this run.")],
+    baseline: Annotated[Path, typer.Option("--baseline", help="Baseline results document (never modified).")],
+    fail_on: Annotated[str, typer.Option("--fail-on", help="Rules, e.g. median:5% or median:5%,p90:10%.")]
+    = "median:5%",
+    metric: Annotated[str, typer.Option("--metric", help="time (same device) or fraction (fraction of the "
+                                        "roofline, for comparing across devices).")] = "time",
+    fail_on_missing: Annotated[bool, typer.Option("--fail-on-missing", help="A baseline record missing from "
+                                                  "the results fails the check.")] = False,
+    markdown: Annotated[Path | None, typer.Option("--markdown", help="Append a markdown report (e.g. "
+                                                     "$GITHUB_STEP_SUMMARY).")] = None,
+    junit: Annotated[Path | None, typer.Option("--junit", help="Write a JUnit XML report.")] = None,
+    json_path: Annotated[Path | None, typer.Option("--json", help="Write the report as JSON.")] = None,
+) -> None:
+    """Compare a run with a baseline; exit 1 only on a regression that is past the threshold AND
+    statistically significant on the raw samples (Mann-Whitney U); 2 on bad input."""
+    from roofline.ci.formats import render_table, write_outputs
+    from roofline.ci.judge import METRICS, run_check
+    from roofline.report.text import console
+
+    check_choice("--metric", metric, METRICS)
+    report = run_check(results, baseline, fail_on, metric=metric, fail_on_missing=fail_on_missing)
+    console().print(render_table(report))
+    write_outputs(report, markdown=markdown, junit=junit, json_path=json_path)
+    raise typer.Exit(report.exit_code)
+
+
+@baseline_app.command("update")
+def baseline_update_cmd(
+    results: Annotated[Path, typer.Argument(help="Results document to make the baseline.")],
+    baseline: Annotated[Path, typer.Option("--baseline", help="Baseline file to create or replace.")],
+    force: Annotated[bool, typer.Option("--force", help="Also replace a baseline from another GPU, or an "
+                                        "unreadable one.")] = False,
+) -> None:
+    """Create or replace a baseline from a results document (the only command that writes baselines)."""
+    from roofline.ci.baseline import update_baseline
+
+    for line in update_baseline(results, baseline, force=force).lines():
+        out(line)

@@ -1,0 +1,101 @@
+"""What every command of the CLI shares: printing, choice checks, the one check for files the user already has,
+and commands built from an operator's fields (`roofline analyze gemm --m ...`, `roofline compare gemm ...`).
+
+Nothing here imports torch or matplotlib: `roofline --help` and the analytic commands stay light.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import os
+import sys
+from collections.abc import Callable
+from typing import Any, Optional
+
+import typer
+
+from roofline.core.errors import UsageError
+
+# One typer option: (parameter name, annotation, typer.Option(...)).
+OptionSpec = tuple[str, Any, Any]
+# The "path" that means "the terminal, not a file" (`--plot -`).
+TERMINAL = "-"
+
+
+def out(text: str) -> None:
+    """One block of text on stdout, ending in a newline."""
+    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+
+
+def note(msg: str) -> None:
+    """A note to the user on stderr (stdout stays clean for --json)."""
+    from roofline.report.text import console
+
+    console(stderr=True).print(f"[yellow]note:[/yellow] {msg}")
+
+
+def check_choice(flag: str, value: str | None, choices: tuple[str, ...]) -> None:
+    """A usage error unless `value` is None or one of `choices`."""
+    if value is not None and value not in choices:
+        raise UsageError(f"{flag} must be one of {', '.join(choices)}, got {value!r}")
+
+
+def check_outputs(force: bool, files: tuple[str | os.PathLike[str] | None, ...] = (),
+                  charts: tuple[str | os.PathLike[str] | None, ...] = ()) -> None:
+    """The CLI's one check of the files a command is about to write, made before any timing or drawing, so
+    that a run of minutes never ends in "exists: not overwriting it". Each path in `files` and `charts` must
+    not exist unless --force (None, empty and `-`, the terminal, are no files); a chart's path must also name
+    a format (.png, .svg or .pdf)."""
+    from roofline.core.files import refuse_existing
+    from roofline.report.figures import figure_format
+
+    def real(paths: tuple[str | os.PathLike[str] | None, ...]) -> list[str | os.PathLike[str]]:
+        return [p for p in paths if p and str(p) != TERMINAL]
+
+    for path in real(files) + real(charts):
+        refuse_existing(path, force)
+    for path in real(charts):
+        figure_format(path)
+
+
+def _op_option(f: dataclasses.Field[Any]) -> tuple[Any, Any]:
+    """The annotation and typer.Option for one operator field, from its CLI metadata."""
+    meta, flag = f.metadata, f"--{f.name.replace('_', '-')}"
+    kind = meta.get("kind")
+    if kind == "int":
+        return Optional[int], typer.Option(f.default, flag, help=meta.get("help", ""))
+    if kind == "choice":
+        return str, typer.Option(f.default, flag, help=f"{meta.get('help', '')} ({'|'.join(meta['choices'])})")
+    if kind == "flag":
+        return bool, typer.Option(f.default, f"{flag}/--no-{f.name.replace('_', '-')}", help=meta.get("help", ""))
+    raise RuntimeError(f"field {f.name} has no CLI kind")
+
+
+def op_command(cls: type, common: list[OptionSpec], body: Callable[..., None], name: str, doc: str
+               ) -> Callable[..., None]:
+    """A typer command with one option per field of the operator `cls` plus the `common` options; `body`
+    gets the shape (field values) and the other options as keywords."""
+    op_fields = dataclasses.fields(cls)
+
+    def command(**kwargs: Any) -> None:
+        shape = {f.name: kwargs.pop(f.name) for f in op_fields}
+        body(shape, **kwargs)
+
+    params = [inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=opt, annotation=ann)
+              for f in op_fields for ann, opt in [_op_option(f)]]
+    params += [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=opt, annotation=ann)
+               for n, ann, opt in common]
+    command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+    command.__name__ = name
+    command.__doc__ = doc
+    return command
+
+
+def register_op_commands(sub_app: typer.Typer, make: Callable[[type], Callable[..., None]],
+                         help: Callable[[type], str]) -> None:
+    """One sub-command of `sub_app` per registered operator, built by `make(cls)`, with `help(cls)`."""
+    from roofline.ops import OPERATORS
+
+    for name, cls in sorted(OPERATORS.items()):
+        sub_app.command(name, help=help(cls))(make(cls))

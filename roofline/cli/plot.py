@@ -1,0 +1,42 @@
+"""`roofline plot`: the roofline chart of one or more results documents, to a file or the terminal."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from roofline.cli.common import check_choice, check_outputs, note, out
+from roofline.core.errors import UsageError
+from roofline.report.chart.model import ROOF_CHOICES
+
+
+def plot_cmd(
+    results: Annotated[list[Path], typer.Argument(help="One or more results documents.")],
+    output: Annotated[Path | None, typer.Option("-o", "--output", help="Chart file: .png, .svg or .pdf.")]
+    = None,
+    terminal: Annotated[bool, typer.Option("--terminal", help="Draw the chart in the terminal.")] = False,
+    label: Annotated[list[str] | None, typer.Option("--label", help="Legend label per results file.")] = None,
+    roof: Annotated[str, typer.Option("--roof", help="datasheet, measured or both.")] = "both",
+    title: Annotated[str | None, typer.Option("--title", help="Chart title.")] = None,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite the chart file if it exists.")] = False,
+) -> None:
+    """Draw achieved performance against every ceiling (log-log roofline chart)."""
+    check_choice("--roof", roof, ROOF_CHOICES)
+    if output is None and not terminal:
+        raise UsageError("give -o chart.png|svg|pdf or --terminal")
+    if label and len(label) != len(results):
+        raise UsageError(f"--label given {len(label)} times for {len(results)} results files")
+    from roofline.report.chart.model import load_documents
+
+    docs = load_documents(results)
+    check_outputs(force, charts=(output,))
+    if terminal:
+        from roofline.report.terminal import render_terminal
+
+        out(render_terminal(docs, roof=roof, labels=label))
+    if output is not None:
+        from roofline.report.chart.draw import save_chart
+
+        note(f"chart written to {save_chart(docs, output, labels=label, roof=roof, title=title)}")

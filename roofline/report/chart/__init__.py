@@ -1,0 +1,26 @@
+"""Roofline charts of results documents: the model (what is drawn), the label placer, the table of a
+numbered chart and the matplotlib drawing, one module each.
+
+- `model`: `chart_model(docs)` -> `Chart` (ceilings, points, ranges, title), pure data; `load_documents`.
+- `placer`: where each label goes, on plain rectangles in display pixels.
+- `table`: the table listing a numbered chart's points (more than NUMBERED_ABOVE of them).
+- `draw`: `build_figure` and `save_chart` (matplotlib, imported only when a figure is built).
+The terminal chart (`roofline.report.terminal`) draws the same model in characters; colours and fonts are
+`roofline.report.style`, file formats `roofline.report.figures`.
+"""
+
+from roofline.report.chart.draw import build_figure, save_chart
+from roofline.report.chart.model import (
+    NUMBERED_ABOVE,
+    ROOF_CHOICES,
+    Chart,
+    Point,
+    Roof,
+    chart_model,
+    is_numbered,
+    load_documents,
+    point_numbers,
+)
+
+__all__ = ["NUMBERED_ABOVE", "ROOF_CHOICES", "Chart", "Point", "Roof", "build_figure", "chart_model", "is_numbered",
+           "load_documents", "point_numbers", "save_chart"]

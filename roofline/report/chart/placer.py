@@ -1,0 +1,477 @@
+"""Where each label of a roofline chart goes: geometry on plain rectangles in display pixels, no matplotlib.
+
+A greedy, deterministic placer: each label tries candidate spots in a fixed order and takes the first that
+stays inside the axes and touches no placed label, marker, ridge point or other line (shapes are exact
+rotated rectangles, tested with the separating-axis theorem). Memory-roof labels go first (along their
+diagonal), then point labels, highest first (around their marker, further out with a leader line when the
+near ring is taken; a leader may not cross a label or marker). A label with no free spot takes the
+free-of-shapes spot crossing the fewest lines, else the least-overlapping one.
+
+On a numbered chart, tight clusters of markers get their numbers first, as a callout (see `place_callout`).
+The compute roofs' labels sit in the right margin, stacked by `stack`.
+
+The drawing code hands in a `Scene` (the axes' area, the drawn lines and markers, in pixels), a `to_px`
+function (data -> display pixels) and a `measure` function (text, weight -> width, height in pixels), and
+draws the `Placement`s it gets back in their order.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from roofline.report.chart.model import Chart, Point, Roof
+from roofline.report.style import MARKER_PT, NUMBER_WEIGHT
+
+Corners = tuple[tuple[float, float], ...]  # a convex shape in display pixels: a rectangle, or a segment
+ToPx = Callable[[tuple[float, float]], tuple[float, float]]  # data coordinates -> display pixels
+Measure = Callable[[str, str], tuple[float, float]]  # (text, font weight) -> (width, height) in pixels
+
+GAP_PX = 3.0  # clearance kept between a label and anything else
+
+
+# ---------------------------------------------------------------- shapes
+def _axes_of(shape: Corners) -> list[tuple[float, float]]:
+    """Unit normals of a convex shape's edges (one for a segment)."""
+    out = []
+    n = len(shape)
+    for k in range(n if n > 2 else 1):
+        (x0, y0), (x1, y1) = shape[k], shape[(k + 1) % n]
+        nx, ny = -(y1 - y0), x1 - x0
+        norm = math.hypot(nx, ny)
+        if norm > 0:
+            out.append((nx / norm, ny / norm))
+    return out
+
+
+def clear(a: Corners, b: Corners, gap: float = GAP_PX) -> bool:
+    """Separating-axis test: True when the two convex shapes are at least `gap` pixels apart on some axis."""
+    for nx, ny in _axes_of(a) + _axes_of(b):
+        pa = [x * nx + y * ny for x, y in a]
+        pb = [x * nx + y * ny for x, y in b]
+        if max(pa) + gap <= min(pb) or max(pb) + gap <= min(pa):
+            return True
+    return False
+
+
+def holds(shape: Corners, xy: tuple[float, float]) -> bool:
+    """Whether the shape's bounding box holds the point."""
+    x0, y0, x1, y1 = bounds(shape)
+    return x0 <= xy[0] <= x1 and y0 <= xy[1] <= y1
+
+
+def bounds(shape: Corners) -> tuple[float, float, float, float]:
+    xs, ys = [c[0] for c in shape], [c[1] for c in shape]
+    return min(xs), min(ys), max(xs), max(ys)
+
+
+def rect(x0: float, y0: float, x1: float, y1: float) -> Corners:
+    return ((x0, y0), (x1, y0), (x1, y1), (x0, y1))
+
+
+def quad(anchor: tuple[float, float], w: float, h: float, ha: str, va: str, angle_deg: float = 0.0) -> Corners:
+    """Corners of a w x h text box anchored at `anchor` by (ha, va), rotated about the anchor
+    (matplotlib's rotation_mode='anchor')."""
+    x0 = {"left": 0.0, "center": -w / 2, "right": -w}[ha]
+    y0 = {"bottom": 0.0, "center": -h / 2, "top": -h}[va]
+    c, s = math.cos(math.radians(angle_deg)), math.sin(math.radians(angle_deg))
+    return tuple((anchor[0] + dx * c - dy * s, anchor[1] + dx * s + dy * c)
+                 for dx, dy in ((x0, y0), (x0 + w, y0), (x0 + w, y0 + h), (x0, y0 + h)))
+
+
+@dataclass
+class Candidate:
+    """A spot for a label: its box, where its annotation is anchored and how it is aligned."""
+
+    quad: Corners
+    xy: tuple[float, float]  # data coordinates of the anchor
+    offset_pt: tuple[float, float]
+    ha: str
+    va: str
+    angle: float = 0.0
+    leader: Corners | None = None  # the leader line from the marker's edge to the label, in display pixels
+    ring: int = 0  # how far out (0: by the marker, no leader)
+    centre: tuple[float, float] = (math.nan, math.nan)  # the point's centre, in display pixels
+
+
+@dataclass
+class Scene:
+    """What a label must keep clear of, in display pixels; placing a label adds it (`take`)."""
+
+    area: tuple[float, float, float, float]  # the axes (x0, y0, x1, y1)
+    shapes: list[Corners]  # placed labels, markers and ridge points
+    segments: list[tuple[str, Corners]]  # (owner gid, segment) of every drawn line
+    markers: list[Corners] = field(default_factory=list)  # the markers and ridge points of shapes
+
+    def take(self, c: Candidate, gid: str) -> None:
+        """Mark a chosen spot as used: its box, and its leader line (owned by `gid`)."""
+        if c.leader is not None:
+            self.segments.append((gid, c.leader))
+        self.shapes.append(c.quad)
+
+
+@dataclass(frozen=True)
+class Placement:
+    """A label to draw: its gid ('label:roof:...' or 'label:point:DOC:RECORD'), text and spot."""
+
+    gid: str
+    text: str
+    spot: Candidate
+    doc: int
+    kind: str  # "roof" (along its diagonal), "name" (a point's label) or "number" (a numbered chart's)
+    weight: str = "normal"
+    leader_under: bool = False  # a callout's: its leader is a line beneath the markers, not an arrow
+
+
+# ---------------------------------------------------------------- choosing a spot
+def choose(scene: Scene, candidates: list[Candidate], own: set[str], near: bool = False) -> Candidate:
+    """The first free candidate, in preference order. With `near` (a point's number), a spot by the marker
+    that crosses a line beats one further out on a leader: the cost of a spot is its ring plus the lines
+    it crosses (another label's leader counting most), the first of the cheapest wins."""
+    ax0, ay0, ax1, ay1 = scene.area
+
+    def inside(c: Candidate) -> bool:
+        x0, y0, x1, y1 = bounds(c.quad)
+        return x0 >= ax0 and y0 >= ay0 and x1 <= ax1 and y1 <= ay1
+
+    def free_of_lines(c: Candidate) -> bool:
+        return all(clear(c.quad, seg, 1.5) for gid, seg in scene.segments if gid not in own)
+
+    def free_of_shapes(c: Candidate) -> bool:
+        # A leader may cross a marker that covers its own point's centre (it cannot avoid it), no other.
+        if c.leader is not None and not all(clear(c.leader, shape, 1.0) or holds(shape, c.centre)
+                                            for shape in scene.shapes):
+            return False
+        return all(clear(c.quad, shape) for shape in scene.shapes)
+
+    fits = [c for c in candidates if inside(c)] or candidates
+    if near and (free := [c for c in fits if free_of_shapes(c)]):
+        def cost(c: Candidate) -> float:
+            crossed = [gid for gid, seg in scene.segments if gid not in own and not clear(c.quad, seg, 1.5)]
+            return c.ring + sum(3.0 if g.startswith("label:") else 1.5 if g.startswith("roof:") else 0.75
+                                for g in crossed)
+
+        return min(free, key=cost)
+    for c in fits:
+        if free_of_shapes(c) and free_of_lines(c):
+            return c
+    free = [c for c in fits if free_of_shapes(c)]
+    if free:  # then the spot crossing the fewest lines (the first such, in preference order)
+        return min(free, key=lambda c: sum(not clear(c.quad, seg, 1.5) for gid, seg in scene.segments
+                                           if gid not in own))
+
+    def overlap(c: Candidate) -> float:
+        x0, y0, x1, y1 = bounds(c.quad)
+        total = 0.0
+        for shape in scene.shapes:
+            u0, v0, u1, v1 = bounds(shape)
+            w, h = min(x1, u1) - max(x0, u0), min(y1, v1) - max(y0, v0)
+            total += w * h if w > 0 and h > 0 else 0.0
+        return total
+
+    return min(fits, key=overlap)
+
+
+# ---------------------------------------------------------------- candidate spots
+# Where along a diagonal its label may sit (fraction of the visible part), middle first.
+_ALONG = tuple(sorted((k / 20 for k in range(2, 19)), key=lambda f: (abs(f - 0.45), f)))
+# Directions around a marker, in preference order: right, left, up-right, down-right, up, down, up-left, down-left.
+_DIRECTIONS = (0, 180, 35, -35, 90, -90, 145, -145, 15, -15, 165, -165, 60, -60, 120, -120)
+RINGS_PT = (7, 16, 28, 42, 60, 85, 115, 150)
+NUMBER_RINGS_PT = (6, 13, 21, 30, 42, 60, 85)  # a number is small: it finds room closer in
+_CLUSTER_PT = 30.0  # points closer than this to each other form a cluster, whose numbers fan out from it
+
+
+def roof_candidates(chart: Chart, r: Roof, to_px: ToPx, w: float, h: float, px_per_pt: float) -> list[Candidate]:
+    """Spots for a memory roof's label: along the visible part of its diagonal, parallel to it."""
+    x_lo, x_hi = chart.x_range
+    gap_pt = 2.5
+    out: list[Candidate] = []
+    end = min(r.x_end or x_hi, x_hi)
+    y_lo, y_hi = chart.y_range
+    vis_lo = max(x_lo, y_lo / r.value)
+    vis_hi = min(end, y_hi / r.value)
+    if vis_hi <= vis_lo:
+        return out
+    (x0p, y0p), (x1p, y1p) = to_px((vis_lo, vis_lo * r.value)), to_px((vis_hi, vis_hi * r.value))
+    angle = math.degrees(math.atan2(y1p - y0p, x1p - x0p))
+    nx, ny = -math.sin(math.radians(angle)), math.cos(math.radians(angle))
+    lv0, lv1 = math.log10(vis_lo), math.log10(vis_hi)
+    for frac in _ALONG:
+        x = 10 ** (lv0 + (lv1 - lv0) * frac)
+        px, py = to_px((x, x * r.value))
+        for side in (1, -1):
+            off = (nx * gap_pt * side, ny * gap_pt * side)
+            anchor = (px + off[0] * px_per_pt, py + off[1] * px_per_pt)
+            va = "bottom" if side > 0 else "top"
+            out.append(Candidate(quad(anchor, w, h, "center", va, angle), (x, x * r.value), off, "center", va,
+                                 angle))
+    return out
+
+
+def outward(points: Sequence[Point], to_px: ToPx, px_per_pt: float) -> dict[str, float]:
+    """For each point with neighbours, the direction (degrees) away from its neighbours' centre: its number
+    goes that way first, so that the numbers of a cluster fan out around it and their leaders do not cross."""
+    xy = {p.gid: to_px((p.ai, p.flops_per_s)) for p in points}
+    reach = _CLUSTER_PT * px_per_pt
+    out = {}
+    for gid, (x, y) in xy.items():
+        near = [(u, v) for g, (u, v) in xy.items() if g != gid and math.hypot(u - x, v - y) < reach]
+        if near:
+            mx, my = sum(u for u, _ in near) / len(near), sum(v for _, v in near) / len(near)
+            if math.hypot(x - mx, y - my) > 0.5:
+                out[gid] = math.degrees(math.atan2(y - my, x - mx))
+    return out
+
+
+def point_candidates(p: Point, to_px: ToPx, w: float, h: float, px_per_pt: float,
+                     rings: Sequence[float] = RINGS_PT, prefer: float | None = None) -> list[Candidate]:
+    """Spots around a point's marker: the near ring first (no leader), then rings further out; in each
+    ring the directions of _DIRECTIONS, or those nearest `prefer` (degrees) first."""
+    cx, cy = to_px((p.ai, p.flops_per_s))
+    directions = _DIRECTIONS if prefer is None else sorted(
+        _DIRECTIONS, key=lambda d: abs((d - prefer + 180) % 360 - 180))
+    out = []
+    for ring, radius in enumerate(rings):
+        for deg in directions:
+            c, s = math.cos(math.radians(deg)), math.sin(math.radians(deg))
+            dx, dy = radius * c, radius * s * (0.8 if ring == 0 else 1.0)
+            ha = "left" if c > 0.3 else "right" if c < -0.3 else "center"
+            va = "bottom" if s > 0.3 else "top" if s < -0.3 else "center"
+            anchor = (cx + dx * px_per_pt, cy + dy * px_per_pt)
+            leader = None
+            if ring > 0:  # from the marker's edge to the anchor
+                start = (MARKER_PT / 2 + 1) * px_per_pt
+                leader = ((cx + c * start, cy + s * start), anchor)
+            out.append(Candidate(quad(anchor, w, h, ha, va), (p.ai, p.flops_per_s), (dx, dy), ha, va,
+                                 leader=leader, ring=ring, centre=(cx, cy)))
+    return out
+
+
+# ---------------------------------------------------------------- callouts for tight clusters (numbered charts)
+# Markers that touch (centres closer than _TOUCH_PT) form a cluster; one of _CALLOUT_MIN or more points gets
+# its numbers as a callout: a row under or over it, ordered left to right like the points (which, numbered
+# by intensity, reads 9, 10, 11, ...), or a column beside it ordered top to bottom, each number on a
+# straight leader to its marker (drawn beneath the markers), neighbours swapped where their leaders would
+# cross. A long cluster may split: its upper half over it and the rest under it, or left and right. Of
+# all sides x _CALLOUT_GAPS_PT, the cheapest layout wins (_callout_cost: collisions, then lines crossed);
+# when every one collides, the cluster's numbers are placed one by one like the others.
+_TOUCH_PT = MARKER_PT * 1.6
+_CALLOUT_MIN = 3
+_CALLOUT_SIDES = ("below", "above", "right", "left")
+_CALLOUT_GAPS_PT = (12.0, 20.0, 30.0, 44.0, 60.0)
+_CALLOUT_STEP_PX = 10.0  # between two numbers of a callout (a row; half that in a column)
+_BLOCKED = 1000.0  # the cost of a callout that collides with something or leaves the axes
+_GRAZE = 40.0  # the cost of a leader over a marker outside its cluster
+
+Layout = list[tuple[Point, Candidate]]
+
+
+def clusters(points: Sequence[Point], to_px: ToPx, px_per_pt: float) -> list[list[Point]]:
+    """Groups of touching markers (single linkage) of at least _CALLOUT_MIN points, largest first."""
+    xy = [to_px((p.ai, p.flops_per_s)) for p in points]
+    parent = list(range(len(xy)))
+
+    def root(k: int) -> int:
+        while parent[k] != k:
+            parent[k] = parent[parent[k]]
+            k = parent[k]
+        return k
+
+    for i in range(len(xy)):
+        for j in range(i + 1, len(xy)):
+            if math.dist(xy[i], xy[j]) < _TOUCH_PT * px_per_pt:
+                parent[root(i)] = root(j)
+    groups: dict[int, list[Point]] = {}
+    for k, p in enumerate(points):
+        groups.setdefault(root(k), []).append(p)
+    found = [g for g in groups.values() if len(g) >= _CALLOUT_MIN]
+    return sorted(found, key=lambda g: (-len(g), min(p.ai for p in g)))
+
+
+def place_callout(scene: Scene, cluster: list[Point], numbers: dict[str, int], to_px: ToPx, measure: Measure,
+                  px_per_pt: float) -> Layout:
+    """A cluster's numbers as a row or column: (point, spot) each, or nothing when no layout fits."""
+    centre = {p.gid: to_px((p.ai, p.flops_per_s)) for p in cluster}
+    size = {p.gid: measure(str(numbers[p.gid]), NUMBER_WEIGHT) for p in cluster}
+    by_y = sorted(cluster, key=lambda p: (-centre[p.gid][1], numbers[p.gid]))
+    by_x = sorted(cluster, key=lambda p: (centre[p.gid][0], numbers[p.gid]))
+    half = (len(cluster) + 1) // 2
+    # One row or column for the whole cluster; failing that, its upper half over it and the rest under it,
+    # or its left half left of it and the rest right of it (half as long, so they fit where one does not).
+    plans = [[(side, cluster)] for side in _CALLOUT_SIDES] + [
+        [("above", by_y[:half]), ("below", by_y[half:])], [("left", by_x[:half]), ("right", by_x[half:])]]
+    best: tuple[float, Layout] | None = None
+    for plan in plans:
+        for gap_pt in _CALLOUT_GAPS_PT:
+            layout: Layout = []
+            for side, members in plan:
+                if side in ("below", "above"):
+                    order = sorted(members, key=lambda p: (centre[p.gid][0], numbers[p.gid]))
+                else:
+                    order = sorted(members, key=lambda p: (-centre[p.gid][1], numbers[p.gid]))
+                order = _uncross(order, lambda o, side=side, gap_pt=gap_pt: _callout_layout(
+                    scene, o, side, gap_pt * px_per_pt, centre, size, px_per_pt))
+                layout += _callout_layout(scene, order, side, gap_pt * px_per_pt, centre, size, px_per_pt)
+            cost = _callout_cost(scene, layout)
+            if best is None or cost < best[0]:
+                best = (cost, layout)
+    if best is None or best[0] >= _BLOCKED:
+        return []
+    return best[1]
+
+
+def _callout_layout(scene: Scene, order: list[Point], side: str, gap: float,
+                    centre: dict[str, tuple[float, float]], size: dict[str, tuple[float, float]],
+                    px_per_pt: float) -> Layout:
+    """The numbers of `order` in a row under or over the cluster, or a column right or left of it, `gap`
+    pixels from its markers and kept inside the axes; each with its leader from its marker's edge."""
+    x0, y0, x1, y1 = scene.area
+    everyone = centre.values()  # the whole cluster: a half's row or column clears all of it
+    xs, ys = [centre[p.gid][0] for p in order], [centre[p.gid][1] for p in order]
+    top_y, bottom_y = max(c[1] for c in everyone), min(c[1] for c in everyone)
+    right_x, left_x = max(c[0] for c in everyone), min(c[0] for c in everyone)
+    half = MARKER_PT * px_per_pt / 2 + 1
+    h = max(hh for _, hh in size.values())
+    spots = []
+    if side in ("below", "above"):
+        total = sum(size[p.gid][0] for p in order) + _CALLOUT_STEP_PX * (len(order) - 1)
+        left = min(max(sum(xs) / len(xs) - total / 2, x0), x1 - total)
+        edge = bottom_y - half - gap if side == "below" else top_y + half + gap
+        va = "top" if side == "below" else "bottom"
+        for p in order:
+            w = size[p.gid][0]
+            spots.append((p, (left + w / 2, edge), "center", va))
+            left += w + _CALLOUT_STEP_PX
+    else:
+        total = h * len(order) + _CALLOUT_STEP_PX / 2 * (len(order) - 1)
+        top = max(min(sum(ys) / len(ys) + total / 2, y1), y0 + total)
+        edge = right_x + half + gap if side == "right" else left_x - half - gap
+        ha = "left" if side == "right" else "right"
+        for p in order:
+            spots.append((p, (edge, top - h / 2), ha, "center"))
+            top -= h + _CALLOUT_STEP_PX / 2
+    layout = []
+    for p, anchor, ha, va in spots:
+        cx, cy = centre[p.gid]
+        w, hh = size[p.gid]
+        reach = math.dist(anchor, (cx, cy)) or 1.0
+        start = (cx + (anchor[0] - cx) / reach * half, cy + (anchor[1] - cy) / reach * half)
+        offset = ((anchor[0] - cx) / px_per_pt, (anchor[1] - cy) / px_per_pt)
+        layout.append((p, Candidate(quad(anchor, w, hh, ha, va), (p.ai, p.flops_per_s), offset, ha, va,
+                                    leader=(start, anchor), ring=1, centre=(cx, cy))))
+    return layout
+
+
+def _crossings(layout: Layout) -> int:
+    """How many pairs of the callout's leaders cross (measured from the points' centres)."""
+    segs = [(c.centre, c.leader[1]) for _, c in layout if c.leader is not None]
+    return sum(not clear(a, b, 0.0) for k, a in enumerate(segs) for b in segs[k + 1:])
+
+
+def _uncross(order: list[Point], build: Callable[[list[Point]], Layout]) -> list[Point]:
+    """Swap neighbours of the callout order while that lowers the number of crossing leaders."""
+    order = list(order)
+    crossed = _crossings(build(order))
+    improved = True
+    while improved and crossed:
+        improved = False
+        for k in range(len(order) - 1):
+            trial = [*order[:k], order[k + 1], order[k], *order[k + 2:]]
+            n = _crossings(build(trial))
+            if n < crossed:
+                order, crossed, improved = trial, n, True
+    return order
+
+
+def _callout_cost(scene: Scene, layout: Layout) -> float:
+    """Collisions (each _BLOCKED); then crossings: of its own leaders, of a number over a line (it would seem
+    to belong to it), of a leader over a line; then leader length."""
+    ax0, ay0, ax1, ay1 = scene.area
+    own_quads = [c.quad for _, c in layout]
+    centres = [c.centre for _, c in layout]
+    cost = 3.0 * _crossings(layout)
+    for p, c in layout:
+        bx0, by0, bx1, by1 = bounds(c.quad)
+        if bx0 < ax0 or by0 < ay0 or bx1 > ax1 or by1 > ay1:
+            cost += _BLOCKED
+        if not all(clear(c.quad, shape) for shape in scene.shapes):
+            cost += _BLOCKED
+        assert c.leader is not None
+        # A leader passes under the cluster's other markers (drawn beneath them); over a number or label it
+        # blocks the callout, over another marker it costs much (it seems to point there too).
+        for shape in scene.shapes + [q for q in own_quads if q is not c.quad]:
+            if not (clear(c.leader, shape, 1.0) or any(holds(shape, xy) for xy in centres)):
+                cost += _GRAZE if any(shape is m for m in scene.markers) else _BLOCKED
+        for gid, seg in scene.segments:
+            if gid == f"headroom:{p.gid}":
+                continue
+            if not clear(c.quad, seg, 1.5):
+                cost += 3.0 if gid.startswith("label:") else 2.0
+            if not clear(c.leader, seg, 0.0):
+                cost += 3.0 if gid.startswith("label:") else 1.0 if gid.startswith("roof:") else 0.5
+        cost += math.dist(*c.leader) / 1000
+    return cost
+
+
+# ---------------------------------------------------------------- all the labels of a chart
+def place_labels(scene: Scene, chart: Chart, numbers: dict[str, int], to_px: ToPx, measure: Measure,
+                 px_per_pt: float) -> list[Placement]:
+    """Memory-roof labels along their diagonals, then each point's label (or number, when `numbers` is
+    given: a numbered chart's), in the order they are to be drawn. `scene` gains each label placed."""
+    placed: list[Placement] = []
+
+    def put(p: Placement) -> None:
+        scene.take(p.spot, p.gid)
+        placed.append(p)
+
+    for r in (r for r in chart.roofs if r.kind == "memory"):
+        w, h = measure(r.text, "normal")
+        cands = roof_candidates(chart, r, to_px, w, h, px_per_pt)
+        if cands:
+            put(Placement(f"label:roof:{r.gid}", r.text, choose(scene, cands, {f"roof:{r.gid}"}), r.doc, "roof"))
+
+    done: set[str] = set()
+    if numbers:  # tight clusters first: their numbers in a row or column beside them
+        for cluster in clusters(chart.points, to_px, px_per_pt):
+            for p, spot in place_callout(scene, cluster, numbers, to_px, measure, px_per_pt):
+                put(Placement(f"label:point:{p.gid}", str(numbers[p.gid]), spot, p.doc, "number", NUMBER_WEIGHT,
+                              leader_under=True))
+                done.add(p.gid)
+    order = sorted(chart.points, key=lambda p: (-p.flops_per_s, p.ai, p.doc, p.record))
+    away = outward(chart.points, to_px, px_per_pt) if numbers else {}
+    for p in order:
+        if p.gid in done:
+            continue
+        if numbers:
+            text, weight, kind = str(numbers[p.gid]), NUMBER_WEIGHT, "number"
+        else:
+            text, weight, kind = p.label, "normal", "name"
+        w, h = measure(text, weight)
+        cands = point_candidates(p, to_px, w, h, px_per_pt, NUMBER_RINGS_PT if numbers else RINGS_PT,
+                                 away.get(p.gid))
+        put(Placement(f"label:point:{p.gid}", text, choose(scene, cands, {f"headroom:{p.gid}"}, near=bool(numbers)),
+                      p.doc, kind, weight))
+    return placed
+
+
+def stack(wanted: Sequence[float], heights: Sequence[float], bottom: float, top: float) -> list[float]:
+    """Heights (pixels) for labels in a column, wanted at `wanted` (highest first): each moves the least
+    that keeps them GAP_PX * 2/3 apart and between `bottom` and `top`; from the highest down, then back up
+    from the bottom if the stack ran off it."""
+    tall = [h + 2 * GAP_PX / 3 for h in heights]
+    ys = list(wanted)
+    for k in range(len(ys)):
+        ys[k] = min(ys[k], top - tall[k] / 2)
+        if k:
+            ys[k] = min(ys[k], ys[k - 1] - (tall[k - 1] + tall[k]) / 2)
+    for k in reversed(range(len(ys))):
+        ys[k] = max(ys[k], bottom + tall[k] / 2)
+        if k + 1 < len(ys):
+            ys[k] = max(ys[k], ys[k + 1] + (tall[k] + tall[k + 1]) / 2)
+    return ys
+
+
+__all__ = ["GAP_PX", "Candidate", "Corners", "Placement", "Scene", "choose", "clear", "clusters", "outward",
+           "place_callout", "place_labels", "point_candidates", "quad", "rect", "roof_candidates", "stack"]

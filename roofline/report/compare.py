@@ -1,0 +1,241 @@
+"""`roofline compare` drawn: the rich table (one operator, or a suite's totals) and the horizontal bar chart.
+
+Rendering only: every number is the comparison's (`analysis.compare`); nothing here computes a time or a cost.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from roofline.analysis.compare import NO_PRICE, UNSUPPORTED, Comparison, GPURow, SuiteComparison, SuiteRow
+from roofline.ceilings.prices import Prices
+from roofline.core.errors import RooflineError
+from roofline.core.record import shape_text
+from roofline.report.figures import DPI, figure_format, save_figure
+from roofline.report.format import duration, number, si
+from roofline.report.style import BOUND_COLOURS, FONT_PT, TITLE_PT, bound_colour
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+
+# ---------------------------------------------------------------- tables
+def money(x: float | None, currency: str) -> str:
+    """0.01234 -> '0.0123 USD'; large sums keep their cents: 1234.5 -> '1,234.50 USD'."""
+    if x is None:
+        return "-"
+    if x >= 100:
+        return f"{x:,.2f} {currency}"
+    return f"{x:.3g} {currency}"
+
+
+def _ratio(x: float | None) -> str:
+    return "-" if x is None else f"{x:.2f}x"
+
+
+def _cost_cells(r: GPURow | SuiteRow, prices: Prices) -> list[str]:
+    if r.status != "ok":
+        return ["-", "-", "-"]
+    if r.price_per_hour is None:
+        return [NO_PRICE, NO_PRICE, "-"]
+    return [f"{r.price_per_hour:g}", number(r.cost_per_million), _ratio(r.cost_vs_cheapest)]
+
+
+def _caption(prices: Prices | None, unsupported: list[tuple[str, str]], notes: tuple[str, ...],
+             suite: bool = False, measured: str | None = None) -> str:
+    lines = ["roofline time: a lower bound, max(FLOPs / peak, bytes / bandwidth); vs fastest: time / the fastest "
+             "GPU's time"]
+    if suite:
+        lines.append("operator columns: roofline time of that operator's entries, summed, in µs; mem-bound: share of "
+                     "the total spent in memory-bound entries")
+    if measured is not None:
+        lines.append(f"measured: median times from {measured}; % of roof = roofline time / measured time"
+                     + ("; n/N: only n of N entries measured (no total)" if suite else ""))
+    if prices is not None:
+        src = f" ({prices.source})" if prices.source else ""
+        lines.append(f"prices: {prices.currency} per GPU-hour as of {prices.date}, {prices.path}{src}")
+        lines.append(f"cost per 1M {'runs' if suite else 'calls'} = roofline time x price / 3600 x 1e6 "
+                     f"(a lower bound, as the time is)")
+    lines += [f"{UNSUPPORTED}: {gpu}: {why}" for gpu, why in unsupported]
+    lines += [f"note: {n}" for n in notes]
+    return "\n".join(lines)
+
+
+def _table(title: str, caption: str) -> Table:
+    from rich.table import Table
+
+    return Table(title=title, caption=caption, caption_justify="left", title_justify="left")
+
+
+def _render_op(c: Comparison) -> Table:
+    measured = c.measured_path is not None
+    title = (f"compare: {c.label} ({shape_text(c.params)})\n{si(c.flops, 'FLOP')}, {si(c.bytes, 'B')}, "
+             f"AI {number(c.arithmetic_intensity)} FLOP/B")
+    t = _table(title, _caption(c.prices, [(r.gpu, r.reason) for r in c.rows if r.status != "ok"], c.notes,
+                               measured=c.measured_path))
+    # Two-line headers keep the table within 160 columns (report.text.PIPE_WIDTH) with --measured and --prices.
+    cols = ["#", "GPU", "roof", "bound", "pipe", "roofline\ntime", "vs\nfastest", "TFLOP/s", "GB/s\nroof"]
+    if measured:
+        cols += ["measured", "% of\nroof"]
+    if c.prices is not None:
+        cols += [f"{c.prices.currency}/\nGPU-h", f"{c.prices.currency}/1M\ncalls", "vs\ncheapest"]
+    for col in cols:
+        t.add_column(col, justify="left" if col in ("GPU", "roof", "bound", "pipe") else "right")
+    for r in c.rows:
+        if r.status != "ok":
+            cells = ["-", r.gpu, "-", "-", "-", UNSUPPORTED, "-", "-", "-"]
+        else:
+            rec = r.record
+            cells = [str(r.rank), r.gpu, r.roof or "-", r.bound or "-", (rec.compute_pipe_label if rec else None) or "",
+                     duration(r.time_s), _ratio(r.vs_fastest), number((r.attainable_flops_per_s or 0) / 1e12),
+                     f"{(rec.peak_bytes_per_s if rec else 0) / 1e9:.4g}"]
+        if measured:
+            frac = r.roofline_fraction
+            cells += [duration(r.measured_time_s), f"{frac:.0%}" if frac is not None else "-"]
+        if c.prices is not None:
+            cells += _cost_cells(r, c.prices)
+        t.add_row(*cells)
+    return t
+
+
+def _render_suite(c: SuiteComparison) -> Table:
+    measured = c.measured_path is not None
+    roofs = {r.roof for r in c.ranked}
+    one_roof = len(roofs) == 1  # the table is wide: a roof every GPU shares goes to the caption
+    notes = (*c.notes, f"roof: {next(iter(roofs))} for every GPU") if one_roof else c.notes
+    title = f"compare: suite {c.suite} ({len(c.entries)} entries, per run of the whole suite)"
+    t = _table(title, _caption(c.prices, [(r.gpu, r.reason) for r in c.rows if r.status != "ok"], notes, True,
+                               c.measured_path))
+    # Two-line headers: a column per operator, and the table must fit 160 columns (report.text.PIPE_WIDTH).
+    cols = ["#", "GPU", *([] if one_roof else ["roof"]), "total", "vs\nfastest", "TFLOP/s", "mem-\nbound",
+            *(op.replace("_", "_\n", 1) for op in c.op_names)]
+    if measured:
+        cols += ["measured", "% of\nroof"]
+    if c.prices is not None:
+        cols += [f"{c.prices.currency}/\nGPU-h", f"{c.prices.currency}/1M\nruns", "vs\ncheapest"]
+    for col in cols:
+        t.add_column(col, justify="left" if col in ("GPU", "roof") else "right")
+    for r in c.rows:
+        roof = [] if one_roof else [r.roof or "-"]
+        if r.status != "ok":
+            cells = ["-", r.gpu, *roof, UNSUPPORTED, "-", "-", "-", *("-" for _ in c.op_names)]
+        else:
+            share = r.memory_bound_share
+            cells = [str(r.rank), r.gpu, *roof, duration(r.time_s), _ratio(r.vs_fastest),
+                     number((r.attainable_flops_per_s or 0) / 1e12), f"{share:.0%}" if share is not None else "-",
+                     *(number(r.by_op[op] * 1e6) if op in r.by_op else "-" for op in c.op_names)]
+        if measured:
+            n = len(c.entries)
+            if r.measured_entries == n and r.time_s and r.measured_time_s:
+                cells += [duration(r.measured_time_s), f"{r.time_s / r.measured_time_s:.0%}"]
+            else:
+                cells += [f"{r.measured_entries}/{n}" if r.measured_entries else "-", "-"]
+        if c.prices is not None:
+            cells += _cost_cells(r, c.prices)
+        t.add_row(*cells)
+    return t
+
+
+def render_compare(c: Comparison | SuiteComparison) -> Table:
+    """A rich table, fastest GPU first, unsupported GPUs last (rendering only: the numbers are the comparison's)."""
+    return _render_suite(c) if isinstance(c, SuiteComparison) else _render_op(c)
+
+
+# ---------------------------------------------------------------- chart
+OP_COLOURS = ("#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860", "#da8bc3", "#8c8c8c", "#ccb974",
+              "#64b5cd")  # one per operator name in a suite's stacked bars (cycled)
+MEASURED_COLOUR = "#1a1a1a"
+
+
+def _bar_text(ax: Any, y: float, x: float, text: str, gid: str) -> None:
+    ax.annotate(text, xy=(x, y), xytext=(3, 0), textcoords="offset points", va="center", ha="left", fontsize=8,
+                gid=gid)
+
+
+def plot_compare(c: Comparison | SuiteComparison, path: str | os.PathLike[str]) -> Path:
+    """A horizontal bar chart, fastest GPU on top: roofline time per GPU (stacked by operator for a suite;
+    measured times as diamonds) and, with prices, cost per million calls. PNG, SVG or PDF by suffix."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    figure_format(path)  # a bad suffix fails before any drawing
+    ok = list(c.ranked)
+    if not ok:
+        raise RooflineError("no GPU can run it: nothing to draw")
+    bad = [r for r in c.rows if r.status != "ok"]
+    labels = [r.gpu for r in ok]
+    ys = list(range(len(ok)))
+    priced = c.prices is not None
+    suite = isinstance(c, SuiteComparison)
+    with matplotlib.rc_context({"font.size": FONT_PT, "axes.titlesize": FONT_PT + 1, "svg.fonttype": "none",
+                                "pdf.fonttype": 42}):
+        fig = Figure(figsize=(11.0 if priced else 7.5, 1.6 + 0.38 * len(ok)), dpi=DPI, layout="constrained")
+        FigureCanvasAgg(fig)
+        axes = fig.subplots(1, 2 if priced else 1, sharey=True, squeeze=False)[0]
+        ax = axes[0]
+        top = max(r.time_s or 0.0 for r in ok)
+        if isinstance(c, SuiteComparison):
+            left = [0.0] * len(ok)
+            for k, op in enumerate(c.op_names):
+                widths = [r.by_op.get(op, 0.0) * 1e6 for r in ok]  # type: ignore[union-attr]
+                bars = ax.barh(ys, widths, left=left, color=OP_COLOURS[k % len(OP_COLOURS)], label=op, height=0.7)
+                for bar, gpu in zip(bars, labels, strict=True):
+                    bar.set_gid(f"bar:op:{op}:{gpu}")
+                left = [a + b for a, b in zip(left, widths, strict=True)]
+            fig.legend(loc="outside lower left", fontsize=8, ncol=min(len(c.op_names), 6), frameon=False)
+        else:
+            bars = ax.barh(ys, [(r.time_s or 0.0) * 1e6 for r in ok], height=0.7,
+                           color=[bound_colour(r.bound or "") for r in ok])
+            for bar, gpu in zip(bars, labels, strict=True):
+                bar.set_gid(f"bar:time:{gpu}")
+            from matplotlib.patches import Patch
+
+            bounds = [b for b in BOUND_COLOURS if any(r.bound == b for r in ok)]
+            fig.legend(handles=[Patch(color=BOUND_COLOURS[b], label=f"{b}-bound") for b in bounds],
+                       loc="outside lower left", fontsize=8, ncol=len(bounds), frameon=False)
+        for y, r in zip(ys, ok, strict=True):
+            end = r.time_s or 0.0
+            complete = not isinstance(r, SuiteRow) or r.measured_entries == len(r.entry_times)
+            if r.measured_time_s is not None and complete:  # a suite's partial measurement is not drawn
+                ax.plot([r.measured_time_s * 1e6], [y], marker="D", color=MEASURED_COLOUR, markersize=6,
+                        linestyle="none", gid=f"measured:{r.gpu}", zorder=5)
+                end = max(end, r.measured_time_s)
+                top = max(top, end)
+            _bar_text(ax, y, end * 1e6, f"{duration(r.time_s)}  ({_ratio(r.vs_fastest)})", f"label:time:{r.gpu}")
+        ax.set_xlim(0, top * 1e6 * 1.35)
+        ax.set_yticks(ys, labels)
+        ax.invert_yaxis()
+        what = "per run of the suite" if suite else "per call"
+        ax.set_xlabel(f"roofline time {what} (µs)" + ("; ◆ measured" if c.measured_path else ""))
+        ax.set_title("time (lower is better)", loc="left")
+        if priced:
+            assert c.prices is not None
+            cax = axes[1]
+            costs = [r.cost_per_million for r in ok]
+            cbars = cax.barh(ys, [x or 0.0 for x in costs], height=0.7, color="#5a5a5a")
+            for bar, r in zip(cbars, ok, strict=True):
+                bar.set_gid(f"bar:cost:{r.gpu}")
+            ctop = max((x for x in costs if x is not None), default=1.0)
+            for y, r, x in zip(ys, ok, costs, strict=True):
+                text = NO_PRICE if x is None else money(x, c.prices.currency)
+                _bar_text(cax, y, x or 0.0, text, f"label:cost:{r.gpu}")
+            cax.set_xlim(0, ctop * 1.45)
+            cax.set_xlabel(f"{c.prices.currency} per million {'runs' if suite else 'calls'} "
+                           f"(prices as of {c.prices.date})")
+            cax.set_title("cost (lower is better)", loc="left")
+        for a in axes:
+            for side in ("top", "right"):
+                a.spines[side].set_visible(False)
+            a.grid(True, axis="x", color="#e3e3e3", linewidth=0.6)
+            a.set_axisbelow(True)
+        subject = f"suite {c.suite}" if isinstance(c, SuiteComparison) else c.label
+        fig.suptitle(f"Which GPU? {subject}", x=0.01, ha="left", fontsize=TITLE_PT, fontweight="bold")
+        if bad:
+            ax.set_title(f"{UNSUPPORTED}: " + ", ".join(r.gpu for r in bad), loc="right", fontsize=8,
+                         color="#555555").set_gid("unsupported")
+        return save_figure(fig, path, title=f"Which GPU? {subject}", pad_inches=0.15, facecolor="white")

@@ -1,0 +1,55 @@
+"""Suite files (roofline.analysis.suite): entries validated on load, CPU and GPU shapes and dtypes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from helpers import SUITES, write
+
+from roofline.analysis.suite import load_suite
+from roofline.core.errors import UsageError
+
+GOOD = """
+[suite]
+name = "tiny"
+
+[[entry]]
+op = "gemm"
+params = { m = 256 }
+gpu_params = { m = 4096 }
+gpu_dtype = "bf16"
+threshold = "median:8%"
+
+[[entry]]
+op = "softmax"
+dtype = "fp16"
+"""
+
+
+def test_entries_give_cpu_and_gpu_shapes_and_dtypes(tmp_path: Path) -> None:
+    s = load_suite(write(tmp_path / "s.toml", GOOD))
+    gemm, softmax = s.entries
+    assert s.name == "tiny" and gemm.threshold == "median:8%"
+    assert gemm.operator(False).params()["m"] == 256 and gemm.operator(True).params()["m"] == 4096
+    assert (gemm.dtype_for(False), gemm.dtype_for(True)) == ("fp32", "bf16")  # defaults: fp32 on the CPU
+    assert (softmax.dtype_for(False), softmax.dtype_for(True)) == ("fp16", "fp16")  # dtype used on both
+
+
+@pytest.mark.parametrize(("body", "match"), [
+    ("[suite]\nname = 'x'\n", "at least one"),
+    ("[[entry]]\nparams = { m = 2 }\n", "needs op"),
+    ("[[entry]]\nop = 'gemm'\nshape = 2\n", "unknown key"),
+    ("[[entry]]\nop = 'gemm'\nparams = { m = -1 }\n", "entry 1"),
+    ("[[entry]]\nop = 'no_such_op'\n", "entry 1"),
+    ("[[entry]\nop = 'gemm'\n", "malformed TOML"),
+])
+def test_bad_suites_fail_on_load_with_one_line(tmp_path: Path, body: str, match: str) -> None:
+    with pytest.raises(UsageError, match=match) as info:
+        load_suite(write(tmp_path / "bad.toml", body))
+    assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("path", sorted(SUITES.glob("*.toml")), ids=lambda p: p.name)
+def test_shipped_suites_load(path: Path) -> None:
+    assert load_suite(path).entries
