@@ -10,7 +10,8 @@ from typing import Any
 from roofline._version import __version__
 
 # Public name -> the module that defines it.
-_API = {"measure": "roofline.measuring.runner"}
+_API = {"measure": "roofline.measuring.runner", "profile": "roofline.capture.profile",
+        "region": "roofline.capture.profile", "Profile": "roofline.capture.profile"}
 
 __all__ = ["__version__", *_API]
 

@@ -160,8 +160,8 @@ def test_analyze_hands_its_options_to_the_runner(capsys: pytest.CaptureFixture[s
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """What `analyze` passes to measure_op, and the document it builds from the record measure_op returns
     (timed on the CPU: the runtime is in the device block, the advice in the record)."""
-    import roofline.cli.results
     import roofline.measuring.runner
+    import roofline.measuring.target
     from roofline.core.record import Record, analytic_record, with_time
 
     seen: dict[str, Any] = {}
@@ -172,7 +172,7 @@ def test_analyze_hands_its_options_to_the_runner(capsys: pytest.CaptureFixture[s
 
     monkeypatch.setattr(roofline.measuring.runner, "measure_op", fake_measure_op)
     # torch's version and the GPU state (the real ones: test_run_check_and_baseline) without importing torch
-    monkeypatch.setattr(roofline.cli.results, "runtime_info", lambda device: {"time_device": device})
+    monkeypatch.setattr(roofline.measuring.target, "runtime_info", lambda device: {"time_device": device})
     code, out, err = run(capsys, "analyze", "relu", "--numel", "4096", "--timer", "graph", "--power", "sustained",
                          "--warm-l2", "--no-tensor-cores", "--no-kernels", "--json")
     assert code == 0, err

@@ -18,7 +18,7 @@ from roofline.cli.common import (
     out,
     register_op_commands,
 )
-from roofline.cli.results import results_document, save_and_print
+from roofline.cli.results import save_and_print
 from roofline.measuring.timing import DEFAULT_POWER, METHODS, POWER_MODES
 from roofline.report.chart.model import ROOF_CHOICES
 
@@ -83,7 +83,7 @@ def run_analyze(op_name: str, shape: dict[str, Any], *, dtype: str | None, gpu: 
         record = measure_op(op, dt, target, warm_l2=warm_l2, method=timer, tensor_cores=not no_tensor_cores,
                             power=power, kernels=kernels)
     record = with_advice(record, target.spec)
-    doc = results_document(target, [record])
+    doc = target.document([record])
     save_and_print(doc, output, force, json_)
     if not json_:
         from roofline.report.text import console, record_table

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from roofline.cli.common import check_choice, check_outputs, note
-from roofline.cli.results import results_document, save_and_print
+from roofline.cli.results import save_and_print
 from roofline.core.errors import UsageError
 from roofline.measuring.timing import DEFAULT_POWER, METHODS, POWER_MODES
 
@@ -68,7 +68,7 @@ def run_cmd(
 
         records = run_suite(spec, target, warm_l2=warm_l2, timer=timer, slowdown=slow, progress=tick,
                             kernels=kernels, power=power)
-    doc = results_document(target, records, suite=spec.name)
+    doc = target.document(records, suite=spec.name)
     save_and_print(doc, output, force, json_)
     if not json_:
         console().print(records_table(records, title=f"{spec.name} on {target.ceilings.device_name}"))

@@ -208,6 +208,10 @@ class Record(_Serial):
         out = super().to_dict()
         if self.keys is None and self.time_s is None:
             out.pop("clocks", None)  # an analytic record has no clocks key at all
+        if self.keys is None and any(out.get(f, 0) is None or f not in out for f in REQUIRED):
+            # a profile record without a formula still writes every required field (null), in field order
+            out = {n: out.get(n) for n in self._names() if n in out or n in REQUIRED} | \
+                {k: v for k, v in out.items() if k not in self._names()}
         return out
 
     @property
@@ -230,8 +234,12 @@ class Record(_Serial):
 
     def key(self, case: str = "") -> Key:
         """How a record is matched across documents: operator, variant, canonical params, dtype (and `case`,
-        set only to tell apart two records that share those four)."""
-        return (self.op, self.variant, canonical_params(self.params), self.dtype, case)
+        set only to tell apart two records that share those four). A profile record is also told apart by its
+        region, module and input shapes (one aten op runs in many modules with the same params)."""
+        ident: dict[str, Any] = self.params
+        if self.count is not None:
+            ident = {**self.params, "@region": self.region, "@module": self.module, "@inputs": self.input_shapes}
+        return (self.op, self.variant, canonical_params(ident), self.dtype, case)
 
 
 Key = tuple[str, Any, str, str, str]

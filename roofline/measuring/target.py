@@ -6,8 +6,10 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from roofline.ceilings.specs import GPUSpec, gpu_ceilings, resolve
+from roofline.core.document import Document
 from roofline.core.errors import RooflineError, UsageError
 from roofline.core.model import Ceilings
+from roofline.core.record import Record, ceilings_dict
 from roofline.measuring.device import LocalGPU, cpu_description, detect_gpus
 
 RoofChoice = Literal["datasheet", "measured", "both"]
@@ -27,6 +29,33 @@ class Target:
     @property
     def is_cpu(self) -> bool:
         return self.ceilings.kind == "cpu"
+
+    def document(self, records: list[Record], extra: dict[str, Any] | None = None,
+                 **device_fields: Any) -> Document:
+        """The results document of `records` run against this target, built in one place for every command.
+        Its device block: the device, the roof's ceilings, `device_fields` (e.g. the suite's name), the
+        calibrated ceilings when there are some, and the torch/CUDA versions and the GPU's state after the
+        work when something was timed."""
+        device = {**self.device_info, "ceilings": ceilings_dict(self.ceilings), **device_fields}
+        if self.measured is not None:
+            device["measured_ceilings"] = ceilings_dict(self.measured)
+        if self.time_device:
+            device.update(runtime_info(self.time_device))
+        return Document(device=device, records=list(records), extra=dict(extra or {}))
+
+
+def runtime_info(device: str) -> dict[str, Any]:
+    """torch and CUDA versions and, on a GPU, its clocks and state now (torch is already imported when
+    something was timed)."""
+    import torch
+
+    info: dict[str, Any] = {"torch_version": torch.__version__, "time_device": device}
+    if device.startswith("cuda"):
+        info["cuda_version"] = torch.version.cuda
+        from roofline.measuring.nvml import snapshot
+
+        info["state_after"] = snapshot(torch.device(device).index or 0)
+    return info
 
 
 def _parse_device(device: str) -> tuple[str, int]:

@@ -1,0 +1,238 @@
+"""FLOPs of one recorded aten operator call: the registry of pure formulas (filled by formulas.py), the
+element-count rules for the ops without one, and the lookup.
+
+Each formula takes an `OpCall` (shapes and arguments, never tensor data) and returns a `Cost`: FLOPs per
+call, where they come from (`source`), the one-line NB of what the count ignores, and the catalog operator it
+maps to when the project's catalog (`roofline.ops`) has one, so a profile's GEMM counts what
+`roofline analyze gemm` counts. Order of lookup (`cost_of`):
+1. a formula registered for the overload ("aten::add.Tensor") or its packet ("aten::add");
+2. copies and fills (0 FLOPs: data movement only);
+3. pointwise ops (torch's `pointwise` tag): output elements x FLOPs per element (`POINTWISE_FLOPS`,
+   the catalog's `FLOPS_PER_ELEMENT` where it has the function; default 1);
+4. reductions (the `reduction` tag): input elements x FLOPs per element (`REDUCTION_FLOPS`, default 1);
+5. torch.utils.flop_counter's formula for the op (backward convolutions and attention, ...);
+6. none: flops None (listed with its time, never counted as 0).
+
+FLOP convention, as the catalog's: 2 per multiply-add, 1 per add, mul, compare or transcendental call. The
+matrix-product part (`Cost.matmul_flops`) is what torch's FlopCounterMode counts, so totals can be compared
+with it: our addmm and convolution also count their bias add (1 per output element) and our attention the
+softmax (5 per score), which torch leaves out; our causal attention counts half the scores and grouped-query
+attention its real heads, which torch does not.
+
+Minimum bytes are counted from the call's tensors in capture/traffic.py; a formula only says which inputs
+are read in part (`Cost.read_bytes`: a gather's table) or not at all (`Cost.unread`: fill_'s self).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from roofline.capture.trace import OpCall, TensorMeta
+from roofline.core.errors import RooflineError
+from roofline.ops import make
+from roofline.ops.base import Operator
+from roofline.ops.elementwise import FLOPS_PER_ELEMENT
+
+
+@dataclass(frozen=True)
+class Cost:
+    """The count for one call: FLOPs (None: no formula), their source, what the count ignores."""
+
+    flops: float | None
+    source: str | None  # "catalog:gemm", "torch.utils.flop_counter", "rule:pointwise", ... (None: no formula)
+    note: str  # NB: what the formula ignores
+    catalog: Operator | None = None  # the catalog operator the call maps to (its variant and params)
+    matmul_flops: float = 0.0  # the matrix-product part (what FlopCounterMode counts)
+    tensor_cores: bool = False  # placed on the tensor-core roof (matmul, convolution, attention)
+    unread: frozenset[int] = frozenset()  # inputs the op writes without reading (fill_, copy_'s self)
+    read_bytes: dict[int, float] = field(default_factory=dict)  # inputs read only in part (a gather's table)
+    explicit_mask: bool = False  # attention with a mask tensor: its density is data, every score counted
+
+
+Formula = Callable[[OpCall], "Cost | None"]  # None: the formula does not apply to these arguments
+FORMULAS: dict[str, Formula] = {}
+
+
+def formula(*names: str) -> Callable[[Formula], Formula]:
+    """Register a formula for aten overloads or packets ("aten::mm", "aten::add.Tensor"); twice is a bug."""
+
+    def wrap(fn: Formula) -> Formula:
+        for name in names:
+            if name in FORMULAS:
+                raise RuntimeError(f"FLOP formula for {name!r} registered twice")
+            FORMULAS[name] = fn
+        return fn
+
+    return wrap
+
+
+def none(note: str = "NB: no FLOP formula for this op: listed with its time, FLOPs unknown.") -> Cost:
+    return Cost(None, None, note)
+
+
+# What each catalog count leaves out, as the record's NB line (the catalog's own `ignores` lines speak of its
+# traffic model; a profile's bytes are the op's tensors instead, every output included).
+CATALOG_NOTES = {
+    "gemm": "NB: 2 FLOPs per multiply-add, +1 per output for a bias; operands as stored, read once.",
+    "gemv": "NB: 2 FLOPs per multiply-add; the matrix read once.",
+    "conv2d": "NB: 2 FLOPs per multiply-add (direct), +1 per output for a bias; Winograd/FFT do fewer.",
+    "attention": "NB: 4D FLOPs per score (QK^T, PV) + 5 (softmax); causal: half the scores; scale folded in.",
+    "layernorm": "NB: 7 FLOPs per element + 4 per row (gamma, beta counted even when absent).",
+    "rmsnorm": "NB: 4 FLOPs per element + 3 per row.",
+    "softmax": "NB: 5 FLOPs per element (max, sub, exp, sum, div).",
+}
+POINTWISE_NOTE = "NB: output elements x FLOPs per element (transcendentals count 1); broadcast inputs read once."
+
+
+def catalog_cost(name: str, matmul: float = 0.0, extra_flops: float = 0.0, note: str = "", **params: Any) -> Cost:
+    """The catalog operator's FLOPs; `extra_flops` for what the call adds beyond it, `note` to say so."""
+    op = make(name, **params)
+    return Cost(op.flops() + extra_flops, f"catalog:{name}", " ".join(x for x in (CATALOG_NOTES[name], note) if x),
+                op, matmul, op.uses_tensor_cores)
+
+
+def rule(flops: float, kind: str, note: str, matmul: float = 0.0, tensor_cores: bool = False) -> Cost:
+    """A count by one of our element-count rules (source 'rule:<kind>')."""
+    return Cost(float(flops), f"rule:{kind}", note, None, matmul, tensor_cores)
+
+
+def tensor(call: OpCall, name: str) -> TensorMeta | None:
+    """The call's tensor argument `name` (None when absent or not a tensor)."""
+    v = call.args.get(name)
+    return v if isinstance(v, TensorMeta) else None
+
+
+def arg(call: OpCall, name: str, default: Any) -> Any:
+    """The call's argument `name`, `default` when the caller left it out or passed None."""
+    v = call.args.get(name, default)
+    return default if v is None else v
+
+
+# -- element-count rules ----------------------------------------------------------------------------------
+
+# Copies, fills, concatenations and factories: 0 FLOPs, the bytes are the work.
+COPIES = frozenset({
+    "_to_copy", "copy_", "clone", "cat", "stack", "fill_", "zero_", "zeros", "ones", "full", "full_like",
+    "zeros_like", "ones_like", "new_zeros", "new_ones", "new_full", "scalar_tensor", "arange", "linspace",
+    "constant_pad_nd", "repeat", "roll", "flip", "tril", "triu", "tril_", "triu_", "lift_fresh_copy",
+    "slice_scatter", "select_scatter", "index_put", "index_put_", "_unsafe_index_put", "masked_scatter",
+    "scatter", "scatter_", "_reshape_copy", "view_copy", "expand_copy", "permute_copy", "transpose_copy",
+    "unsqueeze_copy", "t_copy", "alias_copy", "detach_copy", "split_with_sizes_copy", "unbind_copy",
+    "_pin_memory", "_local_scalar_dense", "index_copy", "narrow_copy", "_copy_from", "_copy_from_and_resize",
+    "repeat_interleave", "_unsafe_view_copy", "as_strided_copy", "slice_copy", "select_copy", "upsample_nearest1d",
+    "upsample_nearest2d", "upsample_nearest3d", "_upsample_nearest_exact2d", "pixel_shuffle", "pixel_unshuffle"})
+# Copies that write `self` without reading it (its old contents are overwritten).
+WRITE_ONLY_SELF = frozenset({"copy_", "fill_", "zero_", "_copy_from", "_copy_from_and_resize"})
+
+# FLOPs per output element of pointwise functions (1 FLOP per add, mul, compare or transcendental, as the
+# catalog counts); the catalog's own functions map to its operators. Functions not listed count 1.
+POINTWISE_FLOPS: dict[str, int] = {
+    **FLOPS_PER_ELEMENT, "gelu_tanh": 8, "sigmoid": 4, "hardswish": 4, "hardsigmoid": 3, "mish": 6,
+    "softplus": 3, "elu": 3, "leaky_relu": 2, "addcmul": 2, "addcdiv": 2, "lerp": 2, "clamp": 2,
+    "sigmoid_backward": 3, "tanh_backward": 3, "gelu_backward": 9, "silu_backward": 7, "threshold_backward": 1,
+    "where": 1, "masked_fill": 1, "copysign": 1}
+# The catalog's elementwise operators (aten name without "aten::" and the in-place "_" -> catalog name).
+CATALOG_POINTWISE = {"relu": "relu", "add": "add", "mul": "mul", "gelu": "gelu", "silu": "silu"}
+
+# FLOPs per input element of reductions; not listed count 1 (one add, max or compare each).
+REDUCTION_FLOPS: dict[str, int] = {"var": 3, "std": 3, "var_mean": 3, "std_mean": 3, "logsumexp": 4,
+                                   "linalg_vector_norm": 2, "norm": 2, "_log_softmax": 5}
+# Reductions torch does not tag.
+UNTAGGED_REDUCTIONS = frozenset({"cumsum", "cumprod", "cummax", "cummin", "_cummax_helper", "_cummin_helper"})
+
+
+def _base(op: str) -> str:
+    """'aten::add_.Tensor' -> 'add'."""
+    name = op.split("::")[-1].split(".")[0]
+    return name[:-1] if name.endswith("_") and not name.endswith("__") and name[:-1] else name
+
+
+def _copy_cost(call: OpCall) -> Cost:
+    name = call.op.split("::")[-1].split(".")[0]
+    unread = frozenset(i for i, t in enumerate(call.inputs) if t is call.args.get("self")) \
+        if name in WRITE_ONLY_SELF else frozenset()
+    return Cost(0.0, "rule:copy", "NB: data movement only: 0 FLOPs; a partial write counts the whole output.",
+                unread=unread)
+
+
+def _pointwise_cost(call: OpCall) -> Cost:
+    numel = max((t.numel for t in call.outputs), default=0)
+    name = _base(call.op)
+    if name == "gelu" and call.args.get("approximate") == "tanh":
+        name = "gelu_tanh"
+    if name in CATALOG_POINTWISE and numel >= 1:
+        op = make(CATALOG_POINTWISE[name], numel=numel)
+        return Cost(op.flops(), f"catalog:{op.name}", POINTWISE_NOTE, op)
+    per = POINTWISE_FLOPS.get(name, 1)
+    return rule(per * numel, "pointwise", f"NB: {per} FLOP(s) per output element; transcendentals count 1.")
+
+
+def _foreach_cost(call: OpCall, name: str) -> Cost:
+    """torch._foreach_* (optimizers' multi-tensor ops): the pointwise rule over the first list's elements;
+    _foreach_norm is a reduction of the same elements."""
+    first = call.args.get("self")
+    tensors = [t for t in first if isinstance(t, TensorMeta)] if isinstance(first, (list, tuple)) else []
+    numel = sum(t.numel for t in tensors)
+    base = name.removeprefix("_foreach_").rstrip("_")
+    per = REDUCTION_FLOPS.get(base, 1) if base == "norm" else POINTWISE_FLOPS.get(base, 1)
+    return rule(per * numel, "foreach", f"NB: {per} FLOP(s) per element of each tensor in the list.")
+
+
+def _reduction_cost(call: OpCall) -> Cost:
+    numel = call.inputs[0].numel if call.inputs else 0
+    per = REDUCTION_FLOPS.get(_base(call.op), 1)
+    return rule(per * numel, "reduction", f"NB: {per} FLOP(s) per input element; the final division or "
+                 "rounding per output not counted.")
+
+
+def _torch_cost(call: OpCall) -> Cost | None:
+    """torch.utils.flop_counter's formula, called with the recorded shapes in place of tensors."""
+    try:
+        from torch.utils._pytree import tree_map
+        from torch.utils.flop_counter import flop_registry
+    except ImportError:  # pragma: no cover - torch always ships it
+        return None
+    fn = flop_registry.get(call.packet)
+    if fn is None:
+        return None
+
+    def shape(x: Any) -> Any:
+        return x.shape if isinstance(x, TensorMeta) else x
+
+    try:
+        flops = fn(*tree_map(shape, call.raw_args), out_val=tree_map(shape, call.out_tree),
+                   **tree_map(shape, call.raw_kwargs))
+    except Exception:  # a formula that needs tensor data (nested lengths) has no count here
+        return None
+    return Cost(float(flops), "torch.utils.flop_counter", "NB: torch's count (matrix products only).", None,
+                float(flops), True)
+
+
+def cost_of(call: OpCall) -> Cost:
+    """The FLOPs of one call (see the module docstring for the order of lookup)."""
+    packet = call.op.split(".")[0]
+    fn = FORMULAS.get(call.op) or FORMULAS.get(packet)
+    if fn is not None:
+        try:
+            found = fn(call)
+        except (ValueError, IndexError, TypeError, KeyError, ZeroDivisionError, RooflineError) as exc:
+            # arguments the formula does not expect: listed without a count (and why), never a crash
+            return none(f"NB: the {call.op} formula failed on these arguments ({type(exc).__name__}: {exc}).")
+        if found is not None:
+            return found
+    name = call.op.split("::")[-1].split(".")[0]
+    if call.op.startswith("aten::") and name in COPIES:
+        return _copy_cost(call)
+    if name.startswith("_foreach_"):
+        return _foreach_cost(call, name)
+    if "pointwise" in call.tags:
+        return _pointwise_cost(call)
+    if "reduction" in call.tags or name in UNTAGGED_REDUCTIONS:
+        return _reduction_cost(call)
+    return _torch_cost(call) or none()
+
+
+# The registered formulas (importing the module registers them; it needs the names above).
+from roofline.capture import formulas as _formulas  # noqa: E402, F401

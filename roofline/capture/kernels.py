@@ -1,0 +1,160 @@
+"""Device time per recorded op call, from torch.profiler's events.
+
+The trace wraps each op call in a profiler range `roofline#<call index>`. On a GPU, the profiler ties each
+device kernel (and memcpy/memset) to the CPU op that launched it by CUPTI's correlation id
+(`FunctionEvent.kernels`: name and device duration from the device's own timestamps, never host-side events,
+which overstate GPU time by launch gaps). Each launching op is walked up its CPU parents to the nearest
+`roofline#i` range: its kernels' device time is the call's time. Kernels with no such range (launched by a
+torch.compile'd region's Triton code, a CUDA graph replay, or code outside the profiled mode) are kept as
+unattributed rows with their time, so coverage shows them.
+
+On the CPU there are no kernels: a call's time is the host time of the op, taken by the tracer around the
+call (the time the op's range would hold; torch.profiler is not started, which saves its first start, seconds
+on a small machine).
+
+The GPU's busy time is the union of the device intervals; its idle time the span from the first kernel's
+start to the last one's end less that union (gaps where the host was late: launch-bound models show there).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from roofline.capture.trace import OpCall
+
+RANGE = re.compile(r"^roofline#(\d+)$")
+REGION_PREFIX = "roofline.region:"
+US = 1e-6  # the profiler's times are in microseconds
+# Device time (µs) left over after attribution below which it is rounding, not missing kernels.
+LOST_US = 0.01
+UNLINKED = "(device work tied to no launching op)"
+GPU_METHOD = "device kernels per op (torch.profiler, CUPTI correlation ids)"
+CPU_METHOD = "host time of each op (perf_counter around the call; no device kernels)"
+
+
+@dataclass
+class CallTime:
+    """The work of one op call: kernels in launch order with their device times (s), or on the CPU the op's
+    host time."""
+
+    kernels: list[tuple[str, float]] = field(default_factory=list)
+    host_s: float | None = None
+
+    @property
+    def time_s(self) -> float:
+        return self.host_s if self.host_s is not None else sum(t for _, t in self.kernels)
+
+
+@dataclass
+class Timeline:
+    """What the profiler saw: per-call times, unattributed kernels, and the GPU's busy/idle split."""
+
+    calls: dict[int, CallTime]
+    unattributed: list[tuple[str, float, str | None]]  # (kernel name, device time s, region or None)
+    method: str
+    busy_s: float = 0.0  # union of device intervals
+    span_s: float = 0.0  # first kernel start to last kernel end
+    device_total_s: float = 0.0  # sum of device event durations (concurrent kernels counted each)
+
+    @property
+    def idle_s(self) -> float:
+        return max(0.0, self.span_s - self.busy_s)
+
+
+def _range_index(evt: Any) -> int | None:
+    m = RANGE.match(evt.name)
+    return int(m.group(1)) if m else None
+
+
+def _owner(evt: Any) -> tuple[int | None, str | None]:
+    """The nearest enclosing roofline#i range of a CPU event (itself included), and the nearest region."""
+    index: int | None = None
+    region: str | None = None
+    e = evt
+    while e is not None:
+        if index is None:
+            index = _range_index(e)
+        if region is None and e.name.startswith(REGION_PREFIX):
+            region = e.name[len(REGION_PREFIX):]
+        if index is not None and region is not None:
+            break
+        e = e.cpu_parent
+    return index, region
+
+
+def union_length(intervals: list[tuple[float, float]]) -> float:
+    """Total length covered by a set of [start, end) intervals (overlaps counted once)."""
+    total, end = 0.0, float("-inf")
+    for s, e in sorted(intervals):
+        if s > end:
+            total += e - s
+            end = e
+        elif e > end:
+            total += e - end
+            end = e
+    return total
+
+
+def _is_device(evt: Any) -> bool:
+    """A kernel, memcpy or memset on the device. The profiler also puts each record_function range on the
+    device timeline (a GPU user annotation spanning the kernels inside it): not device work."""
+    kind = str(getattr(evt, "device_type", ""))
+    if not (kind.endswith("CUDA") or kind.endswith("PrivateUse1") or kind.endswith("XPU")):
+        return False
+    return not (getattr(evt, "is_user_annotation", False) or RANGE.match(evt.name)
+                or evt.name.startswith(REGION_PREFIX))
+
+
+def gpu_timeline(events: list[Any]) -> Timeline:
+    """Attribute device kernels to op calls (module docstring)."""
+    calls: dict[int, CallTime] = defaultdict(CallTime)
+    unattributed: list[tuple[str, float, str | None]] = []
+    attributed_us = 0.0
+    intervals: list[tuple[float, float]] = []
+    device_us = 0.0
+    for evt in events:
+        if _is_device(evt):
+            start, end = evt.time_range.start, evt.time_range.end
+            intervals.append((start, end))
+            device_us += end - start
+            continue
+        kernels = getattr(evt, "kernels", None) or []
+        if not kernels:
+            continue
+        index, region = _owner(evt)
+        for k in kernels:
+            attributed_us += k.duration
+            if index is None:
+                unattributed.append((k.name, k.duration * US, region))
+            else:
+                calls[index].kernels.append((k.name, k.duration * US))
+    # Device work the profiler tied to no CPU op (correlation id 0): unattributed, by kernel name, and any
+    # remainder (device time that reached no op's `kernels`) as one row, so the totals add up.
+    lost_us = device_us - attributed_us
+    if lost_us > LOST_US:
+        named: dict[str, float] = defaultdict(float)
+        for evt in events:
+            if _is_device(evt) and getattr(evt, "linked_correlation_id", None) == 0:
+                named[evt.name] += evt.time_range.elapsed_us()
+        unattributed += [(name, us * US, None) for name, us in named.items()]
+        rest = lost_us - sum(named.values())
+        if rest > LOST_US:
+            unattributed.append((UNLINKED, rest * US, None))
+    busy = union_length(intervals) * US
+    span = (max(e for _, e in intervals) - min(s for s, _ in intervals)) * US if intervals else 0.0
+    return Timeline(dict(calls), unattributed, GPU_METHOD, busy, span, device_us * US)
+
+
+def cpu_timeline(calls: list[OpCall]) -> Timeline:
+    """On the CPU: each call's time is its host time (the tracer's clock around the op)."""
+    times = {c.index: CallTime(host_s=c.host_time_s) for c in calls if c.host_time_s is not None}
+    total = sum(t.time_s for t in times.values())
+    return Timeline(times, [], CPU_METHOD, total, total, total)
+
+
+def timeline(prof: Any) -> Timeline:
+    """The device timeline of a finished torch.profiler.profile."""
+    return gpu_timeline(list(prof.events()))

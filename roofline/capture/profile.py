@@ -1,0 +1,381 @@
+"""Profile a whole PyTorch program: every aten op it runs, on the roofline.
+
+    with roofline.profile(name="llama-prefill") as prof:    # the block, once
+        model(x)
+    prof = roofline.profile(lambda: model(x), warmup=3)     # warm-up calls, then one profiled call
+    prof.records, prof.summary, prof.table(), prof.save("llama.json")
+
+Timed (the default): the program runs for real under torch.profiler and the trace's dispatch mode; each op
+call's device time is the sum of the kernels it launched (capture/kernels.py). Ops inside
+`with roofline.region("step"):` are marked with the region's name; once any region is entered, only the
+ops inside regions are kept, and ops outside regions are no longer recorded (the whole run is one region when
+none is marked).
+
+Analytic (`time=False`, or `gpu=` a GPU this machine does not have): the program runs under torch's
+FakeTensorMode: shapes flow, no memory is allocated and nothing is computed; the same records without times,
+placed on the spec's roofs; the summary's roofline_time_s is the predicted step time. Recipe for a model too
+large for this machine:
+
+    from roofline.capture import fake_mode
+    with fake_mode():                        # parameters are fake tensors: no memory
+        model = build_model(config)          # on the CPU device; dtype as it will run (bf16)
+        x = torch.randint(0, vocab, (1, 4096))
+    prof = roofline.profile(lambda: model(x), time=False, gpu="b200")
+
+A model built normally (real weights) works too: its tensors are faked as they are used; so does one built on
+the meta device. Each `F.scaled_dot_product_attention` is recorded as one fused attention op
+(aten::scaled_dot_product_attention), as a GPU runs it, even where torch runs its math decomposition for
+want of data.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch.utils.module_tracker import ModuleTracker
+
+from roofline.capture import kernels as kernel_times
+from roofline.capture.records import (
+    Edge,
+    ProfiledCall,
+    build_records,
+    dataflow,
+    profiled_calls,
+    record_edges,
+    roofline_total,
+    summarise,
+)
+from roofline.capture.trace import Tracer, WholeAttention, innermost_module, strip_root
+from roofline.core.document import Document, write_document
+from roofline.core.errors import RooflineError
+from roofline.core.record import Record
+from roofline.measuring.target import RoofChoice, Target, resolve_target
+
+# Profiles now running, innermost last: region() marks the innermost one's ops.
+_ACTIVE: list[Profile] = []
+_FAKE: Any = None  # the shared FakeTensorMode of fake_mode()
+
+INSTRUMENTED_NOTE = ("wall_s and gpu_idle_s include the profiler's and the op trace's host overhead, which "
+                     "widens the gaps between kernels; wall_uninstrumented_s is a plain call (warm-up)")
+
+
+def fake_mode() -> Any:
+    """The FakeTensorMode analytic profiles run under (one per process, so a model built under it can be
+    profiled later): `with fake_mode(): model = Model(cfg)` allocates nothing."""
+    global _FAKE
+    if _FAKE is None:
+        from torch._subclasses.fake_tensor import FakeTensorMode
+
+        _FAKE = FakeTensorMode(allow_non_fake_inputs=True)
+    return _FAKE
+
+
+def _active_fake_mode() -> Any:
+    try:
+        from torch._guards import detect_fake_mode
+
+        return detect_fake_mode()
+    except (ImportError, RuntimeError, AssertionError):
+        return None
+
+
+def _fake_errors() -> tuple[type[BaseException], ...]:
+    """Errors of a program that needs tensor values, which an analytic (fake) run does not have."""
+    try:
+        from torch._subclasses.fake_tensor import (
+            DataDependentOutputException,
+            DynamicOutputShapeException,
+            UnsupportedOperatorException,
+        )
+    except ImportError:  # pragma: no cover - present in every torch this supports
+        return ()
+    return DataDependentOutputException, DynamicOutputShapeException, UnsupportedOperatorException
+
+
+class _Wall:
+    """Elapsed time of a stretch of the program: CUDA events on a GPU (device time, including idle gaps),
+    perf_counter on the CPU."""
+
+    def __init__(self, device: str | None) -> None:
+        self.cuda = bool(device and device.startswith("cuda"))
+        self.device = device
+        self._start: Any = None
+        self._end: Any = None
+
+    def start(self) -> None:
+        if self.cuda:
+            self._start = torch.cuda.Event(enable_timing=True)
+            self._start.record()
+        else:
+            self._start = time.perf_counter()
+
+    def stop(self, sync: bool = False) -> None:
+        if self.cuda:
+            self._end = torch.cuda.Event(enable_timing=True)
+            self._end.record()
+            if sync:
+                torch.cuda.synchronize(self.device)
+        else:
+            self._end = time.perf_counter()
+
+    def elapsed_s(self) -> float | None:
+        if self._start is None or self._end is None:
+            return None
+        if self.cuda:
+            return float(self._start.elapsed_time(self._end)) * 1e-3
+        return float(self._end - self._start)
+
+
+class Profile:
+    """One profiled run: `records` (one per aggregated op), `summary`, `calls` (every op call with its
+    FLOPs, bytes, time and record index), `edges` (the dataflow between calls). Use as a context manager,
+    or through `profile(fn)`."""
+
+    def __init__(self, name: str = "profile", *, gpu: str | None = None, device: str | None = None,
+                 time: bool = True, roof: RoofChoice | None = None) -> None:
+        self.name = name
+        self.records: list[Record] = []
+        self.summary: dict[str, Any] = {}
+        self.calls: list[ProfiledCall] = []
+        self.edges: list[Edge] = []
+        self.target: Target | None = None
+        self._options = dict(gpu=gpu, device=device, time=time, roof=roof)
+        self._stack: contextlib.ExitStack | None = None
+        self._tracer: Tracer | None = None
+        self._torch_prof: Any = None
+        self._wall: _Wall | None = None
+        self._wall_plain: float | None = None
+        self._regions: list[str] = []
+        self._region_entries: Counter[str] = Counter()
+        self._region_walls: dict[str, list[_Wall]] = {}
+        self._done = False
+        self._phases: dict[str, float] = {}  # host seconds: warm-up, the profiled run, the analysis
+        self._entered = 0.0
+
+    # -- where it runs
+    def resolve(self) -> Target:
+        """The roof and the timing device (resolved once)."""
+        if self.target is None:
+            o = self._options
+            self.target = resolve_target(gpu=o["gpu"], device=o["device"], time=bool(o["time"]), roof=o["roof"])
+        return self.target
+
+    @property
+    def timed(self) -> bool:
+        return self.resolve().time_device is not None
+
+    @property
+    def _time_device(self) -> str | None:
+        return self.resolve().time_device
+
+    # -- running
+    def run(self, fn: Callable[[], Any], warmup: int = 3) -> Profile:
+        """`warmup` plain calls (timed: the last one gives wall_uninstrumented_s), then the profiled call.
+        An analytic profile runs no warm-up (it would compute for real)."""
+        if warmup < 0:
+            raise RooflineError(f"profile: warmup must be >= 0, got {warmup}")
+        start = time.perf_counter()
+        if self.timed and warmup:
+            for _ in range(warmup - 1):
+                fn()
+            wall = _Wall(self._time_device)
+            if wall.cuda:
+                torch.cuda.synchronize(wall.device)
+            wall.start()
+            fn()
+            wall.stop(sync=True)
+            self._wall_plain = wall.elapsed_s()
+        self._phases["warmup"] = time.perf_counter() - start
+        with self:
+            fn()
+        return self
+
+    def __enter__(self) -> Profile:
+        if self._stack is not None or self._done:
+            raise RooflineError("profile: a Profile runs once; make a new one")
+        self._entered = time.perf_counter()
+        target = self.resolve()
+        stack = contextlib.ExitStack()
+        try:
+            if target.time_device is None and _active_fake_mode() is None:
+                stack.enter_context(fake_mode())
+            on_gpu = bool(target.time_device and target.time_device.startswith("cuda"))
+            if on_gpu:  # device kernels need the profiler; on the CPU the tracer times each op itself
+                from torch.profiler import ProfilerActivity
+
+                activities = [ProfilerActivity.CPU, ProfilerActivity.CUDA]
+                self._torch_prof = stack.enter_context(torch.profiler.profile(activities=activities))
+                torch.cuda.synchronize(target.time_device)
+            self._wall = _Wall(target.time_device)
+            self._wall.start()
+            stack.callback(self._wall.stop, True)  # after the trace stops, before the profiler does
+            tracker = stack.enter_context(ModuleTracker())
+            self._tracer = stack.enter_context(Tracer(lambda: innermost_module(tracker.parents),
+                                                      lambda: self._regions[-1] if self._regions else None,
+                                                      ranges=on_gpu, clock=target.time_device == "cpu"))
+            if target.time_device is None:  # analytic: SDPA as the fused kernel a GPU runs (trace.py)
+                stack.enter_context(WholeAttention(self._tracer))
+            _ACTIVE.append(self)
+            stack.callback(_ACTIVE.remove, self)
+        except BaseException:
+            stack.close()
+            raise
+        self._stack = stack
+        return self
+
+    def __exit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> bool:
+        stack, self._stack = self._stack, None
+        self._done = True
+        if stack is not None:
+            stack.close()
+        self._phases["profiled"] = time.perf_counter() - self._entered
+        if exc is not None:
+            if not self.timed and isinstance(exc, _fake_errors()):
+                raise RooflineError(f"analytic profile: the program needs tensor values, which a run without "
+                                    f"data does not have ({type(exc).__name__}: {exc}); profile it timed "
+                                    f"instead") from exc
+            return False
+        self._build()
+        return False
+
+    @contextlib.contextmanager
+    def _region(self, name: str) -> Iterator[None]:
+        if not self._region_entries and self._tracer is not None:
+            self._tracer.keep_regions_only()
+        self._regions.append(name)
+        self._region_entries[name] += 1
+        wall = _Wall(self._time_device)
+        self._region_walls.setdefault(name, []).append(wall)
+        wall.start()
+        marker = (torch.profiler.record_function(kernel_times.REGION_PREFIX + name)
+                  if self._torch_prof is not None else None)
+        try:
+            if marker is not None:
+                with marker:
+                    yield
+            else:
+                yield
+        finally:
+            wall.stop()
+            self._regions.pop()
+
+    # -- results
+    def _build(self) -> None:
+        assert self._tracer is not None and self.target is not None
+        tracer, target = self._tracer, self.target
+        start = time.perf_counter()
+        timeline = None
+        if self._torch_prof is not None:
+            timeline = kernel_times.timeline(self._torch_prof)
+        elif target.time_device is not None:
+            timeline = kernel_times.cpu_timeline(tracer.calls)
+        names, root = strip_root([c.module for c in tracer.calls])
+        for c in tracer.calls:
+            c.module = names[c.module]
+        on_gpu_roof = target.ceilings.kind == "gpu"
+        items = profiled_calls(tracer.calls, timeline,
+                               tf32_matmul=on_gpu_roof and torch.backends.cuda.matmul.allow_tf32,
+                               tf32_conv=on_gpu_roof and torch.backends.cudnn.allow_tf32)
+        edges = dataflow(items)
+        regions = set(self._region_entries) or None
+        if regions:  # the program marked regions: keep only what ran inside them
+            items = [p for p in items if p.call.region is not None]
+            kept = {p.call.index for p in items}
+            edges = [e for e in edges if e.producer in kept and e.consumer in kept]
+        self.calls, self.edges = items, edges
+        self.records = build_records(items, target.ceilings, timeline.method if timeline else None)
+        self.summary = self._summary(timeline, root, regions)
+        self._phases["analysis"] = time.perf_counter() - start
+        self.summary["phases_s"] = dict(self._phases)
+
+    def _summary(self, timeline: kernel_times.Timeline | None, root: str | None,
+                 regions: set[str] | None) -> dict[str, Any]:
+        assert self._tracer is not None and self.target is not None
+        target, wall = self.target, self._wall.elapsed_s() if self._wall else None
+        s: dict[str, Any] = {"name": self.name, "mode": "timed" if timeline else "analytic",
+                             "time_device": target.time_device,
+                             "timing_method": timeline.method if timeline else None,
+                             "wall_s": wall if timeline else None,
+                             "wall_uninstrumented_s": self._wall_plain}
+        s.update(summarise(self.calls, timeline, regions))
+        s["roofline_time_s"] = roofline_total(self.records)
+        on_gpu = bool(timeline and target.time_device and target.time_device.startswith("cuda"))
+        s["gpu_busy_s"] = timeline.busy_s if on_gpu and timeline else None
+        s["gpu_span_s"] = timeline.span_s if on_gpu and timeline else None
+        s["gpu_idle_s"] = timeline.idle_s if on_gpu and timeline else None
+        s["gpu_idle_uninstrumented_s"] = (max(0.0, self._wall_plain - timeline.busy_s)
+                                          if on_gpu and timeline and self._wall_plain is not None else None)
+        s["records"] = len(self.records)
+        s["skipped"] = sum(self._tracer.skipped.values())
+        s["skipped_ops"] = dict(sorted(self._tracer.skipped.items()))
+        s["regions"] = {name: {"entered": self._region_entries[name],
+                               "calls": sum(1 for p in self.calls if p.call.region == name),
+                               "time_s": (sum(p.time_s or 0.0 for p in self.calls if p.call.region == name)
+                                          if timeline else None),
+                               "wall_s": sum(w.elapsed_s() or 0.0 for w in self._region_walls[name])
+                               if timeline else None}
+                        for name in sorted(regions or ())}
+        s["module_root"] = root
+        s["dataflow"] = record_edges(self.calls, self.edges)
+        s["notes"] = [*target.messages, *([INSTRUMENTED_NOTE] if timeline else [])]
+        if s["attention_masked_calls"]:
+            s["notes"].append(f"{s['attention_masked_calls']} attention call(s) took a mask tensor: every score "
+                              "counted (a causal mask would halve them). Without data (analytic runs) Hugging "
+                              "Face models pass their causal mask as a tensor instead of is_causal")
+        if on_gpu and self.calls and not s["kernel_time_s"]:
+            s["notes"].append(f"no device kernel ran on {target.time_device}: if the program runs on the CPU, "
+                              "profile it with device='cpu'")
+        return s
+
+    def _require(self) -> None:
+        if not self._done or self._stack is not None:
+            raise RooflineError("profile: nothing profiled yet (run the block or pass a callable)")
+
+    def document(self) -> Document:
+        """The results document: the device and roofs, the records, the summary under extra['profile']."""
+        self._require()
+        assert self.target is not None
+        return self.target.document(self.records, extra={"profile": self.summary})
+
+    def save(self, path: str | Path, force: bool = False) -> Path:
+        """Write the document; an existing file is kept unless `force`."""
+        return write_document(self.document(), path, force=force)
+
+    def table(self, top: int = 20) -> Any:
+        """A rich Table of the `top` records by total time (by roofline time when analytic)."""
+        from roofline.capture.table import profile_table
+
+        self._require()
+        return profile_table(self.records, self.summary, top)
+
+
+def profile(fn: Callable[[], Any] | None = None, *, name: str | None = None, warmup: int = 3,
+            gpu: str | None = None, device: str | None = None, time: bool = True,
+            roof: RoofChoice | None = None) -> Profile:
+    """Profile every aten op of a program on the roofline.
+
+    `profile(fn)`: `warmup` calls of the zero-argument `fn`, then one profiled call; returns the Profile.
+    `with profile(name=...) as prof:` profiles the block. `time=False` (or `gpu=` a GPU this machine does not
+    have) runs it without data under FakeTensorMode (see the module docstring)."""
+    label = name or (getattr(fn, "__name__", None) if fn is not None else None) or "profile"
+    if label == "<lambda>":
+        label = "profile"
+    prof = Profile(label, gpu=gpu, device=device, time=time, roof=roof)
+    return prof if fn is None else prof.run(fn, warmup)
+
+
+@contextlib.contextmanager
+def region(name: str) -> Iterator[None]:
+    """Mark the ops of a block as region `name` in the running profile; does nothing when none runs."""
+    prof = _ACTIVE[-1] if _ACTIVE else None
+    if prof is None:
+        yield
+        return
+    with prof._region(name):
+        yield

@@ -1,0 +1,306 @@
+"""Record every operator call a PyTorch program makes: a TorchDispatchMode below autograd sees each aten op
+(after composite ops such as `linear` or `matmul` decomposed into the ones that launch kernels).
+
+Each call becomes an `OpCall`: the overload's name (`aten::mm`, `aten::add.Tensor`), the metadata of its
+tensor inputs and outputs (`TensorMeta`: shape, dtype, device, storage key, offset, strides, bytes of the
+view), its arguments with tensors replaced by their metadata (what the FLOP formulas read), the module it
+ran in and the region it belongs to.
+
+Rules:
+- View and alias ops (the schema says every return aliases an input, without writing it: view, t, transpose,
+  permute, expand, slice, select, unsqueeze, split, detach, alias, as_strided, ...) and allocations
+  (empty*, _unsafe_view, set_, resize_) launch no kernel and move no bytes: counted in `skipped`, not
+  recorded. `reshape`/`contiguous` may copy and are never skipped (they decompose before this mode anyway).
+- Ops of the `prim` and `profiler` namespaces (fake tensors' metadata queries, profiler ranges) are ignored.
+- Storage keys: the address of the tensor's StorageImpl (`untyped_storage()._cdata`), held by a weak
+  reference for the whole pass so a freed storage's address is never reused by a new one (the weak
+  reference keeps the bookkeeping object, not the memory). Two views of one storage share a key.
+- Module paths: the innermost module `torch.utils.module_tracker.ModuleTracker` reports, as
+  `root.named_modules()` names it ("layers.0.mlp.fc1") when one root module ran; the root's own ops and ops
+  outside any module get "". With several root modules the root's class name is kept as the first part.
+- Analytic runs (no data) record each F.scaled_dot_product_attention as one op (`WholeAttention`), the fused
+  kernel a GPU would run, whatever torch decomposes it into without data.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from torch.overrides import TorchFunctionMode
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_flatten, tree_map
+
+# Ops whose schema says they may alias but which copy when the layout asks for it: never skipped.
+MAYBE_COPY = frozenset({"aten::contiguous", "aten::reshape", "aten::reshape_as", "aten::to", "aten::type_as"})
+# Ops that return fresh tensors without launching a kernel or moving bytes (allocation or metadata only).
+NO_KERNEL = frozenset({
+    "aten::_unsafe_view", "aten::empty", "aten::empty_like", "aten::empty_strided", "aten::new_empty",
+    "aten::new_empty_strided", "aten::set_", "aten::resize_", "aten::resize_as_", "aten::_reshape_alias",
+    "aten::lift_fresh", "aten::_nested_view_from_buffer", "aten::record_stream"})
+
+# Namespaces of bookkeeping ops: fake tensors' metadata queries (prim) and profiler ranges (profiler).
+IGNORED_NAMESPACES = frozenset({"prim", "profiler"})
+
+# torch dtype -> the name a record uses: the catalog's names for the float types it knows, torch's otherwise.
+_DTYPE_NAMES = {torch.float64: "fp64", torch.float32: "fp32", torch.float16: "fp16", torch.bfloat16: "bf16",
+                torch.float8_e4m3fn: "fp8", torch.float8_e5m2: "fp8", torch.int8: "int8"}
+
+
+def dtype_name(dtype: torch.dtype) -> str:
+    """'bf16' for torch.bfloat16, 'int64' for torch.int64."""
+    return _DTYPE_NAMES.get(dtype) or str(dtype).removeprefix("torch.")
+
+
+@dataclass(frozen=True)
+class TensorMeta:
+    """What the formulas and the byte count need of one tensor argument or result (no data)."""
+
+    shape: tuple[int, ...]
+    dtype: str
+    device: str
+    storage: int  # key of the underlying storage (see the module docstring)
+    offset: int  # storage offset, in elements
+    strides: tuple[int, ...]
+    itemsize: int
+    storage_nbytes: int
+    is_param: bool = False  # an nn.Parameter's storage (weights, for bytes_by_kind)
+    is_float: bool = True
+
+    @property
+    def numel(self) -> int:
+        return math.prod(self.shape)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the distinct elements the view covers: a stride-0 (expanded) dimension adds none, and a
+        view never covers more than its storage."""
+        if any(s == 0 for s in self.shape):
+            return 0
+        distinct = math.prod(n for n, st in zip(self.shape, self.strides, strict=False) if st != 0)
+        return min(distinct * self.itemsize, self.storage_nbytes) if self.storage_nbytes else distinct * self.itemsize
+
+
+@dataclass
+class OpCall:
+    """One operator call, as recorded (before formulas and timing are applied)."""
+
+    index: int
+    op: str  # the overload's name: "aten::mm", "aten::add.Tensor"
+    module: str
+    region: str | None
+    inputs: tuple[TensorMeta, ...]  # tensor arguments in schema order (lists flattened); None args left out
+    outputs: tuple[TensorMeta, ...]
+    args: dict[str, Any]  # every schema argument by name, tensors replaced by TensorMeta
+    raw_args: tuple[Any, ...]  # positional arguments as passed, tensors replaced by TensorMeta (torch formulas)
+    raw_kwargs: dict[str, Any]
+    out_tree: Any  # the result's structure with TensorMeta (torch formulas take its shapes)
+    mutated: frozenset[int]  # indices into `inputs` the op writes (in-place self, out= arguments)
+    not_read: frozenset[int]  # indices into `inputs` the op only writes (out= arguments)
+    tags: frozenset[str]
+    packet: Any = field(default=None, repr=False)  # the OpOverloadPacket (torch's flop registry is keyed by it)
+    host_time_s: float | None = None  # time of the call on the host (`clock`: the CPU's op time)
+
+
+@dataclass(frozen=True)
+class _OpInfo:
+    """What the schema says of an op, computed once per overload."""
+
+    name: str
+    skip: bool  # a view/alias or allocation: no kernel, no bytes
+    names: tuple[str, ...]  # argument names in schema order
+    written: frozenset[str]  # arguments the op writes (alias annotation with '!')
+    out_only: frozenset[str]  # out= arguments (written, not read)
+    tags: frozenset[str]
+
+
+@functools.cache
+def op_info(func: Any) -> _OpInfo:
+    schema = func._schema
+    name = func.name()
+    rets = schema.returns
+    aliasing = bool(rets) and all(r.alias_info is not None and not r.alias_info.is_write for r in rets)
+    packet_name = name.split(".")[0]
+    skip = (aliasing and packet_name not in MAYBE_COPY) or packet_name in NO_KERNEL
+    written = frozenset(a.name for a in schema.arguments if a.alias_info is not None and a.alias_info.is_write)
+    out_only = frozenset(a.name for a in schema.arguments if getattr(a, "is_out", False))
+    tags = frozenset(str(t).split(".")[-1] for t in func.tags)
+    return _OpInfo(name, skip, tuple(a.name for a in schema.arguments), written, out_only, tags)
+
+
+def bind(names: tuple[str, ...], args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The call's arguments by schema name (defaults the caller left out are absent)."""
+    out = dict(zip(names, args, strict=False))
+    out.update(kwargs)
+    return out
+
+
+def innermost_module(parents: set[str]) -> str:
+    """The deepest of the module names ModuleTracker lists (its ancestors are prefixes of it); "" for none."""
+    return max((p for p in parents if p != "Global"), key=lambda p: (p.count("."), len(p)), default="")
+
+
+def strip_root(modules: list[str]) -> tuple[dict[str, str], str | None]:
+    """Module names as `root.named_modules()` gives them when every op ran under one root module:
+    'Net.layers.0' -> 'layers.0', 'Net' -> ''. Returns the renaming and the root's class name (None when
+    several roots ran: names are kept whole)."""
+    roots = {m.split(".")[0] for m in modules if m}
+    if len(roots) != 1:
+        return {m: m for m in modules}, None
+    root = next(iter(roots))
+    return {m: m[len(root) + 1:] if m.startswith(root + ".") else ("" if m == root else m) for m in modules}, root
+
+
+class Tracer(TorchDispatchMode):
+    """The dispatch mode of one profiled pass: records `OpCall`s, counts skipped ops. With `ranges` each call
+    runs inside a profiler range `roofline#<index>` (so the kernels it launches can be found); with `clock`
+    each call is timed on the host (perf_counter around it: an op's time where ops run on the CPU)."""
+
+    def __init__(self, module_of: Callable[[], str], region_of: Callable[[], str | None], ranges: bool = False,
+                 clock: bool = False) -> None:
+        super().__init__()
+        self.module_of = module_of
+        self.region_of = region_of
+        self.ranges = ranges
+        self.clock = clock
+        # Once the program marks a region, ops outside regions are passed through unrecorded (they would be
+        # dropped anyway): the run before and between regions costs only the dispatch.
+        self.regions_only = False
+        self.calls: list[OpCall] = []
+        self._next = 0  # call indices stay unique when calls recorded before the first region are dropped
+        self._paused = 0  # > 0 while a whole-op record (WholeAttention) runs its decomposition
+        self.skipped: Counter[str] = Counter()
+        self._weak: dict[int, Any] = {}  # storage key -> StorageWeakRef (keeps the key unique for the pass)
+        self._params: set[int] = set()  # storage keys of nn.Parameters seen
+
+    # -- tensor metadata
+    def _storage_key(self, t: torch.Tensor) -> tuple[int, int]:
+        """(key, storage bytes); tensors without a storage (some subclasses) are keyed by identity."""
+        try:
+            st = t.untyped_storage()
+            key = st._cdata
+            if key not in self._weak:
+                from torch.multiprocessing.reductions import StorageWeakRef
+
+                self._weak[key] = StorageWeakRef(st)
+            return key, st.nbytes()
+        except (RuntimeError, NotImplementedError, AttributeError, TypeError):
+            return id(t), t.numel() * t.element_size()
+
+    def meta(self, t: torch.Tensor) -> TensorMeta:
+        key, nbytes = self._storage_key(t)
+        if isinstance(t, torch.nn.Parameter):
+            self._params.add(key)
+        try:
+            offset, strides = t.storage_offset(), tuple(t.stride())
+        except (RuntimeError, NotImplementedError):
+            offset, strides = 0, tuple(1 for _ in t.shape)
+        return TensorMeta(tuple(int(s) for s in t.shape), dtype_name(t.dtype), t.device.type, key, int(offset),
+                          tuple(int(s) for s in strides), t.element_size(), int(nbytes), key in self._params,
+                          t.dtype.is_floating_point)
+
+    def _metas(self, value: Any) -> Any:
+        return tree_map(lambda x: self.meta(x) if isinstance(x, torch.Tensor) else x, value)
+
+    # -- the mode
+    def __torch_dispatch__(self, func: Any, types: Any, args: tuple[Any, ...] = (),
+                           kwargs: dict[str, Any] | None = None) -> Any:
+        kwargs = kwargs or {}
+        if func.namespace in IGNORED_NAMESPACES or not self.recording():
+            return func(*args, **kwargs)
+        info = op_info(func)
+        if info.skip:
+            self.skipped[info.name] += 1
+            if args and isinstance(args[0], torch.nn.Parameter):
+                self._params.add(self._storage_key(args[0])[0])  # views of weights still count as weights
+            return func(*args, **kwargs)
+        index = self._next
+        self._next += 1
+        start = time.perf_counter() if self.clock else 0.0
+        if self.ranges:
+            with torch.profiler.record_function(f"roofline#{index}"):
+                out = func(*args, **kwargs)
+        else:
+            out = func(*args, **kwargs)
+        elapsed = time.perf_counter() - start if self.clock else None
+        call = self._describe(index, func, info, args, kwargs, out)
+        call.host_time_s = elapsed
+        self.calls.append(call)
+        return out
+
+    def recording(self) -> bool:
+        """Whether an op dispatched now is recorded (not inside a whole-op record, not outside the regions)."""
+        return not self._paused and not (self.regions_only and self.region_of() is None)
+
+    def record_whole(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], run: Callable[[], Any]) -> Any:
+        """Run `run` with the ops it dispatches unrecorded and record it as one call of `func` (an aten
+        overload whose schema names the arguments)."""
+        self._paused += 1
+        try:
+            out = run()
+        finally:
+            self._paused -= 1
+        index = self._next
+        self._next += 1
+        self.calls.append(self._describe(index, func, op_info(func), args, kwargs, out))
+        return out
+
+    def keep_regions_only(self) -> None:
+        """From now on record only ops inside regions; forget those recorded outside them so far."""
+        self.regions_only = True
+        self.calls = [c for c in self.calls if c.region is not None]
+        self.skipped.clear()
+
+    def _describe(self, index: int, func: Any, info: _OpInfo, args: tuple[Any, ...], kwargs: dict[str, Any],
+                  out: Any) -> OpCall:
+        raw_args, raw_kwargs, out_tree = self._metas((args, kwargs, out))
+        named = bind(info.names, raw_args, raw_kwargs)
+        inputs: list[TensorMeta] = []
+        mutated: set[int] = set()
+        not_read: set[int] = set()
+        for name in info.names:
+            leaves, _ = tree_flatten(named.get(name))
+            for leaf in leaves:
+                if isinstance(leaf, TensorMeta):
+                    if name in info.written:
+                        mutated.add(len(inputs))
+                    if name in info.out_only:
+                        not_read.add(len(inputs))
+                    inputs.append(leaf)
+        outputs = [x for x in tree_flatten(out_tree)[0] if isinstance(x, TensorMeta)]
+        return OpCall(index=index, op=info.name, module=self.module_of(), region=self.region_of(),
+                      inputs=tuple(inputs), outputs=tuple(outputs), args=named, raw_args=tuple(raw_args),
+                      raw_kwargs=dict(raw_kwargs), out_tree=out_tree, mutated=frozenset(mutated),
+                      not_read=frozenset(not_read), tags=info.tags, packet=func.overloadpacket)
+
+
+class WholeAttention(TorchFunctionMode):
+    """Analytic runs: record each `F.scaled_dot_product_attention` as one call of
+    aten::scaled_dot_product_attention, whatever it decomposes into.
+
+    Without data (fake tensors, the meta device) torch may not pick a fused kernel and run SDPA's math
+    decomposition instead (the scores written to memory, K and V repeated for grouped-query attention); a GPU
+    runs one fused kernel (flash, cuDNN, memory-efficient), which is what the analytic profile models."""
+
+    def __init__(self, tracer: Tracer) -> None:
+        super().__init__()
+        self.tracer = tracer
+
+    def __torch_function__(self, func: Any, types: Any, args: tuple[Any, ...] = (),
+                           kwargs: dict[str, Any] | None = None) -> Any:
+        kwargs = kwargs or {}
+        if func is not torch.nn.functional.scaled_dot_product_attention or not self.tracer.recording():
+            return func(*args, **kwargs)
+        def run() -> Any:
+            out = func(*args, **kwargs)
+            # fused kernels write (B, S, H, D) and return it as a (B, H, S, D) view, so the usual
+            # transpose(1, 2).reshape afterwards copies nothing: give the output that layout too
+            return out.transpose(1, 2).contiguous().transpose(1, 2) if out.dim() == 4 else out
+
+        return self.tracer.record_whole(torch.ops.aten.scaled_dot_product_attention.default, args, kwargs, run)
