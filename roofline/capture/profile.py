@@ -33,7 +33,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -53,7 +53,7 @@ from roofline.capture.records import (
 )
 from roofline.capture.trace import Tracer, WholeAttention, innermost_module, strip_root
 from roofline.core.document import Document, write_document
-from roofline.core.errors import RooflineError
+from roofline.core.errors import RooflineError, UsageError
 from roofline.core.record import Record
 from roofline.measuring.target import RoofChoice, Target, resolve_target
 
@@ -138,8 +138,9 @@ class Profile:
     or through `profile(fn)`."""
 
     def __init__(self, name: str = "profile", *, gpu: str | None = None, device: str | None = None,
-                 time: bool = True, roof: RoofChoice | None = None) -> None:
+                 time: bool = True, roof: RoofChoice | None = None, regions: Sequence[str] = ()) -> None:
         self.name = name
+        self.only_regions = tuple(regions)  # keep only these regions (each must be entered)
         self.records: list[Record] = []
         self.summary: dict[str, Any] = {}
         self.calls: list[ProfiledCall] = []
@@ -284,7 +285,14 @@ class Profile:
                                tf32_conv=on_gpu_roof and torch.backends.cudnn.allow_tf32)
         edges = dataflow(items)
         regions = set(self._region_entries) or None
-        if regions:  # the program marked regions: keep only what ran inside them
+        missing = [r for r in self.only_regions if r not in self._region_entries]
+        if missing:
+            seen = ", ".join(sorted(self._region_entries)) or "none"
+            raise UsageError(f"region {missing[0]!r} was never entered (regions entered: {seen})")
+        if self.only_regions:
+            regions = set(self.only_regions)
+            items = [p for p in items if p.call.region in regions]
+        elif regions:  # the program marked regions: keep only what ran inside them
             items = [p for p in items if p.call.region is not None]
             kept = {p.call.index for p in items}
             edges = [e for e in edges if e.producer in kept and e.consumer in kept]
@@ -357,7 +365,7 @@ class Profile:
 
 def profile(fn: Callable[[], Any] | None = None, *, name: str | None = None, warmup: int = 3,
             gpu: str | None = None, device: str | None = None, time: bool = True,
-            roof: RoofChoice | None = None) -> Profile:
+            roof: RoofChoice | None = None, regions: Sequence[str] = ()) -> Profile:
     """Profile every aten op of a program on the roofline.
 
     `profile(fn)`: `warmup` calls of the zero-argument `fn`, then one profiled call; returns the Profile.
@@ -366,7 +374,7 @@ def profile(fn: Callable[[], Any] | None = None, *, name: str | None = None, war
     label = name or (getattr(fn, "__name__", None) if fn is not None else None) or "profile"
     if label == "<lambda>":
         label = "profile"
-    prof = Profile(label, gpu=gpu, device=device, time=time, roof=roof)
+    prof = Profile(label, gpu=gpu, device=device, time=time, roof=roof, regions=regions)
     return prof if fn is None else prof.run(fn, warmup)
 
 

@@ -43,7 +43,7 @@ MAYBE_COPY = frozenset({"aten::contiguous", "aten::reshape", "aten::reshape_as",
 NO_KERNEL = frozenset({
     "aten::_unsafe_view", "aten::empty", "aten::empty_like", "aten::empty_strided", "aten::new_empty",
     "aten::new_empty_strided", "aten::set_", "aten::resize_", "aten::resize_as_", "aten::_reshape_alias",
-    "aten::lift_fresh", "aten::_nested_view_from_buffer", "aten::record_stream"})
+    "aten::lift_fresh", "aten::_nested_view_from_buffer", "aten::record_stream", "aten::detach_"})
 
 # Namespaces of bookkeeping ops: fake tensors' metadata queries (prim) and profiler ranges (profiler).
 IGNORED_NAMESPACES = frozenset({"prim", "profiler"})
@@ -214,6 +214,14 @@ class Tracer(TorchDispatchMode):
         kwargs = kwargs or {}
         if func.namespace in IGNORED_NAMESPACES or not self.recording():
             return func(*args, **kwargs)
+        # Composite ops reach a dispatch mode whole when autograd is off (inference_mode, no_grad on leaf
+        # tensors): run their decomposition so the ops that launch kernels are the ones recorded, as
+        # FlopCounterMode does. Ops that are not composite return NotImplemented.
+        if torch._C._dispatch_has_kernel_for_dispatch_key(func.name(), "CompositeImplicitAutograd"):
+            with self:  # the mode is off inside its own handler: the decomposition's ops must reach it
+                decomposed = func.decompose(*args, **kwargs)
+            if decomposed is not NotImplemented:
+                return decomposed
         info = op_info(func)
         if info.skip:
             self.skipped[info.name] += 1

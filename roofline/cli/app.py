@@ -1,7 +1,7 @@
 """The `roofline` command line: a thin typer app; every command hands off to the library.
 
 One module per command group (`roofline.cli.specs`, `.analyze`, `.run`, `.check`, `.plot`, `.calibrate`,
-`.occupancy`, `.compare`); this one assembles them and turns errors into exit codes. Bad input is one line
+`.occupancy`, `.compare`, `.profile`); this one assembles them and turns errors into exit codes. Bad input is one line
 on stderr and a non-zero exit (2 for usage errors), never a traceback. torch and matplotlib are imported only
 by the commands that time or draw.
 """
@@ -18,6 +18,7 @@ from roofline.cli.check import baseline_app, check_cmd
 from roofline.cli.compare import compare_app
 from roofline.cli.occupancy import occupancy_cmd
 from roofline.cli.plot import plot_cmd
+from roofline.cli.profile import profile_cmd
 from roofline.cli.run import run_cmd
 from roofline.cli.specs import device_cmd, ops_app, specs_app
 from roofline.core.errors import RooflineError
@@ -28,6 +29,7 @@ app = typer.Typer(rich_markup_mode="rich", no_args_is_help=True, add_completion=
 app.command("device")(device_cmd)
 app.command("calibrate")(calibrate_cmd)
 app.command("run")(run_cmd)
+app.command("profile")(profile_cmd)
 app.command("check")(check_cmd)
 app.command("plot")(plot_cmd)
 app.command("occupancy")(occupancy_cmd)

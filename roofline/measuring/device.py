@@ -72,3 +72,19 @@ def cpu_name() -> str:
 
 def cpu_description() -> dict[str, Any]:
     return {"kind": "cpu", "name": cpu_name(), "cores": os.cpu_count(), "machine": platform.machine()}
+
+
+def other_processes(index: int) -> list[int]:
+    """PIDs of the processes other than this one that hold a compute context on GPU `index` (NVML), e.g. a
+    training job that would share the GPU with a measurement; empty when NVML cannot tell."""
+    import os
+
+    nvml = _nvml()
+    if nvml is None:
+        return []
+    try:
+        h = nvml.nvmlDeviceGetHandleByIndex(index)
+        procs = nvml.nvmlDeviceGetComputeRunningProcesses(h)
+    except Exception:  # NVML raises its own error classes; unknown means "cannot tell"
+        return []
+    return sorted({int(p.pid) for p in procs} - {os.getpid()})

@@ -1,0 +1,73 @@
+"""Profile a user's script (`roofline profile SCRIPT.py -- ARGS`): run it as `python SCRIPT.py ARGS` would,
+inside one profile. Regions it marks with `roofline.region(...)` are kept (the whole run when it marks none);
+`regions` keeps only the named ones and refuses a name the script never entered."""
+
+from __future__ import annotations
+
+import runpy
+import sys
+import traceback
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from roofline.capture.profile import Profile
+from roofline.core.errors import RooflineError, UsageError
+
+
+class ScriptError(RooflineError):
+    """The user's script raised: `script_traceback` is its own traceback (roofline's frames left out), shown
+    before roofline's one line."""
+
+    def __init__(self, message: str, script_traceback: str) -> None:
+        super().__init__(message)
+        self.script_traceback = script_traceback
+
+
+def _script_traceback(exc: BaseException, script: Path) -> str:
+    """The traceback from the script's first frame on: the runner's and roofline's frames above it say
+    nothing about the user's error."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    start = next((i for i, f in enumerate(frames) if Path(f.filename).resolve() == script), 0)
+    lines = ["Traceback (most recent call last):\n", *traceback.format_list(frames[start:]),
+             *traceback.format_exception_only(type(exc), exc)]
+    return "".join(lines)
+
+
+def _is_oom(exc: BaseException) -> bool:
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(exc, torch.OutOfMemoryError)
+
+
+def profile_script(path: str | Path, args: Sequence[str] = (), *, regions: Sequence[str] = (),
+                   name: str | None = None, **options: Any) -> Profile:
+    """Run `path` with `args` as its command line inside a `Profile` (options as for `roofline.profile`)."""
+    script = Path(path).resolve()
+    if not script.is_file():
+        raise UsageError(f"{path}: no such script")
+    prof = Profile(name or script.stem, regions=regions, **options)
+    prof.resolve()  # a bad --gpu/--device is a usage error before the script starts
+    argv, sys_path0 = sys.argv[:], sys.path[0] if sys.path else None
+    sys.argv = [str(script), *args]
+    sys.path.insert(0, str(script.parent))  # as `python SCRIPT.py` does: the script's folder is importable
+    try:
+        with prof:
+            try:
+                runpy.run_path(str(script), run_name="__main__")
+            except SystemExit as exc:  # sys.exit(0) ends a script normally: the profile stands
+                if exc.code not in (None, 0):
+                    raise RooflineError(f"{script.name} exited with status {exc.code}") from None
+    except RooflineError:
+        raise
+    except BaseException as exc:
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        if _is_oom(exc):
+            raise RooflineError(f"{script.name} ran out of device memory: {str(exc).splitlines()[0]}") from None
+        raise ScriptError(f"{script.name} raised {type(exc).__name__} (its traceback is above)",
+                          _script_traceback(exc, script)) from None
+    finally:
+        sys.argv = argv
+        if sys.path and sys.path[0] == str(script.parent) and sys_path0 != sys.path[0]:
+            sys.path.pop(0)
+    return prof

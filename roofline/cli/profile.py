@@ -1,0 +1,89 @@
+"""`roofline profile SCRIPT.py [-- ARGS]`: every aten op a PyTorch script runs, on the roofline."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from roofline.cli.common import check_choice, check_outputs, note
+from roofline.cli.results import save_and_print
+
+BY = ("op", "module", "kernel")
+
+
+def profile_cmd(
+    script: Annotated[Path, typer.Argument(help="The Python script to run (as `python SCRIPT ARGS` would).")],
+    args: Annotated[list[str] | None, typer.Argument(help="The script's own arguments, after `--`.")] = None,
+    output: Annotated[Path | None, typer.Option("-o", "--output", help="Write the results document here.")] = None,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite --output if it exists.")] = False,
+    json_: Annotated[bool, typer.Option("--json", help="Print the results document.")] = False,
+    top: Annotated[int, typer.Option("--top", min=1, help="Operators in the top table.")] = 20,
+    by: Annotated[str, typer.Option("--by", help="Roll-up: op, module or kernel.")] = "op",
+    depth: Annotated[int | None, typer.Option("--depth", min=1, help="Module path components kept in the "
+                                              "module roll-up (layers.0 and layers.1 roll together).")] = None,
+    region: Annotated[list[str] | None, typer.Option("--region", help="Keep only this region (repeatable); "
+                                                     "the script marks regions with roofline.region(NAME).")] = None,
+    gpu: Annotated[str | None, typer.Option("--gpu", help="Spec for the roof (another GPU: analytic only).")] = None,
+    device: Annotated[str | None, typer.Option("--device", help="cpu, cuda or cuda:N.")] = None,
+    no_time: Annotated[bool, typer.Option("--no-time", help="Run without data (FakeTensorMode): FLOPs, bytes "
+                                          "and the predicted time only, no memory used.")] = False,
+) -> None:
+    """Profile a script: every aten operator it runs, with FLOPs, minimum bytes, device time and what fixing
+    each is worth. Profiles the regions the script marks with `with roofline.region("step"):` (the whole run
+    when it marks none)."""
+    from roofline.capture.script import ScriptError, profile_script
+
+    check_choice("--by", by, BY)
+    check_outputs(force, files=(output,))
+    options = {"gpu": gpu, "device": device, "time": not no_time}
+    started = time.perf_counter()
+    _say(f"profiling {script}{' ' + ' '.join(args) if args else ''} "
+         f"({'analytic, no data' if no_time else 'timed'}; the script's own output follows)")
+    _warn_if_shared(device, no_time)
+    try:
+        prof = profile_script(script, args or [], regions=region or (), **options)
+    except ScriptError as exc:
+        sys.stderr.write(exc.script_traceback)
+        raise
+    for msg in prof.target.messages if prof.target else []:
+        note(msg)
+    s = prof.summary
+    _say(f"{s.get('calls', 0)} op calls in {len(prof.records)} records, analysed in "
+         f"{time.perf_counter() - started:.1f} s")
+    doc = prof.document()
+    save_and_print(doc, output, force, json_)
+    if not json_:
+        from roofline.report.profile import profile_views
+        from roofline.report.text import console
+
+        con = console()
+        for view in profile_views(doc, top=top, by=by, depth=depth):
+            con.print(view)
+        if output is not None:
+            note(f"results written to {output}")
+
+
+def _say(msg: str) -> None:
+    """A progress line on stderr (stdout stays the script's and the views')."""
+    sys.stderr.write(f"roofline: {msg}\n")
+    sys.stderr.flush()
+
+
+def _warn_if_shared(device: str | None, no_time: bool) -> None:
+    """Say so when NVML sees other processes on the GPU about to be timed: their kernels share its SMs."""
+    if no_time:
+        return
+    from roofline.measuring.device import detect_gpus, other_processes
+
+    gpus = detect_gpus()
+    if not gpus or (device or "cuda").startswith("cpu"):
+        return
+    index = int(device.split(":")[1]) if device and ":" in device else 0
+    pids = other_processes(index) if index < len(gpus) else []
+    if pids:
+        note(f"GPU {index} is shared with {len(pids)} other process(es) (PIDs {', '.join(map(str, pids[:5]))}): "
+             "their kernels compete for it, so times can be longer than on the GPU alone")

@@ -1,0 +1,95 @@
+"""`roofline profile SCRIPT.py -- ARGS` on the CPU, on tests/scripts/tiny_mlp.py: a 2-layer MLP (64 -> 256 -> 64,
+batch 8) with one forward in region "step"."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from helpers import ROOT, run, write
+
+SCRIPT = str(ROOT / "tests" / "scripts" / "tiny_mlp.py")
+# fc1: 2 x 8 x 64 x 256 = 262,144 + bias 8 x 256 = 2,048; relu 2,048; fc2: 2 x 8 x 256 x 64 = 262,144 + 512
+MLP_FLOPS = 262_144 + 2_048 + 2_048 + 262_144 + 512
+
+
+def profile_json(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict, str]:
+    code, out, err = run(capsys, "profile", SCRIPT, "--json", *args)
+    return code, (json.loads(out[out.index("{"):]) if code == 0 else {}), err
+
+
+def test_the_region_is_profiled_with_module_paths_and_flops(capsys: pytest.CaptureFixture[str]) -> None:
+    code, doc, err = profile_json(capsys)
+    assert code == 0, err
+    recs = doc["records"]
+    assert {r["region"] for r in recs} == {"step"}  # the warm-up outside the region is not there
+    assert sum(r["flops"] * r["count"] for r in recs) == MLP_FLOPS
+    assert {r["module"] for r in recs if r["op"].startswith("aten::addmm")} == {"fc1", "fc2"}
+    assert doc["profile"]["coverage"] == 1.0 and all(r["time_s"] > 0 for r in recs)
+    assert "roofline: profiling" in err  # progress on stderr, the script's own output on stdout
+
+
+def test_script_arguments_after_the_separator(capsys: pytest.CaptureFixture[str]) -> None:
+    code, doc, err = profile_json(capsys, "--", "--batch", "16")
+    assert code == 0, err
+    assert sum(r["flops"] * r["count"] for r in doc["records"]) == 2 * MLP_FLOPS  # every term scales with batch
+
+
+def test_analytic_run_without_data_gives_the_same_flops(capsys: pytest.CaptureFixture[str]) -> None:
+    code, doc, err = profile_json(capsys, "--no-time", "--gpu", "h100")
+    assert code == 0, err
+    assert sum(r["flops"] * r["count"] for r in doc["records"]) == MLP_FLOPS
+    assert all(r.get("time_s") is None for r in doc["records"]) and doc["device"]["spec_id"] == "h100-sxm"
+
+
+def test_views_print_at_80_columns(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "profile", SCRIPT, "--by", "module", "--top", "3")
+    assert code == 0, err
+    assert "tiny_mlp done" in out and "fc1" in out and "fc2" in out
+
+
+def test_output_is_written_once(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    out = tmp_path / "p.json"
+    assert run(capsys, "profile", SCRIPT, "-o", str(out), "--json")[0] == 0
+    assert json.loads(out.read_text())["profile"]["name"] == "tiny_mlp"
+    code, _, err = run(capsys, "profile", SCRIPT, "-o", str(out))
+    assert code == 1 and "exists" in err and "profiling" not in err  # refused before the script runs
+
+
+def test_a_failing_script_shows_its_traceback_then_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "profile", SCRIPT, "--", "--fail")
+    assert code == 1
+    assert "Traceback" in err and "the model failed on purpose" in err and "tiny_mlp.py" in err
+    assert "runpy" not in err and "roofline/capture" not in err  # the script's frames, not ours
+    assert err.strip().splitlines()[-1] == "error: tiny_mlp.py raised ValueError (its traceback is above)"
+
+
+@pytest.mark.parametrize(("args", "code", "message"), [
+    (("--", "--exit", "3"), 1, "exited with status 3"),
+    (("--region", "decode"), 2, "region 'decode' was never entered (regions entered: step)"),
+    (("--by", "layer"), 2, "--by must be one of op, module, kernel"),
+])
+def test_bad_runs_are_one_line(capsys: pytest.CaptureFixture[str], args: tuple[str, ...], code: int,
+                               message: str) -> None:
+    got, _, err = run(capsys, "profile", SCRIPT, *args)
+    assert got == code and message in err and "Traceback" not in err
+
+
+def test_a_script_that_does_not_exist(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, _, err = run(capsys, "profile", str(tmp_path / "nope.py"))
+    assert code == 2 and "no such script" in err
+
+
+def test_sys_exit_zero_keeps_the_profile(capsys: pytest.CaptureFixture[str]) -> None:
+    code, doc, err = profile_json(capsys, "--", "--exit", "0", "--no-region")
+    assert code == 0, err
+    assert doc["profile"]["calls"] > 0  # the whole run, model construction included, when no region is marked
+
+
+def test_a_script_in_a_file_written_here(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    s = write(tmp_path / "s.py", "import torch\nx = torch.ones(4, 4)\ny = (x @ x).sum()\n")
+    code, out, err = run(capsys, "profile", str(s), "--json")
+    assert code == 0, err
+    ops = [r["op"] for r in json.loads(out)["records"]]
+    assert any(o.startswith("aten::mm") for o in ops) and any(o.startswith("aten::sum") for o in ops)
