@@ -322,12 +322,15 @@ class Profile:
         s["records"] = len(self.records)
         s["skipped"] = sum(self._tracer.skipped.values())
         s["skipped_ops"] = dict(sorted(self._tracer.skipped.items()))
+        # entry_wall_s: each entry's elapsed time, in order (a region run N times gives `roofline check` N
+        # samples of the whole region); wall_s is their sum.
+        entry_walls = {name: [w.elapsed_s() or 0.0 for w in self._region_walls[name]] for name in regions or ()}
         s["regions"] = {name: {"entered": self._region_entries[name],
                                "calls": sum(1 for p in self.calls if p.call.region == name),
                                "time_s": (sum(p.time_s or 0.0 for p in self.calls if p.call.region == name)
                                           if timeline else None),
-                               "wall_s": sum(w.elapsed_s() or 0.0 for w in self._region_walls[name])
-                               if timeline else None}
+                               "wall_s": sum(entry_walls[name]) if timeline else None,
+                               "entry_wall_s": entry_walls[name] if timeline else None}
                         for name in sorted(regions or ())}
         s["module_root"] = root
         s["dataflow"] = record_edges(self.calls, self.edges)
@@ -380,10 +383,19 @@ def profile(fn: Callable[[], Any] | None = None, *, name: str | None = None, war
 
 @contextlib.contextmanager
 def region(name: str) -> Iterator[None]:
-    """Mark the ops of a block as region `name` in the running profile; does nothing when none runs."""
+    """Mark the ops of a block as region `name` in the running profile. On a CUDA machine the block is also
+    an NVTX range of that name, profiled or not, so Nsight Compute and Nsight Systems see the same regions
+    (`ncu --nvtx --nvtx-include "NAME/"`)."""
     prof = _ACTIVE[-1] if _ACTIVE else None
-    if prof is None:
-        yield
-        return
-    with prof._region(name):
-        yield
+    nvtx = torch.cuda.is_available()
+    if nvtx:
+        torch.cuda.nvtx.range_push(name)
+    try:
+        if prof is None:
+            yield
+        else:
+            with prof._region(name):
+                yield
+    finally:
+        if nvtx:
+            torch.cuda.nvtx.range_pop()
