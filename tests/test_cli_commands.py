@@ -136,6 +136,8 @@ def test_run_refuses_an_existing_output_before_timing(capsys: pytest.CaptureFixt
     res = write(tmp_path / "r.json", "precious")
     code, _, err = run(capsys, "run", SMOKE, "-o", str(res))
     assert code == 1 and "--force" in err and res.read_text() == "precious"
+    code, _, err = run(capsys, "run", SMOKE, "-o", str(tmp_path / "missing" / "r.json"))  # unwritable: refused first
+    assert code == 1 and "no folder" in err
 
 
 def test_run_document_names_its_suite(capsys: pytest.CaptureFixture[str]) -> None:

@@ -53,3 +53,15 @@ def test_bad_suites_fail_on_load_with_one_line(tmp_path: Path, body: str, match:
 @pytest.mark.parametrize("path", sorted(SUITES.glob("*.toml")), ids=lambda p: p.name)
 def test_shipped_suites_load(path: Path) -> None:
     assert load_suite(path).entries
+
+
+def test_entries_that_coincide_on_one_device_are_refused(tmp_path: Path) -> None:
+    # the same CPU stand-in for two GPU shapes: two records `check` could not tell apart on the CPU
+    body = ("[[entry]]\nop = 'gemm'\nparams = { m = 256 }\ngpu_params = { m = 4096 }\n\n"
+            "[[entry]]\nop = 'gemm'\nparams = { m = 256 }\ngpu_params = { m = 8192 }\n")
+    with pytest.raises(UsageError, match="entries 1 and 2 are the same on the CPU"):
+        load_suite(write(tmp_path / "dup.toml", body))
+    gpu_dup = body.replace("m = 8192", "m = 4096").replace("params = { m = 256 }\ngpu_params = { m = 4096 }\n\n[[",
+                                                           "params = { m = 128 }\ngpu_params = { m = 4096 }\n\n[[")
+    with pytest.raises(UsageError, match="entries 1 and 2 are the same on a GPU"):
+        load_suite(write(tmp_path / "dup_gpu.toml", gpu_dup))

@@ -82,6 +82,23 @@ def load_suite(path: str | Path) -> Suite:
         except UsageError as exc:
             raise UsageError(f"{where}: {exc}") from None
         entries.append(entry)
+    for on_gpu in (False, True):
+        _check_unique(entries, on_gpu, p)
     return Suite(name=str(meta.get("name", p.stem)), description=str(meta.get("description", "")),
                  entries=tuple(entries), path=str(p))
+
+
+def _check_unique(entries: list[Entry], on_gpu: bool, path: Path) -> None:
+    """Two entries that become the same operator, shape, dtype and tensor-core use on one device would give
+    two records `check` cannot tell apart: refuse the suite on load, naming both."""
+    seen: dict[tuple[Any, ...], int] = {}
+    for i, e in enumerate(entries, start=1):
+        op = e.operator(on_gpu)
+        key = (op.name, op.variant_name(), tuple(sorted(op.params().items())), e.dtype_for(on_gpu), e.tensor_cores)
+        if key in seen:
+            where = "a GPU" if on_gpu else "the CPU"
+            raise UsageError(f"{path}: entries {seen[key]} and {i} are the same on {where} ({op.name} "
+                             f"{e.dtype_for(on_gpu)} {' '.join(f'{k}={v}' for k, v in op.params().items())}): "
+                             "give one of them other params or gpu_params")
+        seen[key] = i
 

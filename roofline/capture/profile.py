@@ -208,10 +208,9 @@ class Profile:
                 stack.enter_context(fake_mode())
             on_gpu = bool(target.time_device and target.time_device.startswith("cuda"))
             if on_gpu:  # device kernels need the profiler; on the CPU the tracer times each op itself
-                from torch.profiler import ProfilerActivity
+                from roofline.measuring.cupti import device_profiler
 
-                activities = [ProfilerActivity.CPU, ProfilerActivity.CUDA]
-                self._torch_prof = stack.enter_context(torch.profiler.profile(activities=activities))
+                self._torch_prof = stack.enter_context(device_profiler(cuda=True, cpu=True))
                 torch.cuda.synchronize(target.time_device)
             self._wall = _Wall(target.time_device)
             self._wall.start()

@@ -25,6 +25,20 @@ from roofline.core.errors import RooflineError
 
 app = typer.Typer(rich_markup_mode="rich", no_args_is_help=True, add_completion=False,
                   help="How fast each deep-learning operator could run on a GPU, how fast it does, and why.")
+
+
+def _version(value: bool) -> None:
+    if value:
+        from roofline._version import __version__
+
+        sys.stdout.write(f"roofline {__version__}\n")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _main(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                       help="Print the version and exit.")) -> None:
+    """How fast each deep-learning operator could run on a GPU, how fast it does, and why."""
 # `roofline --help` lists the commands in this order, then the groups in theirs.
 app.command("device")(device_cmd)
 app.command("calibrate")(calibrate_cmd)

@@ -10,10 +10,18 @@ from roofline.core.errors import RooflineError
 
 
 def refuse_existing(path: str | os.PathLike[str], force: bool) -> Path:
-    """The path, unless a file is there and the user did not pass --force (then a one-line RooflineError)."""
+    """The path, unless a file is there and the user did not pass --force, or it cannot be written (a missing
+    or read-only folder): then a one-line RooflineError, so a long run never ends in one."""
     p = Path(path)
     if p.exists() and not force:
         raise RooflineError(f"{p} exists: not overwriting it (pass --force to replace it)")
+    if p.is_dir():
+        raise RooflineError(f"cannot write {p}: it is a folder")
+    folder = p.parent
+    if not folder.is_dir():
+        raise RooflineError(f"cannot write {p}: no folder {folder}")
+    if not os.access(folder, os.W_OK):
+        raise RooflineError(f"cannot write {p}: the folder {folder} is not writable")
     return p
 
 

@@ -65,9 +65,10 @@ def kernel_profile(fn: Callable[[], Any], device: str) -> list[tuple[str, float]
     if not device.startswith("cuda"):
         return []
     import torch
-    from torch.profiler import ProfilerActivity, profile
 
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+    from roofline.measuring.cupti import device_profiler
+
+    with device_profiler() as prof:
         fn()
         torch.cuda.synchronize()
     times: dict[str, float] = {}
@@ -108,7 +109,8 @@ def finish_record(record: Record, m: Measurement, target: Target, dtype: DType, 
         notes=[*record.notes, *m.notes, *clock_notes], verdict=verdict(record.bound, record.roofline_fraction))
     notes = above_roof_notes(record, target.ceilings.source)
     if m.summary.noisy:
-        notes.append(f"noisy: IQR is {m.summary.relative_iqr:.0%} of the median; close other GPU work and run again")
+        other = "GPU work" if target.time_device and target.time_device.startswith("cuda") else "work on this machine"
+        notes.append(f"noisy: IQR is {m.summary.relative_iqr:.0%} of the median; close other {other} and run again")
     return dataclasses.replace(record, notes=[*record.notes, *notes])
 
 
