@@ -61,7 +61,7 @@ def profile_cmd(
         from roofline.report.text import console
 
         con = console()
-        for view in profile_views(doc, top=top, by=by, depth=depth):
+        for view in profile_views(doc, top=top, by=by, depth=depth, width=con.width):
             con.print(view)
         if output is not None:
             note(f"results written to {output}")
