@@ -1,6 +1,8 @@
 """The check report's outputs: a terminal table (rich), markdown for a PR comment, JUnit XML and JSON.
 
 Each renders a `judge.Report` and computes nothing: the verdicts, values and reasons are the report's.
+A report on profile documents has a "where" column after "op": a record's region and module, or "NAME
+(whole region)" on a region's row (its op column says "region", its shape column what was compared).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from roofline.ci.judge import (
     MISSING,
     NEW,
     NOT_COMPARABLE,
+    REGION,
     SAME,
     VERDICTS,
     WORSE,
@@ -38,7 +41,7 @@ TIME_DIGITS = 4
 
 COLUMNS = ("op", "variant", "dtype", "shape", "baseline", "current", "change", "p-value", "threshold", "verdict",
            "reason")
-_VERDICT_COLUMN = COLUMNS.index("verdict")
+PROFILE_COLUMNS = (*COLUMNS[:1], "where", *COLUMNS[1:])
 _STYLE = {WORSE: "bold red", WORSE_NOT_SIGNIFICANT: "yellow", BETTER: "green", BETTER_NOT_SIGNIFICANT: "green",
           NOT_COMPARABLE: "magenta", MISSING: "magenta", NEW: "cyan", SAME: ""}
 
@@ -49,13 +52,19 @@ def _value(x: float | None, metric: str) -> str:
     return f"{x:.1%}" if metric == "fraction" else duration(x, digits=TIME_DIGITS)
 
 
-def _cells(row: Row) -> list[str]:
-    """One cell per COLUMNS entry; baseline and current hold the judged statistic (the median when none was)."""
+def columns(report: Report) -> tuple[str, ...]:
+    """The report's columns: COLUMNS, or PROFILE_COLUMNS for a report on profile documents."""
+    return PROFILE_COLUMNS if report.profile else COLUMNS
+
+
+def _cells(row: Row, cols: tuple[str, ...] = COLUMNS) -> list[str]:
+    """One cell per column; baseline and current hold the judged statistic (the median when none was)."""
     base = row.baseline_value if row.baseline_value is not None else row.baseline_median
     cur = row.current_value if row.current_value is not None else row.current_median
-    return [row.op, row.variant or "-", row.dtype, row.shape, _value(base, row.metric), _value(cur, row.metric),
-            "-" if row.change is None else f"{row.change * 100:+.1f}%",
-            "-" if row.p_value is None else f"{row.p_value:.2g}", row.threshold or "-", row.verdict, row.reason]
+    cells = [row.op, row.variant or "-", row.dtype if row.kind != REGION else "-", row.shape, _value(base, row.metric),
+             _value(cur, row.metric), "-" if row.change is None else f"{row.change * 100:+.1f}%",
+             "-" if row.p_value is None else f"{row.p_value:.2g}", row.threshold or "-", row.verdict, row.reason]
+    return [cells[0], row.where or "-", *cells[1:]] if "where" in cols else cells
 
 
 # ---------------------------------------------------------------- terminal
@@ -65,14 +74,16 @@ def render_table(report: Report) -> Table:
 
     unit = "fraction of roofline" if report.metric == "fraction" else "time"
     t = Table(title=f"roofline check ({unit}; alpha {report.alpha:g})", caption=report.summary())
-    for c in COLUMNS:
+    cols = columns(report)
+    verdict = cols.index("verdict")
+    for c in cols:
         t.add_column(c, justify="right" if c in ("baseline", "current", "change", "p-value") else "left",
                      overflow="fold")
     for row in report.rows:
-        cells = _cells(row)
+        cells = _cells(row, cols)
         style = _STYLE.get(row.verdict, "")
-        cells[_VERDICT_COLUMN] = f"[{style}]{row.verdict}[/]" if style else row.verdict
-        t.add_row(*cells)
+        cells[verdict] = f"[{style}]{row.verdict}[/]" if style else row.verdict
+        t.add_row(*cells, style="bold" if row.kind == REGION else None)
     return t
 
 
@@ -81,14 +92,14 @@ def _md_cell(text: str) -> str:
     return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
 
 
-def _md_table(rows: Sequence[Row]) -> list[str]:
-    lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "|".join("---" for _ in COLUMNS) + "|"]
+def _md_table(rows: Sequence[Row], cols: tuple[str, ...]) -> list[str]:
+    verdict = cols.index("verdict")
+    lines = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
     for row in rows:
-        cells = _cells(row)
+        cells = _cells(row, cols)
         if row.verdict == WORSE:
-            cells[_VERDICT_COLUMN] = f"**{cells[_VERDICT_COLUMN]}**"
-        lines.append("| " + " | ".join(_md_cell(c) if i != _VERDICT_COLUMN else c for i, c in enumerate(cells))
-                     + " |")
+            cells[verdict] = f"**{cells[verdict]}**"
+        lines.append("| " + " | ".join(_md_cell(c) if i != verdict else c for i, c in enumerate(cells)) + " |")
     return lines
 
 
@@ -100,14 +111,19 @@ def to_markdown(report: Report) -> str:
     lines.append(f"Compared {unit}; a record fails only when its change is past the threshold **and** "
                  f"significant (two-sided Mann–Whitney U, p < {report.alpha:g}).")
     lines.append("")
+    if any(r.kind == REGION for r in report.rows):
+        lines += [f"Rows with op `{REGION}` judge a whole region of the profile on its wall time per entry (a "
+                  "slower region fails like any row), or, when it ran once, on its kernel time as a single sample "
+                  "(no significance test: it can warn, never fail).", ""]
     lines += [f"- {_md_cell(n)}" for n in report.notes]
     if report.notes:
         lines.append("")
+    cols = columns(report)
     notable = [r for r in report.rows if r.verdict != SAME]
     if notable:
-        lines += _md_table(sorted(notable, key=lambda r: VERDICTS.index(r.verdict)))
+        lines += _md_table(sorted(notable, key=lambda r: VERDICTS.index(r.verdict)), cols)
         lines.append("")
-    lines += ["<details><summary>all records</summary>", "", *_md_table(report.rows), "", "</details>", ""]
+    lines += ["<details><summary>all records</summary>", "", *_md_table(report.rows, cols), "", "</details>", ""]
     return "\n".join(lines)
 
 
@@ -116,9 +132,10 @@ def to_junit(report: Report) -> str:
     """JUnit XML: one testcase per record; a regression is a <failure>, unjudged records are <skipped>."""
     suite = ET.Element("testsuite", name="roofline check", tests=str(len(report.rows)))
     failures = skipped = 0
+    cols = columns(report)
     for row in report.rows:
         case = ET.SubElement(suite, "testcase", classname=f"roofline.{row.op}", name=row.name)
-        detail = " ".join(f"{c}={v}" for c, v in zip(COLUMNS, _cells(row), strict=True))
+        detail = " ".join(f"{c}={v}" for c, v in zip(cols, _cells(row, cols), strict=True))
         if row.verdict == WORSE or (row.verdict == MISSING and report.fail_on_missing):
             failures += 1
             ET.SubElement(case, "failure", message=row.reason, type=row.verdict).text = detail

@@ -5,6 +5,14 @@ threshold AND the raw samples differ significantly (two-sided Mann–Whitney U a
 A change past the threshold that the samples cannot confirm is `worse_not_significant`: reported, never failing.
 
 Verdicts: better, better_not_significant, same, worse_not_significant, worse, not_comparable, missing, new.
+
+Whole-model profiles (`roofline profile` documents): records match by op, module, region and input shapes
+(`Record.key()`), each judged on its per-call samples (an op called fewer than MIN_SAMPLES times per side
+cannot be tested, as any record). Each region adds a row of kind "region" judged the same way on the
+region's per-entry wall times (a script that runs its region N times gives N samples); a region that ran
+once on either side is compared on its kernel time per entry against the threshold, a single-sample
+comparison with no p-value, so it can pass or warn but never fail. A profile that marks no region is one
+region, "(whole run)", compared on its total kernel time.
 Bad input (unreadable or corrupted files, a newer schema, files that share no record) raises UsageError (exit 2).
 Judging writes nothing: the report's formats are in `ci.formats`, and only `ci.baseline.update_baseline` (the
 user's `roofline baseline update`) writes a baseline.
@@ -19,6 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from roofline.ci.regions import RegionRun, profile_regions
 from roofline.core.document import Document, read_document
 from roofline.core.errors import RooflineError, UsageError
 from roofline.core.record import Key, Record, label, shape_text
@@ -46,6 +55,9 @@ WORSE = "worse"
 NOT_COMPARABLE = "not_comparable"
 MISSING = "missing"
 NEW = "new"
+# Row kinds: a record's row, or a whole region of a profile (synthetic: from the document's summary).
+RECORD = "record"
+REGION = "region"
 VERDICTS = (WORSE, WORSE_NOT_SIGNIFICANT, NOT_COMPARABLE, MISSING, NEW, BETTER, BETTER_NOT_SIGNIFICANT, SAME)
 # When several rules judge one record, the most severe verdict stands.
 _SEVERITY = {SAME: 0, BETTER_NOT_SIGNIFICANT: 1, BETTER: 2, WORSE_NOT_SIGNIFICANT: 3, WORSE: 4}
@@ -119,18 +131,43 @@ def _require_timed(doc: Document, where: str) -> None:
         raise UsageError(f"{where}: no timed record (analytic only, run with --no-time?): nothing to check")
 
 
+def where_text(module: str | None, region: str | None) -> str:
+    """Where a profile record ran: 'fc1', 'step: fc1', '(top)' for the model itself."""
+    return (f"{region}: " if region else "") + (module or "(top)")
+
+
 def record_name(rec: Record, case: str = "") -> str:
-    """'gemm fp16 m=4096 n=4096 k=4096', with the case that tells two such records apart: ' [tensor_cores=False]'."""
-    return f"{rec.label} {rec.shape}" + (f" [{case}]" if case else "")
+    """'gemm fp16 m=4096 n=4096 k=4096', with the case that tells two such records apart: ' [tensor_cores=False]';
+    a profile record's with where it ran: ' in step: fc1'."""
+    where = f" in {where_text(rec.module, rec.region)}" if rec.count is not None else ""
+    return f"{rec.label} {rec.shape}{where}" + (f" [{case}]" if case else "")
+
+
+def _profile_cases(recs: list[Record]) -> list[str]:
+    """Cases telling apart profile records that share a key (one op, module and inputs; e.g. two reductions
+    over other dims): their output shapes, then input dtypes, then their order in the program."""
+    cases = [f"out={r.output_shapes}" for r in recs]
+    cases = [c if cases.count(c) == 1 else f"{c} in={r.input_dtypes}" for c, r in zip(cases, recs, strict=True)]
+    seen: dict[str, int] = {}
+    out = []
+    for c in cases:
+        seen[c] = seen.get(c, 0) + 1
+        out.append(c if cases.count(c) == 1 else f"{c} #{seen[c]}")
+    return out
 
 
 def records_by_key(doc: Document, where: str) -> dict[Key, Record]:
-    """Records by `Record.key()`. Records sharing a key are told apart by their tensor_cores flag, else UsageError."""
+    """Records by `Record.key()`. Records sharing a key are told apart by their tensor_cores flag (profile
+    records: by `_profile_cases`), else UsageError."""
     groups: dict[Key, list[Record]] = {}
     for rec in doc.records:
         groups.setdefault(rec.key(), []).append(rec)
     out: dict[Key, Record] = {}
     for key, recs in groups.items():
+        if len(recs) > 1 and all(r.count is not None for r in recs):
+            for rec, case in zip(recs, _profile_cases(recs), strict=True):
+                out[rec.key(case)] = rec
+            continue
         flags = [r.tensor_cores for r in recs]
         if len(recs) > 1 and len(set(flags)) < len(flags):
             raise UsageError(f"{where}: two records for {record_name(recs[0])}: records must be unique by operator, "
@@ -165,23 +202,49 @@ class Row:
     n_baseline: int = 0
     n_current: int = 0
     case: str = ""  # set only when two records share op, variant, shape and dtype (e.g. "tensor_cores=False")
+    # Profiles: a record's module and region; a region row (kind REGION) has its region and `basis`, what
+    # its samples are ("wall time per entry", "kernel time per entry").
+    kind: str = RECORD
+    module: str | None = None
+    region: str | None = None
+    basis: str = ""
+
+    @property
+    def profile(self) -> bool:
+        """A row of a profile document (a region, or a record with its module)."""
+        return self.kind == REGION or self.module is not None
 
     @property
     def shape(self) -> str:
+        if self.kind == REGION:
+            return self.basis
         return shape_text(self.params) + (f" [{self.case}]" if self.case else "")
 
     @property
+    def where(self) -> str:
+        """Where a profile row ran ('step: fc1', 'step (whole region)'); empty for other rows."""
+        if self.kind == REGION:
+            return f"{self.region} (whole region)"
+        return where_text(self.module, self.region) if self.module is not None else ""
+
+    @property
     def name(self) -> str:
-        return f"{label(self.op, self.variant, self.dtype)} {self.shape}"
+        if self.kind == REGION:
+            return f"region {self.region} ({self.basis})"
+        return f"{label(self.op, self.variant, self.dtype)} {self.shape}" + (f" in {self.where}" if self.where else "")
 
     def to_dict(self) -> dict[str, Any]:
-        return {"op": self.op, "variant": self.variant, "dtype": self.dtype, "params": self.params,
-                "shape": self.shape, "verdict": self.verdict, "reason": self.reason, "metric": self.metric,
-                "statistic": self.statistic, "threshold": self.threshold, "baseline_median": self.baseline_median,
-                "current_median": self.current_median, "baseline_value": self.baseline_value,
-                "current_value": self.current_value, "change": self.change, "p_value": self.p_value,
-                "p_method": self.p_method, "u_statistic": self.u_statistic, "n_baseline": self.n_baseline,
-                "n_current": self.n_current, "case": self.case}
+        """The row as plain data; a profile's rows add kind, module, region and basis."""
+        out = {"op": self.op, "variant": self.variant, "dtype": self.dtype, "params": self.params,
+               "shape": self.shape, "verdict": self.verdict, "reason": self.reason, "metric": self.metric,
+               "statistic": self.statistic, "threshold": self.threshold, "baseline_median": self.baseline_median,
+               "current_median": self.current_median, "baseline_value": self.baseline_value,
+               "current_value": self.current_value, "change": self.change, "p_value": self.p_value,
+               "p_method": self.p_method, "u_statistic": self.u_statistic, "n_baseline": self.n_baseline,
+               "n_current": self.n_current, "case": self.case}
+        if self.profile:
+            out.update(kind=self.kind, module=self.module, region=self.region, basis=self.basis)
+        return out
 
 
 @dataclass(frozen=True)
@@ -212,10 +275,17 @@ class Report:
     def counts(self) -> dict[str, int]:
         return {v: n for v in VERDICTS if (n := sum(r.verdict == v for r in self.rows))}
 
+    @property
+    def profile(self) -> bool:
+        """Whether the report judges profile documents (its table then says where each row ran)."""
+        return any(r.profile for r in self.rows)
+
     def summary(self) -> str:
         counts = ", ".join(f"{n} {v}" for v, n in self.counts().items()) or "no records"
         status = "FAILED" if not self.passed else "passed"
-        return f"roofline check {status}: {counts} ({self.metric}, {self.rules}, alpha {self.alpha:g})"
+        regions = sum(r.kind == REGION for r in self.rows)
+        of = f"; {regions} of the rows {'are whole regions' if regions > 1 else 'is a whole region'}" if regions else ""
+        return f"roofline check {status}: {counts} ({self.metric}, {self.rules}, alpha {self.alpha:g}{of})"
 
 
 def device_differences(res_doc: Document, base_doc: Document) -> list[str]:
@@ -299,8 +369,11 @@ def _pct(x: float) -> str:
 
 
 def _identity(rec: Record, key: Key, metric: str, rules: FailOn) -> dict[str, Any]:
-    return {"op": str(rec.op), "variant": rec.variant, "dtype": str(rec.dtype), "params": dict(rec.params or {}),
-            "case": key[4], "metric": metric, "threshold": str(rules)}
+    out = {"op": str(rec.op), "variant": rec.variant, "dtype": str(rec.dtype), "params": dict(rec.params or {}),
+           "case": key[4], "metric": metric, "threshold": str(rules)}
+    if rec.count is not None:
+        out.update(module=rec.module or "", region=rec.region)
+    return out
 
 
 def _judge_record(cur: Record, base: Record, key: Key, rules: FailOn, alpha: float, metric: str,
@@ -311,6 +384,13 @@ def _judge_record(cur: Record, base: Record, key: Key, rules: FailOn, alpha: flo
         rec, side = (cur, "results") if cs is None else (base, "baseline")
         why = "was not timed" if rec.time_s is None else "has no roofline time"
         return Row(**common, verdict=NOT_COMPARABLE, reason=f"the {side} record {why}")
+    return _judge_samples(common, cs, bs, rules, alpha, metric, across)
+
+
+def _judge_samples(common: dict[str, Any], cs: list[float], bs: list[float], rules: FailOn, alpha: float,
+                   metric: str, across: list[str], single: tuple[str, str] | None = None) -> Row:
+    """Judge current samples `cs` against baseline samples `bs` by each rule; the most severe verdict stands.
+    `single` (a region that ran once): the name of the one value compared, and why it cannot be tested."""
     higher_is_better = metric == "fraction"
     test = mann_whitney_u(cs, bs) if min(len(cs), len(bs)) >= MIN_SAMPLES else None
     # The test must point the same way as the change: U of the current samples above n1 n2 / 2 means "larger".
@@ -327,16 +407,18 @@ def _judge_record(cur: Record, base: Record, key: Key, rules: FailOn, alpha: flo
             direction = "higher" if change > 0 else "lower"
         else:
             direction = "slower" if change > 0 else "faster"
-        moved = f"{stat_word}{rule.statistic} {_pct(abs(change))} {direction}"
+        what = f"{stat_word}{single[0] if single else rule.statistic}"
+        moved = f"{what} {_pct(abs(change))} {direction}"
         if abs(worse_by) <= rule.threshold:
-            verdict, reason = SAME, f"{stat_word}{rule.statistic} {change * 100:+.1f}%, within {_pct(rule.threshold)}"
+            verdict, reason = SAME, f"{what} {change * 100:+.1f}%, within {_pct(rule.threshold)}"
         else:
             gets_worse = worse_by > 0
             agrees = larger == (gets_worse != higher_is_better)
             if test is None:
                 verdict = WORSE_NOT_SIGNIFICANT if gets_worse else BETTER_NOT_SIGNIFICANT
-                reason = (f"{moved}, past {_pct(rule.threshold)}, but too few samples to test ({len(bs)} baseline, "
-                          f"{len(cs)} current; need {MIN_SAMPLES} per side): rerun with more repetitions")
+                why = single[1] if single else (f"too few samples to test ({len(bs)} baseline, {len(cs)} current; "
+                                                f"need {MIN_SAMPLES} per side): rerun with more repetitions")
+                reason = f"{moved}, past {_pct(rule.threshold)}, but {why}"
             elif significant and agrees:
                 verdict = WORSE if gets_worse else BETTER
                 reason = f"{moved} (p={test.p_value:.2g} < {alpha:g}, {len(bs)} vs {len(cs)} samples)"
@@ -355,6 +437,61 @@ def _judge_record(cur: Record, base: Record, key: Key, rules: FailOn, alpha: flo
     if across:
         row = replace(row, reason=f"{row.reason}; across: {'; '.join(across)}")
     return row
+
+
+# ---------------------------------------------------------------- whole regions of a profile
+def _region_row(cur: RegionRun, base: RegionRun, rules: FailOn, alpha: float, metric: str,
+                across: list[str]) -> Row:
+    """A whole region's row: per-entry wall times when both sides entered it at least twice, else its
+    kernel time per entry as a single-sample comparison (no p-value: it can warn, never fail)."""
+    common = _region_identity(cur.name, metric, rules)
+    walls = cur.entry_wall_s and base.entry_wall_s and min(len(cur.entry_wall_s), len(base.entry_wall_s)) >= 2
+    if walls:
+        assert cur.entry_wall_s is not None and base.entry_wall_s is not None
+        cs, bs = list(cur.entry_wall_s), list(base.entry_wall_s)
+        common["basis"], single = "wall time per entry", None
+    else:
+        common["basis"] = "kernel time" if cur.entered == base.entered == 1 else "kernel time per entry"
+        if cur.time_s is None or base.time_s is None:
+            side = "results" if cur.time_s is None else "baseline"
+            return Row(**common, verdict=NOT_COMPARABLE, reason=f"the {side} region has no kernel time")
+        cs, bs = [cur.time_s / cur.entered], [base.time_s / base.entered]
+        why = [f"the {side} {'ran it once' if run.entered < 2 else 'has no per-entry wall times'}"
+               for side, run in (("baseline", base), ("results", cur)) if run.entered < 2 or not run.entry_wall_s]
+        single = (common["basis"], f"one sample per side ({' and '.join(why)}) has no significance test: run the "
+                  f"step in `roofline.region` at least {MIN_SAMPLES} times to gate it")
+    if metric == "fraction":
+        if not cur.roofline_time_s or not base.roofline_time_s:
+            return Row(**common, verdict=NOT_COMPARABLE, reason="the region has no roofline time (no op with a "
+                       "FLOP formula)")
+        cs = [cur.roofline_time_s / t for t in cs]
+        bs = [base.roofline_time_s / t for t in bs]
+    return _judge_samples(common, cs, bs, rules, alpha, metric, across, single)
+
+
+def _region_identity(name: str, metric: str, rules: FailOn) -> dict[str, Any]:
+    return {"op": REGION, "variant": None, "dtype": "", "params": {}, "metric": metric, "threshold": str(rules),
+            "kind": REGION, "region": name}
+
+
+def _region_rows(results: Document, baseline: Document, rules: FailOn, alpha: float, metric: str,
+                 diffs: list[str]) -> list[Row]:
+    """A row per region of either document (profiles only), the results' first."""
+    cur_regions, base_regions = profile_regions(results), profile_regions(baseline)
+    rows: list[Row] = []
+    for name, cur in cur_regions.items():
+        common = _region_identity(name, metric, rules)
+        base = base_regions.get(name)
+        if base is None:
+            rows.append(Row(**common, verdict=NEW, reason="a region not in the baseline"))
+        elif diffs and metric == "time":
+            rows.append(Row(**common, verdict=NOT_COMPARABLE, reason="; ".join(diffs)))
+        else:
+            rows.append(_region_row(cur, base, rules, alpha, metric, diffs if metric == "fraction" else []))
+    for name in (n for n in base_regions if n not in cur_regions):
+        rows.append(Row(**_region_identity(name, metric, rules), verdict=MISSING,
+                        reason="a region of the baseline the results do not have (renamed, or not entered)"))
+    return rows
 
 
 def judge(results: Document, baseline: Document, rules: FailOn | str = DEFAULT_FAIL_ON, alpha: float = ALPHA,
@@ -392,7 +529,7 @@ def judge(results: Document, baseline: Document, rules: FailOn | str = DEFAULT_F
         if rd.get(key) and bd.get(key) and rd[key] != bd[key]:
             notes.append(f"{what} differs (baseline {bd[key]}, results {rd[key]}): a change may come from it")
 
-    rows: list[Row] = []
+    rows = _region_rows(results, baseline, fail_on, float(alpha), metric, dev_diffs)
     for key, cur in cur_idx.items():
         base = base_idx.get(key)
         rec_rules = _rules_for(cur, base, fail_on)

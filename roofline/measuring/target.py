@@ -89,6 +89,11 @@ def resolve_target(gpu: str | None = None, device: str | None = None, time: bool
     local = detect_gpus()
     kind, index = _parse_device(device) if device else (("cuda", 0) if local else ("cpu", 0))
     messages: list[str] = []
+    if time and local and kind == "cuda" and gpu is None and not _torch_has_cuda():
+        if device:  # asked for the GPU by name: say why it cannot be
+            raise RooflineError(f"--device {device}: NVML sees {local[0].nvml_name} but {_torch_cuda_hint()}")
+        messages.append(f"timing on the CPU: NVML sees {local[0].nvml_name} but {_torch_cuda_hint()}")
+        kind, index = "cpu", 0
     if kind == "cuda" and not local:
         raise RooflineError("--device cuda: no NVIDIA GPU found on this machine (NVML sees none)")
     if kind == "cuda" and index >= len(local):
@@ -125,3 +130,22 @@ def resolve_target(gpu: str | None = None, device: str | None = None, time: bool
         ceilings = measured
     return Target(ceilings, f"cuda:{index}" if time else None, _gpu_info(local_gpu, spec), spec=spec,
                   measured=measured if roof != "datasheet" else None, messages=messages)
+
+
+def _torch_has_cuda() -> bool:
+    """Whether the torch of this environment can run CUDA kernels (imported only when a GPU is to be timed)."""
+    try:
+        import torch
+    except ImportError:
+        return False
+    return bool(torch.cuda.is_available())
+
+
+def _torch_cuda_hint() -> str:
+    """Why torch cannot time on the GPU here, and how to fix it, in one clause."""
+    try:
+        import torch
+    except ImportError:
+        return "torch is not installed in this environment"
+    return (f"this environment's torch ({torch.__version__}) has no CUDA: install a CUDA build of torch here, or "
+            "run roofline from the environment that has one (`make` uses the torch of the environment it runs in)")

@@ -4,6 +4,10 @@ The same chart model as the matplotlib chart (`roofline.report.chart.model.chart
 ticks, ceilings drawn with characters ('-' a datasheet compute roof, '/' a datasheet memory roof, ':'
 any measured roof, '+' a ridge point, '.' a point's headroom up to its roof) and each record as a letter,
 with a legend underneath: letter -> operator, arithmetic intensity, FLOP/s and percent of its roof.
+
+A profile's chart (`roofline profile` documents) letters only the points the chart numbers, its largest
+shares of the time (A = the largest), and lists their shares; every other op is an UNLABELLED_CHAR where
+its cell is free, counted in a line under the legend (a 300-op model stays readable).
 """
 
 from __future__ import annotations
@@ -14,7 +18,14 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from roofline.core.errors import UsageError
-from roofline.report.chart.model import Chart, Roof, chart_model, intensity_tick
+from roofline.report.chart.model import (
+    Chart,
+    Roof,
+    chart_model,
+    intensity_tick,
+    point_numbers,
+    unlabelled_note,
+)
 from roofline.report.format import number, si
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -22,6 +33,7 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
 
 COMPUTE_CHAR, MEMORY_CHAR, MEASURED_CHAR, RIDGE_CHAR, HEADROOM_CHAR = "-", "/", ":", "+", "."
 CROWDED_CHAR = "*"  # a point with no free cell near its place (the legend says which)
+UNLABELLED_CHAR = "o"  # a profile's op outside its top shares (drawn only on a free cell)
 LETTERS = string.ascii_uppercase + string.ascii_lowercase + string.digits
 MIN_WIDTH, MIN_HEIGHT = 40, 10
 
@@ -132,10 +144,14 @@ def _draw_tags(g: _Grid, chart: Chart) -> None:
                 break
 
 
-def _draw_points(g: _Grid, chart: Chart) -> dict[tuple[int, int], str]:
-    """Each point's letter (nudged to a free cell nearby when its own is taken); returns the marks used."""
+def _draw_points(g: _Grid, chart: Chart, numbers: dict[str, int]) -> dict[tuple[int, int], str]:
+    """Each point's letter (nudged to a free cell nearby when its own is taken); returns the marks used.
+    A profile's chart: letters by number for the numbered points, then the others' UNLABELLED_CHAR."""
     marks: dict[tuple[int, int], str] = {}
-    for k, p in enumerate(chart.points):
+    points = list(enumerate(chart.points))
+    if chart.profile:
+        points = sorted(((numbers[p.gid] - 1, p) for p in chart.points if p.gid in numbers), key=lambda kp: kp[0])
+    for k, p in points:
         letter = LETTERS[k] if k < len(LETTERS) else CROWDED_CHAR
         row, col = g.row(p.flops_per_s), g.col(p.ai)
         if p.has_headroom:
@@ -152,6 +168,11 @@ def _draw_points(g: _Grid, chart: Chart) -> dict[tuple[int, int], str]:
             g.cells[row][col] = CROWDED_CHAR
             letter = CROWDED_CHAR
         marks[(p.doc, p.record)] = letter
+    for p in chart.points if chart.profile else ():
+        if p.gid not in numbers:
+            row, col = g.row(p.flops_per_s), g.col(p.ai)
+            if g.layer[row][col] < _POINT:
+                g.put(row, col, UNLABELLED_CHAR, _POINT)
     return marks
 
 
@@ -179,7 +200,7 @@ def _axes(g: _Grid, chart: Chart, margin: int) -> tuple[list[str], list[str]]:
     return lines, bottom
 
 
-def _legend(chart: Chart, marks: dict[tuple[int, int], str]) -> list[str]:
+def _legend(chart: Chart, marks: dict[tuple[int, int], str], numbers: dict[str, int]) -> list[str]:
     many = len(chart.series) > 1
     out = [f"roofs ({COMPUTE_CHAR} compute, {MEMORY_CHAR} memory, {MEASURED_CHAR} measured, "
            f"{RIDGE_CHAR} ridge point, {HEADROOM_CHAR} headroom to the roof):"]
@@ -190,13 +211,21 @@ def _legend(chart: Chart, marks: dict[tuple[int, int], str]) -> list[str]:
         rows.append([_roof_char(r), r.name, si(r.value, unit), ridge, r.source]
                     + ([chart.series[r.doc]] if many else []))
     out += _columns(rows, right={2})
-    out.append("points (letter: operator, arithmetic intensity, FLOP/s, % of its roof):")
+    share = ", share of the time" if chart.profile else ""
+    out.append(f"points (letter: operator, arithmetic intensity, FLOP/s, % of its roof{share}):")
     rows = []
-    for p in chart.points:
+    points = sorted((p for p in chart.points if p.gid in numbers), key=lambda p: numbers[p.gid]) \
+        if chart.profile else chart.points
+    for p in points:
         kind = "timed" if p.timed else "model only"
-        rows.append([marks[(p.doc, p.record)], p.label, f"AI {number(p.ai)}", si(p.flops_per_s, "FLOP/s"),
-                     f"{p.fraction:.0%} of roof", kind, f"{p.bound}-bound"] + ([chart.series[p.doc]] if many else []))
-    out += _columns(rows, right={2, 3, 4})
+        row = [marks[(p.doc, p.record)], p.label, f"AI {number(p.ai)}", si(p.flops_per_s, "FLOP/s"),
+               f"{p.fraction:.0%} of roof"]
+        if chart.profile:
+            row.append("-" if p.share is None else f"{p.share:.1%} of time")
+        rows.append(row + [kind, f"{p.bound}-bound"] + ([chart.series[p.doc]] if many else []))
+    out += _columns(rows, right={2, 3, 4, 5} if chart.profile else {2, 3, 4})
+    if (note := unlabelled_note(chart, numbers)) is not None:
+        out.append(f"{UNLABELLED_CHAR}: {note}")
     if chart.skipped:
         out.append("not drawn: " + "; ".join(chart.skipped))
     return out
@@ -223,13 +252,14 @@ def render_terminal(docs: Sequence[Document], width: int = 100, height: int = 30
         if math.floor(ly1) >= math.ceil(ly0) else 2
     g = _Grid(chart, rows=height - 4, cols=width - margin - 1)
     _draw_roofs(g, chart)
-    marks = _draw_points(g, chart)
+    numbers = point_numbers(chart) if chart.profile else {}
+    marks = _draw_points(g, chart, numbers)
     _draw_tags(g, chart)
     lines, bottom = _axes(g, chart, margin)
     x_title = "arithmetic intensity (FLOP/byte)"
     footer = "y: FLOP/s".ljust(max(width - len(x_title), 10)) + x_title
     title = chart.title.replace("  ·  ", " | ")
-    return "\n".join([title[:width], *lines, *bottom, footer, "", *_legend(chart, marks)]) + "\n"
+    return "\n".join([title[:width], *lines, *bottom, footer, "", *_legend(chart, marks, numbers)]) + "\n"
 
 
-__all__ = ["LETTERS", "render_terminal"]
+__all__ = ["LETTERS", "UNLABELLED_CHAR", "render_terminal"]

@@ -2,6 +2,7 @@
 numbered chart and the matplotlib drawing, one module each.
 
 - `model`: `chart_model(docs)` -> `Chart` (ceilings, points, ranges, title), pure data; `load_documents`.
+  A whole-model profile's points carry their share of the time (marker areas, the top ones numbered).
 - `placer`: where each label goes, on plain rectangles in display pixels.
 - `table`: the table listing a numbered chart's points (more than NUMBERED_ABOVE of them).
 - `draw`: `build_figure` and `save_chart` (matplotlib, imported only when a figure is built).
@@ -12,15 +13,18 @@ The terminal chart (`roofline.report.terminal`) draws the same model in characte
 from roofline.report.chart.draw import build_figure, save_chart
 from roofline.report.chart.model import (
     NUMBERED_ABOVE,
+    PROFILE_LABELLED,
     ROOF_CHOICES,
     Chart,
     Point,
     Roof,
     chart_model,
     is_numbered,
+    is_profile,
     load_documents,
+    marker_pt,
     point_numbers,
 )
 
-__all__ = ["NUMBERED_ABOVE", "ROOF_CHOICES", "Chart", "Point", "Roof", "build_figure", "chart_model", "is_numbered",
-           "load_documents", "point_numbers", "save_chart"]
+__all__ = ["NUMBERED_ABOVE", "PROFILE_LABELLED", "ROOF_CHOICES", "Chart", "Point", "Roof", "build_figure",
+           "chart_model", "is_numbered", "is_profile", "load_documents", "marker_pt", "point_numbers", "save_chart"]

@@ -5,8 +5,9 @@ What is drawn comes from the chart model (`model.chart_model`), where each label
 built, with the headless Agg backend, so importing this module (or the CLI) stays cheap.
 
 Datasheet roofs are solid, measured roofs (a calibration's) dashed; points are coloured by bound, filled
-when timed, hollow when the model's only. Artists carry gids that tests (and anyone inspecting the figure)
-can find; `build_figure` lists them.
+when timed, hollow when the model's only. A profile's points have marker areas by their share of the time
+(`model.marker_pt`), the largest drawn first (beneath), and headroom lines on its numbered points only.
+Artists carry gids that tests (and anyone inspecting the figure) can find; `build_figure` lists them.
 """
 
 from __future__ import annotations
@@ -16,7 +17,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from roofline.report.chart.model import Chart, Roof, chart_model, intensity_tick, is_numbered, point_numbers
+from roofline.report.chart.model import (
+    Chart,
+    Roof,
+    chart_model,
+    intensity_tick,
+    is_numbered,
+    marker_pt,
+    point_numbers,
+    unlabelled_note,
+)
 from roofline.report.chart.placer import Placement, Scene, place_labels, rect, stack
 from roofline.report.chart.table import EDGE_IN, draw_table, plan_table
 from roofline.report.figures import DPI, figure_format, save_figure
@@ -73,7 +83,8 @@ def build_figure(docs: Sequence[Document], labels: Sequence[str] | None = None, 
     'leader:DOC:RECORD' (a callout's); the legends are 'legend:series' (one entry per document) and
     'legend:key'; 'note:skipped' the note on records not drawn. A chart of more than NUMBERED_ABOVE points
     labels each with its number ('label:point:...' holds '1', '2', ...) and adds a table under the legends
-    (its gids: `table.draw_table`).
+    (its gids: `table.draw_table`). A profile's chart numbers only its largest shares; 'note:unlabelled'
+    counts the rest.
     """
     chart = chart_model(docs, labels, roof, title)
     numbers = point_numbers(chart) if is_numbered(chart) else {}
@@ -88,8 +99,10 @@ def build_figure(docs: Sequence[Document], labels: Sequence[str] | None = None, 
         fig = Figure(figsize=FIGSIZE_IN, dpi=DPI, layout="constrained")
         FigureCanvasAgg(fig)
         table = plan_table(chart, numbers, fig.get_figwidth(), _width_in(fig)) if numbers else None
-        # A band at the bottom, below the legends, for the table and the note on records not drawn.
-        note_in = _NOTE_LINE_IN if chart.skipped else 0.0
+        unlabelled = unlabelled_note(chart, numbers)
+        # A band at the bottom, below the legends, for the table and the notes on records not drawn and
+        # (a profile's) points not numbered.
+        note_in = _NOTE_LINE_IN * ((1 if chart.skipped else 0) + (1 if unlabelled else 0))
         band_in = (table.height_in if table else 0.0) + note_in
         if band_in:
             height = FIGSIZE_IN[1] + band_in
@@ -117,13 +130,18 @@ def build_figure(docs: Sequence[Document], labels: Sequence[str] | None = None, 
 
         _draw_roofs(ax, chart)
         margin = _margin_labels(ax, chart)
-        _draw_points(ax, chart)
+        _draw_points(ax, chart, numbers)
         _draw_legends(fig, chart)
         if chart.skipped:
             note = fig.text(EDGE_IN, EDGE_IN / 2, f"not drawn ({len(chart.skipped)}): "
                             + "; ".join(chart.skipped)[:160], fontsize=FONT_PT, color="#555555", ha="left",
                             va="bottom", transform=fig.dpi_scale_trans)
             note.set_gid("note:skipped")
+        if unlabelled:
+            y_in = EDGE_IN / 2 + (_NOTE_LINE_IN if chart.skipped else 0.0)
+            note = fig.text(EDGE_IN, y_in, unlabelled, fontsize=FONT_PT, color="#555555", ha="left", va="bottom",
+                            transform=fig.dpi_scale_trans)
+            note.set_gid("note:unlabelled")
         # Lay out once, then freeze it: the labels are placed in display space and must stay put.
         fig.canvas.draw()
         fig.set_layout_engine("none")
@@ -177,14 +195,17 @@ def _draw_roofs(ax: Axes, chart: Chart) -> None:
             ax.plot([x_lo, end], [x_lo * r.value, end * r.value], gid=f"roof:{r.gid}", **style)
 
 
-def _draw_points(ax: Axes, chart: Chart) -> None:
-    for p in chart.points:
+def _draw_points(ax: Axes, chart: Chart, numbers: dict[str, int]) -> None:
+    """Headroom lines and markers. A profile's: areas by share, the largest first so that smaller markers
+    stay visible on top of it, headroom lines only where a number says which op it is."""
+    points = sorted(chart.points, key=lambda p: -marker_pt(p)) if chart.profile else chart.points
+    for p in points:
         colour = bound_colour(p.bound)
-        if p.has_headroom:
+        if p.has_headroom and (p.share is None or p.gid in numbers):
             ax.plot([p.ai, p.ai], [p.flops_per_s, p.roof_flops_per_s], color=colour, linestyle=(0, (1, 1.5)),
                     linewidth=1.2, alpha=0.7, zorder=3, gid=f"headroom:{p.gid}")
         ax.plot([p.ai], [p.flops_per_s], linestyle="none", marker=doc_marker(p.doc),
-                markersize=MARKER_PT, markeredgewidth=1.6 if not p.timed else 0.8,
+                markersize=marker_pt(p), markeredgewidth=1.6 if not p.timed else 0.8,
                 markerfacecolor=colour if p.timed else "white",
                 markeredgecolor=colour if not p.timed else "white", zorder=5, gid=f"point:{p.gid}")
 
@@ -211,6 +232,9 @@ def _draw_legends(fig: Figure, chart: Chart) -> None:
                           markeredgecolor="#555555", markeredgewidth=1.6, label="model only (attainable)"))
     if any(p.has_headroom for p in chart.points):
         key.append(Line2D([], [], color="#555555", linestyle=(0, (1, 1.5)), linewidth=1.2, label="headroom to roof"))
+    if chart.profile:
+        key.append(Line2D([], [], linestyle="none", marker="o", markersize=MARKER_PT * 1.6, color="#bbbbbb",
+                          markeredgecolor="white", label="area: share of time"))
     for source in chart.sources:
         key.append(Line2D([], [], color="#2b2b2b", linewidth=1.8, linestyle="-" if source == "datasheet"
                           else (0, (5, 3)), label=f"{source} roof"))
@@ -264,8 +288,8 @@ def _scene(fig: Figure, ax: Axes, chart: Chart) -> Scene:
             continue
         xy = to_px(list(zip(line.get_xdata(), line.get_ydata(), strict=True)))
         scene.segments += [(gid, ((xy[k][0], xy[k][1]), (xy[k + 1][0], xy[k + 1][1]))) for k in range(len(xy) - 1)]
-    half = MARKER_PT * px_per_pt / 2 + 1
     for p in chart.points:
+        half = marker_pt(p) * px_per_pt / 2 + 1
         cx, cy = to_px((p.ai, p.flops_per_s))
         scene.markers.append(rect(cx - half, cy - half, cx + half, cy + half))
     for line in ax.get_lines():

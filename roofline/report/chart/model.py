@@ -11,6 +11,11 @@ Choices a reader of the chart should know:
   datasheet record) it runs up to the drawn roof of the same pipe instead.
 - Up to NUMBERED_ABOVE points are labelled by name on the chart. More are numbered (1, 2, ... across all
   documents, by intensity) and listed in a table under the chart (`table`).
+- A whole-model profile (`roofline profile`: a document with a `profile` summary) has one point per
+  aggregated op. Each point's `share` is its part of the document's time (time_s x count over the sum over
+  records; an analytic profile's roofline time), and its marker's AREA is proportional to it (`marker_pt`).
+  Only the PROFILE_LABELLED largest shares of each document are numbered and listed in the table (a
+  300-op model stays readable); the rest are unnumbered markers, counted in a note (`unlabelled_note`).
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from roofline.core.errors import RooflineError, UsageError
 from roofline.core.model import pipe_label
 from roofline.core.record import Record
 from roofline.report.format import si
+from roofline.report.style import MARKER_PT
 
 ROOF_CHOICES = ("datasheet", "measured", "both")
 
@@ -47,6 +53,14 @@ ON_THE_ROOF = 1.001  # a point within 0.1% of its roof has no headroom line
 # each other and still collide. A numbered chart puts a short number by each marker and lists number ->
 # label, intensity, FLOP/s and fraction of the roof in a table under the chart, where nothing can overlap.
 NUMBERED_ABOVE = 8
+# A profile chart numbers this many points per document, the largest shares of its time: as many as a
+# chart labels by name, and in a model the top few ops usually hold most of the time.
+PROFILE_LABELLED = 8
+# A profile point's marker diameter, in points, if it held all of its document's time (area ~ share): the
+# top op of a model (10-40% of the time) gets 10-20 pt; none is drawn below PROFILE_MIN_PT, so hundreds of
+# small ops stay visible as dots without hiding each other.
+PROFILE_FULL_PT = 32.0
+PROFILE_MIN_PT = 3.0
 
 
 # ---------------------------------------------------------------- reading
@@ -101,6 +115,7 @@ class Point:
     timed: bool
     bound: str
     roof_flops_per_s: float  # the top of its headroom line
+    share: float | None = None  # a profile's point: its part of the document's time (module docstring)
 
     @property
     def fraction(self) -> float:
@@ -126,6 +141,7 @@ class Chart:
     skipped: tuple[str, ...]  # records that cannot sit on a log-log chart, as 'op dtype: why'
     x_range: tuple[float, float]
     y_range: tuple[float, float]
+    profile: bool = False  # a profile document is among them: marker areas by share, the top ones numbered
 
 
 def _number(v: Any) -> float | None:
@@ -275,9 +291,33 @@ def _point(i: int, j: int, rec: Record, roofs: list[Roof]) -> Point | str:
     if y is None and not timed and ai is not None:
         peak, bw = _number(rec.peak_flops_per_s), _number(rec.peak_bytes_per_s)
         y = min(peak, ai * bw) if peak is not None and bw is not None else None
+    if rec.flops is None:  # a profile's op without a FLOP formula (listed with its time, never drawn at 0)
+        return "no FLOP formula"
     if ai is None or y is None:
         return "no finite arithmetic intensity" if ai is None else "no positive FLOP/s"
     return Point(i, j, rec.label, ai, y, timed, str(rec.bound or "unknown"), _headroom_roof(rec, ai, roofs))
+
+
+def is_profile(doc: Document) -> bool:
+    """Whether the document is a whole-model profile (`roofline profile`): its summary, or aggregated records."""
+    return isinstance(doc.extra.get("profile"), dict) or any(r.count is not None for r in doc.records)
+
+
+def time_shares(doc: Document) -> list[float | None]:
+    """Each record's part of the document's time: time_s x count over the sum over records (an analytic
+    document: roofline time); None for every record when the document has no such time."""
+    if doc.timed:
+        weights = [(r.time_s or 0.0) * (r.count or 1) for r in doc.records]
+    else:
+        weights = [(r.roofline_time_s or 0.0) * (r.count or 1) for r in doc.records]
+    total = sum(weights)
+    return [w / total if total > 0 else None for w in weights]
+
+
+def _profile_label(rec: Record, regions: bool) -> str:
+    """'aten::addmm fused fp32 in fc1', with its region when the document has several: ' [decode]'."""
+    text = rec.label + (f" in {rec.module}" if rec.module else "")
+    return text + (f" [{rec.region}]" if regions and rec.region else "")
 
 
 def chart_model(docs: Sequence[Document], labels: Sequence[str] | None = None, roof: str = "both",
@@ -295,10 +335,16 @@ def chart_model(docs: Sequence[Document], labels: Sequence[str] | None = None, r
         if not doc.records:
             raise RooflineError(f"{series[i]}: no records to plot")
         own = _doc_roofs(i, doc, series[i], roof)
+        profile = is_profile(doc)
+        shares = time_shares(doc) if profile else [None] * len(doc.records)
+        regions = profile and len({r.region for r in doc.records}) > 1
         for j, rec in enumerate(doc.records):
             point = _point(i, j, rec, own)
+            name = _profile_label(rec, regions) if profile else rec.label
             if isinstance(point, str):
-                skipped.append(f"{rec.label}: {point}")
+                skipped.append(f"{name}: {point}")
+            elif profile:
+                points.append(replace(point, label=name, share=shares[j]))
             else:
                 points.append(point)
         # Before/after on one GPU: the second document's identical roofs are not drawn again.
@@ -312,7 +358,7 @@ def chart_model(docs: Sequence[Document], labels: Sequence[str] | None = None, r
     y_range = _span(min(ys), max(ys), _PAD_BOTTOM, _PAD_TOP)
     sources = tuple(s for s in ("datasheet", "measured") if any(r.source == s for r in roofs))
     return Chart(title or _title(docs, points), series, sources, tuple(roofs), tuple(points), tuple(skipped),
-                 x_range, y_range)
+                 x_range, y_range, profile=any(is_profile(d) for d in docs))
 
 
 def _distinct_labels(points: list[Point], docs: Sequence[Document]) -> list[Point]:
@@ -357,6 +403,10 @@ def _title(docs: Sequence[Document], points: Sequence[Point]) -> str:
     dtypes = list(dict.fromkeys(str(docs[p.doc].records[p.record].dtype) for p in points))
     dates = list(dict.fromkeys(d for d in (_date(doc) for doc in docs) if d))
     parts = [f"Roofline: {' vs '.join(names)}", ", ".join(dtypes)]
+    profiles = list(dict.fromkeys(str(d.extra["profile"].get("name") or "profile") for d in docs
+                                  if isinstance(d.extra.get("profile"), dict)))
+    if profiles:
+        parts[0] = f"Profile {' vs '.join(profiles)} on {' vs '.join(names)}"
     if dates:
         parts.append(" / ".join(dates))
     return "  ·  ".join(parts)
@@ -369,18 +419,57 @@ def intensity_tick(value: float) -> str:
 
 # ---------------------------------------------------------------- numbering (charts of many points)
 def is_numbered(chart: Chart) -> bool:
-    """Whether the chart marks its points with numbers (and a table) rather than labels."""
-    return len(chart.points) > NUMBERED_ABOVE
+    """Whether the chart marks its points with numbers (and a table) rather than labels: a profile's always
+    (the table holds each op's share of the time)."""
+    return chart.profile or len(chart.points) > NUMBERED_ABOVE
 
 
 def point_numbers(chart: Chart) -> dict[str, int]:
     """The chart number of each point (gid -> 1, 2, ...), unique across documents: document by document,
     then left to right (rising intensity), higher first at equal intensity, so that points near each other
-    on the chart get nearby numbers and the table reads along the x axis."""
+    on the chart get nearby numbers and the table reads along the x axis.
+
+    A profile document's points are numbered by share instead (1 = the largest), only its PROFILE_LABELLED
+    largest: the others get no number (`unlabelled_note` counts them)."""
+    if chart.profile:
+        return _profile_numbers(chart)
     order = sorted(chart.points, key=lambda p: (p.doc, p.ai, -p.flops_per_s, p.record))
     return {p.gid: n for n, p in enumerate(order, 1)}
 
 
-__all__ = ["NUMBERED_ABOVE", "ROOF_CHOICES", "Chart", "Point", "Roof", "chart_model", "device_name", "intensity_tick",
-           "is_numbered",
-           "load_documents", "point_numbers"]
+def _profile_numbers(chart: Chart) -> dict[str, int]:
+    numbers: dict[str, int] = {}
+    for doc in range(len(chart.series)):
+        own = [p for p in chart.points if p.doc == doc]
+        if any(p.share is not None for p in own):
+            order = sorted(own, key=lambda p: (p.share is None, -(p.share or 0.0), p.ai, p.record))
+            own = order[:PROFILE_LABELLED]
+        else:  # a plain document beside a profile: every point, along the x axis as usual
+            own.sort(key=lambda p: (p.ai, -p.flops_per_s, p.record))
+        for p in own:
+            numbers[p.gid] = len(numbers) + 1
+    return numbers
+
+
+def marker_pt(p: Point) -> float:
+    """A point's marker size (diameter, in points): MARKER_PT, or a profile's by its share (area ~ share)."""
+    if p.share is None:
+        return MARKER_PT
+    return max(PROFILE_MIN_PT, PROFILE_FULL_PT * math.sqrt(p.share))
+
+
+def unlabelled_note(chart: Chart, numbers: dict[str, int]) -> str | None:
+    """The note on a profile chart's points without a number: how many, and their part of the time."""
+    rest = [p for p in chart.points if p.gid not in numbers]
+    if not chart.profile or not rest:
+        return None
+    docs = sorted({p.doc for p in rest})
+    shares = [sum(p.share or 0.0 for p in rest if p.doc == d) for d in docs]
+    held = " and ".join(f"{s:.1%}" for s in shares) + (" of each document's time" if len(docs) > 1 else
+                                                         " of the time")
+    return f"{len(rest)} smaller op{'s' if len(rest) > 1 else ''} not numbered ({held})"
+
+
+__all__ = ["NUMBERED_ABOVE", "PROFILE_FULL_PT", "PROFILE_LABELLED", "PROFILE_MIN_PT", "ROOF_CHOICES", "Chart", "Point",
+           "Roof", "chart_model", "device_name", "intensity_tick", "is_numbered", "is_profile", "load_documents",
+           "marker_pt", "point_numbers", "time_shares", "unlabelled_note"]

@@ -21,7 +21,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from roofline.report.chart.model import Chart, Point, Roof
+from roofline.report.chart.model import Chart, Point, Roof, marker_pt
 from roofline.report.style import MARKER_PT, NUMBER_WEIGHT
 
 Corners = tuple[tuple[float, float], ...]  # a convex shape in display pixels: a rectangle, or a segment
@@ -228,21 +228,24 @@ def outward(points: Sequence[Point], to_px: ToPx, px_per_pt: float) -> dict[str,
 def point_candidates(p: Point, to_px: ToPx, w: float, h: float, px_per_pt: float,
                      rings: Sequence[float] = RINGS_PT, prefer: float | None = None) -> list[Candidate]:
     """Spots around a point's marker: the near ring first (no leader), then rings further out; in each
-    ring the directions of _DIRECTIONS, or those nearest `prefer` (degrees) first."""
+    ring the directions of _DIRECTIONS, or those nearest `prefer` (degrees) first. A marker larger than
+    MARKER_PT (a profile's, by its share) pushes every ring out by the difference in radius."""
     cx, cy = to_px((p.ai, p.flops_per_s))
+    size = marker_pt(p)
+    grow = (size - MARKER_PT) / 2
     directions = _DIRECTIONS if prefer is None else sorted(
         _DIRECTIONS, key=lambda d: abs((d - prefer + 180) % 360 - 180))
     out = []
     for ring, radius in enumerate(rings):
         for deg in directions:
             c, s = math.cos(math.radians(deg)), math.sin(math.radians(deg))
-            dx, dy = radius * c, radius * s * (0.8 if ring == 0 else 1.0)
+            dx, dy = (radius + grow) * c, (radius + grow) * s * (0.8 if ring == 0 else 1.0)
             ha = "left" if c > 0.3 else "right" if c < -0.3 else "center"
             va = "bottom" if s > 0.3 else "top" if s < -0.3 else "center"
             anchor = (cx + dx * px_per_pt, cy + dy * px_per_pt)
             leader = None
             if ring > 0:  # from the marker's edge to the anchor
-                start = (MARKER_PT / 2 + 1) * px_per_pt
+                start = (size / 2 + 1) * px_per_pt
                 leader = ((cx + c * start, cy + s * start), anchor)
             out.append(Candidate(quad(anchor, w, h, ha, va), (p.ai, p.flops_per_s), (dx, dy), ha, va,
                                  leader=leader, ring=ring, centre=(cx, cy)))
@@ -332,7 +335,7 @@ def _callout_layout(scene: Scene, order: list[Point], side: str, gap: float,
     xs, ys = [centre[p.gid][0] for p in order], [centre[p.gid][1] for p in order]
     top_y, bottom_y = max(c[1] for c in everyone), min(c[1] for c in everyone)
     right_x, left_x = max(c[0] for c in everyone), min(c[0] for c in everyone)
-    half = MARKER_PT * px_per_pt / 2 + 1
+    half = max(marker_pt(p) for p in order) * px_per_pt / 2 + 1
     h = max(hh for _, hh in size.values())
     spots = []
     if side in ("below", "above"):
@@ -357,7 +360,8 @@ def _callout_layout(scene: Scene, order: list[Point], side: str, gap: float,
         cx, cy = centre[p.gid]
         w, hh = size[p.gid]
         reach = math.dist(anchor, (cx, cy)) or 1.0
-        start = (cx + (anchor[0] - cx) / reach * half, cy + (anchor[1] - cy) / reach * half)
+        edge_px = marker_pt(p) * px_per_pt / 2 + 1  # the leader starts at its own marker's edge
+        start = (cx + (anchor[0] - cx) / reach * edge_px, cy + (anchor[1] - cy) / reach * edge_px)
         offset = ((anchor[0] - cx) / px_per_pt, (anchor[1] - cy) / px_per_pt)
         layout.append((p, Candidate(quad(anchor, w, hh, ha, va), (p.ai, p.flops_per_s), offset, ha, va,
                                     leader=(start, anchor), ring=1, centre=(cx, cy))))
@@ -419,7 +423,8 @@ def _callout_cost(scene: Scene, layout: Layout) -> float:
 def place_labels(scene: Scene, chart: Chart, numbers: dict[str, int], to_px: ToPx, measure: Measure,
                  px_per_pt: float) -> list[Placement]:
     """Memory-roof labels along their diagonals, then each point's label (or number, when `numbers` is
-    given: a numbered chart's), in the order they are to be drawn. `scene` gains each label placed."""
+    given: a numbered chart's, where only the points in `numbers` get one), in the order they are to be
+    drawn. `scene` gains each label placed."""
     placed: list[Placement] = []
 
     def put(p: Placement) -> None:
@@ -433,13 +438,14 @@ def place_labels(scene: Scene, chart: Chart, numbers: dict[str, int], to_px: ToP
             put(Placement(f"label:roof:{r.gid}", r.text, choose(scene, cands, {f"roof:{r.gid}"}), r.doc, "roof"))
 
     done: set[str] = set()
+    targets = [p for p in chart.points if p.gid in numbers] if numbers else list(chart.points)
     if numbers:  # tight clusters first: their numbers in a row or column beside them
-        for cluster in clusters(chart.points, to_px, px_per_pt):
+        for cluster in clusters(targets, to_px, px_per_pt):
             for p, spot in place_callout(scene, cluster, numbers, to_px, measure, px_per_pt):
                 put(Placement(f"label:point:{p.gid}", str(numbers[p.gid]), spot, p.doc, "number", NUMBER_WEIGHT,
                               leader_under=True))
                 done.add(p.gid)
-    order = sorted(chart.points, key=lambda p: (-p.flops_per_s, p.ai, p.doc, p.record))
+    order = sorted(targets, key=lambda p: (-p.flops_per_s, p.ai, p.doc, p.record))
     away = outward(chart.points, to_px, px_per_pt) if numbers else {}
     for p in order:
         if p.gid in done:

@@ -1,8 +1,10 @@
 """The table under a numbered chart (more than NUMBERED_ABOVE points): what it holds, its layout, its drawing.
 
 Under the legends, rows of: number, marker (bound colour, document shape), label, intensity, FLOP/s and
-fraction of the roof, in as many blocks side by side as the figure's width holds (at most _MAX_BLOCKS),
-each with its column headings; with several documents each document's rows start under its name.
+fraction of the roof (on a profile's chart also the share of the time), in as many blocks side by side as
+the figure's width holds (at most _MAX_BLOCKS), each with its column headings; with several documents each
+document's rows start under its name. Only numbered points have a row (a profile's chart numbers its
+largest shares only).
 `plan_table` lays it out (pure: text widths come from a `width_in` function); `draw_table` draws a plan
 on a matplotlib figure. Positions are in inches (fig.dpi_scale_trans), so PNG, SVG and PDF agree.
 """
@@ -33,9 +35,10 @@ NUMBERED_MAX_WIDTH_IN = 12.0
 _TABLE_PAD_IN = (0.16, 0.06)  # above the table (under the legends), below it
 _MAX_BLOCKS = 3
 _COLUMNS = ("number", "marker", "label", "ai", "flops", "fraction")
+_PROFILE_COLUMNS = (*_COLUMNS, "share")
 _HEADINGS = {"number": "#", "marker": "", "label": "operator", "ai": "FLOP/B", "flops": "TFLOP/s",
-             "fraction": "of roof"}
-_RIGHT_ALIGNED = frozenset({"number", "ai", "flops", "fraction"})
+             "fraction": "of roof", "share": "of time"}
+_RIGHT_ALIGNED = frozenset({"number", "ai", "flops", "fraction", "share"})
 _STRIPE = "#f2f2f2"
 _MUTED = "#555555"
 
@@ -60,6 +63,7 @@ class TablePlan:
     block_w_in: float
     height_in: float
     fig_w_in: float  # the figure's width (wider than it was when that fits one more block)
+    columns: tuple[str, ...] = _COLUMNS
 
 
 def _fraction_text(p: Point) -> str:
@@ -91,9 +95,13 @@ def fill(entries: Sequence[Entry], per: int) -> list[list[Entry]]:
 
 def plan_table(chart: Chart, numbers: dict[str, int], fig_width_in: float, width_in: WidthIn) -> TablePlan:
     """What the table holds and how wide its columns are, for a figure `fig_width_in` inches wide."""
-    points = sorted(chart.points, key=lambda p: numbers[p.gid])
+    points = sorted((p for p in chart.points if p.gid in numbers), key=lambda p: numbers[p.gid])
+    columns = _PROFILE_COLUMNS if chart.profile else _COLUMNS
     cells = {p.gid: {"number": str(numbers[p.gid]), "label": p.label, "ai": number(p.ai),
                      "flops": number(p.flops_per_s / 1e12), "fraction": _fraction_text(p)} for p in points}
+    if chart.profile:
+        for p in points:
+            cells[p.gid]["share"] = "-" if p.share is None else f"{p.share:.1%}"
     entries: list[Entry] = []
     for doc, name in enumerate(chart.series):
         own = [p for p in points if p.doc == doc]
@@ -106,10 +114,10 @@ def plan_table(chart: Chart, numbers: dict[str, int], fig_width_in: float, width
     gap = _CELL_GAP_PT / 72
     widths = {c: max([width_in(_HEADINGS[c], "normal")] + [width_in(cells[p.gid][c], NUMBER_WEIGHT if c == "number"
                                                                     else "normal") for p in points])
-              for c in _COLUMNS if c != "marker"}
+              for c in columns if c != "marker"}
     widths["marker"] = MARKER_PT / 72 + 0.04
     budget = fig_width_in - 2 * EDGE_IN
-    fixed = sum(w for c, w in widths.items() if c != "label") + gap * (len(_COLUMNS) - 1)
+    fixed = sum(w for c, w in widths.items() if c != "label") + gap * (len(columns) - 1)
     if fixed + widths["label"] > budget:  # labels too long even for one block: shorten the longest
         widths["label"] = budget - fixed
         for cell in cells.values():
@@ -117,7 +125,7 @@ def plan_table(chart: Chart, numbers: dict[str, int], fig_width_in: float, width
                 cell["label"] = cell["label"][:-2] + "\u2026"
     anchors: dict[str, float] = {}
     x = 0.0
-    for c in _COLUMNS:
+    for c in columns:
         anchors[c] = x + widths[c] if c in _RIGHT_ALIGNED else x
         x += widths[c] + gap
     block_w = x - gap
@@ -137,13 +145,14 @@ def plan_table(chart: Chart, numbers: dict[str, int], fig_width_in: float, width
     rows = max(len(b) for b in blocks) + 1  # and the headings
     height = _TABLE_PAD_IN[0] + rows * _ROW_PT / 72 + _TABLE_PAD_IN[1]
     return TablePlan(tuple(tuple(b) for b in blocks), cells, anchors, widths["number"] + gap + widths["marker"] / 2,
-                     block_w, height, max(fig_w, fig_width_in))
+                     block_w, height, max(fig_w, fig_width_in), columns)
 
 
 def draw_table(fig: Figure, plan: TablePlan, top_in: float) -> None:
     """Draw the planned table with its top edge `top_in` inches above the figure's bottom.
 
-    Gids: per point 'table:COLUMN:DOC:RECORD' (COLUMN: number, marker, label, ai, flops, fraction),
+    Gids: per point 'table:COLUMN:DOC:RECORD' (COLUMN: number, marker, label, ai, flops, fraction; share on
+    a profile's chart),
     'table:head:BLOCK:COLUMN' the headings, 'table:group:DOC:BLOCK' a document's heading."""
     from matplotlib.lines import Line2D
     from matplotlib.patches import Rectangle
@@ -166,7 +175,7 @@ def draw_table(fig: Figure, plan: TablePlan, top_in: float) -> None:
     for b, block in enumerate(plan.blocks):
         x0 = EDGE_IN + b * (plan.block_w_in + _BLOCK_GAP_IN)
         y = top_in - _TABLE_PAD_IN[0] - row / 2
-        for c in _COLUMNS:
+        for c in plan.columns:
             text(x0 + plan.anchors_in[c], y, _HEADINGS[c], f"table:head:{b}:{c}",
                  ha="right" if c in _RIGHT_ALIGNED else "left", color=_MUTED)
         rule = Line2D([x0, x0 + plan.block_w_in], [y - row / 2] * 2, transform=inches, color="#b0b0b0",
@@ -192,7 +201,7 @@ def draw_table(fig: Figure, plan: TablePlan, top_in: float) -> None:
                 marker(x0 + plan.marker_in, y, p.doc, bcolour, "white", f"table:marker:{p.gid}")
             else:
                 marker(x0 + plan.marker_in, y, p.doc, "white", bcolour, f"table:marker:{p.gid}", width=1.6)
-            for c in ("number", "label", "ai", "flops", "fraction"):
+            for c in (c for c in plan.columns if c != "marker"):
                 kw = {"color": colour, "fontweight": NUMBER_WEIGHT} if c == "number" else {"color": "#1a1a1a"}
                 text(x0 + plan.anchors_in[c], y, cells[c], f"table:{c}:{p.gid}",
                      ha="right" if c in _RIGHT_ALIGNED else "left", **kw)
