@@ -1,8 +1,9 @@
 # Two entry points on a fresh machine (Python 3.10+, no GPU needed):
 #   make demo   set up .venv and run `roofline analyze gemm --m 4096` on the default device
 #   make test   set up .venv and run the whole test suite
-# The venv sees system site-packages, so on a GPU machine the user's own torch is used; where no torch
-# is importable, the CPU build of torch 2.13.0 is installed.
+# The venv sees the packages of the Python that runs `make` (its system site-packages, and a virtual
+# environment's own site-packages when `make` runs inside one, through a .pth file), so on a GPU machine the
+# user's own torch is used; where no torch is importable, the CPU build of torch 2.13.0 is installed.
 PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
@@ -11,6 +12,8 @@ BIN := $(VENV)/bin
 
 $(VENV)/.ready: pyproject.toml
 	$(PY) -m venv --system-site-packages $(VENV)
+	$(PY) -c "import site, sys; sys.prefix != sys.base_prefix and print('\n'.join(site.getsitepackages()))" \
+	  > "$$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/outer-env.pth"
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -c "import torch" 2>/dev/null || $(BIN)/python -m pip install -q torch==2.13.0
 	$(BIN)/python -m pip install -q -e '.[test]'
