@@ -69,6 +69,15 @@ def parser(doc: str | None, presets: Mapping[str, Any], size_flag: str) -> argpa
 
 
 @dataclass(frozen=True)
+class ImagePreset:
+    """An image model's name (torchvision or timm) and its default input."""
+
+    model: str
+    batch: int
+    image_size: int
+
+
+@dataclass(frozen=True)
 class Setup:
     """Where and how the example runs."""
 

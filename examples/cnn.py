@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -24,15 +23,7 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # the shared helper beside this script
 import _common
 
-
-@dataclass(frozen=True)
-class Preset:
-    """A torchvision model name and its default input."""
-
-    model: str
-    batch: int
-    image_size: int
-
+Preset = _common.ImagePreset
 
 PRESETS = {
     "tiny": Preset("resnet18", batch=1, image_size=64),

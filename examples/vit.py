@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -26,14 +25,7 @@ import _common
 NATIVE_SIZE = 224  # the image size of the default models' configs: no img_size passed for it
 
 
-@dataclass(frozen=True)
-class Preset:
-    """A timm model name and its default input."""
-
-    model: str
-    batch: int
-    image_size: int
-
+Preset = _common.ImagePreset
 
 PRESETS = {
     "tiny": Preset("vit_tiny_patch16_224", batch=1, image_size=96),

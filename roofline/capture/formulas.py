@@ -244,26 +244,25 @@ def _rows_cols(x: TensorMeta, normalized: Iterable[int]) -> tuple[int, int]:
     return (x.numel // cols if cols else 0), cols
 
 
-@formula("aten::native_layer_norm")
-def layer_norm(call: OpCall) -> Cost | None:
+def _catalog_norm(call: OpCall, name: str) -> Cost | None:
+    """A norm over the trailing `normalized_shape` dimensions as the catalog's `name` (rows x cols)."""
     x = tensor(call, "input")
     if x is None:
         return None
     rows, cols = _rows_cols(x, arg(call, "normalized_shape", [x.shape[-1]]))
     if rows < 1 or cols < 1:
-        return rule(0, "layernorm", "NB: empty input.")
-    return catalog_cost("layernorm", rows=rows, cols=cols)
+        return rule(0, name, "NB: empty input.")
+    return catalog_cost(name, rows=rows, cols=cols)
+
+
+@formula("aten::native_layer_norm")
+def layer_norm(call: OpCall) -> Cost | None:
+    return _catalog_norm(call, "layernorm")
 
 
 @formula("aten::_fused_rms_norm")
 def rms_norm(call: OpCall) -> Cost | None:
-    x = tensor(call, "input")
-    if x is None:
-        return None
-    rows, cols = _rows_cols(x, arg(call, "normalized_shape", [x.shape[-1]]))
-    if rows < 1 or cols < 1:
-        return rule(0, "rmsnorm", "NB: empty input.")
-    return catalog_cost("rmsnorm", rows=rows, cols=cols)
+    return _catalog_norm(call, "rmsnorm")
 
 
 @formula("aten::native_group_norm")
