@@ -57,14 +57,14 @@ def columns(report: Report) -> tuple[str, ...]:
     return PROFILE_COLUMNS if report.profile else COLUMNS
 
 
-def _cells(row: Row, cols: tuple[str, ...] = COLUMNS) -> list[str]:
+def cells(row: Row, cols: tuple[str, ...] = COLUMNS) -> list[str]:
     """One cell per column; baseline and current hold the judged statistic (the median when none was)."""
     base = row.baseline_value if row.baseline_value is not None else row.baseline_median
     cur = row.current_value if row.current_value is not None else row.current_median
-    cells = [row.op, row.variant or "-", row.dtype if row.kind != REGION else "-", row.shape, _value(base, row.metric),
-             _value(cur, row.metric), "-" if row.change is None else f"{row.change * 100:+.1f}%",
-             "-" if row.p_value is None else f"{row.p_value:.2g}", row.threshold or "-", row.verdict, row.reason]
-    return [cells[0], row.where or "-", *cells[1:]] if "where" in cols else cells
+    out = [row.op, row.variant or "-", row.dtype if row.kind != REGION else "-", row.shape, _value(base, row.metric),
+           _value(cur, row.metric), "-" if row.change is None else f"{row.change * 100:+.1f}%",
+           "-" if row.p_value is None else f"{row.p_value:.2g}", row.threshold or "-", row.verdict, row.reason]
+    return [out[0], row.where or "-", *out[1:]] if "where" in cols else out
 
 
 # ---------------------------------------------------------------- terminal
@@ -80,10 +80,10 @@ def render_table(report: Report) -> Table:
         t.add_column(c, justify="right" if c in ("baseline", "current", "change", "p-value") else "left",
                      overflow="fold")
     for row in report.rows:
-        cells = _cells(row, cols)
+        row_cells = cells(row, cols)
         style = _STYLE.get(row.verdict, "")
-        cells[verdict] = f"[{style}]{row.verdict}[/]" if style else row.verdict
-        t.add_row(*cells, style="bold" if row.kind == REGION else None)
+        row_cells[verdict] = f"[{style}]{row.verdict}[/]" if style else row.verdict
+        t.add_row(*row_cells, style="bold" if row.kind == REGION else None)
     return t
 
 
@@ -96,10 +96,10 @@ def _md_table(rows: Sequence[Row], cols: tuple[str, ...]) -> list[str]:
     verdict = cols.index("verdict")
     lines = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
     for row in rows:
-        cells = _cells(row, cols)
+        row_cells = cells(row, cols)
         if row.verdict == WORSE:
-            cells[verdict] = f"**{cells[verdict]}**"
-        lines.append("| " + " | ".join(_md_cell(c) if i != verdict else c for i, c in enumerate(cells)) + " |")
+            row_cells[verdict] = f"**{row_cells[verdict]}**"
+        lines.append("| " + " | ".join(_md_cell(c) if i != verdict else c for i, c in enumerate(row_cells)) + " |")
     return lines
 
 
@@ -135,7 +135,7 @@ def to_junit(report: Report) -> str:
     cols = columns(report)
     for row in report.rows:
         case = ET.SubElement(suite, "testcase", classname=f"roofline.{row.op}", name=row.name)
-        detail = " ".join(f"{c}={v}" for c, v in zip(cols, _cells(row, cols), strict=True))
+        detail = " ".join(f"{c}={v}" for c, v in zip(cols, cells(row, cols), strict=True))
         if row.verdict == WORSE or (row.verdict == MISSING and report.fail_on_missing):
             failures += 1
             ET.SubElement(case, "failure", message=row.reason, type=row.verdict).text = detail

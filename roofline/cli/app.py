@@ -1,9 +1,9 @@
 """The `roofline` command line: a thin typer app; every command hands off to the library.
 
 One module per command group (`roofline.cli.specs`, `.analyze`, `.run`, `.check`, `.plot`, `.calibrate`,
-`.occupancy`, `.compare`, `.profile`); this one assembles them and turns errors into exit codes. Bad input is one line
-on stderr and a non-zero exit (2 for usage errors), never a traceback. torch and matplotlib are imported only
-by the commands that time or draw.
+`.occupancy`, `.compare`, `.profile`, `.report`); this one assembles them and turns errors into exit codes.
+Bad input is one line on stderr and a non-zero exit (2 for usage errors), never a traceback. torch and
+matplotlib are imported only by the commands that time or draw.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from roofline.cli.compare import compare_app
 from roofline.cli.occupancy import occupancy_cmd
 from roofline.cli.plot import plot_cmd
 from roofline.cli.profile import profile_cmd
+from roofline.cli.report import report_cmd
 from roofline.cli.run import run_cmd
 from roofline.cli.specs import device_cmd, ops_app, specs_app
 from roofline.core.errors import RooflineError
@@ -46,6 +47,7 @@ app.command("run")(run_cmd)
 app.command("profile")(profile_cmd)
 app.command("check")(check_cmd)
 app.command("plot")(plot_cmd)
+app.command("report")(report_cmd)
 app.command("occupancy")(occupancy_cmd)
 app.add_typer(specs_app, name="specs")
 app.add_typer(ops_app, name="ops")

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from roofline.cli.common import check_choice, out
+
+if TYPE_CHECKING:
+    from roofline.ci.judge import Report
 
 baseline_app = typer.Typer(no_args_is_help=True, help="Baselines for `roofline check` (written only when asked).")
 
@@ -25,6 +28,8 @@ def check_cmd(
                                                      "$GITHUB_STEP_SUMMARY).")] = None,
     junit: Annotated[Path | None, typer.Option("--junit", help="Write a JUnit XML report.")] = None,
     json_path: Annotated[Path | None, typer.Option("--json", help="Write the report as JSON.")] = None,
+    html: Annotated[Path | None, typer.Option("--html", help="Write the report as one HTML page (verdicts, "
+                                                 "chart, records; a CI artifact, replaced like --junit).")] = None,
 ) -> None:
     """Compare a run with a baseline; exit 1 only on a regression that is past the threshold AND
     statistically significant on the raw samples (Mann-Whitney U); 2 on bad input."""
@@ -33,10 +38,31 @@ def check_cmd(
     from roofline.report.text import console
 
     check_choice("--metric", metric, METRICS)
+    if html is not None:
+        from roofline.cli.report import check_html_path
+
+        check_html_path(html)
     report = run_check(results, baseline, fail_on, metric=metric, fail_on_missing=fail_on_missing)
     console().print(render_table(report))
     write_outputs(report, markdown=markdown, junit=junit, json_path=json_path)
+    if html is not None:
+        _write_html(report, results, baseline, html, fail_on, metric)
     raise typer.Exit(report.exit_code)
+
+
+def _write_html(report: Report, results: Path, baseline: Path, path: Path, fail_on: str, metric: str) -> None:
+    """The check's HTML page, replaced atomically like the JUnit and JSON reports (CI writes it every run)."""
+    import shlex
+
+    from roofline.core.document import read_document
+    from roofline.core.files import atomic_write
+    from roofline.report.html import check_report_html
+
+    command = shlex.join(["roofline", "check", str(results), "--baseline", str(baseline), "--fail-on", fail_on,
+                          "--metric", metric])
+    page = check_report_html(report, read_document(results), read_document(baseline), paths=[baseline, results],
+                             command=command)
+    atomic_write(path, page, make_parents=True)
 
 
 @baseline_app.command("update")

@@ -41,6 +41,7 @@ def atomic_write(path: str | os.PathLike[str], text: str, make_parents: bool = F
             fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
+        os.chmod(tmp, _new_file_mode())  # mkstemp makes it owner-only; results and reports are shared
         os.replace(tmp, p)
     except OSError as exc:
         Path(tmp).unlink(missing_ok=True)
@@ -49,3 +50,10 @@ def atomic_write(path: str | os.PathLike[str], text: str, make_parents: bool = F
         Path(tmp).unlink(missing_ok=True)
         raise
     return p
+
+
+def _new_file_mode() -> int:
+    """The mode `open()` would give a new file: 0o666 less the process's umask."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
