@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 from helpers import ROOT, write
 
-from roofline.ceilings.specs import load_all, load_spec_file, match_nvml_name, resolve
+from roofline.ceilings.specs import FIELDS, gpu_ceilings, load_all, load_spec_file, match_nvml_name, resolve
 from roofline.core.errors import RooflineError
+from roofline.core.tomlfile import read_toml
 
 SPECS = load_all()
 # A per-clock rate x SMs x clock must reproduce the datasheet peak this closely: datasheets round peaks
@@ -50,9 +51,11 @@ def test_tensor_rates_dominate_cuda_core_rates(spec_id: str) -> None:
             assert s[key] >= s["fp32_dense_tflops"], (spec_id, key)
     if "fp64_tensor_dense_tflops" in s.values:
         assert s["fp64_tensor_dense_tflops"] >= s["fp64_dense_tflops"]
-    # precision ladder: each halving of the operand width at least keeps the rate
+    # precision ladder: each narrowing of the operand at least keeps the rate (FP6 runs at the FP8 rate on
+    # Blackwell, FP4 at twice or three times it)
     ladder = [s.values.get(k) for k in ("tf32_tensor_dense_tflops", "bf16_tensor_dense_tflops",
-                                        "fp8_tensor_dense_tflops")]
+                                        "fp8_tensor_dense_tflops", "fp6_tensor_dense_tflops",
+                                        "fp4_tensor_dense_tflops")]
     present = [x for x in ladder if x is not None]
     assert present == sorted(present)
 
@@ -73,14 +76,42 @@ def test_memory_and_shared_memory_bandwidth_derivations(spec_id: str) -> None:
     if "shared_memory_bytes_per_clock_per_sm" in s.values:
         derived = s["shared_memory_bytes_per_clock_per_sm"] * s["sm_count"] * s["boost_clock_mhz"] * 1e6 / 1e9
         assert derived == pytest.approx(s["shared_memory_bandwidth_gbps"], rel=0.01), spec_id
-    assert s["shared_memory_per_block_max_kib"] <= s["shared_memory_per_sm_kib"]
-    assert s["max_warps_per_sm"] * 32 >= s["max_threads_per_block"]
+    if s.is_nvidia:
+        assert s["shared_memory_per_block_max_kib"] <= s["shared_memory_per_sm_kib"]
+        assert s["max_warps_per_sm"] * 32 >= s["max_threads_per_block"]
 
 
 def test_issue_gpus_are_all_present() -> None:
     for name in ("a100-sxm4-40gb", "a100-sxm4-80gb", "a100-pcie-80gb", "h100-sxm", "h100-pcie", "h100-nvl",
                  "h200-sxm", "l40s", "l4", "a10", "v100-sxm2", "t4", "rtx4090", "b200"):
         assert name in SPECS
+    # issue 19, "Wider coverage": at least 30 GPUs, the rented and owned ones it names that could be sourced
+    for name in ("a40", "a30", "rtx5090", "gh200", "gb200", "b300", "mi300x", "mi325x", "mi250x"):
+        assert name in SPECS
+    assert len(SPECS) >= 30
+
+
+def test_blackwell_low_precision_peaks() -> None:
+    # B200 and GB200 datasheets: 'FP8/FP6' share one row and FP4 is twice it (all halved from the sparse rows:
+    # B200 9/9/18 PFLOPS sparse, GB200 10/10/20); B300 keeps FP6 = FP8 but FP4 is given dense (13.125 PF).
+    for gpu in ("b200", "gb200", "b300"):
+        s = SPECS[gpu]
+        assert s["fp6_tensor_dense_tflops"] == s["fp8_tensor_dense_tflops"], gpu
+    assert SPECS["b200"]["fp4_tensor_dense_tflops"] == 2 * SPECS["b200"]["fp8_tensor_dense_tflops"]  # 9000 = 2 x 4500
+    assert SPECS["gb200"]["fp4_tensor_dense_tflops"] == 2 * SPECS["gb200"]["fp8_tensor_dense_tflops"]  # 10000
+    assert SPECS["b300"]["fp4_tensor_dense_tflops"] == 13125  # 105 PFLOPS dense / 8 GPUs
+    for gpu in ("h100-sxm", "mi300x", "a100-sxm4-80gb"):  # no FP4/FP6 tensor pipe before Blackwell/CDNA 4
+        assert SPECS[gpu].get("fp4_tensor_dense_tflops") is None and SPECS[gpu].get("fp6_tensor_dense_tflops") is None
+
+
+@pytest.mark.parametrize("spec_id", sorted(s for s in SPECS if not SPECS[s].is_nvidia))
+def test_amd_specs_are_analytic_and_load_without_cuda_facts(spec_id: str) -> None:
+    s = SPECS[spec_id]
+    assert s.vendor == "AMD" and s.compute_capability.startswith("gfx") and s.nvml_names == ()
+    assert "timing on ROCm is not tested" in s.notes["general"]
+    c = gpu_ceilings(s)
+    assert "smem" not in c.memory  # no LDS bandwidth in AMD's specs: no shared-memory roof
+    assert c.compute["fp16_tensor_dense_tflops"] == s["fp16_tensor_dense_tflops"] * 1e12
 
 
 @pytest.mark.parametrize(("alias", "spec_id"), [
@@ -144,8 +175,11 @@ def test_missing_source_is_an_error(tmp_path: Path) -> None:
 # x 2 = 1024 on professional parts, half that with FP32 accumulate on GeForce; GH100 4 x 512 FMA x 2 = 4096;
 # Blackwell B200 doubles Hopper. A sparse figure mistaken for a dense one doubles the per-clock rate and
 # fails here (the per-clock test above then ties the peak to it).
+# GeForce Blackwell (GB202, cc 12.0) is back to 512 with FP32 accumulate (RTX 5090: 209.5 = 512 x 170 x 2407 MHz).
+# AMD matrix cores per CU (ROCm docs' FLOPS/clock/CU tables): CDNA 2 1024, CDNA 3 2048.
 DENSE_FP16_TENSOR_PER_CLOCK = {"Volta": {1024}, "Turing": {1024}, "Ampere": {512, 1024, 2048},
-                               "Ada Lovelace": {512, 1024}, "Hopper": {4096}, "Blackwell": {8192}}
+                               "Ada Lovelace": {512, 1024}, "Hopper": {4096}, "Blackwell": {512, 8192},
+                               "CDNA 2": {1024}, "CDNA 3": {2048}}
 
 
 @pytest.mark.parametrize("spec_id", sorted(SPECS))
@@ -154,3 +188,45 @@ def test_tensor_rates_are_dense_per_architecture(spec_id: str) -> None:
     assert s["fp16_tensor_flops_per_clock_per_sm"] in DENSE_FP16_TENSOR_PER_CLOCK[s.architecture]
     if s.compute_capability == "8.0":  # GA100 is the only Ampere with 2048
         assert s["fp16_tensor_flops_per_clock_per_sm"] == 2048
+    if s.compute_capability.startswith("10."):  # datacenter Blackwell: twice Hopper's 4096
+        assert s["fp16_tensor_flops_per_clock_per_sm"] == 8192
+
+
+# ------------------------------------------------------------------ vendors
+AMD_FILE = ROOT / "specs" / "mi300x.toml"
+AMD_GOOD = AMD_FILE.read_text()
+NVIDIA_ONLY = [f.key for f in FIELDS if f.required == "nvidia"]
+
+
+def test_nvidia_only_fields_are_the_cuda_facts() -> None:
+    assert set(NVIDIA_ONLY) == {"registers_per_sm", "max_warps_per_sm", "max_blocks_per_sm", "max_threads_per_block",
+                                "shared_memory_per_sm_kib", "shared_memory_per_block_max_kib",
+                                "shared_memory_bandwidth_gbps"}
+    # the AMD file loads without them (it gives LDS per CU as shared memory per SM, nothing else)
+    amd = read_toml(AMD_FILE, "spec file")["specs"]
+    assert [k for k in NVIDIA_ONLY if k in amd] == ["shared_memory_per_sm_kib"]
+
+
+def test_nvidia_spec_without_a_cuda_fact_is_refused(tmp_path: Path) -> None:
+    text = "\n".join(x for x in GOOD.splitlines() if not x.startswith("max_warps_per_sm"))
+    with pytest.raises(RooflineError, match=r"specs\.max_warps_per_sm: missing required field"):
+        load_spec_file(_write(tmp_path, text))
+
+
+@pytest.mark.parametrize(("edit", "message"), [
+    (lambda t: t.replace('vendor = "AMD"', 'vendor = "Intel"'), "unknown vendor 'Intel'"),
+    (lambda t: t.replace('compute_capability = "gfx942"', 'compute_capability = "9.4"'), "LLVM target"),
+    (lambda t: t.replace("nvml_names = []", 'nvml_names = ["AMD Instinct MI300X"]'), "NVML names only exist"),
+    (lambda t: "\n".join(x for x in t.splitlines() if not x.startswith("fp16_tensor_dense_tflops")),
+     "specs.fp16_tensor_dense_tflops: missing required field"),
+])
+def test_bad_amd_spec_is_one_line_error(tmp_path: Path, edit, message: str) -> None:
+    p = _write(tmp_path, edit(AMD_GOOD), name="mi300x")
+    with pytest.raises(RooflineError) as exc:
+        load_spec_file(p)
+    assert message in str(exc.value) and "\n" not in str(exc.value)
+
+
+def test_nvidia_compute_capability_must_be_major_minor(tmp_path: Path) -> None:
+    with pytest.raises(RooflineError, match=r"'major\.minor'"):
+        load_spec_file(_write(tmp_path, GOOD.replace('compute_capability = "9.0"', 'compute_capability = "sm_90"')))

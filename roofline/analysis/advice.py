@@ -312,7 +312,7 @@ def alignment(record: Record, spec: GPUSpec | None) -> list[Advice]:
     if (record.bound != "compute" or "_tensor_" not in record.compute_pipe or ""
             or op is None or dt is None):
         return []
-    multiple = max(1, int(TENSOR_CORE_ALIGN_BYTES // dt.bytes))
+    multiple = max(1, int(TENSOR_CORE_ALIGN_BYTES // dt.element_bytes))
     bad = {k: v for k, v in _tensor_dims(op).items() if v % multiple}
     if not bad:
         return []
@@ -325,7 +325,7 @@ def alignment(record: Record, spec: GPUSpec | None) -> list[Advice]:
 
 def gemm_tile(spec: GPUSpec, dtype: str) -> tuple[int, int]:
     """The CTA tile assumed for wave quantization (see GEMM_TILE)."""
-    if float(spec.compute_capability) >= 9.0 and dtype in HOPPER_TILE_DTYPES:
+    if spec.is_nvidia and float(spec.compute_capability) >= 9.0 and dtype in HOPPER_TILE_DTYPES:
         return GEMM_TILE_HOPPER
     return GEMM_TILE
 

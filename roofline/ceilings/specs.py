@@ -6,6 +6,7 @@ this module only knows which fields exist, what unit each carries and how to che
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
@@ -19,13 +20,18 @@ from roofline.core.tomlfile import read_toml
 SPEC_SCHEMA_VERSION = 1
 
 
+# Which specs must give a field: every spec, NVIDIA specs only (the CUDA occupancy and shared-memory facts,
+# which AMD's CDNA documents in other terms: LDS per CU, wavefronts, VGPR files), or none.
+ALL, NVIDIA_ONLY, OPTIONAL = "all", "nvidia", ""
+
+
 @dataclass(frozen=True)
 class SpecField:
     """One number a spec file may hold: its key is `stem + "_" + unit`."""
 
     stem: str
     unit: str
-    required: bool
+    required: str  # ALL, NVIDIA_ONLY or OPTIONAL
     help: str
     integer: bool = False
 
@@ -33,66 +39,73 @@ class SpecField:
     def key(self) -> str:
         return f"{self.stem}_{self.unit}" if self.unit else self.stem
 
+    def required_for(self, vendor: str) -> bool:
+        return self.required == ALL or (self.required == NVIDIA_ONLY and vendor == "NVIDIA")
 
-def _f(stem: str, unit: str, required: bool, help: str, integer: bool = False) -> SpecField:
+
+def _f(stem: str, unit: str, required: str, help: str, integer: bool = False) -> SpecField:
     return SpecField(stem, unit, required, help, integer)
 
 
-# The registry of spec fields. Peak rates are always *dense* (no 2:4 sparsity).
+REQ, NV, OPT = ALL, NVIDIA_ONLY, OPTIONAL
+# The registry of spec fields. Peak rates are always *dense* (no 2:4 sparsity). On AMD Instinct parts an
+# "SM" is a compute unit (CU) and a "tensor core" a matrix core; per-clock rates are then per CU.
 FIELDS: tuple[SpecField, ...] = (
     # -- the chip
-    _f("sm_count", "", True, "streaming multiprocessors", integer=True),
-    _f("boost_clock", "mhz", True, "maximum boost SM clock"),
-    _f("base_clock", "mhz", False, "base SM clock"),
-    _f("tensor_peak_clock", "mhz", False,
+    _f("sm_count", "", REQ, "streaming multiprocessors (AMD: compute units)", integer=True),
+    _f("boost_clock", "mhz", REQ, "maximum boost SM clock (AMD: peak engine clock)"),
+    _f("base_clock", "mhz", OPT, "base SM clock"),
+    _f("tensor_peak_clock", "mhz", OPT,
        "SM clock the datasheet's tensor-core peaks assume, where it differs from the boost clock"),
-    _f("tdp", "w", True, "board power (TDP / TGP)"),
+    _f("tdp", "w", REQ, "board power (TDP / TGP)"),
     # -- dense peak rates, CUDA-core pipes
-    _f("fp64_dense", "tflops", True, "FP64 on CUDA cores"),
-    _f("fp32_dense", "tflops", True, "FP32 on CUDA cores (FMA = 2 FLOP)"),
-    _f("fp16_dense", "tflops", False, "FP16 on CUDA cores (non-tensor), where it exists"),
-    _f("bf16_dense", "tflops", False, "BF16 on CUDA cores (non-tensor), where it exists"),
-    # -- dense peak rates, tensor-core pipes
-    _f("fp64_tensor_dense", "tflops", False, "FP64 tensor core"),
-    _f("tf32_tensor_dense", "tflops", False, "TF32 tensor core, dense"),
-    _f("fp16_tensor_dense", "tflops", True, "FP16 tensor core with FP32 accumulate, dense"),
-    _f("bf16_tensor_dense", "tflops", False, "BF16 tensor core with FP32 accumulate, dense"),
-    _f("fp8_tensor_dense", "tflops", False, "FP8 tensor core with FP32 accumulate, dense"),
-    _f("fp4_tensor_dense", "tflops", False, "FP4 tensor core, dense"),
-    _f("int8_tensor_dense", "tops", False, "INT8 tensor core, dense"),
+    _f("fp64_dense", "tflops", REQ, "FP64 on CUDA cores (AMD: vector FP64)"),
+    _f("fp32_dense", "tflops", REQ, "FP32 on CUDA cores, FMA = 2 FLOP (AMD: vector FP32)"),
+    _f("fp16_dense", "tflops", OPT, "FP16 on CUDA cores (non-tensor), where it exists"),
+    _f("bf16_dense", "tflops", OPT, "BF16 on CUDA cores (non-tensor), where it exists"),
+    # -- dense peak rates, tensor-core (AMD: matrix-core) pipes
+    _f("fp64_tensor_dense", "tflops", OPT, "FP64 tensor core"),
+    _f("tf32_tensor_dense", "tflops", OPT, "TF32 tensor core, dense"),
+    _f("fp16_tensor_dense", "tflops", REQ, "FP16 tensor core with FP32 accumulate, dense"),
+    _f("bf16_tensor_dense", "tflops", OPT, "BF16 tensor core with FP32 accumulate, dense"),
+    _f("fp8_tensor_dense", "tflops", OPT, "FP8 tensor core with FP32 accumulate, dense"),
+    _f("fp6_tensor_dense", "tflops", OPT, "FP6 tensor core (FP6 and MXFP6 operands), dense"),
+    _f("fp4_tensor_dense", "tflops", OPT, "FP4 tensor core (block-scaled NVFP4/MXFP4 operands), dense"),
+    _f("int8_tensor_dense", "tops", OPT, "INT8 tensor core, dense"),
     # -- per-clock rates (per SM), so a peak can be scaled to an observed clock
-    _f("fp64_flops_per_clock_per_sm", "", False, "FP64 CUDA-core FLOP per clock per SM", True),
-    _f("fp32_flops_per_clock_per_sm", "", False, "FP32 CUDA-core FLOP per clock per SM", True),
-    _f("fp16_flops_per_clock_per_sm", "", False, "FP16 CUDA-core FLOP per clock per SM", True),
-    _f("fp64_tensor_flops_per_clock_per_sm", "", False, "FP64 tensor FLOP per clock per SM", True),
-    _f("tf32_tensor_flops_per_clock_per_sm", "", False, "TF32 tensor FLOP per clock per SM", True),
-    _f("fp16_tensor_flops_per_clock_per_sm", "", False, "FP16 tensor FLOP per clock per SM", True),
-    _f("bf16_tensor_flops_per_clock_per_sm", "", False, "BF16 tensor FLOP per clock per SM", True),
-    _f("fp8_tensor_flops_per_clock_per_sm", "", False, "FP8 tensor FLOP per clock per SM", True),
-    _f("fp4_tensor_flops_per_clock_per_sm", "", False, "FP4 tensor FLOP per clock per SM", True),
-    _f("int8_tensor_ops_per_clock_per_sm", "", False, "INT8 tensor OP per clock per SM", True),
+    _f("fp64_flops_per_clock_per_sm", "", OPT, "FP64 CUDA-core FLOP per clock per SM", True),
+    _f("fp32_flops_per_clock_per_sm", "", OPT, "FP32 CUDA-core FLOP per clock per SM", True),
+    _f("fp16_flops_per_clock_per_sm", "", OPT, "FP16 CUDA-core FLOP per clock per SM", True),
+    _f("fp64_tensor_flops_per_clock_per_sm", "", OPT, "FP64 tensor FLOP per clock per SM", True),
+    _f("tf32_tensor_flops_per_clock_per_sm", "", OPT, "TF32 tensor FLOP per clock per SM", True),
+    _f("fp16_tensor_flops_per_clock_per_sm", "", OPT, "FP16 tensor FLOP per clock per SM", True),
+    _f("bf16_tensor_flops_per_clock_per_sm", "", OPT, "BF16 tensor FLOP per clock per SM", True),
+    _f("fp8_tensor_flops_per_clock_per_sm", "", OPT, "FP8 tensor FLOP per clock per SM", True),
+    _f("fp6_tensor_flops_per_clock_per_sm", "", OPT, "FP6 tensor FLOP per clock per SM", True),
+    _f("fp4_tensor_flops_per_clock_per_sm", "", OPT, "FP4 tensor FLOP per clock per SM", True),
+    _f("int8_tensor_ops_per_clock_per_sm", "", OPT, "INT8 tensor OP per clock per SM", True),
     # -- memory
-    _f("memory_size", "gb", True, "device memory, as the datasheet states it"),
-    _f("memory_bandwidth", "gbps", True, "device memory (HBM / GDDR) bandwidth, GB/s"),
-    _f("memory_bus_width", "bits", False, "memory interface width", True),
-    _f("memory_clock", "mhz", False, "memory clock as NVML reports it (bandwidth = 2 x clock x width / 8)"),
-    _f("l2_cache", "kib", True, "L2 cache size", True),
-    _f("shared_memory_per_sm", "kib", True, "shared memory per SM (maximum carve-out)", True),
-    _f("shared_memory_per_block_max", "kib", True, "maximum shared memory per block (opt-in)", True),
-    _f("shared_memory_bytes_per_clock_per_sm", "", False, "shared-memory bytes per clock per SM", True),
-    _f("shared_memory_bandwidth", "gbps", True,
+    _f("memory_size", "gb", REQ, "device memory, as the datasheet states it"),
+    _f("memory_bandwidth", "gbps", REQ, "device memory (HBM / GDDR) bandwidth, GB/s"),
+    _f("memory_bus_width", "bits", OPT, "memory interface width", True),
+    _f("memory_clock", "mhz", OPT, "memory clock as NVML reports it (bandwidth = 2 x clock x width / 8)"),
+    _f("l2_cache", "kib", REQ, "L2 cache size", True),
+    _f("shared_memory_per_sm", "kib", NV, "shared memory per SM, maximum carve-out (AMD: LDS per CU)", True),
+    _f("shared_memory_per_block_max", "kib", NV, "maximum shared memory per block (opt-in)", True),
+    _f("shared_memory_bytes_per_clock_per_sm", "", OPT, "shared-memory bytes per clock per SM", True),
+    _f("shared_memory_bandwidth", "gbps", NV,
        "aggregate shared-memory bandwidth at boost clock (bytes/clk/SM x SMs x clock)"),
     # -- per-SM limits and allocation granularities (compute-capability facts, for occupancy)
-    _f("registers_per_sm", "", True, "32-bit registers per SM", True),
-    _f("max_registers_per_block", "", False, "32-bit registers per block", True),
-    _f("max_registers_per_thread", "", False, "32-bit registers per thread", True),
-    _f("register_allocation_unit_size", "", False, "registers are allocated per warp in units of this", True),
-    _f("warp_allocation_granularity", "", False, "warps are allocated to register files in groups of this", True),
-    _f("max_warps_per_sm", "", True, "resident warps per SM", True),
-    _f("max_blocks_per_sm", "", True, "resident blocks per SM", True),
-    _f("max_threads_per_block", "", True, "threads per block", True),
-    _f("shared_memory_allocation_unit", "bytes", False, "shared memory is allocated per block in units of this", True),
-    _f("reserved_shared_memory_per_block", "bytes", False, "shared memory the system reserves per block", True),
+    _f("registers_per_sm", "", NV, "32-bit registers per SM", True),
+    _f("max_registers_per_block", "", OPT, "32-bit registers per block", True),
+    _f("max_registers_per_thread", "", OPT, "32-bit registers per thread", True),
+    _f("register_allocation_unit_size", "", OPT, "registers are allocated per warp in units of this", True),
+    _f("warp_allocation_granularity", "", OPT, "warps are allocated to register files in groups of this", True),
+    _f("max_warps_per_sm", "", NV, "resident warps per SM", True),
+    _f("max_blocks_per_sm", "", NV, "resident blocks per SM", True),
+    _f("max_threads_per_block", "", NV, "threads per block", True),
+    _f("shared_memory_allocation_unit", "bytes", OPT, "shared memory is allocated per block in units of this", True),
+    _f("reserved_shared_memory_per_block", "bytes", OPT, "shared memory the system reserves per block", True),
 )
 
 FIELDS_BY_KEY: dict[str, SpecField] = {f.key: f for f in FIELDS}
@@ -105,6 +118,9 @@ HEADER_KEYS_REQUIRED = ("id", "name", "vendor", "architecture", "compute_capabil
                         "memory_type")
 HEADER_KEYS_OPTIONAL = ("schema_version", "form_factor")
 SECTIONS = ("specs", "sources", "notes")
+# `compute_capability` is CUDA's "major.minor" on NVIDIA parts and the LLVM target ("gfx942") on AMD parts,
+# which have no CUDA compute capability; NVML (and so `nvml_names`) exists on NVIDIA parts only.
+VENDORS: dict[str, re.Pattern[str]] = {"NVIDIA": re.compile(r"\d+\.\d+"), "AMD": re.compile(r"gfx[0-9a-f]+")}
 
 
 @dataclass(frozen=True)
@@ -127,6 +143,11 @@ class GPUSpec:
 
     def get(self, key: str) -> float | None:
         return self.values.get(key)
+
+    @property
+    def is_nvidia(self) -> bool:
+        """CUDA facts (compute capability, occupancy limits, NVML) apply; timing is tested on NVIDIA only."""
+        return self.vendor == "NVIDIA"
 
     def __getitem__(self, key: str) -> float:
         try:
@@ -183,6 +204,14 @@ def parse_spec(data: dict[str, Any], path: str) -> GPUSpec:
     for key in ("aliases", "nvml_names"):
         if not isinstance(data[key], list) or not all(isinstance(x, str) and x for x in data[key]):
             raise _err(path, key, "must be a list of non-empty strings")
+    vendor = data["vendor"]
+    if vendor not in VENDORS:
+        raise _err(path, "vendor", f"unknown vendor {vendor!r} (known: {', '.join(VENDORS)})")
+    if not VENDORS[vendor].fullmatch(data["compute_capability"]):
+        want = "'major.minor', e.g. '9.0'" if vendor == "NVIDIA" else "the LLVM target, e.g. 'gfx942'"
+        raise _err(path, "compute_capability", f"{data['compute_capability']!r} is not {want}")
+    if vendor != "NVIDIA" and data["nvml_names"]:
+        raise _err(path, "nvml_names", f"NVML names only exist on NVIDIA GPUs, not on {vendor}")
     specs = data.get("specs")
     sources = data.get("sources")
     notes = data.get("notes", {})
@@ -212,7 +241,7 @@ def parse_spec(data: dict[str, Any], path: str) -> GPUSpec:
             raise _err(path, f"specs.{key}", f"must be positive, got {value!r}")
         values[key] = value
     for f in FIELDS:
-        if f.required and f.key not in values:
+        if f.required_for(vendor) and f.key not in values:
             raise _err(path, f"specs.{f.key}", "missing required field")
     for key in list(values) + list(lists):
         src = sources.get(key)
@@ -304,12 +333,12 @@ def gpu_ceilings(spec: GPUSpec, sm_clock_mhz: float | None = None) -> Ceilings:
                 rate *= sm_clock_mhz / spec.reference_clock_mhz(key)
             compute[key] = rate
     memory = {"dram": spec["memory_bandwidth_gbps"] * 1e9}
-    smem = spec["shared_memory_bandwidth_gbps"] * 1e9
+    smem = spec.get("shared_memory_bandwidth_gbps")  # not given for AMD parts (LDS rates are not in their specs)
     if sm_clock_mhz is not None:
-        smem *= sm_clock_mhz / spec["boost_clock_mhz"]
         notes.append(f"compute peaks scaled to the observed SM clock {sm_clock_mhz:.0f} MHz "
                      f"(spec boost {spec['boost_clock_mhz']:.0f} MHz)")
-    memory["smem"] = smem
+    if smem is not None:
+        memory["smem"] = smem * 1e9 * (sm_clock_mhz / spec["boost_clock_mhz"] if sm_clock_mhz else 1.0)
     return Ceilings(
         device_id=spec.id, device_name=spec.name, kind="gpu", source="datasheet", compute=compute,
         memory=memory, sm_clock_mhz=sm_clock_mhz or spec["boost_clock_mhz"], notes=tuple(notes),

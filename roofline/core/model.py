@@ -65,7 +65,7 @@ def choose_pipe(ceilings: Ceilings, dtype: DType, uses_tensor_cores: bool, allow
         return Pipe(key, ceilings.compute[key], f"CPU {dtype.name.upper()} matmul")
     name = ceilings.device_name
     has_tensor = dtype.tensor_field is not None and dtype.tensor_field in ceilings.compute
-    if dtype.name in ("fp8", "int8", "bf16", "tf32") and dtype.tensor_field and not has_tensor:
+    if dtype.needs_tensor_pipe and dtype.tensor_field and not has_tensor:
         raise UsageError(f"{name} has no {dtype.name} tensor cores: {dtype.name} is not supported there")
     if uses_tensor_cores and allow_tensor_cores and has_tensor:
         key = dtype.tensor_field

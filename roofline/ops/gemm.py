@@ -12,7 +12,10 @@ from roofline.core.dtypes import DType
 from roofline.ops.base import ACTIVATIONS, INTERMEDIATES, WEIGHTS, Operator, Traffic, choice, operator, param, rw
 from roofline.ops.elementwise import FLOPS_PER_ELEMENT
 
-GEMM_DTYPES = ("fp64", "fp32", "tf32", "fp16", "bf16", "fp8", "int8")
+GEMM_DTYPES = ("fp64", "fp32", "tf32", "fp16", "bf16", "fp8", "int8", "fp6", "mxfp6", "mxfp4", "nvfp4")
+# Low-precision GEMMs write a wider output: the elements of C in this dtype (int32 from int8, bf16 from fp8 and
+# the block-scaled formats, as torch._int_mm, torch._scaled_mm and the Blackwell block-scaled kernels do).
+WIDE_OUTPUT_BYTES = {"int8": 4.0, "fp8": 2.0, "fp6": 2.0, "mxfp6": 2.0, "mxfp4": 2.0, "nvfp4": 2.0}
 EPILOGUE_FLOPS = {"none": 0, "bias": FLOPS_PER_ELEMENT["add"], "gelu": FLOPS_PER_ELEMENT["gelu"],
                   "silu": FLOPS_PER_ELEMENT["silu"]}
 
@@ -30,8 +33,8 @@ def mm_traffic(m: int, n: int, k: int, batch: int, dtype: DType, out_bytes: floa
 
 
 def out_bytes_for(dtype: DType) -> float:
-    """int8 GEMMs accumulate and write int32 (torch._int_mm); fp8 GEMMs write bf16 (torch._scaled_mm)."""
-    return {"int8": 4.0, "fp8": 2.0}.get(dtype.name, dtype.bytes)
+    """Bytes per output element (WIDE_OUTPUT_BYTES); the input dtype's elsewhere."""
+    return WIDE_OUTPUT_BYTES.get(dtype.name, dtype.bytes)
 
 
 @operator("gemm", "gemm")

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from roofline.core.dtypes import DType
+from roofline.core.dtypes import DType, check_timeable
 from roofline.core.errors import UsageError
 from roofline.ops.base import Operator
 
@@ -61,6 +61,7 @@ def footprint_bytes(op: Operator, dtype: DType) -> float:
 
 
 def build(op: Operator, dtype: DType, device: str) -> Built:
+    check_timeable(dtype)
     _load()
     entry = BUILDERS.get(op.name)
     if entry is None:
