@@ -766,7 +766,8 @@ def test_terminal_chart_places_every_letter_and_lists_it(width: int, height: int
                 round(col) + 3) if 0 <= r < len(chart) and 0 <= c < len(chart[r])]
         assert letter in near, f"{letter} ({rec.op}) not near row {row:.1f}, col {col:.1f}"
         entry = next(line for line in legend if line.strip().startswith(f"{letter} "))
-        assert f"AI {rec.arithmetic_intensity:,.0f}" in entry or f"AI {rec.arithmetic_intensity:.3g}" in entry
+        if width >= 80:  # narrower, the legend leaves the intensity out (the x axis gives it)
+            assert f"AI {rec.arithmetic_intensity:,.0f}" in entry or f"AI {rec.arithmetic_intensity:.3g}" in entry
         assert f"{rec.roofline_fraction:.0%} of roof" in entry
         assert "timed" in entry
     joined = "\n".join(legend)

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from helpers import ROOT, run
 
-from roofline.ci.formats import PROFILE_COLUMNS, render_table, to_json, to_junit, to_markdown
+from roofline.ci.formats import render_table, to_json, to_junit, to_markdown
 from roofline.ci.judge import (
     ALPHA,
     BETTER,
@@ -163,7 +163,7 @@ def test_plot_cli_writes_the_profile_chart_as_svg(capsys: pytest.CaptureFixture[
 
 
 def test_terminal_chart_letters_the_top_ops(steps: Document) -> None:
-    text = render_terminal([steps])
+    text = render_terminal([steps], width=160)  # wide enough for every legend column (the bound is the last)
     chart = chart_model([steps])
     top = sorted(chart.points, key=lambda p: -(p.share or 0))[:PROFILE_LABELLED]
     rows = [line.split() for line in text.splitlines() if line.endswith("memory-bound")]
@@ -308,7 +308,7 @@ def test_records_sharing_a_key_are_told_apart_by_their_outputs(steps: Document) 
 
 def test_reports_say_which_rows_are_regions(steps: Document) -> None:
     report = judge(derived(steps, lambda j, k: 1.0, walls=separating(_region(steps)["entry_wall_s"])), steps)
-    assert [c.header for c in render_table(report).columns] == list(PROFILE_COLUMNS)
+    assert [c.header for c in render_table(report).columns][:2] == ["op", "where"]
     md = to_markdown(report)
     assert "| op | where |" in md and "Rows with op `region` judge a whole region" in md
     assert "| region | step (whole region) |" in md

@@ -4,59 +4,97 @@ The CPU calibration (matmul per dtype, read and copy bandwidth) is what `analyze
 roofline; the GPU calibration (`roofline.ceilings.calibrate_gpu`) adds HBM read/write/copy, an L2
 working-set sweep, shared memory, matmul per dtype over a sweep of shapes and the FP32 FMA peak. Results go
 to the store (`roofline.ceilings.store`).
+
+A shared machine's noise only ever slows a call down, so every CPU roof is the best rate seen: over
+several sizes, several calls and several rounds (each round measures every figure once more, so that a
+busy spell spoils one round, not the roof). A busy machine is named in the roof's notes, which every
+record timed against it repeats, and a record that beats its roof re-measures it (`recheck_cpu_roof`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from roofline.ceilings.store import cpu_key, lookup, save, store_path
 from roofline.core.model import Ceilings
 from roofline.measuring.device import cpu_description
+from roofline.measuring.machine_load import CpuTimes, load_between, read_cpu_times
+from roofline.report.format import si
+
+if TYPE_CHECKING:
+    from roofline.core.record import Record
 
 Progress = Callable[[str], None]
 
 CPU_DTYPES = ("fp32", "fp64", "bf16")
+# torch's name for each dtype a CPU roof is measured in (fp16 only when a record asks: see recheck_cpu_roof)
+TORCH_DTYPES = {"fp32": "float32", "fp64": "float64", "bf16": "bfloat16", "fp16": "float16"}
+
+# A size whose call is forecast (from the rate at the size before it) to take longer than this is skipped:
+# a CPU without bf16 units would spend seconds per call on it, and larger products gain a few percent at most.
+MAX_CALL_S = 1.0
+# Rounds stop once one has raised no figure by more than this (and at least MIN_ROUNDS ran): further rounds
+# would find noise, not a higher roof.
+CONVERGED = 0.02
+MIN_ROUNDS = 2
+# One figure's round bests further apart than this (best over worst - 1) mean the machine's speed moved
+# while it was measured: the roof (the best) holds, but the user is told. A spell that takes a core from one
+# of torch's threads slows a product 1.5-2x; the quick plan's few-millisecond calls differ by up to ~20%
+# between rounds without one (2-core CI machine), which must not cry wolf.
+UNSTEADY_SPREAD = 0.25
+# The roof's notes that every record timed against it repeats start with this.
+CALIBRATION_WARNING = "CPU roof measured on a busy machine"
+# A compute-bound record faster than its measured roof by more than this, or by more than half its own IQR
+# (whichever is larger), re-measures that roof: timing noise only slows a call, so a record above the roof
+# says the roof was measured low, not that the kernel beat the hardware.
+RECHECK_MARGIN = 0.05
+RECHECK_ROUNDS = 2
 
 
 @dataclass(frozen=True)
 class CpuPlan:
     """What the CPU calibration measures: square matmul sizes per dtype (each dtype's best rate over its
-    sizes is kept), the buffer the bandwidth is measured on, and how many timed calls of each (the best is
-    kept: a shared machine's noise only ever slows a call down, so the best estimates the ceiling)."""
+    sizes is kept), the buffer the bandwidth is measured on, how many timed calls of each per round (the
+    best is kept), and how many rounds at most (see CONVERGED)."""
 
     matmul_n: Mapping[str, tuple[int, ...]]
     bandwidth_bytes: int
     reps: int
     bf16_reps: int  # CPUs without bf16 units run bf16 matmuls far slower than fp32: fewer calls
+    rounds: int = 1
 
     def __post_init__(self) -> None:
         if set(self.matmul_n) != set(CPU_DTYPES) or not all(self.matmul_n.values()):
             raise ValueError(f"a CPU plan needs matmul sizes for each of {', '.join(CPU_DTYPES)}")
+        if self.rounds < 1 or self.reps < 1 or self.bf16_reps < 1:
+            raise ValueError("a CPU plan needs at least one round and one call of each")
 
 
 # The full calibration (the one `analyze` runs on a machine without a stored CPU roofline): matmul sizes so
-# one product takes ~0.01-0.3 s on a 2-core machine (larger products run closer to the peak: 172 GFLOP/s at
-# 1024^3, 179 at 3072^3 on the CI machine), and a buffer far beyond any CPU's last-level cache.
+# one product takes ~0.01-0.5 s on a 2-core machine (larger products run closer to the peak: 172 GFLOP/s at
+# 1024^3, 179 at 3072^3 on the CI machine), a buffer far beyond any CPU's last-level cache, and up to four
+# rounds of three calls.
 FULL_CPU_PLAN = CpuPlan(matmul_n={"fp32": (1024, 2048, 3072), "fp64": (1024, 1536), "bf16": (512, 1024)},
-                        bandwidth_bytes=512 * 2**20, reps=5, bf16_reps=2)
-# `calibrate --quick`: one size per dtype, a smaller buffer and fewer calls, so that the whole calibration
-# takes well under a second on the 2-core CI machine (0.24-0.27 s): a 512^3 fp32 or fp64 product takes 2-7 ms
+                        bandwidth_bytes=512 * 2**20, reps=3, bf16_reps=1, rounds=4)
+# `calibrate --quick`: one size per dtype, a smaller buffer, two rounds of two calls, so that the whole
+# calibration stays well under a second on the 2-core CI machine: a 512^3 fp32 or fp64 product takes 2-7 ms
 # there, a bf16 one of 256^3 ~26 ms (that CPU has no bf16 units: 1.3 GFLOP/s). 64 MiB is twice its 32 MiB
 # last-level cache, the least that evicts an LRU-like cache. Its roofs are lower than the full plan's
 # (fp32 100-134 GFLOP/s there: smaller products run further from the peak), and a CPU with a larger cache
 # serves part of the buffer from it: quick, not the last word.
 QUICK_CPU_PLAN = CpuPlan(matmul_n={"fp32": (512,), "fp64": (512,), "bf16": (256,)},
-                         bandwidth_bytes=64 * 2**20, reps=3, bf16_reps=2)
+                         bandwidth_bytes=64 * 2**20, reps=2, bf16_reps=1, rounds=2)
 
 
-def _best_time(fn: Callable[[], Any], reps: int) -> float:
-    """The least seconds of `reps` timed calls, after one untimed call."""
+def _best_time(fn: Callable[[], Any], reps: int, warm: bool = True) -> float:
+    """The least seconds of `reps` timed calls, after one untimed call when `warm`."""
     import time
 
-    fn()
+    if warm:
+        fn()
     best = float("inf")
     for _ in range(reps):
         t0 = time.perf_counter()
@@ -65,38 +103,125 @@ def _best_time(fn: Callable[[], Any], reps: int) -> float:
     return best
 
 
-def measure_cpu(progress: Progress | None = None, plan: CpuPlan = FULL_CPU_PLAN) -> tuple[Ceilings, dict[str, Any]]:
-    """Matmul FLOP/s per dtype and read/copy bandwidth of this CPU, with torch, as `plan` says."""
+class _Matmuls:
+    """Square products of one dtype over its sizes, round after round; the inputs are made once."""
+
+    def __init__(self, name: str, sizes: tuple[int, ...], reps: int) -> None:
+        self.name, self.sizes, self.reps = name, sizes, reps
+        self.inputs: dict[int, tuple[Any, Any]] = {}
+        self.rate, self.n, self.best_s = 0.0, sizes[0], float("inf")
+        self.round_rates: list[float] = []
+        self.skipped: tuple[int, ...] = ()
+
+    def round(self, say: Progress, tag: str) -> None:
+        import torch
+
+        first, best, previous = not self.round_rates, 0.0, 0.0
+        for i, n in enumerate(self.sizes):
+            if first and previous and 2 * n**3 / previous > MAX_CALL_S:
+                self.sizes, self.skipped = self.sizes[:i], self.sizes[i:]
+                break
+            say(f"CPU {self.name} matmul {n}^3{tag}")
+            if n not in self.inputs:
+                dt = getattr(torch, TORCH_DTYPES[self.name])
+                self.inputs[n] = (torch.randn(n, n, dtype=dt), torch.randn(n, n, dtype=dt))
+            a, b = self.inputs[n]
+            t = _best_time(lambda a=a, b=b: torch.mm(a, b), self.reps, warm=first)
+            previous = 2 * n**3 / t
+            best = max(best, previous)
+            if previous > self.rate:
+                self.rate, self.n, self.best_s = previous, n, t
+        self.round_rates.append(best)
+
+
+class _Bandwidth:
+    """Copy (read + write) and read (a sum) of one large buffer, round after round."""
+
+    def __init__(self, nbytes: int, reps: int) -> None:
+        import torch
+
+        self.nbytes, self.reps = nbytes // 4 * 4, reps
+        self.x = torch.ones(self.nbytes // 4)  # the values do not matter to a copy or a sum; filling is fast
+        self.y = torch.empty_like(self.x)
+        self.copy_s = self.read_s = float("inf")
+        self.round_rates: dict[str, list[float]] = {"dram": [], "dram_read": []}
+
+    def round(self, say: Progress, tag: str) -> None:
+        say(f"CPU memory bandwidth{tag}")
+        first = not self.round_rates["dram"]
+        copy_t = _best_time(lambda: self.y.copy_(self.x), self.reps, warm=first)
+        read_t = _best_time(lambda: self.x.sum(), self.reps, warm=first)
+        self.copy_s, self.read_s = min(self.copy_s, copy_t), min(self.read_s, read_t)
+        self.round_rates["dram"].append(2 * self.nbytes / copy_t)
+        self.round_rates["dram_read"].append(self.nbytes / read_t)
+
+    @property
+    def rates(self) -> dict[str, float]:
+        return {"dram": 2 * self.nbytes / self.copy_s, "dram_read": self.nbytes / self.read_s}
+
+
+def _unsteady(round_rates: dict[str, list[float]]) -> list[str]:
+    """The figure whose round bests differ most, when by more than UNSTEADY_SPREAD: ['fp32 matmul from
+    70.5 GFLOP/s to 137 GFLOP/s over rounds'], else []."""
+    spreads = [(max(r) / min(r), name, r) for name, r in round_rates.items() if len(r) > 1 and min(r) > 0]
+    if not spreads:
+        return []
+    spread, name, rates = max(spreads, key=lambda s: round(s[0], 3))  # equal spreads: the first figure
+    if spread <= 1 + UNSTEADY_SPREAD:
+        return []
+    unit = "B/s" if name.startswith("dram") else "FLOP/s"
+    return [f"{name} from {si(min(rates), unit)} to {si(max(rates), unit)} over rounds"]
+
+
+def measure_cpu(progress: Progress | None = None, plan: CpuPlan = FULL_CPU_PLAN,
+                cpu_times: Callable[[], CpuTimes] = read_cpu_times) -> tuple[Ceilings, dict[str, Any]]:
+    """Matmul FLOP/s per dtype and read/copy bandwidth of this CPU, with torch, as `plan` says: the best of
+    every size, call and round, rounds stopping early once converged (CONVERGED)."""
     import torch
 
     say = progress or (lambda _msg: None)
-    compute: dict[str, float] = {}
-    details: dict[str, Any] = {"threads": torch.get_num_threads(), "matmul": {}}
-    torch_dtypes = {"fp32": torch.float32, "fp64": torch.float64, "bf16": torch.bfloat16}
-    for name, sizes in plan.matmul_n.items():
-        dt = torch_dtypes[name]
-        for n in sizes:
-            say(f"CPU {name} matmul {n}^3")
-            a, b = torch.randn(n, n, dtype=dt), torch.randn(n, n, dtype=dt)
-            t = _best_time(lambda a=a, b=b: torch.mm(a, b), plan.bf16_reps if name == "bf16" else plan.reps)
-            rate = 2 * n**3 / t
-            if rate > compute.get(f"cpu_{name}", 0):
-                compute[f"cpu_{name}"] = rate
-                details["matmul"][name] = {"n": n, "best_s": t}
+    start = cpu_times()
+    matmuls = {name: _Matmuls(name, tuple(sizes), plan.bf16_reps if name == "bf16" else plan.reps)
+               for name, sizes in plan.matmul_n.items()}
+    bandwidth = _Bandwidth(plan.bandwidth_bytes, plan.reps)
+
+    def figures() -> dict[str, float]:
+        return {**{name: m.rate for name, m in matmuls.items()}, **bandwidth.rates}
+
+    rounds = 0
+    for rounds in range(1, plan.rounds + 1):
+        before = figures() if rounds > 1 else {}
+        tag = f" (round {rounds} of up to {plan.rounds})" if plan.rounds > 1 else ""
+        for m in matmuls.values():
+            m.round(say, tag)
+        bandwidth.round(say, tag)
+        after = figures()
+        if rounds >= MIN_ROUNDS and all(after[k] <= before[k] * (1 + CONVERGED) for k in after):
+            break
+    load = load_between(start, cpu_times())
+    compute = {f"cpu_{name}": m.rate for name, m in matmuls.items()}
     compute["cpu_fp16"] = compute["cpu_bf16"]  # NB: CPU half matmuls share the bf16 path's order of rate
-    say("CPU memory bandwidth")
-    nbytes = plan.bandwidth_bytes // 4 * 4
-    x = torch.ones(nbytes // 4)  # the values do not matter to a copy or a sum; filling is faster than rand
-    y = torch.empty_like(x)
-    copy_t = _best_time(lambda: y.copy_(x), plan.reps)
-    read_t = _best_time(lambda: x.sum(), plan.reps)
-    memory = {"dram": 2 * nbytes / copy_t, "dram_read": nbytes / read_t}
-    details["bandwidth"] = {"bytes": nbytes, "copy_best_s": copy_t, "read_best_s": read_t}
+    round_rates = {**{f"{name} matmul": m.round_rates for name, m in matmuls.items()}, **bandwidth.round_rates}
+    details: dict[str, Any] = {
+        "threads": torch.get_num_threads(), "rounds": rounds,
+        "matmul": {name: {"n": m.n, "best_s": m.best_s, **({"skipped_n": list(m.skipped)} if m.skipped else {})}
+                   for name, m in matmuls.items()},
+        "bandwidth": {"bytes": bandwidth.nbytes, "copy_best_s": bandwidth.copy_s, "read_best_s": bandwidth.read_s},
+        "round_rates": round_rates, "load": load.to_dict()}
+    notes = [f"measured with torch on {details['threads']} threads, best of {rounds} round(s); "
+             "memory roof = copy bandwidth (read + write bytes)"]
+    why = load.reasons + _unsteady(round_rates)
+    if why:
+        notes.append(f"{CALIBRATION_WARNING} ({'; '.join(why)}): may be low; run `roofline calibrate` when quiet")
     info = cpu_description()
     ceilings = Ceilings(device_id="cpu", device_name=info["name"], kind="cpu", source="measured", compute=compute,
-                        memory=memory, notes=(f"measured with torch on {details['threads']} threads; "
-                                              "memory roof = copy bandwidth (read + write bytes)",))
+                        memory=bandwidth.rates, notes=tuple(notes))
     return ceilings, details
+
+
+def calibration_warnings(ceilings: Ceilings) -> list[str]:
+    """The roof's own warnings (a busy calibration), for the records timed against it."""
+    return [n for n in ceilings.notes if n.startswith(CALIBRATION_WARNING)]
 
 
 def _this_cpu_key() -> dict[str, str]:
@@ -113,9 +238,64 @@ def cpu_ceilings(messages: list[str] | None = None, progress: Progress | None = 
         return found[0]
     if messages is not None:
         messages.append(f"measured this CPU's roofline (cached in {store_path()})")
-    ceilings, details = measure_cpu(progress, plan)
+    say = progress or (lambda _msg: None)
+    ceilings, details = measure_cpu(lambda msg: say(f"measuring this CPU's roofline (once, then cached): {msg}"),
+                                    plan)
     save(key, ceilings, details)
     return ceilings
+
+
+# The roofs re-measured in this process, by (device name, pipe): once each, so that a suite of many records
+# above one roof pays for one re-measurement.
+_rechecked: set[tuple[str, str]] = set()
+
+
+def beats_roof(record: Record) -> bool:
+    """A compute-bound CPU record faster than its measured roof by more than the noise (RECHECK_MARGIN, or
+    half its relative IQR when that is larger)."""
+    if record.device_kind != "cpu" or record.roof_source != "measured" or record.bound != "compute":
+        return False
+    spread = ((record.timing.stats if record.timing else None) or {}).get("relative_iqr", 0.0) / 2
+    return (record.roofline_fraction or 0.0) > 1 + max(RECHECK_MARGIN, spread)
+
+
+def recheck_cpu_roof(record: Record, ceilings: Ceilings, progress: Progress | None = None,
+                     plan: CpuPlan = FULL_CPU_PLAN,
+                     measure: Callable[[str, tuple[int, ...], int, Progress], float] | None = None
+                     ) -> tuple[Ceilings, list[str]]:
+    """The roof `record` is placed on, re-measured when the record beats it (`beats_roof`): the new rate
+    (the best of the old and the new) is stored and returned with a note saying which roof was used; a roof
+    that holds is returned unchanged, with a note when the record still beats it. `measure(dtype, sizes,
+    reps, say)` gives a matmul rate (default: `plan`'s sizes, RECHECK_ROUNDS rounds)."""
+    pipe = record.compute_pipe or ""
+    if not beats_roof(record) or pipe not in ceilings.compute or (ceilings.device_name, pipe) in _rechecked:
+        return ceilings, []
+    _rechecked.add((ceilings.device_name, pipe))
+    name = pipe.removeprefix("cpu_")
+    say = progress or (lambda _msg: None)
+    say(f"re-measuring the CPU {name} roof: this record beat it by {(record.roofline_fraction or 1) - 1:.0%}")
+    sizes = tuple(plan.matmul_n.get(name, plan.matmul_n["bf16"]))  # fp16 products: the bf16 sizes
+    rate = (measure or _matmul_rate)(name, sizes, plan.bf16_reps if name in ("bf16", "fp16") else plan.reps, say)
+    old = ceilings.compute[pipe]
+    if rate <= old * (1 + RECHECK_MARGIN):
+        return ceilings, [f"{record.roofline_fraction:.0%} of the CPU {name} roof, which re-measured at "
+                          f"{si(rate, 'FLOP/s')} (stored {si(old, 'FLOP/s')}): larger products than the "
+                          "calibration's run faster, or the FLOP count overstates the work"]
+    raised = dataclasses.replace(ceilings, compute={**ceilings.compute, pipe: rate})
+    found = lookup(_this_cpu_key())
+    if found and found[0].device_name == ceilings.device_name:
+        details = {**found[1], "rechecked": {**found[1].get("rechecked", {}), pipe: {"from": old, "to": rate}}}
+        save(_this_cpu_key(), raised, details)
+    return raised, [f"CPU {name} roof re-measured, as this record beat the stored {si(old, 'FLOP/s')}: "
+                    f"placed on the new {si(rate, 'FLOP/s')} (now stored)"]
+
+
+def _matmul_rate(name: str, sizes: tuple[int, ...], reps: int, say: Progress) -> float:
+    """The best matmul rate of `name` over `sizes`, RECHECK_ROUNDS rounds."""
+    m = _Matmuls(name, sizes, reps)
+    for r in range(RECHECK_ROUNDS):
+        m.round(say, f" (re-measuring, round {r + 1} of {RECHECK_ROUNDS})")
+    return m.rate
 
 
 def calibrate(device: str | None = None, quick: bool = False, progress: Progress | None = None

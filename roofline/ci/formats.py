@@ -11,7 +11,7 @@ import json
 import os
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from roofline.ci.judge import (
     BETTER,
@@ -24,16 +24,12 @@ from roofline.ci.judge import (
     SAME,
     VERDICTS,
     WORSE,
-    WORSE_NOT_SIGNIFICANT,
     Report,
     Row,
 )
 from roofline.core.errors import RooflineError
 from roofline.core.files import atomic_write
 from roofline.report.format import duration
-
-if TYPE_CHECKING:
-    from rich.table import Table
 
 # Significant figures of a time in the report: a 5% threshold needs the third and fourth digit to show why a
 # change was (or was not) past it.
@@ -42,8 +38,6 @@ TIME_DIGITS = 4
 COLUMNS = ("op", "variant", "dtype", "shape", "baseline", "current", "change", "p-value", "threshold", "verdict",
            "reason")
 PROFILE_COLUMNS = (*COLUMNS[:1], "where", *COLUMNS[1:])
-_STYLE = {WORSE: "bold red", WORSE_NOT_SIGNIFICANT: "yellow", BETTER: "green", BETTER_NOT_SIGNIFICANT: "green",
-          NOT_COMPARABLE: "magenta", MISSING: "magenta", NEW: "cyan", SAME: ""}
 
 
 def _value(x: float | None, metric: str) -> str:
@@ -68,23 +62,42 @@ def cells(row: Row, cols: tuple[str, ...] = COLUMNS) -> list[str]:
 
 
 # ---------------------------------------------------------------- terminal
-def render_table(report: Report) -> Table:
-    """The terminal table (rich); `baseline`/`current` hold the judged statistic named in `threshold`."""
-    from rich.table import Table
+# The terminal table's columns (report.text.FitTable): what fits 80 columns always shows; the threshold
+# (shared by most rows, so said once in the caption when left out), the reason (printed under the table for
+# the rows that need one) and the full variant column come with --wide or a wider console.
+def _terminal_columns(profile: bool) -> list[Any]:
+    from roofline.report.text import WIDE, Column
+
+    cols = [Column("op", left=True)]
+    if profile:  # where it ran tells a profile's rows apart better than their dtype and shapes
+        cols.append(Column("where", left=True, wrap=True, want=14))
+    cols += [Column("dtype", left=True, drop=1 if profile else 0),
+             Column("shape", left=True, wrap=True, want=16, drop=1 if profile else 0),
+             Column("baseline"), Column("current"), Column("change"), Column("p-value"),
+             Column("verdict", left=True), Column("threshold", left=True, drop=2, quiet=True),
+             Column("reason", left=True, wrap=True, drop=WIDE)]
+    return cols
+
+
+def render_table(report: Report, wide: bool = False) -> Any:
+    """The terminal table (a report.text.FitTable: readable at 80 columns); `baseline`/`current` hold the
+    judged statistic named in `threshold`."""
+    from roofline.report.text import FitTable
 
     unit = "fraction of roofline" if report.metric == "fraction" else "time"
-    t = Table(title=f"roofline check ({unit}; alpha {report.alpha:g})", caption=report.summary())
     cols = columns(report)
-    verdict = cols.index("verdict")
-    for c in cols:
-        t.add_column(c, justify="right" if c in ("baseline", "current", "change", "p-value") else "left",
-                     overflow="fold")
+    rows = []
     for row in report.rows:
-        row_cells = cells(row, cols)
-        style = _STYLE.get(row.verdict, "")
-        row_cells[verdict] = f"[{style}]{row.verdict}[/]" if style else row.verdict
-        t.add_row(*row_cells, style="bold" if row.kind == REGION else None)
-    return t
+        c = dict(zip(cols, cells(row, cols), strict=True))
+        op = (c["op"] if c["variant"] == "-" else f"{c['op']} {c['variant']}").removeprefix("aten::")
+        rows.append([op, *([c["where"]] if report.profile else []), c["dtype"], c["shape"], c["baseline"],
+                     c["current"], c["change"], c["p-value"], c["verdict"], c["threshold"], c["reason"]])
+    thresholds = sorted({r.threshold for r in report.rows if r.threshold}) or [str(report.rules)]
+    caption = [report.summary(), f"threshold: {', '.join(thresholds)}"]
+    caption += [f"{r.op} {r.shape}: {r.verdict}: {r.reason}" for r in report.rows
+                if r.reason and r.verdict not in (SAME, BETTER, BETTER_NOT_SIGNIFICANT)]
+    return FitTable(_terminal_columns(report.profile), rows, title=f"roofline check ({unit}; alpha {report.alpha:g})",
+                    caption=caption, wide=wide)
 
 
 # ---------------------------------------------------------------- markdown

@@ -56,6 +56,10 @@ COMMON: list[OptionSpec] = [
 ]
 
 
+# What a note about a long CPU timing suggests instead.
+SHORTER = "a smaller shape, or --no-time for the model alone, is quicker"
+
+
 def run_analyze(op_name: str, shape: dict[str, Any], *, dtype: str | None, gpu: str | None, device: str | None,
                 no_time: bool, no_tensor_cores: bool, warm_l2: bool, timer: str, power: str, kernels: bool,
                 roof: str | None, json_: bool, output: Path | None, force: bool, plot: str | None) -> None:
@@ -63,6 +67,7 @@ def run_analyze(op_name: str, shape: dict[str, Any], *, dtype: str | None, gpu: 
     from roofline.analysis.advice import with_advice
     from roofline.core.dtypes import get_dtype
     from roofline.core.record import analytic_record
+    from roofline.measuring.progress import StatusLine
     from roofline.measuring.target import resolve_target
     from roofline.ops import make
 
@@ -71,7 +76,9 @@ def run_analyze(op_name: str, shape: dict[str, Any], *, dtype: str | None, gpu: 
     check_choice("--roof", roof, ROOF_CHOICES)
     check_choice("--power", power, POWER_MODES)
     check_outputs(force, files=(output,), charts=(plot,))
-    target = resolve_target(gpu=gpu, device=device, time=not no_time, roof=roof)  # type: ignore[arg-type]
+    with StatusLine(shorter=SHORTER) as line:  # a CPU without a stored roofline measures it now
+        target = resolve_target(gpu=gpu, device=device, time=not no_time, roof=roof,  # type: ignore[arg-type]
+                                progress=line.status)
     dt = get_dtype(dtype or ("fp32" if target.is_cpu else "fp16"))
     for msg in target.messages:
         note(msg)
@@ -80,15 +87,16 @@ def run_analyze(op_name: str, shape: dict[str, Any], *, dtype: str | None, gpu: 
     else:
         from roofline.measuring.runner import measure_op
 
-        record = measure_op(op, dt, target, warm_l2=warm_l2, method=timer, tensor_cores=not no_tensor_cores,
-                            power=power, kernels=kernels)
+        with StatusLine(shorter=SHORTER) as line:
+            record = measure_op(op, dt, target, warm_l2=warm_l2, method=timer, tensor_cores=not no_tensor_cores,
+                                power=power, kernels=kernels, progress=line)
     record = with_advice(record, target.spec)
     doc = target.document([record])
     save_and_print(doc, output, force, json_)
     if not json_:
-        from roofline.report.text import console, record_table
+        from roofline.report.text import record_table, show
 
-        console().print(record_table(record))
+        show(record_table(record))
         if target.is_cpu and target.time_device:
             note(f"timed on the CPU ({target.device_info['name']}): no GPU on this machine")
     if plot:
@@ -98,9 +106,9 @@ def run_analyze(op_name: str, shape: dict[str, Any], *, dtype: str | None, gpu: 
 def draw(doc: Document, where: str) -> None:
     """The roofline chart of one document: in the terminal (`-`) or to a chart file (checked beforehand)."""
     if where == TERMINAL:
-        from roofline.report.terminal import render_terminal
+        from roofline.report.terminal import render_terminal, terminal_width
 
-        out(render_terminal([doc]))
+        out(render_terminal([doc], width=terminal_width()))
         return
     from roofline.report.chart.draw import save_chart
 

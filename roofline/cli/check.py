@@ -35,7 +35,7 @@ def check_cmd(
     statistically significant on the raw samples (Mann-Whitney U); 2 on bad input."""
     from roofline.ci.formats import render_table, write_outputs
     from roofline.ci.judge import METRICS, run_check
-    from roofline.report.text import console
+    from roofline.report.text import show
 
     check_choice("--metric", metric, METRICS)
     if html is not None:
@@ -43,7 +43,7 @@ def check_cmd(
 
         check_html_path(html)
     report = run_check(results, baseline, fail_on, metric=metric, fail_on_missing=fail_on_missing)
-    console().print(render_table(report))
+    show(render_table(report))
     write_outputs(report, markdown=markdown, junit=junit, json_path=json_path)
     if html is not None:
         _write_html(report, results, baseline, html, fail_on, metric)

@@ -1,5 +1,6 @@
 """What every command of the CLI shares: printing, choice checks, the one check for files the user already has,
-and commands built from an operator's fields (`roofline analyze gemm --m ...`, `roofline compare gemm ...`).
+commands built from an operator's fields (`roofline analyze gemm --m ...`, `roofline compare gemm ...`), and
+how `--help` shows a flag.
 
 Nothing here imports torch or matplotlib: `roofline --help` and the analytic commands stay light.
 """
@@ -17,6 +18,29 @@ import typer
 
 from roofline.core.errors import UsageError
 
+
+def _flags_without_type() -> None:
+    """`--help` shows no type after a flag. typer releases built on click >= 8.2 print `<bool>` after every
+    flag (`--json <bool>`, even `--help <bool>`), which reads as if the flag took a value; a flag takes none,
+    so its type column is left empty. Patched once, here, because every command module imports this one;
+    a typer without `TyperOption.display_type_rich` is left as it is."""
+    try:
+        from typer.core import TyperOption
+    except ImportError:  # pragma: no cover - typer without typer.core
+        return
+    shown = getattr(TyperOption, "display_type_rich", None)
+    if shown is None or getattr(shown, "flags_without_type", False):
+        return
+
+    def display_type_rich(self: Any, ctx: Any) -> str | None:
+        return None if getattr(self, "is_flag", False) else shown(self, ctx)
+
+    display_type_rich.flags_without_type = True  # type: ignore[attr-defined]
+    TyperOption.display_type_rich = display_type_rich  # type: ignore[method-assign]
+
+
+_flags_without_type()
+
 # One typer option: (parameter name, annotation, typer.Option(...)).
 OptionSpec = tuple[str, Any, Any]
 # The "path" that means "the terminal, not a file" (`--plot -`).
@@ -29,10 +53,11 @@ def out(text: str) -> None:
 
 
 def note(msg: str) -> None:
-    """A note to the user on stderr (stdout stays clean for --json)."""
+    """A note to the user on stderr (stdout stays clean for --json), one line however long: the terminal wraps
+    it, and a path in it stays whole for copying."""
     from roofline.report.text import console
 
-    console(stderr=True).print(f"[yellow]note:[/yellow] {msg}")
+    console(stderr=True).print(f"[yellow]note:[/yellow] {msg}", soft_wrap=True)
 
 
 def check_choice(flag: str, value: str | None, choices: tuple[str, ...]) -> None:

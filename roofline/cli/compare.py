@@ -27,6 +27,7 @@ COMMON: list[OptionSpec] = [
                                               "its measured times beside the prediction for that GPU.")),
     ("datasheet", bool, typer.Option(False, "--datasheet", help="Ignore stored calibrations: datasheet roofs only.")),
     ("json_", bool, typer.Option(False, "--json", help="Print the comparison as JSON.")),
+    ("wide", bool, typer.Option(False, "--wide", help="Every column of the table, at full width.")),
     ("plot", Optional[Path], typer.Option(None, "--plot", help="Also write a bar chart (.png, .svg or .pdf).")),
     ("force", bool, typer.Option(False, "--force", help="Overwrite the --plot file if it exists.")),
 ]
@@ -36,24 +37,25 @@ OP_OPTIONS: list[OptionSpec] = [
 ]
 
 
-def show_comparison(result: Comparison | SuiteComparison, json_: bool, plot: Path | None) -> None:
+def show_comparison(result: Comparison | SuiteComparison, json_: bool, plot: Path | None, wide: bool = False
+                    ) -> None:
     """Print the ranking (a table, or JSON) and draw its chart when asked (the path was checked beforehand)."""
     from roofline.analysis.compare import compare_to_json
     from roofline.report.compare import plot_compare, render_compare
-    from roofline.report.text import console
+    from roofline.report.text import show
 
     if json_:
         out(json.dumps(compare_to_json(result), indent=2))
     else:
-        console().print(render_compare(result))
+        show(render_compare(result, wide=wide), wide=wide)
     if plot is not None:
         note(f"chart written to {plot_compare(result, plot)}")
 
 
 def _make_compare(cls: type) -> Any:
     def body(shape: dict[str, Any], *, dtype: str, no_tensor_cores: bool, gpu: list[str] | None,
-             prices: Path | None, measured: Path | None, datasheet: bool, json_: bool, plot: Path | None,
-             force: bool) -> None:
+             prices: Path | None, measured: Path | None, datasheet: bool, json_: bool, wide: bool,
+             plot: Path | None, force: bool) -> None:
         from roofline.analysis.compare import compare_op
         from roofline.ceilings.prices import load_prices
         from roofline.ops import make
@@ -63,7 +65,7 @@ def _make_compare(cls: type) -> Any:
         check_outputs(force, charts=(plot,))
         result = compare_op(op, dtype, gpu, price_list, not no_tensor_cores, measured=measured,
                             use_measured=not datasheet)
-        show_comparison(result, json_, plot)
+        show_comparison(result, json_, plot, wide)
 
     return op_command(cls, OP_OPTIONS + COMMON, body, f"compare_{cls.name}",
                       f"Compare GPUs on {cls.name}: {cls.summary}.")
@@ -79,6 +81,8 @@ def compare_suite_cmd(
                                                      "on a local GPU.")] = None,
     datasheet: Annotated[bool, typer.Option("--datasheet", help="Ignore stored calibrations.")] = False,
     json_: Annotated[bool, typer.Option("--json", help="Print the comparison as JSON.")] = False,
+    wide: Annotated[bool, typer.Option("--wide", help="Every column of the table (one per operator), at full "
+                                       "width.")] = False,
     plot: Annotated[Optional[Path], typer.Option("--plot", help="Also write a stacked bar chart.")] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite the --plot file if it exists.")] = False,
 ) -> None:
@@ -89,7 +93,7 @@ def compare_suite_cmd(
     price_list = load_prices(prices) if prices else None
     check_outputs(force, charts=(plot,))
     result = compare_suite(suite, gpu, price_list, measured=measured, use_measured=not datasheet)
-    show_comparison(result, json_, plot)
+    show_comparison(result, json_, plot, wide)
 
 
 register_op_commands(compare_app, _make_compare, lambda cls: f"Compare GPUs on {cls.name}: {cls.summary}.")

@@ -32,7 +32,7 @@ def occupancy_cmd(
     from roofline.analysis.occupancy import sweep as run_sweep
     from roofline.measuring.target import resolve_target
     from roofline.report.occupancy import plot_sweep, render_occupancy, render_sweep
-    from roofline.report.text import console
+    from roofline.report.text import show
 
     check_choice("--sweep", sweep, tuple(SWEEP_KINDS))
     if plot is not None and sweep is None:
@@ -49,10 +49,6 @@ def occupancy_cmd(
         out(json.dumps({"occupancy": o.to_dict(), "sweep": [{k: v for k, v in p.to_dict().items()
                         if k not in ("working", "reasons")} for p in points]}, indent=2))
         return
-    console().print(render_occupancy(o))
-    for line in o.working:
-        out(line)
-    if points:
-        console().print(render_sweep(points))
+    show(render_occupancy(o), *([render_sweep(points)] if points else []))
     if plot is not None:
         note(f"chart written to {plot_sweep(points, plot, mark=o)}")

@@ -33,9 +33,9 @@ def plot_cmd(
     docs = load_documents(results)
     check_outputs(force, charts=(output,))
     if terminal:
-        from roofline.report.terminal import render_terminal
+        from roofline.report.terminal import render_terminal, terminal_width
 
-        out(render_terminal(docs, roof=roof, labels=label))
+        out(render_terminal(docs, width=terminal_width(), roof=roof, labels=label))
     if output is not None:
         from roofline.report.chart.draw import save_chart
 

@@ -37,6 +37,8 @@ def run_cmd(
     kernels: Annotated[bool, typer.Option("--kernels/--no-kernels", help="Record kernel names (torch "
                                           "profiler; ~3 s the first time).")] = True,
     json_: Annotated[bool, typer.Option("--json", help="Print the results document.")] = False,
+    wide: Annotated[bool, typer.Option("--wide", help="Every column of the table (every parameter, AI, "
+                                       "achieved FLOP/s and bytes/s, SM clock), at full width.")] = False,
     inject_slowdown: Annotated[str | None, typer.Option("--inject-slowdown", hidden=True,
                                                            help="TEST ONLY: ENTRY=FRACTION, e.g. 2=0.07.")] = None,
 ) -> None:
@@ -46,7 +48,7 @@ def run_cmd(
     from roofline.analysis.suite import load_suite
     from roofline.measuring.runner import run_suite
     from roofline.measuring.target import resolve_target
-    from roofline.report.text import console, records_table
+    from roofline.report.text import console, records_table, show
 
     check_choice("--timer", timer, METHODS)
     check_choice("--power", power, POWER_MODES)
@@ -71,6 +73,6 @@ def run_cmd(
     doc = target.document(records, suite=spec.name)
     save_and_print(doc, output, force, json_)
     if not json_:
-        console().print(records_table(records, title=f"{spec.name} on {target.ceilings.device_name}"))
+        show(records_table(records, title=f"{spec.name} on {target.ceilings.device_name}", wide=wide), wide=wide)
         if output is not None:
             note(f"results written to {output}")

@@ -16,7 +16,9 @@ ops_app = typer.Typer(no_args_is_help=True, help="The operator catalog.")
 
 
 @specs_app.command("list")
-def specs_list(json_: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
+def specs_list(json_: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+               wide: Annotated[bool, typer.Option("--wide", help="Every column (name, aliases, boost clock), "
+                                                  "at full width.")] = False) -> None:
     """List every GPU spec file."""
     from roofline.ceilings.specs import load_all
 
@@ -24,9 +26,9 @@ def specs_list(json_: Annotated[bool, typer.Option("--json", help="Print JSON.")
     if json_:
         out(json.dumps([s.to_dict() for s in specs], indent=2))
         return
-    from roofline.report.text import console, specs_table
+    from roofline.report.text import show, specs_table
 
-    console().print(specs_table(specs))
+    show(specs_table(specs, wide=wide), wide=wide)
 
 
 @specs_app.command("show")
@@ -39,9 +41,9 @@ def specs_show(gpu: Annotated[str, typer.Argument(help="Spec id, alias or NVML n
     if json_:
         out(json.dumps(spec.to_dict(), indent=2))
         return
-    from roofline.report.text import console, spec_table
+    from roofline.report.text import show, spec_table
 
-    console().print(spec_table(spec))
+    show(spec_table(spec))
 
 
 @ops_app.command("list")
@@ -56,9 +58,9 @@ def ops_list(json_: Annotated[bool, typer.Option("--json", help="Print JSON.")] 
                    for name, cls in sorted(OPERATORS.items())}
         out(json.dumps(catalog, indent=2, default=list))
         return
-    from roofline.report.text import console, ops_table
+    from roofline.report.text import ops_table, show
 
-    console().print(ops_table(OPERATORS))
+    show(ops_table(OPERATORS))
 
 
 def device_cmd(json_: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:

@@ -16,6 +16,8 @@ from roofline.core.dtypes import DType, get_dtype
 from roofline.core.errors import RooflineError
 from roofline.core.model import Ceilings
 from roofline.core.record import Clocks, Record, analytic_record, placed_record, requoted, with_time
+from roofline.measuring.correctness import check_reference
+from roofline.measuring.progress import QUIET, Reporter
 from roofline.measuring.target import Target, resolve_target
 from roofline.measuring.timing import DEFAULT_POWER, FLUSH_L2_MULTIPLE, Measurement
 from roofline.measuring.timing_cpu import time_cpu
@@ -161,8 +163,11 @@ def slowed(fn: Callable[[], Any], device: str, fraction: float, clock_mhz: float
 
 def measure_op(op: Operator, dtype: DType, target: Target, *, warm_l2: bool = False, method: str = "auto",
                tensor_cores: bool = True, kernels: bool = True, rep_s: float | None = None,
-               slowdown: float | None = None, power: str = DEFAULT_POWER) -> Record:
-    """Build the real kernel for `op`, time it on the target's device, return the full record."""
+               slowdown: float | None = None, power: str = DEFAULT_POWER, progress: Reporter = QUIET) -> Record:
+    """Build the real kernel for `op`, time it on the target's device, return the full record; `progress`
+    hears each step. On the CPU, a roof the record beats is re-measured and replaces the target's, so that the
+    document and the records after this one use it too (`recheck_cpu_roof`), and a roof measured on a busy
+    machine is named in the record's notes."""
     import time
 
     from roofline.measuring.kernels import build, footprint_bytes
@@ -174,6 +179,7 @@ def measure_op(op: Operator, dtype: DType, target: Target, *, warm_l2: bool = Fa
     l2 = int(target.spec["l2_cache_kib"] * 1024) if target.spec else None
     need = footprint_bytes(op, dtype) + (FLUSH_L2_MULTIPLE * (l2 or 0) if not warm_l2 else 0)
     guard_memory(need, device, f"{op.name} {dtype.name}")
+    progress.status("building the inputs")
     built = build(op, dtype, device)
     if slowdown:
         clock = target.spec["boost_clock_mhz"] if target.spec else 1000.0
@@ -182,15 +188,38 @@ def measure_op(op: Operator, dtype: DType, target: Target, *, warm_l2: bool = Fa
     kw: dict[str, Any] = {} if rep_s is None else {"rep_s": rep_s}
     t_built = time.perf_counter()
     if device.startswith("cuda"):
+        progress.status(f"timing on {device}")
         m = time_cuda(built.fn, TimingOptions(method=method, power=power, compute_bound=record.bound == "compute",
                                               warm_l2=warm_l2, graph_safe=built.graph_safe, **kw), device, l2)
     else:
-        m = time_cpu(built.fn, **kw)
+        cuda_only = [f"--{flag} {value}" for flag, value, default in (("timer", method, "auto"),
+                                                                       ("power", power, DEFAULT_POWER))
+                     if value != default]
+        if cuda_only:
+            progress.notice(f"{', '.join(cuda_only)}: CUDA only (the CPU is timed by its host clock)")
+        m = time_cpu(built.fn, progress=progress, expected_s=record.roofline_time_s, **kw)
     t_timed = time.perf_counter()
     record = finish_record(record, m, target, dtype, op.uses_tensor_cores, tensor_cores)
+    roof_notes: list[str] = []
+    if target.is_cpu and not device.startswith("cuda"):
+        from roofline.ceilings.calibrate import calibration_warnings, recheck_cpu_roof
+
+        ceilings, roof_notes = recheck_cpu_roof(record, target.ceilings, progress.status)
+        if ceilings is not target.ceilings:
+            target.ceilings = ceilings
+            record = finish_record(analytic_record(op, dtype, ceilings, tensor_cores), m, target, dtype,
+                                   op.uses_tensor_cores, tensor_cores)
+        elif roof_notes:  # re-measured and held: its note replaces the advice to calibrate again
+            stale = set(above_roof_notes(record, ceilings.source))
+            record = dataclasses.replace(record, notes=[n for n in record.notes if n not in stale])
+        record = dataclasses.replace(record, notes=[*record.notes, *roof_notes, *calibration_warnings(ceilings)])
+    t_roof = time.perf_counter()  # after a CPU roof's re-measurement, when one ran
+    if kernels and device.startswith("cuda"):
+        progress.status("recording the kernels (torch profiler)")
     profiled = kernel_profile(built.fn, device) if kernels else []
     assert record.timing is not None
-    phases = {"build": t_built - t_start, "time": t_timed - t_built, "kernels": time.perf_counter() - t_timed}
+    phases = {"build": t_built - t_start, "time": t_timed - t_built, "kernels": time.perf_counter() - t_roof,
+              **({"roof": t_roof - t_timed} if roof_notes else {})}
     return dataclasses.replace(
         record, impl=built.impl, extra_passes=built.extra_passes or None,
         kernels=[name for name, _ in profiled],
@@ -200,33 +229,69 @@ def measure_op(op: Operator, dtype: DType, target: Target, *, warm_l2: bool = Fa
 
 def measure(fn: Callable[[], Any], *, flops: float, bytes: float, dtype: str = "fp16",
             device: str | None = None, gpu: str | None = None, name: str = "custom", tensor_cores: bool = True,
-            warm_l2: bool = False, bytes_written: float | None = None) -> Record:
+            warm_l2: bool = False, bytes_written: float | None = None, ref: Callable[[], Any] | None = None,
+            atol: float | None = None, rtol: float | None = None, params: dict[str, Any] | None = None,
+            rep_s: float | None = None) -> Record:
     """Time a user's zero-argument callable and place it on the roofline; returns a schema-v1 record.
     `bytes` is the total minimum traffic; `bytes_written` splits it (default: the split is unknown, and
     the record counts every byte as read and says so).
 
-    >>> rec = roofline.measure(lambda: a @ b, flops=2 * m * n * k, bytes=2 * (m * k + k * n + m * n))
+    `ref`: a zero-argument reference callable. Both run once before anything is timed, and a kernel whose
+    output is not close to the reference's (`roofline.measuring.correctness`; `atol`/`rtol` default to the
+    output dtype's) is refused with one RooflineError saying where. `params` names the shape in the record
+    (what `roofline check` matches records by, with `name` and `dtype`); `rep_s` is the sampling budget.
+
+    >>> rec = roofline.measure(lambda: a @ b, flops=2 * m * n * k, bytes=2 * (m * k + k * n + m * n),
+    ...                        ref=lambda: (a.float() @ b.float()).half())
     """
+    dt = _check_measure_args(flops, bytes, dtype, bytes_written, ref, atol, rtol)
+    if ref is not None:  # a wrong kernel is refused before the target (maybe a CPU calibration) is resolved
+        check_reference(fn, ref, rtol=rtol, atol=atol, what=f"measure {name!r}: the kernel")
+    target = resolve_target(gpu=gpu, device=device, time=True)
+    if target.time_device is None:
+        raise RooflineError("measure: no device to time on (the --gpu spec is not this machine's GPU)")
+    return measure_on(target, fn, flops=flops, bytes=bytes, dtype=dt.name, name=name, tensor_cores=tensor_cores,
+                      warm_l2=warm_l2, bytes_written=bytes_written, params=params, rep_s=rep_s)
+
+
+def measure_on(target: Target, fn: Callable[[], Any], *, flops: float, bytes: float, dtype: str = "fp16",
+               name: str = "custom", tensor_cores: bool = True, warm_l2: bool = False,
+               bytes_written: float | None = None, ref: Callable[[], Any] | None = None, atol: float | None = None,
+               rtol: float | None = None, params: dict[str, Any] | None = None,
+               rep_s: float | None = None) -> Record:
+    """`measure` on a target already resolved (the pytest plugin resolves one per session)."""
+    dt = _check_measure_args(flops, bytes, dtype, bytes_written, ref, atol, rtol)
+    device = target.time_device
+    if device is None:
+        raise RooflineError("measure: no device to time on (the target is analytic only)")
+    if ref is not None:
+        check_reference(fn, ref, rtol=rtol, atol=atol, what=f"measure {name!r}: the kernel")
+    record = placed_record(
+        op=name, variant=None, params=dict(params or {}), dtype=dt, flops=float(flops),
+        bytes_read=float(bytes - (bytes_written or 0)), bytes_written=float(bytes_written or 0),
+        ceilings=target.ceilings, uses_tensor_cores=tensor_cores, allow_tensor_cores=tensor_cores,
+        notes=[] if bytes_written is not None else ["read/written split not given: all bytes counted as read"])
+    kw: dict[str, Any] = {} if rep_s is None else {"rep_s": rep_s}
+    if device.startswith("cuda"):
+        l2 = int(target.spec["l2_cache_kib"] * 1024) if target.spec else None
+        m = time_cuda(fn, TimingOptions(compute_bound=record.bound == "compute", warm_l2=warm_l2, **kw), device, l2)
+    else:
+        m = time_cpu(fn, **kw)
+    return finish_record(record, m, target, dt, tensor_cores, tensor_cores)
+
+
+def _check_measure_args(flops: float, bytes: float, dtype: str, bytes_written: float | None,
+                        ref: Callable[[], Any] | None, atol: float | None, rtol: float | None) -> DType:
+    """measure's arguments, checked before anything runs; returns the dtype."""
     if flops < 0 or bytes <= 0:
         raise RooflineError("measure: flops must be >= 0 and bytes > 0")
     if bytes_written is not None and not 0 <= bytes_written <= bytes:
         raise RooflineError("measure: bytes_written must be between 0 and bytes")
-    dt = get_dtype(dtype)
-    target = resolve_target(gpu=gpu, device=device, time=True)
-    if target.time_device is None:
-        raise RooflineError("measure: no device to time on (the --gpu spec is not this machine's GPU)")
-    record = placed_record(
-        op=name, variant=None, params={}, dtype=dt, flops=float(flops),
-        bytes_read=float(bytes - (bytes_written or 0)), bytes_written=float(bytes_written or 0),
-        ceilings=target.ceilings, uses_tensor_cores=tensor_cores, allow_tensor_cores=tensor_cores,
-        notes=[] if bytes_written is not None else ["read/written split not given: all bytes counted as read"])
-    device_name = target.time_device
-    if device_name.startswith("cuda"):
-        l2 = int(target.spec["l2_cache_kib"] * 1024) if target.spec else None
-        m = time_cuda(fn, TimingOptions(compute_bound=record.bound == "compute", warm_l2=warm_l2), device_name, l2)
-    else:
-        m = time_cpu(fn)
-    return finish_record(record, m, target, dt, tensor_cores, tensor_cores)
+    if ref is None and (atol is not None or rtol is not None):
+        raise RooflineError("measure: atol/rtol are tolerances of the check against ref=: pass ref= too")
+    if (atol is not None and atol < 0) or (rtol is not None and rtol < 0):
+        raise RooflineError("measure: atol and rtol must be >= 0")
+    return get_dtype(dtype)
 
 
 def run_suite(suite: Suite, target: Target, *, warm_l2: bool = False, timer: str = "auto",

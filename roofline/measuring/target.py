@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -80,8 +81,8 @@ def _gpu_info(gpu: LocalGPU | None, spec: GPUSpec) -> dict[str, Any]:
 
 
 def resolve_target(gpu: str | None = None, device: str | None = None, time: bool = True,
-                   roof: RoofChoice | None = None) -> Target:
-    """Pick roof and timing device.
+                   roof: RoofChoice | None = None, progress: Callable[[str], None] | None = None) -> Target:
+    """Pick roof and timing device; `progress` hears the steps of a CPU calibration, when one runs.
 
     - `--gpu ID` alone on a machine whose GPU is another (or none): analytic against that spec, no timing.
     - no `--gpu`: the local GPU's spec (timed on it), else the CPU with its measured roofline.
@@ -102,7 +103,7 @@ def resolve_target(gpu: str | None = None, device: str | None = None, time: bool
     if kind == "cpu" and gpu is None:
         from roofline.ceilings.calibrate import cpu_ceilings  # lazy: may measure, which needs torch
 
-        ceilings = cpu_ceilings(messages)
+        ceilings = cpu_ceilings(messages, progress)
         return Target(ceilings, "cpu" if time else None, cpu_description(), messages=messages)
 
     local_gpu = local[index] if kind == "cuda" else None

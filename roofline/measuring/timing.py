@@ -23,6 +23,8 @@ REP_BUDGET_S = 0.025
 MIN_REPS = 10
 MAX_REPS = 2000
 
+# How a GPU is timed (--timer, --power); the CPU has one timer, the host clock, and the runner says so in a
+# note when either is given there.
 METHODS = ("auto", "graph", "graph-loop", "events")
 POWER_MODES = ("sustained", "burst")
 # Burst is the default: isolated kernels repeat within 0.6% from run to run and match Nsight Compute, while a

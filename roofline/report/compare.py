@@ -1,4 +1,4 @@
-"""`roofline compare` drawn: the rich table (one operator, or a suite's totals) and the horizontal bar chart.
+"""`roofline compare` drawn: the table (one operator, or a suite's totals) and the horizontal bar chart.
 
 Rendering only: every number is the comparison's (`analysis.compare`); nothing here computes a time or a cost.
 """
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from roofline.analysis.compare import NO_PRICE, UNSUPPORTED, Comparison, GPURow, SuiteComparison, SuiteRow
 from roofline.ceilings.prices import Prices
@@ -16,9 +16,7 @@ from roofline.core.record import shape_text
 from roofline.report.figures import DPI, figure_format, save_figure
 from roofline.report.format import duration, number, si
 from roofline.report.style import BOUND_COLOURS, FONT_PT, TITLE_PT, bound_colour
-
-if TYPE_CHECKING:
-    from rich.table import Table
+from roofline.report.text import WIDE, Column, FitTable
 
 
 # ---------------------------------------------------------------- tables
@@ -35,7 +33,16 @@ def _ratio(x: float | None) -> str:
     return "-" if x is None else f"{x:.2f}x"
 
 
-def _cost_cells(r: GPURow | SuiteRow, prices: Prices) -> list[str]:
+def _cost_columns(prices: Prices | None, what: str) -> list[Column]:
+    if prices is None:
+        return []
+    c = prices.currency
+    return [Column(f"{c}/\nGPU-h"), Column(f"{c}/1M\n{what}"), Column("vs\ncheapest")]
+
+
+def _cost_cells(r: GPURow | SuiteRow, prices: Prices | None) -> list[str]:
+    if prices is None:
+        return []
     if r.status != "ok":
         return ["-", "-", "-"]
     if r.price_per_hour is None:
@@ -44,12 +51,9 @@ def _cost_cells(r: GPURow | SuiteRow, prices: Prices) -> list[str]:
 
 
 def _caption(prices: Prices | None, unsupported: list[tuple[str, str]], notes: tuple[str, ...],
-             suite: bool = False, measured: str | None = None) -> str:
+             suite: bool = False, measured: str | None = None, shared: tuple[str, ...] = ()) -> list[str]:
     lines = ["roofline time: a lower bound, max(FLOPs / peak, bytes / bandwidth); vs fastest: time / the fastest "
              "GPU's time"]
-    if suite:
-        lines.append("operator columns: roofline time of that operator's entries, summed, in µs; mem-bound: share of "
-                     "the total spent in memory-bound entries")
     if measured is not None:
         lines.append(f"measured: median times from {measured}; % of roof = roofline time / measured time"
                      + ("; n/N: only n of N entries measured (no total)" if suite else ""))
@@ -57,90 +61,102 @@ def _caption(prices: Prices | None, unsupported: list[tuple[str, str]], notes: t
         src = f" ({prices.source})" if prices.source else ""
         lines.append(f"prices: {prices.currency} per GPU-hour as of {prices.date}, {prices.path}{src}")
         lines.append(f"cost per 1M {'runs' if suite else 'calls'} = roofline time x price / 3600 x 1e6 "
-                     f"(a lower bound, as the time is)")
+                     f"(a lower bound, as the time is); vs cheapest: cost / the cheapest GPU's cost")
+    lines += shared
     lines += [f"{UNSUPPORTED}: {gpu}: {why}" for gpu, why in unsupported]
     lines += [f"note: {n}" for n in notes]
-    return "\n".join(lines)
+    return lines
 
 
-def _table(title: str, caption: str) -> Table:
-    from rich.table import Table
+def _shared(values: list[str | None], what: str) -> tuple[bool, list[str]]:
+    """Whether every supported GPU has the same `what` (then a caption line says it, not a column)."""
+    seen = {v for v in values if v}
+    if len(seen) == 1:
+        return True, [f"{what}: {next(iter(seen))} for every GPU"]
+    return False, []
 
-    return Table(title=title, caption=caption, caption_justify="left", title_justify="left")
 
-
-def _render_op(c: Comparison) -> Table:
+def _render_op(c: Comparison, wide: bool = False) -> FitTable:
     measured = c.measured_path is not None
     title = (f"compare: {c.label} ({shape_text(c.params)})\n{si(c.flops, 'FLOP')}, {si(c.bytes, 'B')}, "
              f"AI {number(c.arithmetic_intensity)} FLOP/B")
-    t = _table(title, _caption(c.prices, [(r.gpu, r.reason) for r in c.rows if r.status != "ok"], c.notes,
-                               measured=c.measured_path))
-    # Two-line headers keep the table within 160 columns (report.text.PIPE_WIDTH) with --measured and --prices.
-    cols = ["#", "GPU", "roof", "bound", "pipe", "roofline\ntime", "vs\nfastest", "TFLOP/s", "GB/s\nroof"]
+    ok = [r for r in c.rows if r.status == "ok"]
+    one_roof, roof_line = _shared([r.roof for r in ok], "roof")
+    one_pipe, pipe_line = _shared([r.record.compute_pipe_label if r.record else None for r in ok], "pipe")
+    cols = [Column("#"), Column("GPU", left=True),
+            Column("roof", left=True, drop=WIDE if one_roof else 0, quiet=one_roof), Column("bound", left=True, drop=1),
+            Column("pipe", left=True, drop=WIDE if one_pipe else 3, quiet=one_pipe),
+            Column("roofline\ntime"), Column("vs\nfastest"), Column("attainable\nTFLOP/s", drop=2),
+            Column("roof\nGB/s", drop=2)]
     if measured:
-        cols += ["measured", "% of\nroof"]
-    if c.prices is not None:
-        cols += [f"{c.prices.currency}/\nGPU-h", f"{c.prices.currency}/1M\ncalls", "vs\ncheapest"]
-    for col in cols:
-        t.add_column(col, justify="left" if col in ("GPU", "roof", "bound", "pipe") else "right")
+        cols += [Column("measured\ntime"), Column("% of\nroof")]
+    cols += _cost_columns(c.prices, "calls")
+    rows = []
     for r in c.rows:
         if r.status != "ok":
             cells = ["-", r.gpu, "-", "-", "-", UNSUPPORTED, "-", "-", "-"]
         else:
             rec = r.record
-            cells = [str(r.rank), r.gpu, r.roof or "-", r.bound or "-", (rec.compute_pipe_label if rec else None) or "",
+            pipe = (rec.compute_pipe_label if rec else None) or "-"
+            cells = [str(r.rank), r.gpu, r.roof or "-", r.bound or "-", pipe,
                      duration(r.time_s), _ratio(r.vs_fastest), number((r.attainable_flops_per_s or 0) / 1e12),
                      f"{(rec.peak_bytes_per_s if rec else 0) / 1e9:.4g}"]
         if measured:
             frac = r.roofline_fraction
             cells += [duration(r.measured_time_s), f"{frac:.0%}" if frac is not None else "-"]
-        if c.prices is not None:
-            cells += _cost_cells(r, c.prices)
-        t.add_row(*cells)
-    return t
+        rows.append(cells + _cost_cells(r, c.prices))
+    caption = _caption(c.prices, [(r.gpu, r.reason) for r in c.rows if r.status != "ok"], c.notes,
+                       measured=c.measured_path, shared=(*roof_line, *pipe_line))
+    return FitTable(cols, rows, title=title, caption=caption, wide=wide)
 
 
-def _render_suite(c: SuiteComparison) -> Table:
+def _top_op(r: SuiteRow) -> str:
+    """The operator that takes most of a GPU's total, with its share: 'gemv 61%'."""
+    if r.status != "ok" or not r.by_op or not r.time_s:
+        return "-"
+    op, t = max(r.by_op.items(), key=lambda kv: kv[1])
+    return f"{op} {t / r.time_s:.0%}"
+
+
+def _render_suite(c: SuiteComparison, wide: bool = False) -> FitTable:
     measured = c.measured_path is not None
-    roofs = {r.roof for r in c.ranked}
-    one_roof = len(roofs) == 1  # the table is wide: a roof every GPU shares goes to the caption
-    notes = (*c.notes, f"roof: {next(iter(roofs))} for every GPU") if one_roof else c.notes
+    one_roof, roof_line = _shared([r.roof for r in c.ranked], "roof")
     title = f"compare: suite {c.suite} ({len(c.entries)} entries, per run of the whole suite)"
-    t = _table(title, _caption(c.prices, [(r.gpu, r.reason) for r in c.rows if r.status != "ok"], notes, True,
-                               c.measured_path))
-    # Two-line headers: a column per operator, and the table must fit 160 columns (report.text.PIPE_WIDTH).
-    cols = ["#", "GPU", *([] if one_roof else ["roof"]), "total", "vs\nfastest", "TFLOP/s", "mem-\nbound",
-            *(op.replace("_", "_\n", 1) for op in c.op_names)]
+    cols = [Column("#"), Column("GPU", left=True),
+            Column("roof", left=True, drop=WIDE if one_roof else 0, quiet=one_roof),
+            Column("total\ntime"), Column("vs\nfastest"), Column("attainable\nTFLOP/s", drop=3),
+            Column("mem-\nbound", drop=2, note="mem-bound: share of the total spent in memory-bound entries"),
+            Column("most time in", left=True, wrap=True, want=0, drop=1),
+            *(Column(f"{op}\nµs", drop=4, note="OP µs: the roofline time of that operator's entries, summed")
+              for op in c.op_names)]
     if measured:
-        cols += ["measured", "% of\nroof"]
-    if c.prices is not None:
-        cols += [f"{c.prices.currency}/\nGPU-h", f"{c.prices.currency}/1M\nruns", "vs\ncheapest"]
-    for col in cols:
-        t.add_column(col, justify="left" if col in ("GPU", "roof") else "right")
+        cols += [Column("measured\ntime"), Column("% of\nroof")]
+    cols += _cost_columns(c.prices, "runs")
+    n = len(c.entries)
+    rows = []
     for r in c.rows:
-        roof = [] if one_roof else [r.roof or "-"]
         if r.status != "ok":
-            cells = ["-", r.gpu, *roof, UNSUPPORTED, "-", "-", "-", *("-" for _ in c.op_names)]
+            cells = ["-", r.gpu, r.roof or "-", UNSUPPORTED, "-", "-", "-", "-", *("-" for _ in c.op_names)]
         else:
             share = r.memory_bound_share
-            cells = [str(r.rank), r.gpu, *roof, duration(r.time_s), _ratio(r.vs_fastest),
+            cells = [str(r.rank), r.gpu, r.roof or "-", duration(r.time_s), _ratio(r.vs_fastest),
                      number((r.attainable_flops_per_s or 0) / 1e12), f"{share:.0%}" if share is not None else "-",
-                     *(number(r.by_op[op] * 1e6) if op in r.by_op else "-" for op in c.op_names)]
+                     _top_op(r), *(number(r.by_op[op] * 1e6) if op in r.by_op else "-" for op in c.op_names)]
         if measured:
-            n = len(c.entries)
             if r.measured_entries == n and r.time_s and r.measured_time_s:
                 cells += [duration(r.measured_time_s), f"{r.time_s / r.measured_time_s:.0%}"]
             else:
                 cells += [f"{r.measured_entries}/{n}" if r.measured_entries else "-", "-"]
-        if c.prices is not None:
-            cells += _cost_cells(r, c.prices)
-        t.add_row(*cells)
-    return t
+        rows.append(cells + _cost_cells(r, c.prices))
+    caption = _caption(c.prices, [(r.gpu, r.reason) for r in c.rows if r.status != "ok"], c.notes, True,
+                       c.measured_path, shared=tuple(roof_line))
+    return FitTable(cols, rows, title=title, caption=caption, wide=wide)
 
 
-def render_compare(c: Comparison | SuiteComparison) -> Table:
-    """A rich table, fastest GPU first, unsupported GPUs last (rendering only: the numbers are the comparison's)."""
-    return _render_suite(c) if isinstance(c, SuiteComparison) else _render_op(c)
+def render_compare(c: Comparison | SuiteComparison, wide: bool = False) -> FitTable:
+    """The ranking as a table that fits the console (every column with `wide`): fastest GPU first,
+    unsupported GPUs last. Rendering only: the numbers are the comparison's."""
+    return _render_suite(c, wide) if isinstance(c, SuiteComparison) else _render_op(c, wide)
 
 
 # ---------------------------------------------------------------- chart

@@ -21,25 +21,34 @@ _LIMIT_LABEL = {"warps": "warps per SM", "registers": "registers", "shared_memor
 
 
 def render_occupancy(o: Occupancy) -> Table:
-    """The four limits with their arithmetic, and the verdict in the caption."""
+    """The four limits with their arithmetic, the active blocks in the last row; the caption holds the rest
+    of the working (warps per block, notes, the carve-out needed), so the arithmetic is shown once. The
+    arithmetic column wraps within the console's width."""
     from rich.table import Table
+    from rich.text import Text
 
     t = Table(title=f"occupancy on {o.gpu} (cc {o.compute_capability}): {o.threads_per_block} threads, "
-                    f"{o.registers_per_thread} registers, {o.shared_memory_per_block_bytes} B shared memory")
-    t.add_column("limit")
-    t.add_column("blocks/SM", justify="right")
-    t.add_column("arithmetic")
+                    f"{o.registers_per_thread} registers, {o.shared_memory_per_block_bytes} B shared memory",
+              show_lines=True, caption_justify="left")
+    t.add_column("limit", no_wrap=True)
+    t.add_column("blocks\nper SM", justify="right", no_wrap=True)
+    t.add_column("arithmetic", overflow="fold")
     for k in LIMITS:
         v = o.limits[k]
         mark = " *" if k in o.limiters else ""
-        t.add_row(_LIMIT_LABEL[k] + mark, "-" if v is None else str(v), o.reasons.get(k, ""))
+        t.add_row(_LIMIT_LABEL[k] + mark, "-" if v is None else str(v), Text(o.reasons.get(k, "")))
+    shown = ", ".join("-" if v is None else str(v) for v in o.limits.values())
     t.add_row("[bold]active[/bold]", f"[bold]{o.active_blocks_per_sm}[/bold]",
-              f"{o.active_warps_per_sm} of {o.max_warps_per_sm} warps: [bold]{o.occupancy:.1%}[/bold], limited by "
-              f"{limiter_names(o.limiters)}")
-    if o.carveout_needed_kib is not None:
-        t.caption = (f"warps per block {o.warps_per_block}; carve-out counted {o.carveout_kib} KiB, needed "
-                     f"{o.carveout_needed_kib} KiB")
+              f"min({shown}) = {o.active_blocks_per_sm} blocks x {o.warps_per_block} warps = "
+              f"{o.active_warps_per_sm} of {o.max_warps_per_sm} warps: [bold]{o.occupancy:.1%}[/bold]")
+    caption = [f"* the limit that sets the occupancy ({limiter_names(o.limiters)})"]
+    caption += [line for line in o.working if line.startswith(_CAPTION_LINES)]
+    t.caption = "\n".join(caption)
     return t
+
+
+# The lines of the working that the table's rows do not already show.
+_CAPTION_LINES = ("warps per block", "note:", "carve-out needed")
 
 
 def render_sweep(points: Sequence[Occupancy]) -> Table:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import string
+import textwrap
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -200,19 +201,19 @@ def _axes(g: _Grid, chart: Chart, margin: int) -> tuple[list[str], list[str]]:
     return lines, bottom
 
 
-def _legend(chart: Chart, marks: dict[tuple[int, int], str], numbers: dict[str, int]) -> list[str]:
+def _legend(chart: Chart, marks: dict[tuple[int, int], str], numbers: dict[str, int], width: int) -> list[str]:
     many = len(chart.series) > 1
-    out = [f"roofs ({COMPUTE_CHAR} compute, {MEMORY_CHAR} memory, {MEASURED_CHAR} measured, "
-           f"{RIDGE_CHAR} ridge point, {HEADROOM_CHAR} headroom to the roof):"]
+    out = textwrap.wrap(f"roofs ({COMPUTE_CHAR} compute, {MEMORY_CHAR} memory, {MEASURED_CHAR} measured, "
+                        f"{RIDGE_CHAR} ridge point, {HEADROOM_CHAR} headroom to the roof):", width)
     rows = []
     for r in sorted(chart.roofs, key=lambda r: (r.doc, r.source != "datasheet", r.kind != "compute", -r.value)):
         unit = "FLOP/s" if r.kind == "compute" else "B/s"
         ridge = f"ridge {number(r.ridge)} FLOP/B" if r.ridge else ""
         rows.append([_roof_char(r), r.name, si(r.value, unit), ridge, r.source]
                     + ([chart.series[r.doc]] if many else []))
-    out += _columns(rows, right={2})
+    out += _columns(rows, right={2}, width=width, drop=(4, 3))  # the source, then the ridge, when narrow
     share = ", share of the time" if chart.profile else ""
-    out.append(f"points (letter: operator, arithmetic intensity, FLOP/s, % of its roof{share}):")
+    out += textwrap.wrap(f"points (letter: operator, arithmetic intensity, FLOP/s, % of its roof{share}):", width)
     rows = []
     points = sorted((p for p in chart.points if p.gid in numbers), key=lambda p: numbers[p.gid]) \
         if chart.profile else chart.points
@@ -223,23 +224,51 @@ def _legend(chart: Chart, marks: dict[tuple[int, int], str], numbers: dict[str, 
         if chart.profile:
             row.append("-" if p.share is None else f"{p.share:.1%} of time")
         rows.append(row + [kind, f"{p.bound}-bound"] + ([chart.series[p.doc]] if many else []))
-    out += _columns(rows, right={2, 3, 4, 5} if chart.profile else {2, 3, 4})
+    n = len(rows[0]) if rows else 0
+    # when narrow, leave out the bound (the roof under a point says it), then the intensity (its column says it)
+    drop = (n - 1 - many, 2)
+    out += _columns(rows, right={2, 3, 4, 5} if chart.profile else {2, 3, 4}, width=width, drop=drop)
     if (note := unlabelled_note(chart, numbers)) is not None:
-        out.append(f"{UNLABELLED_CHAR}: {note}")
+        out += textwrap.wrap(f"{UNLABELLED_CHAR}: {note}", width)
     if chart.skipped:
-        out.append("not drawn: " + "; ".join(chart.skipped))
+        out += textwrap.wrap("not drawn: " + "; ".join(chart.skipped), width)
     return out
 
 
-def _columns(rows: list[list[str]], right: set[int]) -> list[str]:
+def _columns(rows: list[list[str]], right: set[int], width: int, drop: Sequence[int] = ()) -> list[str]:
+    """The rows as aligned text columns within `width`: the columns in `drop` are left out, in that order,
+    while a line is wider; a line still too wide is cut at `width` (its label is the last to go)."""
     if not rows:
         return []
-    widths = [max(len(r[k]) for r in rows) for k in range(len(rows[0]))]
-    return ["  " + "   ".join(cell.rjust(widths[k]) if k in right else cell.ljust(widths[k])
-                               for k, cell in enumerate(row)).rstrip() for row in rows]
+    keep = list(range(len(rows[0])))
+
+    def lines() -> list[str]:
+        widths = {k: max(len(r[k]) for r in rows) for k in keep}
+        return ["  " + "   ".join(row[k].rjust(widths[k]) if k in right else row[k].ljust(widths[k])
+                                   for k in keep).rstrip() for row in rows]
+
+    text = lines()
+    for k in drop:
+        if max(map(len, text)) <= width:
+            break
+        if k in keep:
+            keep.remove(k)
+            text = lines()
+    return [line[:width] for line in text]
 
 
-def render_terminal(docs: Sequence[Document], width: int = 100, height: int = 30, roof: str = "both",
+# The chart's width when the console is wider: wider charts add no resolution worth reading.
+MAX_WIDTH = 100
+
+
+def terminal_width() -> int:
+    """The width to draw at: the console's, at most MAX_WIDTH."""
+    from roofline.report.text import console
+
+    return min(console().width, MAX_WIDTH)
+
+
+def render_terminal(docs: Sequence[Document], width: int = MAX_WIDTH, height: int = 30, roof: str = "both",
                     labels: Sequence[str] | None = None) -> str:
     """The roofline chart of these documents as text: `height` lines of chart (title and axes included),
     `width` columns, then the legend."""
@@ -259,7 +288,7 @@ def render_terminal(docs: Sequence[Document], width: int = 100, height: int = 30
     x_title = "arithmetic intensity (FLOP/byte)"
     footer = "y: FLOP/s".ljust(max(width - len(x_title), 10)) + x_title
     title = chart.title.replace("  ·  ", " | ")
-    return "\n".join([title[:width], *lines, *bottom, footer, "", *_legend(chart, marks, numbers)]) + "\n"
+    return "\n".join([title[:width], *lines, *bottom, footer, "", *_legend(chart, marks, numbers, width)]) + "\n"
 
 
 __all__ = ["LETTERS", "UNLABELLED_CHAR", "render_terminal"]

@@ -1,76 +1,265 @@
-"""Terminal rendering (rich): tables of specs, operators and records. Rendering only, no computation."""
+"""Terminal rendering (rich): tables of specs, operators and records. Rendering only, no computation.
+
+Every default view reads in 80 columns. Tables of many rows are `FitTable`s: numbers in their own columns,
+right-aligned, units in the headers, never wrapped or cut; text columns (a shape, a summary) wrap at spaces;
+columns that do not fit the width the table is printed at are left out (and named in the caption), and a
+command's `--wide` prints every column at its full width.
+"""
 
 from __future__ import annotations
 
 import dataclasses
+import os
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from rich.console import Console
+from rich import box
+from rich.cells import cell_len
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
+from rich.measure import Measurement
+from rich.padding import Padding
 from rich.table import Table
+from rich.text import Text
 
 from roofline.ceilings.specs import GPUSpec
-from roofline.core.record import Record, Timing
-from roofline.report.format import count, duration, si
+from roofline.core.record import Record, Timing, shape_text
+from roofline.report.format import count, duration, number, si
 
-# Width for output that is not a terminal (CI logs, pipes): rich's default of 80 columns wraps every table.
-PIPE_WIDTH = 160
+# The width of output that is not a terminal (pipes, files, CI logs) unless COLUMNS says otherwise: the
+# width every default view is laid out for.
+DEFAULT_WIDTH = 80
 
 
 def console(stderr: bool = False) -> Console:
+    """The console of a command's output: the terminal's width, else COLUMNS, else DEFAULT_WIDTH."""
     c = Console(stderr=stderr, highlight=False, soft_wrap=False)
     if not c.is_terminal:
-        c = Console(stderr=stderr, highlight=False, soft_wrap=False, width=PIPE_WIDTH)
+        columns = os.environ.get("COLUMNS", "")
+        width = int(columns) if columns.isdigit() and int(columns) > 0 else DEFAULT_WIDTH
+        c = Console(stderr=stderr, highlight=False, soft_wrap=False, width=width)
     return c
 
 
-def specs_table(specs: list[GPUSpec]) -> Table:
-    t = Table(title="GPU specs (dense peaks)")
-    for col in ("id", "name", "aliases", "SMs", "boost MHz", "FP32 TF", "BF16 TC TF", "FP8 TC TF", "memory",
-                "GB/s", "L2 MiB"):
-        t.add_column(col, justify="right" if col not in ("id", "name", "aliases") else "left")
+def show(*renderables: RenderableType, wide: bool = False) -> None:
+    """Print on stdout at the console's width; `wide`: at the width the widest renderable needs, so that a
+    `--wide` table is never squeezed (a terminal then wraps its lines; `| less -S` keeps them)."""
+    con = console()
+    if wide:
+        need = max((natural_width(r) for r in renderables), default=0)
+        if need > con.width:
+            con = Console(highlight=False, soft_wrap=False, width=need)
+    for r in renderables:
+        con.print(r)
+
+
+def natural_width(r: RenderableType) -> int:
+    """The columns `r` takes when nothing constrains it."""
+    if isinstance(r, FitTable):
+        return r.natural_width()
+    return Console(width=10_000).measure(r).maximum
+
+
+# ---------------------------------------------------------------- tables that fit
+WIDE = 1_000  # Column.drop of a column shown only with --wide
+GAP = 1  # one space between columns (box.SIMPLE_HEAD without edges): the most columns in 80
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column of a FitTable.
+
+    `drop`: 0, always shown; n > 0, left out (highest n first, a whole group of equal n at once) while the
+    table is wider than the console; WIDE, shown with --wide only. `wrap`: text that may wrap at spaces (a
+    shape, a list of names); it asks for `want` columns before optional columns are kept beside it. `note`: a
+    caption line that explains the column, shown with it; `quiet`: a left-out column the caption need not name
+    (the caption says its one value)."""
+
+    header: str  # "\n" splits it over two lines
+    left: bool = False  # text, left-aligned; numbers are right-aligned
+    wrap: bool = False
+    drop: int = 0
+    want: int = 24
+    note: str = ""
+    quiet: bool = False  # not named among the columns --wide adds (its value is in the caption)
+
+
+def _lines(cell: str) -> list[str]:
+    return cell.split("\n")
+
+
+class FitTable:
+    """A table of many rows that fits the width it is printed at (see the module docstring). Cells are plain
+    text (no markup); the title and caption wrap at the console's width."""
+
+    def __init__(self, columns: Sequence[Column], rows: Iterable[Sequence[str]], *, title: str = "",
+                 caption: Sequence[str] = (), wide: bool = False) -> None:
+        self.columns = list(columns)
+        self.rows = [list(r) for r in rows]
+        for r in self.rows:
+            if len(r) != len(self.columns):
+                raise ValueError(f"a row of {len(r)} cells in a table of {len(self.columns)} columns")
+        self.title, self.caption, self.wide = title, list(caption), wide
+
+    # -- layout
+    def _natural(self, j: int) -> int:
+        cells = [self.columns[j].header, *(r[j] for r in self.rows)]
+        return max(cell_len(line) for c in cells for line in _lines(c))
+
+    def _minimum(self, j: int) -> int:
+        """A wrapping column's narrowest: its longest word (or header line)."""
+        words = [w for r in self.rows for line in _lines(r[j]) for w in line.split()]
+        return max([cell_len(w) for w in words] + [cell_len(h) for h in _lines(self.columns[j].header)])
+
+    def _shown(self, width: int | None) -> list[int]:
+        if self.wide or width is None:
+            return list(range(len(self.columns)))
+        shown = [j for j, c in enumerate(self.columns) if c.drop < WIDE]
+
+        def need(js: list[int]) -> int:
+            return sum(min(self._natural(j), max(self.columns[j].want, self._minimum(j))) if self.columns[j].wrap
+                       else self._natural(j) for j in js) + GAP * (len(js) - 1)
+
+        while need(shown) > width and any(self.columns[j].drop for j in shown):
+            worst = max(self.columns[j].drop for j in shown)
+            shown = [j for j in shown if self.columns[j].drop != worst]
+        return shown
+
+    def _widths(self, shown: list[int], width: int | None) -> list[int]:
+        widths = [self._natural(j) for j in shown]
+        wrap = [k for k, j in enumerate(shown) if self.columns[j].wrap]
+        if width is None or self.wide or not wrap:
+            return widths
+        room = width - GAP * (len(shown) - 1) - sum(w for k, w in enumerate(widths) if k not in wrap)
+        if sum(widths[k] for k in wrap) <= room:
+            return widths
+        low = {k: self._minimum(shown[k]) for k in wrap}
+        # the widest wrapping columns give way first, none below its longest word
+        level = max(widths[k] for k in wrap)
+        while level > 1 and sum(max(low[k], min(widths[k], level)) for k in wrap) > room:
+            level -= 1
+        for k in wrap:
+            widths[k] = max(low[k], min(widths[k], level))
+        return widths
+
+    def natural_width(self) -> int:
+        """Every column at its full width (what --wide prints)."""
+        shown = list(range(len(self.columns)))
+        return sum(self._natural(j) for j in shown) + GAP * (len(shown) - 1)
+
+    def table(self, width: int | None) -> Table:
+        """The rich table at `width` (None or wide: every column, full width); no title or caption."""
+        shown = self._shown(width)
+        t = Table(box=box.SIMPLE_HEAD, show_edge=False, padding=(0, 0), pad_edge=False)
+        for j, w in zip(shown, self._widths(shown, width), strict=True):
+            c = self.columns[j]
+            t.add_column(c.header, justify="left" if c.left else "right", width=w, no_wrap=not c.wrap,
+                         overflow="fold" if c.wrap else "ellipsis")
+        for r in self.rows:
+            t.add_row(*(Text(r[j]) for j in shown))
+        return t
+
+    def caption_lines(self, width: int | None) -> list[str]:
+        shown = self._shown(width)
+        notes = dict.fromkeys(c.note for j, c in enumerate(self.columns) if c.note and j in shown)  # once each
+        lines = self.caption + list(notes)
+        left = [" ".join(c.header.split()) for j, c in enumerate(self.columns) if j not in shown and not c.quiet]
+        if left:
+            lines.append(f"--wide adds: {', '.join(left)}")
+        return lines
+
+    # -- rich protocol
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        width = None if self.wide else options.max_width
+        if self.title:
+            yield Text(self.title, style="table.title")
+        yield self.table(width)
+        for line in self.caption_lines(width):
+            yield Text(line, style="table.caption")
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        return Measurement(min(self.natural_width(), options.max_width), self.natural_width())
+
+
+# ---------------------------------------------------------------- specs and operators
+def specs_table(specs: list[GPUSpec], wide: bool = False) -> FitTable:
+    """One row per spec file: the dense peaks, memory and L2."""
     def v(s: GPUSpec, key: str) -> str:
         x = s.get(key)
         return "-" if x is None else f"{x:g}"
 
-    for s in specs:
-        t.add_row(s.id, s.name, ", ".join(s.aliases), v(s, "sm_count"), v(s, "boost_clock_mhz"),
-                  v(s, "fp32_dense_tflops"), v(s, "bf16_tensor_dense_tflops"), v(s, "fp8_tensor_dense_tflops"),
-                  f"{s['memory_size_gb']:g} GB {s.memory_type}", v(s, "memory_bandwidth_gbps"),
-                  f"{s['l2_cache_kib'] / 1024:g}")
-    return t
+    cols = [Column("id", left=True), Column("name", left=True, wrap=True, drop=WIDE),
+            Column("aliases", left=True, wrap=True, drop=WIDE), Column("SMs"), Column("boost\nMHz", drop=1),
+            Column("FP32\nTFLOP/s"), Column("BF16 TC\nTFLOP/s"), Column("FP8 TC\nTFLOP/s"), Column("memory\nGB"),
+            Column("memory\ntype", left=True), Column("memory\nGB/s"), Column("L2\nMiB")]
+    rows = [[s.id, s.name, ", ".join(s.aliases), v(s, "sm_count"), v(s, "boost_clock_mhz"), v(s, "fp32_dense_tflops"),
+             v(s, "bf16_tensor_dense_tflops"), v(s, "fp8_tensor_dense_tflops"), v(s, "memory_size_gb"),
+             s.memory_type, v(s, "memory_bandwidth_gbps"), f"{s['l2_cache_kib'] / 1024:g}"] for s in specs]
+    return FitTable(cols, rows, title="GPU specs (dense peaks; TC: tensor cores)", wide=wide,
+                    caption=["every number with its source: roofline specs show ID"])
 
 
-def spec_table(s: GPUSpec) -> Table:
-    t = Table(title=f"{s.name} ({s.id}; {s.architecture}, compute capability {s.compute_capability})")
-    t.add_column("field")
-    t.add_column("value", justify="right")
-    t.add_column("source")
+def spec_table(s: GPUSpec) -> Group:
+    """Every field of one spec: `name value`, then its source (and note) indented beneath it, so that the
+    sources wrap at any width."""
+    items: list[tuple[str, str, str]] = []
     for key, value in s.values.items():
         note = s.notes.get(key)
-        src = s.sources.get(key, "") + (f"\n[dim]note: {note}[/dim]" if note else "")
-        t.add_row(key, f"{value:g}", src)
+        items.append((key, f"{value:g}", s.sources.get(key, "") + (f"\nnote: {note}" if note else "")))
     for key, lst in s.lists.items():
-        t.add_row(key, ", ".join(map(str, lst)), s.sources.get(key, ""))
-    return t
+        items.append((key, ", ".join(map(str, lst)), s.sources.get(key, "")))
+    pad = max((len(k) for k, _, _ in items), default=0)
+    parts: list[RenderableType] = [
+        Text(f"{s.name} ({s.id}; {s.architecture}, compute capability {s.compute_capability})", style="bold")]
+    for key, value, source in items:
+        line = Text(key.ljust(pad) + "  ", style="bold")
+        line.append(value)
+        parts.append(line)
+        if source:
+            parts.append(Padding(Text(source, style="dim"), (0, 0, 0, 4), expand=False))
+    return Group(*parts)
+
+
+def _default_text(f: dataclasses.Field[Any]) -> str:
+    """An operator field's default as `ops list` shows it: 4096, off/on, 'm' (a default that follows another
+    parameter, from its help), the choices with the default first."""
+    meta = f.metadata
+    if meta.get("choices"):
+        return ", ".join(meta["choices"])
+    if meta.get("kind") == "flag":
+        return "on" if f.default else "off"
+    if f.default is None:
+        follows = re.search(r"default: ([\w-]+)", meta.get("help", ""))
+        return f"= {follows.group(1)}" if follows else "-"
+    return str(f.default)
 
 
 def ops_table(ops: dict[str, type]) -> Table:
-    t = Table(title="operators")
-    for col in ("op", "family", "parameters (defaults)", "variants", "dtypes", "summary"):
-        t.add_column(col)
+    """One row per operator (sorted by family): its parameters with their defaults, its summary, variants
+    and dtypes."""
+    t = Table(title="operators (roofline analyze OP --help: every parameter)", title_justify="left",
+              box=box.SIMPLE_HEAD, show_edge=False, show_lines=True, padding=(0, 1), pad_edge=False,
+              caption="choices: the first is the default", caption_justify="left")
+    t.add_column("op", no_wrap=True)
+    t.add_column("parameters (default)")
+    t.add_column("summary")
     for name, cls in sorted(ops.items(), key=lambda kv: (kv[1].family, kv[0])):
-        params, variants = [], "-"
+        params, variants = [], None
         for f in dataclasses.fields(cls):
             if f.name == "variant":
-                variants = "|".join(f.metadata["choices"])
+                variants = ", ".join(f.metadata["choices"])
                 continue
-            choices = f.metadata.get("choices")
-            default = "|".join(choices) if choices else f.default
-            params.append(f"--{f.name.replace('_', '-')} ({default})")
-        t.add_row(name, cls.family, "\n".join(params), variants, ",".join(cls.dtypes), cls.summary)
+            params.append(f"--{f.name.replace('_', '-')} ({_default_text(f)})")
+        about = Text(cls.summary)
+        if variants:
+            about.append(f"\nvariants: {variants}", style="dim")
+        about.append(f"\ndtypes: {' '.join(cls.dtypes)}", style="dim")
+        t.add_row(name, Text("\n".join(params)), about)
     return t
 
 
+# ---------------------------------------------------------------- one record (analyze)
 def record_rows(r: Record) -> list[tuple[str, str]]:
     """The fields a person reads, in order, as (label, value) pairs."""
     rows = [
@@ -78,12 +267,12 @@ def record_rows(r: Record) -> list[tuple[str, str]]:
         ("shape", " ".join(f"{k}={v}" for k, v in r.params.items())),
         ("dtype", f"{r.dtype} on {r.compute_pipe_label or r.compute_pipe or ''}"),
         ("device", f"{r.gpu} ({r.roof_source or 'datasheet'} roof)"),
-        ("FLOPs", count(r.flops)),
-        ("bytes", f"{count(r.bytes)} (read {count(r.bytes_read or 0)}, written {count(r.bytes_written or 0)})"),
-        ("arithmetic intensity", f"{r.arithmetic_intensity:.4g} FLOP/byte"),
+        ("FLOPs", count(r.flops or 0)),
+        ("bytes", f"{count(r.bytes or 0)} (read {count(r.bytes_read or 0)}, written {count(r.bytes_written or 0)})"),
+        ("arithmetic intensity", f"{r.arithmetic_intensity or 0:.4g} FLOP/byte"),
         ("ridge point", f"{r.ridge_point:.4g} FLOP/byte"),
         ("peak", f"{si(r.peak_flops_per_s, 'FLOP/s')}, {si(r.peak_bytes_per_s, 'B/s')}"),
-        ("bound", r.bound),
+        ("bound", r.bound or "-"),
         ("roofline time", duration(r.roofline_time_s)),
         ("attainable", si(r.attainable_flops_per_s, "FLOP/s")),
     ]
@@ -105,7 +294,7 @@ def _timed_rows(r: Record) -> list[tuple[str, str]]:
         ("measured (median)", f"{duration(r.time_s)} ± {stats.get('relative_iqr', 0) * 50:.1f}% "
                               f"(IQR/2; {n} samples, {timing.method or '?'}{flushed})"),
         ("achieved", f"{si(r.achieved_flops_per_s, 'FLOP/s')}, {si(r.achieved_bytes_per_s, 'B/s')}"),
-        ("fraction of roofline", f"{r.roofline_fraction:.1%}"),
+        ("fraction of roofline", f"{r.roofline_fraction:.1%}" if r.roofline_fraction is not None else "-"),
     ]
     clocks = r.clocks
     sm = clocks.sm_mhz if clocks else None
@@ -131,65 +320,109 @@ def _timed_rows(r: Record) -> list[tuple[str, str]]:
 
 
 def record_table(r: Record) -> Table:
+    """One record as label/value rows; long values wrap at spaces within the console's width."""
     t = Table(show_header=False, title=f"roofline: {r.op}")
-    t.add_column("", style="bold")
-    t.add_column("")
+    t.add_column("", style="bold", no_wrap=True)
+    t.add_column("", overflow="fold")
     for label, value in record_rows(r):
-        t.add_row(label, value)
+        t.add_row(label, Text(value))
     return t
 
 
-def records_table(records: list[Record], title: str = "results") -> Table:
-    t = Table(title=title)
-    cols = ("op", "variant", "dtype", "AI F/B", "bound", "roofline", "measured", "± IQR/2", "TFLOP/s", "GB/s",
-            "% roof", "SM MHz")
-    for c in cols:
-        t.add_column(c, justify="left" if c in ("op", "variant", "dtype", "bound") else "right")
+# ---------------------------------------------------------------- many records (run)
+def _is_size(default: Any) -> bool:
+    """A default that is a size (m=4096, heads=32): shown even when a record keeps it."""
+    return isinstance(default, int) and not isinstance(default, bool) and default > 1
+
+
+def compact_shapes(records: Sequence[Record]) -> list[str]:
+    """Each record's parameters as the run table shows them: every size (m, heads, numel, ...) and every
+    parameter that differs from its operator's default or between the records of its operator in `records`
+    (eight gemv rows read m, n and k each); a default that is no size (batch=1, stride=1, causal=False,
+    epilogue=none) is left out. Every parameter of an operator that is not in the catalog."""
+    from roofline.ops import OPERATORS
+
+    varying: dict[str, set[str]] = {}
+    for op in {r.op for r in records}:
+        same = [r.params for r in records if r.op == op]
+        varying[op] = {k for k in {k for p in same for k in p} if len({repr(p.get(k)) for p in same}) > 1}
+    shapes = []
     for r in records:
-        stats = (r.timing.stats if r.timing else None) or {}
-        sm = r.sm_clock_mhz
-        t.add_row(
-            r.op, r.variant or "-", r.dtype, f"{r.arithmetic_intensity:.3g}", r.bound,
-            duration(r.roofline_time_s), duration(r.time_s),
-            f"{stats['relative_iqr'] * 50:.1f}%" if stats else "-",
-            f"{(r.achieved_flops_per_s or 0) / 1e12:.3g}" if r.timed
-            else f"{(r.attainable_flops_per_s or 0) / 1e12:.3g}*",
-            f"{(r.achieved_bytes_per_s or 0) / 1e9:.4g}" if r.timed else "-",
-            f"{r.roofline_fraction:.0%}" if r.timed else "-",
-            f"{sm:.0f}" if sm else "-",
-        )
-    return t
+        cls = OPERATORS.get(r.op)
+        defaults = {f.name: f.default for f in dataclasses.fields(cls)} if cls else {}
+        kept = {k: v for k, v in r.params.items()
+                if k in varying[r.op] or k not in defaults or defaults[k] != v or _is_size(defaults[k])}
+        shapes.append(shape_text(kept))
+    return shapes
 
 
-def calibration_table(ceilings: Any, details: dict[str, Any]) -> Table:
+def records_table(records: list[Record], title: str = "results", wide: bool = False) -> FitTable:
+    """One row per record. Timed: the roofline time beside the measured one and the fraction of the roof;
+    analytic: the roof the record sits under (attainable FLOP/s at its arithmetic intensity)."""
+    timed = any(r.timed for r in records)
+    shapes = [r.shape for r in records] if wide else compact_shapes(records)
+    shape_note = "" if wide else "shape: sizes, and other parameters when not the operator's default"
+    cols = [Column("op", left=True, wrap=True, want=0), Column("shape", left=True, wrap=True, note=shape_note),
+            Column("dtype", left=True),
+            Column("AI\nFLOP/B", drop=2 if timed else 0,
+                   note="AI: arithmetic intensity, FLOP per byte of memory traffic"),
+            Column("bound", left=True),
+            Column("roofline\ntime", note="roofline time: the lower bound max(FLOPs / peak, bytes / bandwidth)"),
+            Column("attainable\nTFLOP/s", drop=3 if timed else 0,
+                   note="attainable: the roof at the record's AI, min(peak, AI x bandwidth)")]
+    if timed:
+        cols += [Column("measured\ntime"),
+                 Column("±\nIQR/2", note="± IQR/2: half the interquartile range of the samples, % of the median"),
+                 Column("achieved\nTFLOP/s", drop=4), Column("achieved\nGB/s", drop=4),
+                 Column("% of\nroof", note="% of roof: roofline time / measured time")]
+    clocked = timed and any(r.sm_clock_mhz for r in records)  # a GPU's clock; a CPU reports none
+    if clocked:
+        cols.append(Column("SM\nMHz", drop=1, note="SM MHz: the median SM clock during the samples"))
+    rows = []
+    for r, shape in zip(records, shapes, strict=True):
+        row = [r.op + (f" {r.variant}" if r.variant else ""), shape, r.dtype,
+               number(r.arithmetic_intensity), r.bound or "-", duration(r.roofline_time_s),
+               number((r.attainable_flops_per_s or 0) / 1e12) if r.attainable_flops_per_s is not None else "-"]
+        if timed:
+            stats = (r.timing.stats if r.timing else None) or {}
+            sm = r.sm_clock_mhz
+            row += [duration(r.time_s),
+                    f"{stats['relative_iqr'] * 50:.1f}%" if r.timed and "relative_iqr" in stats else "-",
+                    number(r.achieved_flops_per_s / 1e12) if r.achieved_flops_per_s is not None else "-",
+                    number(r.achieved_bytes_per_s / 1e9) if r.achieved_bytes_per_s is not None else "-",
+                    f"{r.roofline_fraction:.0%}" if r.roofline_fraction is not None else "-",
+                    *([f"{sm:.0f}" if sm else "-"] if clocked else [])]
+        rows.append(row)
+    caption = [] if timed else ["the analytic model alone: nothing timed"]
+    return FitTable(cols, rows, title=title, caption=caption, wide=wide)
+
+
+# ---------------------------------------------------------------- calibration
+def calibration_table(ceilings: Any, details: dict[str, Any]) -> FitTable:
     """Each measured figure beside the datasheet's, with the ratio and the SM clock seen during it."""
-    t = Table(title=f"measured ceilings: {ceilings.device_name}")
-    for c in ("figure", "measured", "datasheet", "ratio", "SM MHz", "how / warning"):
-        t.add_column(c, justify="right" if c in ("measured", "datasheet", "ratio", "SM MHz") else "left")
+    cols = [Column("figure", left=True), Column("measured"), Column("datasheet"), Column("ratio"),
+            Column("SM\nMHz"), Column("how / warning", left=True, wrap=True)]
+    title = f"measured ceilings: {ceilings.device_name}"
     rows = details.get("figures")
     if rows is None:  # CPU calibration
-        for k, v in ceilings.compute.items():
-            t.add_row(k, si(v, "FLOP/s"), "-", "-", "-", "torch matmul, best of sizes")
-        for k, v in ceilings.memory.items():
-            t.add_row(k, si(v, "B/s"), "-", "-", "-", "torch copy / sum")
-        return t
+        cells = [[k, si(v, "FLOP/s"), "-", "-", "-", "torch matmul, best of sizes"]
+                 for k, v in ceilings.compute.items()]
+        cells += [[k, si(v, "B/s"), "-", "-", "-", "torch copy / sum"] for k, v in ceilings.memory.items()]
+        return FitTable(cols, cells, title=title)
+    cells = []
     for r in rows:
         unit = r["unit"]
         how = r.get("warning") or r.get("method", "")
         if r.get("limited_by"):
             how += f" [clock held by: {', '.join(r['limited_by'])}]"
-        t.add_row(r["name"], si(r["value"], unit) if r["value"] else "-", si(r["datasheet"], unit),
-                  f"{r['ratio']:.0%}" if r.get("ratio") else "-",
-                  f"{r['sm_clock_mhz']:.0f}" if r.get("sm_clock_mhz") else "-", how)
-    return t
+        cells.append([r["name"], si(r["value"], unit) if r["value"] else "-", si(r["datasheet"], unit),
+                      f"{r['ratio']:.0%}" if r.get("ratio") else "-",
+                      f"{r['sm_clock_mhz']:.0f}" if r.get("sm_clock_mhz") else "-", how])
+    return FitTable(cols, cells, title=title)
 
 
-def l2_sweep_table(sweep: list[dict[str, Any]]) -> Table:
+def l2_sweep_table(sweep: list[dict[str, Any]]) -> FitTable:
     """Read bandwidth against working-set size: the step from L2 to HBM (chart-ready with --json)."""
-    t = Table(title="working-set sweep (read bandwidth)")
-    t.add_column("working set", justify="right")
-    t.add_column("read bandwidth", justify="right")
-    t.add_column("passes", justify="right")
-    for p in sweep:
-        t.add_row(f"{p['working_set_bytes'] / 2**20:.1f} MiB", si(p["bytes_per_s"], "B/s"), str(p["repeat"]))
-    return t
+    cols = [Column("working set\nMiB"), Column("read bandwidth"), Column("passes")]
+    rows = [[f"{p['working_set_bytes'] / 2**20:.1f}", si(p["bytes_per_s"], "B/s"), str(p["repeat"])] for p in sweep]
+    return FitTable(cols, rows, title="working-set sweep (read bandwidth)")

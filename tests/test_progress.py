@@ -1,0 +1,184 @@
+"""No silent waits: what the CPU timer reports while it runs, the forecast of a long run (from the roofline
+time, then from the first call), the status line on stderr, and the note that CUDA-only options are not
+silently dropped on the CPU. Fake clocks and fake loads throughout: nothing here waits for real."""
+
+from __future__ import annotations
+
+import io
+import threading
+from typing import Any
+
+import pytest
+from helpers import run
+from rich.console import Console
+
+from roofline.measuring import timing_cpu
+from roofline.measuring.machine_load import CpuTimes
+from roofline.measuring.progress import LONG_RUN_S, REDRAW_S, StatusLine, Throttle, rough_duration
+from roofline.measuring.timing_cpu import SLOW_CALL_S, planned_calls, time_cpu
+
+
+class FakeClock:
+    """A clock that advances by a scripted duration each time the timed function runs."""
+
+    def __init__(self, durations: list[float]) -> None:
+        self.now, self.durations, self.calls = 0.0, list(durations), 0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def work(self) -> None:
+        self.now += self.durations[min(self.calls, len(self.durations) - 1)]
+        self.calls += 1
+
+
+class Heard:
+    """A Reporter that keeps what it hears, with the fake clock's time and call count at each status."""
+
+    def __init__(self, clock: FakeClock | None = None) -> None:
+        self.clock = clock
+        self.statuses: list[tuple[str, int]] = []
+        self.notices: list[str] = []
+        self.long: list[tuple[float, str]] = []
+
+    def status(self, text: str) -> None:
+        self.statuses.append((text, self.clock.calls if self.clock else -1))
+
+    def notice(self, text: str) -> None:
+        self.notices.append(text)
+
+    def long_run(self, seconds: float, detail: str) -> None:
+        self.long.append((seconds, detail))
+
+
+def quiet_machine() -> CpuTimes:
+    """A reading of an idle machine (no other process, no steal, load 0): no busy note."""
+    return CpuTimes(wall_s=0.0, total_s=0.0, busy_s=0.0, steal_s=0.0, own_s=0.0, cpus=2, load1=0.0, machine_cpus=2)
+
+
+def timed(durations: list[float], **kw: Any) -> tuple[FakeClock, Heard, Any]:
+    clock = FakeClock(durations)
+    heard = Heard(clock)
+    m = time_cpu(clock.work, clock=clock, progress=heard, cpu_times=quiet_machine, **kw)
+    return clock, heard, m
+
+
+@pytest.mark.parametrize("call_s", [1e-5, 1e-3, 0.05, 0.15, 0.25, 3.0])
+def test_the_forecast_counts_the_calls_the_timer_makes(call_s: float) -> None:
+    # planned_calls is what the long-run note multiplies by: it must be the timer's own plan, call for call
+    clock, _, m = timed([call_s])
+    assert clock.calls == planned_calls(call_s)
+    # the first call, the warm-up (warmup_calls counts the first), the estimate unless it was a sample, samples
+    estimate_apart = 0 if call_s > SLOW_CALL_S else 1
+    assert clock.calls == 1 + (m.warmup_calls - 1) + estimate_apart + len(m.samples_s)
+
+
+def test_a_slow_call_takes_four_calls_not_six() -> None:
+    # > SLOW_CALL_S: the first call warms up, the estimate is the first of the three samples: 1 + 3 calls
+    clock, _, m = timed([2.0])
+    assert clock.calls == 4 and len(m.samples_s) == 3 and m.warmup_calls == 1
+    assert m.samples_s == [2.0, 2.0, 2.0]
+
+
+def test_each_step_is_reported_between_calls() -> None:
+    # first call 5 ms, then 1 ms calls: 10 ms warm-up budget -> 2 warm-up calls; 25 ms budget -> 25 samples
+    _, heard, m = timed([0.005] + [0.001] * 1000)
+    texts = [t for t, _ in heard.statuses]
+    assert texts[0] == "first call" and texts[1] == "warming up (2 calls)"
+    assert texts[2].startswith("sampling 1 of 25, ~")
+    # the samples take 25 ms in all, under REDRAW_S: the sampling line is drawn once, not once per sample
+    assert len(texts) == 3 and 25 * 1e-3 < REDRAW_S
+    # said before the first call (0 calls made), before the warm-up (1) and before the samples (1 + 2 + 1)
+    assert [calls for _, calls in heard.statuses] == [0, 1, 4]
+    assert len(m.samples_s) == 25
+
+
+def test_a_long_sampling_is_redrawn_at_most_every_redraw_interval() -> None:
+    # 0.1 s calls with a 2 s budget: 20 samples over 2 s; REDRAW_S = 0.25 s -> a redraw every third sample
+    _, heard, m = timed([0.1], rep_s=2.0)
+    sampling = [t for t, _ in heard.statuses if t.startswith("sampling")]
+    assert len(m.samples_s) == 20
+    assert len(sampling) == 7  # samples 1, 4, 7, ..., 19: each 0.3 s after the last (the first 0.25 s boundary)
+    assert sampling[0] == "sampling 1 of 20, ~2.0 s left"
+
+
+def test_a_long_run_is_announced_up_front_from_the_roofline_time() -> None:
+    # roofline time 11 s per call (the README's causal attention at 8x32x4096x128 on a ~100 GFLOP/s CPU):
+    # 4 calls (first + 3 samples) of at least 11 s = 44 s > LONG_RUN_S
+    _, heard, _ = timed([12.0], expected_s=11.0)
+    assert heard.long == [(44.0, "at least 44 s (4 calls of at least 11 s, the roofline time)")]
+    assert 44.0 > LONG_RUN_S
+    assert heard.statuses[0][0] == "first call (at least 11 s)"
+    # 1 s per call: 4 s in all, nothing to announce
+    _, heard, _ = timed([1.0], expected_s=1.0)
+    assert heard.long == []
+
+
+def test_a_long_run_the_roofline_did_not_foresee_is_announced_after_the_first_call() -> None:
+    # the roofline says 1 ms, but the first call takes 12 s: 3 more calls of 12 s = 36 s > LONG_RUN_S
+    _, heard, _ = timed([12.0], expected_s=1e-3)
+    assert heard.long == [(36.0, "about 36 s more (3 calls of about 12 s, as long as the first)")]
+    # announced once: a run announced up front is not announced again after its first call
+    _, heard, _ = timed([12.0], expected_s=11.0)
+    assert len(heard.long) == 1
+
+
+def test_rough_durations() -> None:
+    assert [rough_duration(s) for s in (0.57, 9.96, 44.0, 350.0, 7200.0)] == ["0.6 s", "10.0 s", "44 s", "6 min",
+                                                                              "2.0 h"]
+
+
+def test_throttle() -> None:
+    t = [0.0]
+    throttle = Throttle(lambda: t[0], interval_s=0.25)
+    seen = []
+    for step in range(10):  # 0.0, 0.1, ..., 0.9 s
+        t[0] = step / 10
+        seen.append(throttle())
+    assert [i for i, s in enumerate(seen) if s] == [0, 3, 6, 9]  # 0.0, 0.3, 0.6, 0.9: each >= 0.25 s apart
+
+
+def test_status_line_on_a_terminal_is_transient_and_has_no_refresh_thread() -> None:
+    buf = io.StringIO()
+    term = Console(file=buf, force_terminal=True, width=80)
+    threads = threading.active_count()
+    with StatusLine(term, shorter="use --no-time") as line:
+        line.status("sampling 2 of 3")
+        assert threading.active_count() == threads  # redrawn when told, never by a thread of its own
+        line.long_run(44.0, "at least 44 s (4 calls of at least 11 s)")
+        line.notice("said once")
+        line.notice("said once")
+    text = buf.getvalue()
+    assert "sampling 2 of 3" in text
+    assert text.count("said once") == 1
+    assert "timing this takes at least 44 s (4 calls of at least 11 s); use --no-time" in text
+
+
+def test_status_line_draws_nothing_on_a_pipe() -> None:
+    buf = io.StringIO()
+    pipe = Console(file=buf, force_terminal=False, width=80)
+    with StatusLine(pipe) as line:
+        line.status("first call")
+        line.notice("kept")
+    assert buf.getvalue() == "note: kept\n"  # no transient line, and no blank line left behind
+
+
+def test_cuda_only_options_are_not_silently_ignored_on_the_cpu(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "analyze", "relu", "--numel", "4096", "--timer", "graph", "--power", "sustained",
+                       "--no-kernels")
+    assert code == 0, err
+    said = " ".join(err.split())  # the note may wrap at the terminal's width
+    assert said.count("--timer graph, --power sustained: CUDA only (the CPU is timed by its host clock)") == 1
+    code, _, err = run(capsys, "analyze", "relu", "--numel", "4096", "--no-kernels")
+    assert code == 0 and "CUDA only" not in err
+
+
+def test_analyze_says_up_front_how_to_shorten_a_long_cpu_run(capsys: pytest.CaptureFixture[str],
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    # a budget of a microsecond makes any run "long": the note comes from the timer, the advice from analyze
+    monkeypatch.setattr(timing_cpu, "LONG_RUN_S", 1e-6)
+    code, _, err = run(capsys, "analyze", "relu", "--numel", "4096", "--no-kernels")
+    assert code == 0, err
+    said = " ".join(err.split())
+    assert "timing this takes at least" in said and "the roofline time)" in said
+    assert "a smaller shape, or --no-time for the model alone, is quicker" in said

@@ -1,0 +1,273 @@
+"""Every command's default view at 80 columns (issue 19): no line wider than 80 and no cell cut.
+
+A cut shows as an ellipsis ("…") or as a number or id broken over two lines; so each test also looks up the
+view's key values, whole, on the row they belong to, taking the values from the command's own --json (or
+from the spec files), never from the table itself. Output goes to capsys, not a terminal: the console is
+COLUMNS wide (80 here), as in a pipe or a CI log.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from helpers import DATA, ROOT, SUITES, run, write
+from rich.cells import cell_len
+from rich.console import Console
+
+from roofline.ci.formats import TIME_DIGITS
+from roofline.report.format import count, duration, number
+
+WIDTH = 80
+ELLIPSIS = "…"
+SMOKE = str(SUITES / "smoke.toml")
+PRICES = str(ROOT / "examples" / "prices.toml")
+TINY = """[suite]
+name = "tiny"
+
+[[entry]]
+op = "gemm"
+params = { m = 64 }
+
+[[entry]]
+op = "relu"
+params = { numel = 4096 }
+"""
+
+
+@pytest.fixture(autouse=True)
+def _eighty_columns(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", str(WIDTH))
+
+
+def fits(text: str) -> str:
+    """`text`, after checking that no line is wider than WIDTH and nothing was cut with an ellipsis."""
+    wide = [line for line in text.splitlines() if cell_len(line) > WIDTH]
+    assert not wide, f"{len(wide)} lines wider than {WIDTH}, the first: {wide[0]!r}"
+    assert ELLIPSIS not in text
+    return text
+
+
+def view(capsys: pytest.CaptureFixture[str], *args: str, code: int = 0) -> str:
+    """`roofline ARGS`'s stdout, checked by `fits`."""
+    got, out, err = run(capsys, *args)
+    assert got == code, err
+    return fits(out)
+
+
+def row(out: str, start: str) -> str:
+    """The one line that starts with `start` (a row's first cells)."""
+    lines = [line for line in out.splitlines() if line.startswith(start)]
+    assert len(lines) == 1, f"{len(lines)} lines start with {start!r}"
+    return lines[0]
+
+
+def as_json(capsys: pytest.CaptureFixture[str], *args: str) -> dict:
+    code, out, err = run(capsys, *args, "--json")
+    assert code == 0, err
+    return json.loads(out)
+
+
+# ---------------------------------------------------------------- specs and operators
+def test_specs_list(capsys: pytest.CaptureFixture[str]) -> None:
+    from roofline.ceilings.specs import load_all
+
+    out = view(capsys, "specs", "list")
+    for s in load_all().values():  # every id and its peaks, whole, on its row
+        line = row(out, s.id + " ")
+        for key in ("sm_count", "fp32_dense_tflops", "bf16_tensor_dense_tflops", "memory_bandwidth_gbps"):
+            x = s.get(key)
+            assert x is None or re.search(rf"(^| ){re.escape(f'{x:g}')}( |$)", line), (s.id, key, line)
+
+
+def test_specs_list_wide_has_every_column(capsys: pytest.CaptureFixture[str]) -> None:
+    _, out, _ = run(capsys, "specs", "list", "--wide")
+    assert "NVIDIA H200 SXM 141GB" in row(out, "h200-sxm ") and "h200-sxm-141gb" in out  # name and alias
+    assert ELLIPSIS not in out and max(cell_len(line) for line in out.splitlines()) > WIDTH
+
+
+def test_specs_show(capsys: pytest.CaptureFixture[str]) -> None:
+    spec = as_json(capsys, "specs", "show", "h200")
+    out = view(capsys, "specs", "show", "h200")
+    for key, value in spec["specs"].items():  # each field with its value on one line, its source beneath
+        if isinstance(value, (int, float)):
+            assert re.search(rf"^{key} +{re.escape(f'{value:g}')}$", out, re.MULTILINE), key
+    assert "whitepaper" in out
+
+
+def test_ops_list(capsys: pytest.CaptureFixture[str]) -> None:
+    ops = as_json(capsys, "ops", "list")
+    out = view(capsys, "ops", "list")
+    for name in ops:
+        assert re.search(rf"^{name} +--", out, re.MULTILINE), name
+
+
+# ---------------------------------------------------------------- analyze
+def test_analyze_gemm(capsys: pytest.CaptureFixture[str]) -> None:
+    out = view(capsys, "analyze", "gemm", "--gpu", "h100", "--no-time")
+    # 2 x 4096^3 = 137,438,953,472 FLOPs; / 989.4 TFLOP/s (H100 SXM5 FP16 tensor, dense) = 139 µs
+    assert "137,438,953,472" in out and "139 µs" in out
+
+
+def test_analyze_attention(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ("analyze", "attention", "--gpu", "h100", "--batch", "8", "--heads", "32", "--seq", "4096",
+            "--head-dim", "128", "--causal", "--no-time")
+    (rec,) = as_json(capsys, *args)["records"]
+    out = view(capsys, *args)
+    assert count(rec["flops"]) in out and count(rec["bytes"]) in out and duration(rec["roofline_time_s"]) in out
+
+
+# ---------------------------------------------------------------- run
+def test_run_analytic(capsys: pytest.CaptureFixture[str]) -> None:
+    records = as_json(capsys, "run", SMOKE, "--gpu", "h200", "--no-time")["records"]
+    out = view(capsys, "run", SMOKE, "--gpu", "h200", "--no-time")
+    for r in records:  # one op per row in smoke.toml: the row's first cell names it
+        line = row(out, r["op"] + " ")
+        assert duration(r["roofline_time_s"]) in line and number(r["attainable_flops_per_s"] / 1e12) in line
+    assert "*" not in out  # the attainable FLOP/s has its own column, named in the header
+    assert "attainable" in out and "the analytic model alone" in out
+
+
+def test_run_rows_can_be_told_apart(capsys: pytest.CaptureFixture[str]) -> None:
+    """llm-decode.toml's eight gemv entries differ only in n and k: each row shows them."""
+    out = view(capsys, "run", str(SUITES / "llm-decode.toml"), "--gpu", "h200", "--no-time")
+    gemv = [line for line in out.splitlines() if line.startswith("gemv ")]
+    assert len(gemv) == 8 and len(set(gemv)) == 8
+    assert all(re.search(r" n=\d+ k=\d+ ", line) for line in gemv)
+
+
+def test_run_wide_has_every_parameter(capsys: pytest.CaptureFixture[str]) -> None:
+    _, out, _ = run(capsys, "run", SMOKE, "--gpu", "h200", "--no-time", "--wide")
+    assert "m=4096 n=4096 k=4096 batch=1 epilogue=none" in row(out, "gemm ") and ELLIPSIS not in out
+
+
+def test_run_timed_on_the_cpu(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    res = tmp_path / "r.json"
+    out = view(capsys, "run", str(write(tmp_path / "tiny.toml", TINY)), "--no-kernels", "-o", str(res))
+    for r in json.loads(res.read_text())["records"]:  # measured time and % of roof, whole, on the op's row
+        line = row(out, r["op"] + " ")
+        assert duration(r["time_s"]) in line and f"{r['roofline_fraction']:.0%}" in line
+    assert "% of roof: roofline time / measured time" in out
+
+
+def test_gpu_run_table_at_80() -> None:
+    """An H200 run (its records carry SM clocks and IQRs): the timed table with every column that fits."""
+    from roofline.core.document import read_document
+    from roofline.report.text import records_table
+
+    doc = read_document(DATA / "results_h200.json")
+    con = Console(width=WIDTH, record=True, highlight=False)
+    con.print(records_table(doc.records, title="h200"))
+    out = fits(con.export_text())
+    for r in doc.records:
+        assert duration(r.time_s) in out and f"{r.roofline_fraction:.0%}" in out
+
+
+# ---------------------------------------------------------------- occupancy
+def test_occupancy(capsys: pytest.CaptureFixture[str]) -> None:
+    out = view(capsys, "occupancy", "--gpu", "h100", "-T", "256", "-R", "64", "-S", "48KB")
+    # the arithmetic once: the warp limit's working appears one time, in the table
+    assert out.count("floor(64 warps per SM / 8 per block) = 8") == 1
+    assert out.count("carve-out needed") == 1 and "* the limit that sets the occupancy" in out
+    assert "min(8, 4, 4, 32) = 4 blocks" in out and "50.0%" in out  # 65536 / 2048 = 32 warps: 4 blocks of 8
+
+
+def test_occupancy_sweep(capsys: pytest.CaptureFixture[str]) -> None:
+    out = view(capsys, "occupancy", "--gpu", "h100", "--sweep", "registers")
+    for steps in ("1-24", "25-32", "33-40", "129-255"):
+        assert re.search(rf"^ *\S? *{steps} ", out, re.MULTILINE) or f" {steps} " in out
+
+
+# ---------------------------------------------------------------- compare
+def test_compare_with_prices(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ("compare", "gemv", "--gpus", "a100,h100,h200", "--prices", PRICES)
+    gpus = as_json(capsys, *args)["gpus"]
+    out = view(capsys, *args)
+    for g in gpus:  # the cost columns, the point of --prices, whole on each GPU's row
+        line = row(out, f"{g['rank']} {g['gpu']} ")
+        assert number(g["cost_per_million_calls"]) in line and f"{g['price_per_hour']:g}" in line
+        assert duration(g["roofline_time_s"]) in line
+
+
+def test_compare_every_gpu(capsys: pytest.CaptureFixture[str]) -> None:
+    view(capsys, "compare", "gemm", "--dtype", "fp8", "--prices", PRICES)  # unsupported rows and "no price"
+
+
+def test_compare_suite_with_prices(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ("compare", "suite", SMOKE, "--gpus", "a100,h100,h200", "--prices", PRICES)
+    gpus = as_json(capsys, *args)["gpus"]
+    out = view(capsys, *args)
+    for g in gpus:  # the JSON calls a run of the suite a call
+        line = row(out, f"{g['rank']} {g['gpu']} ")
+        assert number(g["cost_per_million_calls"]) in line and duration(g["roofline_time_s"]) in line
+    assert "--wide adds:" in out  # the per-operator columns
+
+
+def test_compare_measured(capsys: pytest.CaptureFixture[str]) -> None:
+    out = view(capsys, "compare", "gemm", "--m", "4096", "--dtype", "bf16", "--gpus", "h100,h200,a100",
+               "--measured", str(DATA / "results_h200.json"), "--prices", PRICES)
+    # results_h200.json: gemm 4096^3 bf16 in 193 µs; 2 x 4096^3 / 989.4e12 = 138.9 µs -> 72% of the roof
+    assert "193 µs" in row(out, "2 h200-sxm ") and "72%" in row(out, "2 h200-sxm ")
+
+
+# ---------------------------------------------------------------- other modules' views
+def test_check(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    doc = json.loads((DATA / "results_h200.json").read_text())
+    rec = doc["records"][0]  # the gemm, 1.5x slower
+    rec["time_s"] *= 1.5
+    rec["time_samples_s"] = [t * 1.5 for t in rec["time_samples_s"]]
+    slower = write(tmp_path / "b.json", json.dumps(doc))
+    _, out, _ = run(capsys, "check", str(slower), "--baseline", str(DATA / "results_h200.json"))
+    fits(out)
+    assert "median:5%" in out and duration(rec["time_s"], TIME_DIGITS) in out
+
+
+def test_plot_terminal(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    res = tmp_path / "r.json"
+    assert run(capsys, "run", SMOKE, "--gpu", "h200", "--no-time", "-o", str(res))[0] == 0
+    view(capsys, "plot", str(res), "--terminal")
+
+
+def test_analyze_plot_terminal(capsys: pytest.CaptureFixture[str]) -> None:
+    view(capsys, "analyze", "gemm", "--gpu", "h100", "--no-time", "--plot", "-")
+
+
+def test_profile(capsys: pytest.CaptureFixture[str]) -> None:
+    out = view(capsys, "profile", str(ROOT / "tests" / "scripts" / "tiny_mlp.py"))
+    assert "fc1" in out and "fc2" in out
+
+
+# ---------------------------------------------------------------- the console, the table, --help
+def test_console_width_of_a_pipe(monkeypatch: pytest.MonkeyPatch) -> None:
+    from roofline.report.text import DEFAULT_WIDTH, console
+
+    monkeypatch.delenv("COLUMNS")
+    assert console().width == DEFAULT_WIDTH == 80  # capsys is no terminal: a pipe, a file, a CI log
+    monkeypatch.setenv("COLUMNS", "132")
+    assert console().width == console(stderr=True).width == 132
+
+
+def test_fit_table_leaves_out_optional_columns_and_says_so() -> None:
+    from roofline.report.text import WIDE, Column, FitTable
+
+    cols = [Column("name", left=True), Column("words", left=True, wrap=True, want=0), Column("time\nµs"),
+            Column("extra", drop=1), Column("detail", drop=WIDE)]
+    rows = [["alpha-1234567", "three short words", "12,345", "x" * 12, "d"], ["b", "w", "1", "y", "d"]]
+    con = Console(width=30, record=True)
+    con.print(FitTable(cols, rows, caption=["a caption"]))
+    out = con.export_text()
+    assert "alpha-1234567" in out and "12,345" in out and "xxx" not in out  # extra left out, numbers whole
+    assert "--wide adds: extra, detail" in out and ELLIPSIS not in out
+    assert all(cell_len(line) <= 30 for line in out.splitlines())
+    assert re.search(r"^alpha-1234567 three +12,345", out, re.MULTILINE)  # "words" wraps at a space
+    assert FitTable(cols, rows, wide=True).natural_width() == 13 + 17 + 6 + 12 + 6 + 4  # columns + 4 gaps
+
+
+@pytest.mark.parametrize("args", [["analyze", "gemm", "--help"], ["run", "--help"], ["--help"]])
+def test_help_shows_no_bool_type(capsys: pytest.CaptureFixture[str], args: list[str]) -> None:
+    _, out, _ = run(capsys, *args)
+    assert "--help" in out and "<bool>" not in out
+    if args[0] == "analyze":
+        assert "<int>" in out and re.search(r"--no-time +The analytic model", out)  # other types stay
