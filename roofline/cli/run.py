@@ -24,6 +24,10 @@ def parse_slowdown(text: str | None) -> dict[int, float]:
         raise UsageError("--inject-slowdown takes ENTRY=FRACTION, e.g. 2=0.07") from None
 
 
+# What a long-run note suggests for a suite.
+SHORTER = "smaller shapes in the suite, or --no-time for the model alone, are quicker"
+
+
 def run_cmd(
     suite: Annotated[Path, typer.Argument(help="Suite file (TOML), e.g. suites/smoke.toml.")],
     output: Annotated[Path | None, typer.Option("-o", "--output", help="Write the results document here.")] = None,
@@ -43,33 +47,27 @@ def run_cmd(
                                                            help="TEST ONLY: ENTRY=FRACTION, e.g. 2=0.07.")] = None,
 ) -> None:
     """Run every entry of a suite (timed when a device is there) into one results document."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
     from roofline.analysis.suite import load_suite
+    from roofline.measuring.progress import StatusLine
     from roofline.measuring.runner import run_suite
     from roofline.measuring.target import resolve_target
-    from roofline.report.text import console, records_table, show
+    from roofline.report.text import records_table, show
 
     check_choice("--timer", timer, METHODS)
     check_choice("--power", power, POWER_MODES)
     spec = load_suite(suite)
     check_outputs(force, files=(output,))
     slow = parse_slowdown(inject_slowdown)
-    target = resolve_target(gpu=gpu, device=device, time=not no_time)
-    for msg in target.messages:
-        note(msg)
-    # No auto-refresh thread: on a small CPU a refreshing thread steals a core from torch's thread pool
-    # and the timed kernels stall; the bar is redrawn between entries instead.
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=console(stderr=True), transient=True, auto_refresh=False) as bar:
-        task = bar.add_task(spec.name, total=len(spec.entries))
+    with StatusLine(total=len(spec.entries), shorter=SHORTER) as line:  # one transient line on stderr
+        target = resolve_target(gpu=gpu, device=device, time=not no_time, progress=line.status)
+        for msg in target.messages:
+            note(msg)
 
         def tick(i: int, n: int, what: str) -> None:
-            bar.update(task, completed=i - 1, description=f"{spec.name}: {what}")
-            bar.refresh()
+            line.step(i - 1, f"{spec.name}: {what}")
 
         records = run_suite(spec, target, warm_l2=warm_l2, timer=timer, slowdown=slow, progress=tick,
-                            kernels=kernels, power=power)
+                            kernels=kernels, power=power, reporter=line)
     doc = target.document(records, suite=spec.name)
     save_and_print(doc, output, force, json_)
     if not json_:

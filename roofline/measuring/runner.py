@@ -296,9 +296,10 @@ def _check_measure_args(flops: float, bytes: float, dtype: str, bytes_written: f
 
 def run_suite(suite: Suite, target: Target, *, warm_l2: bool = False, timer: str = "auto",
               slowdown: dict[int, float] | None = None, kernels: bool = True, power: str = DEFAULT_POWER,
-              progress: Callable[[int, int, str], None] | None = None) -> list[Record]:
-    """Analyse (and time, when the target has a device) every entry; `slowdown` is a test-only hook
-    that adds the given fraction of extra device time to the listed entries (1-based)."""
+              progress: Callable[[int, int, str], None] | None = None, reporter: Reporter = QUIET) -> list[Record]:
+    """Analyse (and time, when the target has a device) every entry; `progress(i, n, what)` hears of each entry
+    and `reporter` of each step inside one (warm-up, samples); `slowdown` is a test-only hook that adds the
+    given fraction of extra device time to the listed entries (1-based)."""
     from roofline.analysis.advice import with_advice
 
     on_gpu = bool(target.time_device and target.time_device.startswith("cuda")) or \
@@ -313,7 +314,7 @@ def run_suite(suite: Suite, target: Target, *, warm_l2: bool = False, timer: str
             rec = analytic_record(op, dt, target.ceilings, entry.tensor_cores)
         else:
             rec = measure_op(op, dt, target, warm_l2=warm_l2, method=timer, tensor_cores=entry.tensor_cores,
-                             slowdown=(slowdown or {}).get(i), kernels=kernels, power=power)
+                             slowdown=(slowdown or {}).get(i), kernels=kernels, power=power, progress=reporter)
         rec = with_advice(rec, target.spec)
         records.append(dataclasses.replace(rec, threshold=entry.threshold or None, suite_entry=i))
     return records

@@ -42,7 +42,18 @@ class Target:
             device["measured_ceilings"] = ceilings_dict(self.measured)
         if self.time_device:
             device.update(runtime_info(self.time_device))
-        return Document(device=device, records=list(records), extra=dict(extra or {}))
+        return Document(device=device, records=list(records), extra={"command": command_line(), **(extra or {})})
+
+
+def command_line() -> list[str]:
+    """The command that made a document (`roofline run suites/smoke.toml -o r.json`, or the Python program's
+    own argv), so a results file and its HTML report say how to make it again."""
+    import sys
+    from pathlib import Path
+
+    prog = Path(sys.argv[0]) if sys.argv and sys.argv[0] else Path("python")
+    name = "roofline" if prog.name == "__main__.py" and prog.parent.name == "roofline" else prog.name
+    return [name, *sys.argv[1:]]
 
 
 def runtime_info(device: str) -> dict[str, Any]:
