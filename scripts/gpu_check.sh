@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The GPU check: runs on a machine with an NVIDIA GPU from the repository root, installs nothing, and
 # writes everything under $OUT (default ./out). Stages (default all): tests occupancy probe timing ncu calibrate
-# check charts.
+# check charts profile.
 #   bash scripts/gpu_check.sh tests timing
 # Results: $OUT/summary.txt (the figures that matter) and $OUT/gpu_check.tar.gz (every file).
 set -u
@@ -15,7 +15,7 @@ mkdir -p "$OUT" "$W"
 export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1 ROOFLINE_CACHE_DIR=$W/cache COLUMNS=160 \
        PYTHONPYCACHEPREFIX=$W/pycache PYTHONDONTWRITEBYTECODE=
 RL="python3 -m roofline"
-stages=${*:-tests occupancy probe timing ncu calibrate check charts}
+stages=${*:-tests occupancy probe timing ncu calibrate check charts profile}
 S=$OUT/summary.txt
 log() { echo "== $*" | tee -a "$S"; }
 secs() { python3 -c "import time; print(f'{time.time():.3f}')"; }
@@ -106,6 +106,10 @@ charts)
   for s in operators llm-prefill llm-decode cnn; do
     $RL run suites/$s.toml -o "$W/$s.json" --force > "$W/$s.txt" 2>&1; tail -25 "$W/$s.txt" | tee -a "$S"
   done
+  ;;
+profile)
+  log "whole-model profiles of the three example models against FlopCounterMode, torch.profiler and ncu"
+  OUT=$W/profile bash scripts/profile_gpu.sh > /dev/null 2>&1; cat "$W/profile/profile_summary.txt" >> "$S"
   ;;
 *) echo "unknown stage $stage" ;;
 esac

@@ -198,7 +198,8 @@ def test_measure_refuses_a_wrong_kernel_on_the_gpu() -> None:
     a = torch.randn(1024, 1024, device="cuda", dtype=torch.bfloat16)
     b = torch.randn(1024, 1024, device="cuda", dtype=torch.bfloat16)
     flops, nbytes = 2 * 1024**3, 3 * 1024 * 1024 * 2
-    rec = roofline.measure(lambda: a @ b, flops=flops, bytes=nbytes, dtype="bf16", ref=lambda: (a.float() @ b.float()).bfloat16())
+    rec = roofline.measure(lambda: a @ b, flops=flops, bytes=nbytes, dtype="bf16",
+                           ref=lambda: (a.float() @ b.float()).bfloat16())
     assert rec.timed
     with pytest.raises(RooflineError, match="first mismatch"):
         roofline.measure(lambda: a @ b + 1, flops=flops, bytes=nbytes, dtype="bf16", ref=lambda: a @ b)
