@@ -159,7 +159,7 @@ def test_bad_input_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str
     if content is not None:
         write(path, content)
     code, _, err = run(capsys, "report", str(path), "-o", str(tmp_path / "r.html"))
-    assert code == 1 and expect in err and err.count("\n") == 1
+    assert code == 2 and expect in err and err.count("\n") == 1
     assert not (tmp_path / "r.html").exists()
 
 

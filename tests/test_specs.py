@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from helpers import ROOT, write
 
-from roofline.ceilings.specs import FIELDS, gpu_ceilings, load_all, load_spec_file, match_nvml_name, resolve
-from roofline.core.errors import RooflineError
+from roofline.ceilings.specs import FIELDS, as_spec, gpu_ceilings, load_all, load_spec_file, match_nvml_name, resolve
+from roofline.core.errors import RooflineError, UsageError
 from roofline.core.tomlfile import read_toml
 
 SPECS = load_all()
@@ -230,3 +230,43 @@ def test_bad_amd_spec_is_one_line_error(tmp_path: Path, edit, message: str) -> N
 def test_nvidia_compute_capability_must_be_major_minor(tmp_path: Path) -> None:
     with pytest.raises(RooflineError, match=r"'major\.minor'"):
         load_spec_file(_write(tmp_path, GOOD.replace('compute_capability = "9.0"', 'compute_capability = "sm_90"')))
+
+
+# The unknown-GPU error names a few close ids, not all 30 specs' ids and aliases (that list was one
+# 600-character line): it must stay one short line whatever the name given.
+UNKNOWN_GPU_MAX_CHARS = 150
+
+
+@pytest.mark.parametrize(("name", "closest"), [
+    ("h10", "h100"),      # a digit short of an alias
+    ("a100x", "a100"),    # a character too many
+    ("rtx 4090", "rtx4090"),
+    ("h300", "h100"),     # no such part: its neighbours by name, h-parts first
+])
+def test_unknown_gpu_names_the_closest_few(name: str, closest: str) -> None:
+    with pytest.raises(UsageError) as info:
+        resolve(name)
+    msg = str(info.value)
+    assert msg.startswith(f"unknown GPU '{name}' (closest: {closest}")
+    assert "\n" not in msg and len(msg) < UNKNOWN_GPU_MAX_CHARS
+    named = msg.split("closest: ")[1].split(";")[0].split(", ")
+    assert 1 <= len(named) <= 3
+    assert len({resolve(n).id for n in named}) == len(named)  # each suggestion resolves, to a different GPU
+    assert f"shows all {len(SPECS)}" in msg
+
+
+@pytest.mark.parametrize("name", ["nosuch", "x" * 1000])
+def test_unknown_gpu_with_nothing_close_points_to_the_list(name: str) -> None:
+    with pytest.raises(UsageError) as info:
+        resolve(name)
+    msg = str(info.value)
+    assert "closest" not in msg and "`roofline specs list`" in msg
+    assert "\n" not in msg and len(msg) < UNKNOWN_GPU_MAX_CHARS
+
+
+def test_functions_taking_a_spec_take_its_name() -> None:
+    assert as_spec("h100") == resolve("h100") == SPECS["h100-sxm"]
+    assert as_spec(SPECS["a100-sxm4-80gb"]) is SPECS["a100-sxm4-80gb"]
+    assert gpu_ceilings("h100") == gpu_ceilings(SPECS["h100-sxm"])
+    with pytest.raises(UsageError, match="not int"):
+        as_spec(100)  # type: ignore[arg-type]

@@ -14,15 +14,16 @@ Prices come from the user's file (`ceilings.prices`); the tables and the chart a
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 from roofline._version import __version__
 from roofline.ceilings import store
 from roofline.ceilings.prices import Prices
-from roofline.ceilings.specs import GPUSpec, gpu_ceilings, load_all, resolve
+from roofline.ceilings.specs import GPUSpec, as_spec, gpu_ceilings, load_all
 from roofline.core.document import clean_json, now_iso, read_document, validate_document
-from roofline.core.dtypes import get_dtype
+from roofline.core.dtypes import DType, get_dtype
 from roofline.core.errors import RooflineError, UsageError
 from roofline.core.model import Ceilings
 from roofline.core.record import Record, analytic_record, label
@@ -52,16 +53,19 @@ def roof_for(spec: GPUSpec, measured: Ceilings | None) -> Ceilings:
                     sm_clock_mhz=measured.sm_clock_mhz or sheet.sm_clock_mhz, notes=measured.notes)
 
 
-def resolve_gpus(gpus: list[str] | None) -> list[GPUSpec]:
-    """Specs by id or alias (each item may be a comma-separated list), first mention first; None: every spec."""
+def resolve_gpus(gpus: str | Sequence[str | GPUSpec] | None) -> list[GPUSpec]:
+    """Specs by id or alias (a string, or a list whose items may be comma-separated lists or GPUSpecs), first
+    mention first; None: every spec."""
     if gpus is None:
         return sorted(load_all().values(), key=lambda s: s.id)
-    names = [n.strip() for item in gpus for n in item.split(",") if n.strip()]
+    names: list[str | GPUSpec] = []
+    for item in [gpus] if isinstance(gpus, str) else gpus:  # "h100,h200" is two GPUs, not nine characters
+        names += [n.strip() for n in item.split(",") if n.strip()] if isinstance(item, str) else [item]
     if not names:
         raise UsageError("no GPU to compare: give --gpu ID (repeat it, or comma-separate) or leave it out for all")
     specs: dict[str, GPUSpec] = {}
     for name in names:
-        spec = resolve(name)
+        spec = as_spec(name)
         specs.setdefault(spec.id, spec)
     return list(specs.values())
 
@@ -203,9 +207,9 @@ class Comparison(_Ranking[GPURow]):
         """'decode_attention bf16' or 'swiglu fused bf16'."""
         return label(self.op, self.variant, self.dtype)
 
-    def row(self, gpu: str) -> GPURow:
+    def row(self, gpu: str | GPUSpec) -> GPURow:
         """The row of a GPU by id or alias."""
-        gpu_id = resolve(gpu).id
+        gpu_id = as_spec(gpu).id
         for r in self.rows:
             if r.gpu == gpu_id:
                 return r
@@ -227,9 +231,10 @@ def _rank(rows: list[Any]) -> list[Any]:
     return out + bad
 
 
-def compare_op(op: Operator, dtype: str, gpus: list[str] | None = None, prices: Prices | None = None,
-               tensor_cores: bool = True, *, measured: Measured | str | os.PathLike[str] | dict[str, Any] | None
-               = None, use_measured: bool = True) -> Comparison:
+def compare_op(op: Operator, dtype: str | DType | Any, gpus: str | Sequence[str | GPUSpec] | None = None,
+               prices: Prices | None = None, tensor_cores: bool = True, *,
+               measured: Measured | str | os.PathLike[str] | dict[str, Any] | None = None,
+               use_measured: bool = True) -> Comparison:
     """Rank GPUs for one operator by roofline time.
 
     A GPU that cannot run the dtype (fp8 on an A100, bf16 on a V100) is 'unsupported', not an error; a dtype
@@ -333,15 +338,15 @@ class SuiteComparison(_Ranking[SuiteRow]):
         """Operator names in order of first appearance in the suite."""
         return tuple(dict.fromkeys(c.op for c in self.entries))
 
-    def row(self, gpu: str) -> SuiteRow:
-        gpu_id = resolve(gpu).id
+    def row(self, gpu: str | GPUSpec) -> SuiteRow:
+        gpu_id = as_spec(gpu).id
         for r in self.rows:
             if r.gpu == gpu_id:
                 return r
         raise KeyError(gpu)
 
 
-def compare_suite(suite: Suite | str | os.PathLike[str], gpus: list[str] | None = None,
+def compare_suite(suite: Suite | str | os.PathLike[str], gpus: str | Sequence[str | GPUSpec] | None = None,
                   prices: Prices | None = None, *,
                   measured: Measured | str | os.PathLike[str] | dict[str, Any] | None = None,
                   use_measured: bool = True) -> SuiteComparison:

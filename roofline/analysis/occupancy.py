@@ -37,7 +37,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-from roofline.ceilings.specs import GPUSpec
+from roofline.ceilings.specs import GPUSpec, as_spec
 from roofline.core.errors import RooflineError, UsageError
 
 WARP_SIZE = 32
@@ -150,8 +150,9 @@ def _need(spec: GPUSpec) -> dict[str, int]:
     return {k: int(spec[k]) for k in _NEEDED}
 
 
-def carveouts_kib(spec: GPUSpec) -> tuple[int, ...]:
+def carveouts_kib(spec: GPUSpec | str) -> tuple[int, ...]:
     """The shared-memory carve-outs (KiB per SM) the architecture supports, ascending."""
+    spec = as_spec(spec)
     return tuple(sorted(spec.lists.get("shared_memory_carveout_kib", ())))
 
 
@@ -163,9 +164,10 @@ def _round_up_carveout(spec: GPUSpec, nbytes: int) -> int | None:
     return None
 
 
-def carveout_kib_for_percent(spec: GPUSpec, percent: int) -> int:
+def carveout_kib_for_percent(spec: GPUSpec | str, percent: int) -> int:
     """The carve-out a `cudaFuncAttributePreferredSharedMemoryCarveout` of `percent` selects:
     percent x sharedMemPerMultiprocessor / 100, rounded up to a supported carve-out (cudaOccSMemPreferenceVoltaPlus)."""
+    spec = as_spec(spec)
     if not 0 <= percent <= 100:
         raise UsageError(f"a carve-out percentage must be 0..100, got {percent}")
     c = _round_up_carveout(spec, percent * int(spec["shared_memory_per_sm_kib"]) * 1024 // 100)
@@ -173,10 +175,14 @@ def carveout_kib_for_percent(spec: GPUSpec, percent: int) -> int:
     return c
 
 
-def occupancy(spec: GPUSpec, threads_per_block: int, registers_per_thread: int, shared_memory_per_block_bytes: int,
-              carveout_kib: int | None = None) -> Occupancy:
+def occupancy(spec: GPUSpec | str, threads_per_block: int, registers_per_thread: int,
+              shared_memory_per_block_bytes: int | str, carveout_kib: int | None = None) -> Occupancy:
     """Resident blocks and warps per SM, the limiting resource and the arithmetic, as
-    cudaOccupancyMaxActiveBlocksPerMultiprocessor computes them (see the module docstring)."""
+    cudaOccupancyMaxActiveBlocksPerMultiprocessor computes them (see the module docstring). `spec` is a GPUSpec
+    or its id or alias ("h100"); shared memory is bytes or a size ("48KB", see `parse_bytes`)."""
+    spec = as_spec(spec)
+    if isinstance(shared_memory_per_block_bytes, str):
+        shared_memory_per_block_bytes = parse_bytes(shared_memory_per_block_bytes)
     p = _need(spec)
     t = _int("threads per block", threads_per_block)
     r = _int("registers per thread", registers_per_thread)
@@ -304,10 +310,10 @@ def limiter_names(limiters: Sequence[str]) -> str:
 
 
 # ---------------------------------------------------------------- sweeps
-def sweep_values(spec: GPUSpec, vary: SweepKind) -> list[int]:
+def sweep_values(spec: GPUSpec | str, vary: SweepKind) -> list[int]:
     """The x axis of each curve of the CUDA Occupancy Calculator: every register count 1..255, every block
     size 32..1024 in whole warps, shared memory 0..the per-block maximum in allocation units."""
-    p = _need(spec)
+    p = _need(as_spec(spec))
     if vary == "registers":
         return list(range(1, p["max_registers_per_thread"] + 1))
     if vary == "threads":
@@ -317,10 +323,11 @@ def sweep_values(spec: GPUSpec, vary: SweepKind) -> list[int]:
     raise UsageError(f"can sweep {', '.join(SWEEP_KINDS)}, not {vary!r}")
 
 
-def sweep(spec: GPUSpec, vary: SweepKind, threads_per_block: int = 256, registers_per_thread: int = 32,
+def sweep(spec: GPUSpec | str, vary: SweepKind, threads_per_block: int = 256, registers_per_thread: int = 32,
           shared_memory_per_block_bytes: int = 0, carveout_kib: int | None = None,
           values: Iterable[int] | None = None) -> list[Occupancy]:
     """Occupancy as one input varies over `values` (default: `sweep_values`), the others held."""
+    spec = as_spec(spec)
     xs = sweep_values(spec, vary) if values is None else list(values)
     out = []
     for x in xs:

@@ -6,6 +6,7 @@ this module only knows which fields exist, what unit each carries and how to che
 
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import dataclass, field
 from functools import cache
@@ -299,15 +300,48 @@ def load_all(directory: str | None = None) -> dict[str, GPUSpec]:
 
 
 def resolve(name: str, directory: str | None = None) -> GPUSpec:
-    """A spec by id, alias or NVML device name (case-insensitive)."""
+    """A spec by id, alias or NVML device name (case-insensitive); an unknown name is one short UsageError
+    naming the closest ids and aliases."""
     specs = load_all(directory)
     key = name.strip().lower()
     for spec in specs.values():
         if key == spec.id or key in (a.lower() for a in spec.aliases) \
                 or key in (n.lower() for n in spec.nvml_names):
             return spec
-    known = ", ".join(sorted({a for s in specs.values() for a in (s.id, *s.aliases)}))
-    raise UsageError(f"unknown GPU '{name}' (known: {known})")
+    close = closest_names(key, specs)
+    hint = f"closest: {', '.join(close)}; " if close else ""
+    shown = name.strip() if len(name.strip()) <= 40 else name.strip()[:37] + "..."
+    raise UsageError(f"unknown GPU '{shown}' ({hint}`roofline specs list` shows all {len(specs)})")
+
+
+# Suggest a name whose similarity (difflib's ratio, 0..1) is at least this: "h10" finds h100, "a100x" a100,
+# "nosuch" nothing. At most this many suggestions, one per GPU, so the error stays one short line.
+CLOSE_CUTOFF = 0.5
+CLOSE_COUNT = 3
+
+
+def closest_names(key: str, specs: dict[str, GPUSpec]) -> list[str]:
+    """Up to CLOSE_COUNT ids or aliases nearest to `key`, most similar first, one per GPU."""
+    owner = {n.lower(): s.id for s in specs.values() for n in (s.id, *s.aliases)}
+    # Ties go to names that start as `key` does ("h300": h100 and h200 before 3080), then to shorter names.
+    ranked = sorted(owner, key=lambda n: (-difflib.SequenceMatcher(None, key, n).ratio(), n[:1] != key[:1],
+                                          len(n), n))
+    picked: dict[str, str] = {}  # spec id -> the name shown for it
+    for n in ranked:
+        if difflib.SequenceMatcher(None, key, n).ratio() < CLOSE_CUTOFF or len(picked) == CLOSE_COUNT:
+            break
+        picked.setdefault(owner[n], n)
+    return list(picked.values())
+
+
+def as_spec(spec: GPUSpec | str) -> GPUSpec:
+    """A GPUSpec given as itself or by id, alias or NVML name: what every public function taking a spec
+    accepts (`occupancy("h100", ...)`)."""
+    if isinstance(spec, GPUSpec):
+        return spec
+    if isinstance(spec, str):
+        return resolve(spec)
+    raise UsageError(f"a GPU is a spec id or alias (e.g. 'h100') or a GPUSpec, not {type(spec).__name__}")
 
 
 def match_nvml_name(nvml_name: str, directory: str | None = None) -> GPUSpec | None:
@@ -319,11 +353,12 @@ def match_nvml_name(nvml_name: str, directory: str | None = None) -> GPUSpec | N
     return None
 
 
-def gpu_ceilings(spec: GPUSpec, sm_clock_mhz: float | None = None) -> Ceilings:
-    """Datasheet ceilings of a GPU, optionally scaled to an observed SM clock.
+def gpu_ceilings(spec: GPUSpec | str, sm_clock_mhz: float | None = None) -> Ceilings:
+    """Datasheet ceilings of a GPU (a spec, or its id or alias), optionally scaled to an observed SM clock.
 
     NB: scaling is linear in the SM clock for compute and shared memory; DRAM bandwidth is not scaled.
     """
+    spec = as_spec(spec)
     compute: dict[str, float] = {}
     notes: list[str] = []
     for key, value in spec.values.items():

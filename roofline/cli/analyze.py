@@ -19,6 +19,7 @@ from roofline.cli.common import (
     register_op_commands,
 )
 from roofline.cli.results import save_and_print
+from roofline.core.dtypes import DTYPES
 from roofline.measuring.timing import DEFAULT_POWER, METHODS, POWER_MODES
 from roofline.report.chart.model import ROOF_CHOICES
 
@@ -30,7 +31,7 @@ analyze_app = typer.Typer(no_args_is_help=True, help="Place one operator on the 
 
 # The options every `analyze OP` command has beside the operator's own.
 COMMON: list[OptionSpec] = [
-    ("dtype", Optional[str], typer.Option(None, "--dtype", help="fp64, fp32, tf32, fp16, bf16, fp8, int8 "
+    ("dtype", Optional[str], typer.Option(None, "--dtype", help=f"{', '.join(DTYPES)} "
                                           "(default: fp16 on a GPU, fp32 on the CPU).")),
     ("gpu", Optional[str], typer.Option(None, "--gpu", help="Spec id or alias for the roof (default: the local "
                                         "GPU; another GPU's spec means analytic only).")),

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Optional
 import typer
 
 from roofline.cli.common import OptionSpec, check_outputs, note, op_command, out, register_op_commands
+from roofline.core.dtypes import DTYPES
 
 if TYPE_CHECKING:
     from roofline.analysis.compare import Comparison, SuiteComparison
@@ -32,7 +33,7 @@ COMMON: list[OptionSpec] = [
     ("force", bool, typer.Option(False, "--force", help="Overwrite the --plot file if it exists.")),
 ]
 OP_OPTIONS: list[OptionSpec] = [
-    ("dtype", str, typer.Option("fp16", "--dtype", help="fp64, fp32, tf32, fp16, bf16, fp8, int8.")),
+    ("dtype", str, typer.Option("fp16", "--dtype", help=f"{', '.join(DTYPES)}.")),
     ("no_tensor_cores", bool, typer.Option(False, "--no-tensor-cores", help="Use the CUDA-core ceiling.")),
 ]
 

@@ -11,6 +11,7 @@ import typer
 
 from roofline.cli.common import check_choice, check_outputs, note
 from roofline.cli.results import save_and_print
+from roofline.core.errors import UsageError
 
 BY = ("op", "module", "kernel")
 
@@ -39,10 +40,11 @@ def profile_cmd(
 
     check_choice("--by", by, BY)
     check_outputs(force, files=(output,))
+    if not script.is_file():
+        raise UsageError(f"{script}: no such script")
     options = {"gpu": gpu, "device": device, "time": not no_time}
     started = time.perf_counter()
-    _say(f"profiling {script}{' ' + ' '.join(args) if args else ''} "
-         f"({'analytic, no data' if no_time else 'timed'}; the script's own output follows)")
+    _say(f"profiling {script.name} ({'analytic' if no_time else 'timed'}; the script's output follows)")
     _warn_if_shared(device, no_time)
     try:
         prof = profile_script(script, args or [], regions=region or (), **options)

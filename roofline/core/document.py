@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from roofline._version import __version__ as TOOL_VERSION
-from roofline.core.errors import RooflineError
+from roofline.core.errors import UsageError
 from roofline.core.files import atomic_write, refuse_existing
 from roofline.core.record import NULLABLE, NUMERIC, REQUIRED, Record
 
@@ -71,40 +71,41 @@ def write_document(doc: Document, path: str | os.PathLike[str], force: bool = Fa
 
 def _check_record(rec: Any, i: int, where: str) -> None:
     if not isinstance(rec, dict):
-        raise RooflineError(f"{where}: record {i} is not an object")
+        raise UsageError(f"{where}: record {i} is not an object")
     missing = [f for f in REQUIRED if f not in rec]
     if missing:
-        raise RooflineError(f"{where}: record {i} lacks {', '.join(missing)}")
+        raise UsageError(f"{where}: record {i} lacks {', '.join(missing)}")
     for f in NUMERIC:
         v = rec[f]
         if v is None and f in NULLABLE and rec.get("count") is not None:
             continue
         if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0:
-            raise RooflineError(f"{where}: record {i} ({rec.get('op')}): {f} must be a non-negative number")
+            raise UsageError(f"{where}: record {i} ({rec.get('op')}): {f} must be a non-negative number")
     samples = rec.get("time_samples_s")
     if samples is not None and (not isinstance(samples, list)
                                 or not all(isinstance(s, (int, float)) and s > 0 for s in samples)):
-        raise RooflineError(f"{where}: record {i} ({rec.get('op')}): time_samples_s must be positive numbers")
+        raise UsageError(f"{where}: record {i} ({rec.get('op')}): time_samples_s must be positive numbers")
 
 
 def validate_document(doc: Any, where: str) -> Document:
-    """Check a parsed results document and type it; problems are one-line RooflineErrors naming the file."""
+    """Check a parsed results document and type it; problems are one-line UsageErrors naming the file (a
+    results document is always input the user named: exit status 2, docs/guide.md)."""
     if not isinstance(doc, dict):
-        raise RooflineError(f"{where}: not a roofline results document (expected a JSON object)")
+        raise UsageError(f"{where}: not a roofline results document (expected a JSON object)")
     version = doc.get("schema_version")
     if not isinstance(version, int) or isinstance(version, bool):
-        raise RooflineError(f"{where}: not a roofline results document (no integer schema_version)")
+        raise UsageError(f"{where}: not a roofline results document (no integer schema_version)")
     if version > SCHEMA_VERSION:
-        raise RooflineError(f"{where}: results schema {version} is newer than this roofline reads "
+        raise UsageError(f"{where}: results schema {version} is newer than this roofline reads "
                             f"({SCHEMA_VERSION}); upgrade roofline")
     if version < 1:
-        raise RooflineError(f"{where}: unknown results schema {version}")
+        raise UsageError(f"{where}: unknown results schema {version}")
     records = doc.get("records")
     if not isinstance(records, list):
-        raise RooflineError(f"{where}: 'records' must be a list")
+        raise UsageError(f"{where}: 'records' must be a list")
     device = doc.get("device", {})
     if not isinstance(device, dict):
-        raise RooflineError(f"{where}: 'device' must be an object")
+        raise UsageError(f"{where}: 'device' must be an object")
     for i, rec in enumerate(records):
         _check_record(rec, i, where)
     known = ("schema_version", "tool_version", "created", "device", "records")
@@ -114,17 +115,18 @@ def validate_document(doc: Any, where: str) -> Document:
 
 
 def read_document(path: str | os.PathLike[str]) -> Document:
+    """A results document from a file; a missing, unreadable or malformed file is one UsageError naming it."""
     p = Path(path)
     try:
         text = p.read_text()
     except FileNotFoundError:
-        raise RooflineError(f"{p}: no such file") from None
+        raise UsageError(f"{p}: no such file") from None
     except (OSError, UnicodeDecodeError) as exc:
-        raise RooflineError(f"{p}: cannot read: {exc}") from None
+        raise UsageError(f"{p}: cannot read: {exc}") from None
     if not text.strip():
-        raise RooflineError(f"{p}: empty file, not a results document")
+        raise UsageError(f"{p}: empty file, not a results document")
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise RooflineError(f"{p}: malformed JSON ({exc.msg} at line {exc.lineno})") from None
+        raise UsageError(f"{p}: malformed JSON ({exc.msg} at line {exc.lineno})") from None
     return validate_document(doc, str(p))

@@ -12,6 +12,7 @@ traffic too, so `bytes` is (element bits + scale bits / block) / 8, from the for
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from roofline.core.errors import UsageError
 
@@ -89,18 +90,36 @@ DTYPES: dict[str, DType] = {
     )
 }
 
+# Other names for the dtypes above, torch's among them (`torch.float16` is looked up as "float16"). Both FP8
+# formats are "fp8": E4M3 and E5M2 take one byte and run at the one FP8 tensor-core peak of every spec.
 ALIASES = {"float64": "fp64", "double": "fp64", "float32": "fp32", "float": "fp32", "float16": "fp16",
-           "half": "fp16", "bfloat16": "bf16", "float8": "fp8", "e4m3": "fp8", "e2m3": "fp6", "e3m2": "fp6",
-           "fp6_e2m3": "fp6", "fp6_e3m2": "fp6", "mxfp6_e2m3": "mxfp6", "mxfp6_e3m2": "mxfp6"}
+           "half": "fp16", "bfloat16": "bf16", "float8": "fp8", "e4m3": "fp8", "e5m2": "fp8",
+           "float8_e4m3fn": "fp8", "float8_e4m3fnuz": "fp8", "float8_e5m2": "fp8", "float8_e5m2fnuz": "fp8",
+           "e2m3": "fp6", "e3m2": "fp6", "fp6_e2m3": "fp6", "fp6_e3m2": "fp6", "mxfp6_e2m3": "mxfp6",
+           "mxfp6_e3m2": "mxfp6"}
 
 # Names that are ambiguous on their own: a plain "fp4" is one of two block-scaled formats of different size.
 AMBIGUOUS = {"fp4": "fp4 is block-scaled here: give nvfp4 (E4M3 scale per 16, 0.5625 bytes) or mxfp4 "
                     "(E8M0 scale per 32, 0.53125 bytes)",
-             "e2m1": "e2m1 (fp4) is block-scaled here: give nvfp4 or mxfp4"}
+             "e2m1": "e2m1 (fp4) is block-scaled here: give nvfp4 or mxfp4",
+             "float4_e2m1fn_x2": "torch's float4_e2m1fn_x2 holds the elements without their block scales: give "
+                                 "nvfp4 or mxfp4"}
 
 
-def get_dtype(name: str) -> DType:
-    key = ALIASES.get(name.lower(), name.lower())
+def get_dtype(name: str | DType | Any) -> DType:
+    """A dtype by name or alias ('fp16', 'half', 'bfloat16'), by torch dtype (`torch.float16`), or the DType
+    itself; anything else is one UsageError naming the known dtypes. torch is never imported here: a torch
+    dtype is read by its name."""
+    if isinstance(name, DType):
+        return name
+    if isinstance(name, str):
+        text = name
+    elif type(name).__module__ == "torch" and type(name).__name__ == "dtype":
+        text = str(name).removeprefix("torch.")
+    else:
+        raise UsageError(f"a dtype is a name ({', '.join(DTYPES)}) or a torch dtype, not {type(name).__name__} "
+                         f"{name!r}")
+    key = ALIASES.get(text.lower(), text.lower())
     if key in AMBIGUOUS:
         raise UsageError(AMBIGUOUS[key])
     try:

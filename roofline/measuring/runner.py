@@ -1,6 +1,6 @@
 """Measure an operator on a device and fold the timing into its roofline record.
 
-Also the public Python API for users' own kernels: `roofline.measure(fn, flops=..., bytes=..., dtype=...)`.
+Also the public Python API for users' own kernels: `roofline.measure(fn, flops=..., bytes=...)` (docs/api.md).
 """
 
 from __future__ import annotations
@@ -227,7 +227,7 @@ def measure_op(op: Operator, dtype: DType, target: Target, *, warm_l2: bool = Fa
         timing=dataclasses.replace(record.timing, phases_s=phases))
 
 
-def measure(fn: Callable[[], Any], *, flops: float, bytes: float, dtype: str = "fp16",
+def measure(fn: Callable[[], Any], *, flops: float, bytes: float, dtype: str | DType | Any | None = None,
             device: str | None = None, gpu: str | None = None, name: str = "custom", tensor_cores: bool = True,
             warm_l2: bool = False, bytes_written: float | None = None, ref: Callable[[], Any] | None = None,
             atol: float | None = None, rtol: float | None = None, params: dict[str, Any] | None = None,
@@ -236,41 +236,48 @@ def measure(fn: Callable[[], Any], *, flops: float, bytes: float, dtype: str = "
     `bytes` is the total minimum traffic; `bytes_written` splits it (default: the split is unknown, and
     the record counts every byte as read and says so).
 
+    `dtype` picks the roof: a name ("bf16", "float32") or a torch dtype (`torch.bfloat16`); without it, `fn` is
+    called once and the dtype of the first floating-point tensor it returns is taken (`infer_dtype`).
     `ref`: a zero-argument reference callable. Both run once before anything is timed, and a kernel whose
     output is not close to the reference's (`roofline.measuring.correctness`; `atol`/`rtol` default to the
     output dtype's) is refused with one RooflineError saying where. `params` names the shape in the record
     (what `roofline check` matches records by, with `name` and `dtype`); `rep_s` is the sampling budget.
+    Every error is a RooflineError.
 
     >>> rec = roofline.measure(lambda: a @ b, flops=2 * m * n * k, bytes=2 * (m * k + k * n + m * n),
     ...                        ref=lambda: (a.float() @ b.float()).half())
     """
-    dt = _check_measure_args(flops, bytes, dtype, bytes_written, ref, atol, rtol)
+    _check_measure_args(flops, bytes, bytes_written, ref, atol, rtol)
+    dt, how = _measure_dtype(fn, dtype, name)
     if ref is not None:  # a wrong kernel is refused before the target (maybe a CPU calibration) is resolved
         check_reference(fn, ref, rtol=rtol, atol=atol, what=f"measure {name!r}: the kernel")
     target = resolve_target(gpu=gpu, device=device, time=True)
     if target.time_device is None:
         raise RooflineError("measure: no device to time on (the --gpu spec is not this machine's GPU)")
-    return measure_on(target, fn, flops=flops, bytes=bytes, dtype=dt.name, name=name, tensor_cores=tensor_cores,
-                      warm_l2=warm_l2, bytes_written=bytes_written, params=params, rep_s=rep_s)
+    record = measure_on(target, fn, flops=flops, bytes=bytes, dtype=dt, name=name, tensor_cores=tensor_cores,
+                        warm_l2=warm_l2, bytes_written=bytes_written, params=params, rep_s=rep_s)
+    return dataclasses.replace(record, notes=[*how, *record.notes]) if how else record
 
 
-def measure_on(target: Target, fn: Callable[[], Any], *, flops: float, bytes: float, dtype: str = "fp16",
-               name: str = "custom", tensor_cores: bool = True, warm_l2: bool = False,
-               bytes_written: float | None = None, ref: Callable[[], Any] | None = None, atol: float | None = None,
-               rtol: float | None = None, params: dict[str, Any] | None = None,
+def measure_on(target: Target, fn: Callable[[], Any], *, flops: float, bytes: float,
+               dtype: str | DType | Any | None = None, name: str = "custom", tensor_cores: bool = True,
+               warm_l2: bool = False, bytes_written: float | None = None, ref: Callable[[], Any] | None = None,
+               atol: float | None = None, rtol: float | None = None, params: dict[str, Any] | None = None,
                rep_s: float | None = None) -> Record:
     """`measure` on a target already resolved (the pytest plugin resolves one per session)."""
-    dt = _check_measure_args(flops, bytes, dtype, bytes_written, ref, atol, rtol)
+    _check_measure_args(flops, bytes, bytes_written, ref, atol, rtol)
     device = target.time_device
     if device is None:
         raise RooflineError("measure: no device to time on (the target is analytic only)")
+    dt, how = _measure_dtype(fn, dtype, name)
     if ref is not None:
         check_reference(fn, ref, rtol=rtol, atol=atol, what=f"measure {name!r}: the kernel")
     record = placed_record(
         op=name, variant=None, params=dict(params or {}), dtype=dt, flops=float(flops),
         bytes_read=float(bytes - (bytes_written or 0)), bytes_written=float(bytes_written or 0),
         ceilings=target.ceilings, uses_tensor_cores=tensor_cores, allow_tensor_cores=tensor_cores,
-        notes=[] if bytes_written is not None else ["read/written split not given: all bytes counted as read"])
+        notes=[*how, *([] if bytes_written is not None else
+                       ["read/written split not given: all bytes counted as read"])])
     kw: dict[str, Any] = {} if rep_s is None else {"rep_s": rep_s}
     if device.startswith("cuda"):
         l2 = int(target.spec["l2_cache_kib"] * 1024) if target.spec else None
@@ -280,9 +287,9 @@ def measure_on(target: Target, fn: Callable[[], Any], *, flops: float, bytes: fl
     return finish_record(record, m, target, dt, tensor_cores, tensor_cores)
 
 
-def _check_measure_args(flops: float, bytes: float, dtype: str, bytes_written: float | None,
-                        ref: Callable[[], Any] | None, atol: float | None, rtol: float | None) -> DType:
-    """measure's arguments, checked before anything runs; returns the dtype."""
+def _check_measure_args(flops: float, bytes: float, bytes_written: float | None,
+                        ref: Callable[[], Any] | None, atol: float | None, rtol: float | None) -> None:
+    """measure's arguments, checked before anything runs."""
     if flops < 0 or bytes <= 0:
         raise RooflineError("measure: flops must be >= 0 and bytes > 0")
     if bytes_written is not None and not 0 <= bytes_written <= bytes:
@@ -291,7 +298,49 @@ def _check_measure_args(flops: float, bytes: float, dtype: str, bytes_written: f
         raise RooflineError("measure: atol/rtol are tolerances of the check against ref=: pass ref= too")
     if (atol is not None and atol < 0) or (rtol is not None and rtol < 0):
         raise RooflineError("measure: atol and rtol must be >= 0")
-    return get_dtype(dtype)
+
+
+def _measure_dtype(fn: Callable[[], Any], dtype: str | DType | Any | None, name: str) -> tuple[DType, list[str]]:
+    """The dtype `measure` places the kernel with, and a note when it was inferred (the record says how its
+    roof was chosen). A given dtype is used as it is, and `fn` is not called for it."""
+    if dtype is not None:
+        return get_dtype(dtype), []
+    dt, found = infer_dtype(fn(), f"measure {name!r}")
+    return dt, [f"dtype {dt.name}: from the {found} that the callable returns (pass dtype= to choose the roof)"]
+
+
+def infer_dtype(output: Any, what: str = "measure") -> tuple[DType, str]:
+    """The dtype of the first floating-point tensor in `output` (a tensor, or nested tuples, lists and dicts
+    of them, in order), and which one it was ("output[0] (float16)"). A kernel's arithmetic runs in
+    the dtype of what it writes: an fp32 matmul on the CPU is judged against the FP32 roof, not fp16's.
+
+    NB: an fp32 output of a matmul run in TF32 (torch.backends.cuda.matmul.allow_tf32) reads as fp32: pass
+    dtype="tf32" for the TF32 roof."""
+    found = _first_float_tensor(output, "output")
+    if found is None:
+        got = (f"a {str(output.dtype).removeprefix('torch.')} tensor" if hasattr(output, "dtype")
+               else "None" if output is None else f"a {type(output).__name__}")
+        raise RooflineError(f"{what}: cannot tell the dtype: the callable returns no floating-point tensor "
+                            f"({got}); pass dtype= (e.g. dtype='int8' or dtype=torch.bfloat16)")
+    path, tensor = found
+    return get_dtype(tensor.dtype), f"{path} ({str(tensor.dtype).removeprefix('torch.')})"
+
+
+def _first_float_tensor(value: Any, path: str) -> tuple[str, Any] | None:
+    """(path, tensor) of the first floating-point tensor in `value`, depth first, or None."""
+    if hasattr(value, "is_floating_point") and hasattr(value, "dtype"):  # a torch.Tensor, without importing torch
+        return (path, value) if value.is_floating_point() else None
+    if isinstance(value, dict):
+        items: list[tuple[str, Any]] = [(f"{path}[{k!r}]", v) for k, v in value.items()]
+    elif isinstance(value, (tuple, list)):
+        items = [(f"{path}[{i}]", v) for i, v in enumerate(value)]
+    else:
+        return None
+    for sub, v in items:
+        found = _first_float_tensor(v, sub)
+        if found is not None:
+            return found
+    return None
 
 
 def run_suite(suite: Suite, target: Target, *, warm_l2: bool = False, timer: str = "auto",

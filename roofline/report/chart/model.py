@@ -70,7 +70,7 @@ def load_documents(paths: Iterable[str | os.PathLike[str]]) -> list[Document]:
     for path in paths:
         doc = read_document(path)
         if not doc.records:
-            raise RooflineError(f"{path}: no records to plot (the document's 'records' list is empty)")
+            raise UsageError(f"{path}: no records to plot (the document's 'records' list is empty)")
         docs.append(doc)
     if not docs:
         raise RooflineError("no results files to plot")

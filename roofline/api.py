@@ -1,0 +1,72 @@
+"""`roofline.analyze(op, **params)`: one catalog operator placed on the roofline from Python, as
+`roofline analyze OP` places it: timed when a device is there, the analytic model alone otherwise or with
+`time=False`. Documented in docs/api.md; every error is a RooflineError."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import TYPE_CHECKING, Any
+
+from roofline.core.dtypes import DType, get_dtype
+from roofline.core.errors import UsageError
+from roofline.measuring.timing import DEFAULT_POWER, METHODS, POWER_MODES
+from roofline.report.chart.model import ROOF_CHOICES
+
+if TYPE_CHECKING:
+    from roofline.core.record import Record
+    from roofline.ops.base import Operator
+
+# What a long CPU timing's note suggests instead (the `shorter` of the status line).
+SHORTER = "a smaller shape, or time=False for the model alone, is quicker"
+
+
+def analyze(op: str | Operator, *, dtype: str | DType | Any | None = None, gpu: str | None = None,
+            device: str | None = None, time: bool = True, tensor_cores: bool = True, warm_l2: bool = False,
+            timer: str = "auto", power: str = DEFAULT_POWER, kernels: bool = True, roof: str | None = None,
+            rep_s: float | None = None, **params: Any) -> Record:
+    """The record of one catalog operator: `analyze("gemm", m=4096, n=4096, k=4096, dtype="bf16")`.
+
+    `op` is an operator name (`roofline ops list`) with its shape as keywords (the `analyze` command's flags,
+    `head_dim=128` for `--head-dim 128`), or an operator built by `roofline.ops.make`. The options are the
+    command's: `dtype` a name or a torch dtype (default fp16 on a GPU, fp32 on the CPU); `gpu` the spec whose
+    roof to use (another GPU's spec means analytic only, and the record's notes say so); `device` where to
+    time; `time=False` the model alone (`--no-time`); `tensor_cores=False` the CUDA-core roof; `warm_l2`,
+    `timer`, `power`, `kernels`, `roof` as on the command line; `rep_s` the sampling budget in seconds.
+    The record carries the advice `roofline analyze` prints. A step that takes long shows a transient
+    status line on stderr when stderr is a terminal."""
+    from roofline.analysis.advice import with_advice
+    from roofline.core.record import analytic_record
+    from roofline.measuring.progress import StatusLine
+    from roofline.measuring.target import resolve_target
+    from roofline.ops.base import Operator, make
+
+    if isinstance(op, Operator):
+        if params:
+            raise UsageError(f"analyze: {op.name} is already built; its shape cannot also be given "
+                             f"({', '.join(sorted(params))})")
+        operator = op
+    elif isinstance(op, str):
+        operator = make(op, **params)
+    else:
+        raise UsageError(f"analyze: op is an operator name (e.g. 'gemm') or an Operator, not {type(op).__name__}")
+    for flag, value, choices in (("timer", timer, METHODS), ("power", power, POWER_MODES),
+                                 ("roof", roof, ROOF_CHOICES)):
+        if value is not None and value not in choices:
+            raise UsageError(f"analyze: {flag} must be one of {', '.join(choices)}, got {value!r}")
+    given = None if dtype is None else get_dtype(dtype)  # a bad dtype is refused before any calibration
+    with StatusLine(shorter=SHORTER) as line:  # a CPU without a stored roofline measures it now
+        target = resolve_target(gpu=gpu, device=device, time=time, roof=roof,  # type: ignore[arg-type]
+                                progress=line.status)
+    dt = given or get_dtype("fp32" if target.is_cpu else "fp16")
+    if target.time_device is None:
+        record = analytic_record(operator, dt, target.ceilings, tensor_cores)
+    else:
+        from roofline.measuring.runner import measure_op
+
+        with StatusLine(shorter=SHORTER) as line:
+            record = measure_op(operator, dt, target, warm_l2=warm_l2, method=timer, tensor_cores=tensor_cores,
+                                power=power, kernels=kernels, rep_s=rep_s, progress=line)
+    record = with_advice(record, target.spec)
+    if target.messages:  # what the command prints as notes (analytic only here, a CPU roof measured now)
+        record = dataclasses.replace(record, notes=[*record.notes, *target.messages])
+    return record
