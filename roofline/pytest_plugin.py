@@ -1,8 +1,8 @@
 """The pytest plugin (entry point `pytest11`, name `roofline`): time kernels where their authors test them.
 
 - The `roofline` fixture times a kernel and returns its `Record`:
-  `rec = roofline(fn, flops=..., bytes=..., dtype="fp16", ref=reference_fn)` for a user's callable (the
-  reference is checked first, `roofline.measuring.correctness`), or `roofline(op="gemm", m=4096, n=4096,
+  `rec = roofline(fn, flops=..., bytes=..., ref=reference_fn)` for a user's callable (its dtype inferred from
+  its output unless given; the reference is checked first, `roofline.measuring.correctness`), or `roofline(op="gemm", m=4096, n=4096,
   k=4096)` for a catalog shape with the package's own kernel; `assert rec.roofline_fraction > 0.8`.
 - `--roofline-save DIR` writes the session's records as one results document (a new file per session);
   `--roofline-compare BASELINE --roofline-fail-on median:5%` judges them as `roofline check` does and fails
@@ -178,7 +178,7 @@ class Roofline:
         return [r for r in self._state.records if r.params.get(TEST_PARAM) == self.nodeid]
 
     def __call__(self, fn: Callable[[], Any] | None = None, /, *, op: str | None = None,
-                 flops: float | None = None, bytes: float | None = None, dtype: str = "fp16",
+                 flops: float | None = None, bytes: float | None = None, dtype: Any = None,
                  ref: Callable[[], Any] | None = None, atol: float | None = None, rtol: float | None = None,
                  name: str = "custom", bytes_written: float | None = None, params: dict[str, Any] | None = None,
                  tensor_cores: bool = True, warm_l2: bool = False, **shape: Any) -> Record:
@@ -207,7 +207,7 @@ class Roofline:
             pytest.fail(f"{at}: roofline: {refused}", pytrace=False)
         return self._state.add(rec, self.nodeid)
 
-    def _catalog(self, op: str, dtype: str, shape: dict[str, Any], given: list[str], *, tensor_cores: bool,
+    def _catalog(self, op: str, dtype: Any, shape: dict[str, Any], given: list[str], *, tensor_cores: bool,
                  warm_l2: bool) -> Record:
         from roofline.analysis.advice import with_advice
         from roofline.core.dtypes import get_dtype
@@ -218,12 +218,14 @@ class Roofline:
         if given:
             raise UsageError(f"op={op!r} times the catalog's own kernel: {', '.join(given)} belong to a "
                              "callable (roofline(fn, flops=..., bytes=...))")
+        if dtype is None:  # as `roofline analyze` chooses: fp16 on a GPU, fp32 on the CPU
+            dtype = "fp32" if self.target.time_device == "cpu" else "fp16"
         dt = get_dtype(dtype)
         built = make(op, dtype=dt.name, **shape)
         rec = measure_op(built, dt, self.target, warm_l2=warm_l2, tensor_cores=tensor_cores, rep_s=self._state.rep_s)
         return with_advice(rec, self.target.spec)
 
-    def _custom(self, fn: Callable[[], Any] | None, flops: float | None, bytes: float | None, dtype: str,
+    def _custom(self, fn: Callable[[], Any] | None, flops: float | None, bytes: float | None, dtype: Any,
                 shape: dict[str, Any], **kw: Any) -> Record:
         from roofline.core.errors import UsageError
         from roofline.measuring.runner import measure_on
