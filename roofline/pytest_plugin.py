@@ -2,8 +2,9 @@
 
 - The `roofline` fixture times a kernel and returns its `Record`:
   `rec = roofline(fn, flops=..., bytes=..., ref=reference_fn)` for a user's callable (its dtype inferred from
-  its output unless given; the reference is checked first, `roofline.measuring.correctness`), or `roofline(op="gemm", m=4096, n=4096,
-  k=4096)` for a catalog shape with the package's own kernel; `assert rec.roofline_fraction > 0.8`.
+  its output unless given; the reference is checked first, `roofline.measuring.correctness`), or
+  `roofline(op="gemm", m=4096, n=4096, k=4096)` for a catalog shape with the package's own kernel;
+  `assert rec.roofline_fraction > 0.8`.
 - `--roofline-save DIR` writes the session's records as one results document (a new file per session);
   `--roofline-compare BASELINE --roofline-fail-on median:5%` judges them as `roofline check` does and fails
   the session on a significant regression.
