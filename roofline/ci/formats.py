@@ -121,8 +121,9 @@ def to_markdown(report: Report) -> str:
     icon = ":x:" if not report.passed else ":white_check_mark:"
     lines = [f"### {icon} {_md_cell(report.summary())}", ""]
     unit = "fraction of each device's roofline (higher is better)" if report.metric == "fraction" else "time"
-    lines.append(f"Compared {unit}; a record fails only when its change is past the threshold **and** "
-                 f"significant (two-sided Mann–Whitney U, p < {report.alpha:g}).")
+    lines.append(f"Compared {unit}; a record fails only when its change is past the threshold **and** past "
+                 "the between-run noise, where the documents hold several runs (a t-test on the runs) **and** "
+                 f"significant on the samples (two-sided Mann–Whitney U, p < {report.alpha:g}).")
     lines.append("")
     if any(r.kind == REGION for r in report.rows):
         lines += [f"Rows with op `{REGION}` judge a whole region of the profile on its wall time per entry (a "

@@ -1,8 +1,14 @@
-"""Compare a results document against a baseline for CI: a threshold *and* a significance test, per record.
+"""Compare a results document against a baseline for CI: a threshold, the between-run noise and a significance
+test, per record.
 
-A record regresses (`worse`, exit status 1) only when the relative change of the chosen statistic is past its
-threshold AND the raw samples differ significantly (two-sided Mann–Whitney U at ALPHA), as asv decides.
-A change past the threshold that the samples cannot confirm is `worse_not_significant`: reported, never failing.
+A record regresses (`worse`, exit status 1) only when the relative change of the chosen statistic is
+1. past its threshold (what matters), AND
+2. past its between-run noise, when that is known (a Student t-test on the runs' values at ALPHA: the run,
+   not the sample, is the unit that repeats; see `ci.runs`), AND
+3. significant on the raw samples (two-sided Mann–Whitney U at ALPHA), as asv decides.
+A change past the threshold that the runs or samples cannot confirm is `worse_not_significant`: reported, never
+failing. With one run on each side and no stored noise figure, the between-run noise is unknown: condition 2
+is skipped (the rule of a one-run baseline) and the report says so.
 
 Verdicts: better, better_not_significant, same, worse_not_significant, worse, not_comparable, missing, new.
 
@@ -22,16 +28,18 @@ from __future__ import annotations
 
 import math
 import os
-import re
-from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from roofline.ci.regions import RegionRun, profile_regions
+from roofline.ci.rules import DEFAULT_FAIL_ON, FailOn, parse_fail_on
+from roofline.ci.rules import STATISTICS as STATISTICS  # re-exported: callers take the rules from ci.judge
+from roofline.ci.rules import Rule as Rule
+from roofline.ci.runs import Noise, check_runs, noise_factor, noise_of, pool_noise, run_samples
 from roofline.core.document import Document, read_document
 from roofline.core.errors import RooflineError, UsageError
 from roofline.core.record import Key, Record, label, shape_text
-from roofline.core.stats import mann_whitney_u, median, quantile
+from roofline.core.stats import mann_whitney_u, median, statistic
 
 # Significance level of the two-sided Mann–Whitney U test. A suite holds tens of records and CI runs on
 # every PR: at 0.01 a noise-only record is flagged as significant about once in a hundred checks, and the
@@ -43,8 +51,6 @@ MIN_SAMPLES = 5
 # Peaks that differ by less than this relative amount are the same spec value (float round trips).
 PEAK_RTOL = 1e-6
 
-DEFAULT_FAIL_ON = "median:5%"
-STATISTICS = ("median", "mean", "min", "p90")
 METRICS = ("time", "fraction")
 
 BETTER = "better"
@@ -63,55 +69,6 @@ VERDICTS = (WORSE, WORSE_NOT_SIGNIFICANT, NOT_COMPARABLE, MISSING, NEW, BETTER, 
 _SEVERITY = {SAME: 0, BETTER_NOT_SIGNIFICANT: 1, BETTER: 2, WORSE_NOT_SIGNIFICANT: 3, WORSE: 4}
 
 
-# ---------------------------------------------------------------- threshold grammar
-@dataclass(frozen=True)
-class Rule:
-    """One failure rule: the relative change of `statistic` beyond which a record has changed (0.05 = 5%)."""
-
-    statistic: str
-    threshold: float
-
-    def __str__(self) -> str:
-        return f"{self.statistic}:{self.threshold * 100:g}%"
-
-
-@dataclass(frozen=True)
-class FailOn:
-    """The parsed `--fail-on` value: one or more rules, each statistic at most once."""
-
-    rules: tuple[Rule, ...]
-
-    def __str__(self) -> str:
-        return ",".join(str(r) for r in self.rules)
-
-
-_RULE_RE = re.compile(r"^\s*([a-z0-9]+)\s*:\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*(%?)\s*$")
-
-
-def parse_fail_on(text: str) -> FailOn:
-    """Parse `median:5%`, `median:0.05`, `p90:10%,min:3%`; bad grammar raises a one-line UsageError."""
-    if not isinstance(text, str) or not text.strip():
-        raise UsageError("--fail-on is empty: expected STAT:PCT%, e.g. median:5%")
-    rules: list[Rule] = []
-    for part in text.split(","):
-        m = _RULE_RE.match(part)
-        if m is None:
-            raise UsageError(f"--fail-on {part.strip()!r}: expected STAT:PCT% or STAT:FRACTION "
-                             f"(STAT one of {', '.join(STATISTICS)}), e.g. median:5% or median:0.05")
-        stat, number, pct = m.group(1), float(m.group(2)), m.group(3) == "%"
-        if stat not in STATISTICS:
-            raise UsageError(f"--fail-on {part.strip()!r}: unknown statistic {stat!r} (use {', '.join(STATISTICS)})")
-        if not pct and number >= 1:
-            raise UsageError(f"--fail-on {part.strip()!r} is ambiguous: write {number:g}% or {number / 100:g}")
-        threshold = number / 100 if pct else number
-        if not 0 < threshold < 10:
-            raise UsageError(f"--fail-on {part.strip()!r}: the threshold must be above 0 and below 1000%")
-        if any(r.statistic == stat for r in rules):
-            raise UsageError(f"--fail-on {text.strip()!r}: {stat} appears twice")
-        rules.append(Rule(stat, threshold))
-    return FailOn(tuple(rules))
-
-
 # ---------------------------------------------------------------- loading
 def load_for_check(path: str | os.PathLike[str]) -> Document:
     """Read a results document or baseline for `check`; anything unusable is a one-line UsageError (exit 2)."""
@@ -122,6 +79,10 @@ def load_for_check(path: str | os.PathLike[str]) -> Document:
     except RooflineError as exc:
         raise UsageError(str(exc)) from None
     _require_timed(doc, str(path))
+    for i, rec in enumerate(doc.records):
+        problem = check_runs(rec)
+        if problem:
+            raise UsageError(f"{path}: record {i} ({rec.op}): {problem}")
     records_by_key(doc, str(path))
     return doc
 
@@ -208,6 +169,14 @@ class Row:
     module: str | None = None
     region: str | None = None
     basis: str = ""
+    # Runs behind each side's samples, and the between-run noise the change was held against: the relative
+    # standard deviation of one run's statistic and its degrees of freedom (None, 0: unknown), and the
+    # relative change that noise allows (`noise_floor`: a change within it is not significant between runs).
+    runs_baseline: int = 0
+    runs_current: int = 0
+    run_noise: float | None = None
+    noise_dof: int = 0
+    noise_floor: float | None = None
 
     @property
     def profile(self) -> bool:
@@ -241,7 +210,9 @@ class Row:
                "current_median": self.current_median, "baseline_value": self.baseline_value,
                "current_value": self.current_value, "change": self.change, "p_value": self.p_value,
                "p_method": self.p_method, "u_statistic": self.u_statistic, "n_baseline": self.n_baseline,
-               "n_current": self.n_current, "case": self.case}
+               "n_current": self.n_current, "case": self.case, "runs_baseline": self.runs_baseline,
+               "runs_current": self.runs_current, "run_noise": self.run_noise, "noise_dof": self.noise_dof,
+               "noise_floor": self.noise_floor}
         if self.profile:
             out.update(kind=self.kind, module=self.module, region=self.region, basis=self.basis)
         return out
@@ -312,7 +283,8 @@ def _spec_peaks(rec: Record) -> tuple[float | None, float | None]:
     return flops, rec.peak_bytes_per_s
 
 
-def _record_differences(cur: Record, base: Record) -> list[str]:
+def record_differences(cur: Record, base: Record) -> list[str]:
+    """What makes two records' times incomparable: another GPU, another roof, an edited spec peak."""
     out = []
     if cur.gpu != base.gpu:
         out.append(f"GPU differs (baseline {base.gpu}, results {cur.gpu})")
@@ -327,30 +299,22 @@ def _record_differences(cur: Record, base: Record) -> list[str]:
     return out
 
 
-def _samples(rec: Record, metric: str) -> list[float] | None:
-    """Raw samples in the metric's unit; None when the record was not timed or has no roofline fraction."""
-    times = rec.time_samples_s or ([rec.time_s] if rec.time_s is not None else None)
-    if not times:
-        return None
-    if metric == "time":
-        return [float(t) for t in times]
+def _runs(rec: Record, metric: str) -> list[list[float]] | None:
+    """Raw samples run by run (one run unless the document holds several) in the metric's unit; None when the
+    record was not timed or has no roofline fraction."""
+    runs = run_samples(rec)
+    if runs is None or metric == "time":
+        return runs
     roof = rec.roofline_time_s
     if not roof:
         return None
-    return [roof / t for t in times]  # fraction of the roofline per sample, as add_time computes it
+    return [[roof / t for t in run] for run in runs]  # fraction of the roofline per sample, as add_time computes it
 
 
-def statistic(samples: Sequence[float], name: str, higher_is_better: bool = False) -> float:
-    """`min` is the best sample and `p90` the slow tail, whichever way the metric points."""
-    if name == "median":
-        return median(samples)
-    if name == "mean":
-        return sum(samples) / len(samples)
-    if name == "min":
-        return max(samples) if higher_is_better else min(samples)
-    if name == "p90":
-        return quantile(samples, 0.1 if higher_is_better else 0.9)
-    raise ValueError(f"unknown statistic {name!r}")
+def _samples(rec: Record, metric: str) -> list[float] | None:
+    """All the record's samples (every run's) in the metric's unit."""
+    runs = _runs(rec, metric)
+    return None if runs is None else [x for run in runs for x in run]
 
 
 def _rules_for(cur: Record | None, base: Record | None, default: FailOn) -> FailOn:
@@ -379,30 +343,47 @@ def _identity(rec: Record, key: Key, metric: str, rules: FailOn) -> dict[str, An
 def _judge_record(cur: Record, base: Record, key: Key, rules: FailOn, alpha: float, metric: str,
                   across: list[str]) -> Row:
     common = _identity(cur, key, metric, rules)
-    cs, bs = _samples(cur, metric), _samples(base, metric)
+    cs, bs = _runs(cur, metric), _runs(base, metric)
     if cs is None or bs is None:
         rec, side = (cur, "results") if cs is None else (base, "baseline")
         why = "was not timed" if rec.time_s is None else "has no roofline time"
         return Row(**common, verdict=NOT_COMPARABLE, reason=f"the {side} record {why}")
-    return _judge_samples(common, cs, bs, rules, alpha, metric, across)
+    # Both sides' A/A evidence: each side's runs differ only by noise, so their spreads pool (a t-test's
+    # pooled variance); a baseline's stored figure may also hold history beyond its own runs.
+    noise = pool_noise([noise_of(base), noise_of(cur)])
+    return _judge_samples(common, cs, bs, rules, alpha, metric, across, noise=noise)
 
 
-def _judge_samples(common: dict[str, Any], cs: list[float], bs: list[float], rules: FailOn, alpha: float,
-                   metric: str, across: list[str], single: tuple[str, str] | None = None) -> Row:
-    """Judge current samples `cs` against baseline samples `bs` by each rule; the most severe verdict stands.
-    `single` (a region that ran once): the name of the one value compared, and why it cannot be tested."""
+def _center(runs: list[list[float]], name: str, higher_is_better: bool) -> float:
+    """A side's value of a statistic: the mean over its runs of each run's statistic (one run: the statistic)."""
+    values = [statistic(run, name, higher_is_better) for run in runs]
+    return values[0] if len(values) == 1 else sum(values) / len(values)
+
+
+def _judge_samples(common: dict[str, Any], cs_runs: list[list[float]], bs_runs: list[list[float]], rules: FailOn,
+                   alpha: float, metric: str, across: list[str], single: tuple[str, str] | None = None,
+                   noise: Noise | None = None) -> Row:
+    """Judge current runs `cs_runs` against baseline runs `bs_runs` (each a list of samples) by each rule; the
+    most severe verdict stands. `noise`: the record's between-run noise (None: unknown). `single` (a region
+    that ran once): the name of the one value compared, and why it cannot be tested."""
     higher_is_better = metric == "fraction"
+    cs, bs = [x for run in cs_runs for x in run], [x for run in bs_runs for x in run]
+    kc, kb = len(cs_runs), len(bs_runs)
     test = mann_whitney_u(cs, bs) if min(len(cs), len(bs)) >= MIN_SAMPLES else None
     # The test must point the same way as the change: U of the current samples above n1 n2 / 2 means "larger".
     larger = test is not None and test.u > len(cs) * len(bs) / 2
     significant = test is not None and test.p_value < alpha
+    factor = noise_factor(noise, kb, kc, alpha)
     stat_word = "roofline fraction " if metric == "fraction" else ""
+    runs_word = f"{kb} vs {kc} runs"
     best: tuple[int, Row] | None = None
     for rule in rules.rules:
-        b = statistic(bs, rule.statistic, higher_is_better)
-        c = statistic(cs, rule.statistic, higher_is_better)
+        b = _center(bs_runs, rule.statistic, higher_is_better)
+        c = _center(cs_runs, rule.statistic, higher_is_better)
         change = (c - b) / b if b else math.inf
         worse_by = -change if higher_is_better else change  # > 0: worse
+        sd = noise.relative_sd[rule.statistic] if noise is not None and factor is not None else None
+        floor = factor * sd if factor is not None and sd is not None else None
         if metric == "fraction":
             direction = "higher" if change > 0 else "lower"
         else:
@@ -419,17 +400,26 @@ def _judge_samples(common: dict[str, Any], cs: list[float], bs: list[float], rul
                 why = single[1] if single else (f"too few samples to test ({len(bs)} baseline, {len(cs)} current; "
                                                 f"need {MIN_SAMPLES} per side): rerun with more repetitions")
                 reason = f"{moved}, past {_pct(rule.threshold)}, but {why}"
-            elif significant and agrees:
-                verdict = WORSE if gets_worse else BETTER
-                reason = f"{moved} (p={test.p_value:.2g} < {alpha:g}, {len(bs)} vs {len(cs)} samples)"
-            else:
+            elif not (significant and agrees):
                 verdict = WORSE_NOT_SIGNIFICANT if gets_worse else BETTER_NOT_SIGNIFICANT
                 reason = (f"{moved}, past {_pct(rule.threshold)}, but not significant (p={test.p_value:.2g} "
                           f">= {alpha:g}): within the noise, rerun to confirm")
+            elif floor is not None and sd is not None and noise is not None and abs(worse_by) <= floor:
+                verdict = WORSE_NOT_SIGNIFICANT if gets_worse else BETTER_NOT_SIGNIFICANT
+                reason = (f"{moved}, past {_pct(rule.threshold)}, but within the between-run noise: runs of "
+                          f"unchanged code reach {_pct(floor)} here ({rule.statistic} sd {_pct(sd)} between runs, "
+                          f"{noise.dof} dof; {runs_word}): more runs narrow it (run --repeat)")
+            else:
+                verdict = WORSE if gets_worse else BETTER
+                between = (f"past the between-run noise {_pct(floor)}, {runs_word}" if floor is not None
+                           else "between-run noise unknown: one run per side")
+                reason = f"{moved} (p={test.p_value:.2g} < {alpha:g}, {len(bs)} vs {len(cs)} samples; {between})"
         row = Row(**{**common, "threshold": str(rule)}, verdict=verdict, reason=reason, statistic=rule.statistic,
                   baseline_median=median(bs), current_median=median(cs), baseline_value=b, current_value=c,
                   change=change, p_value=test.p_value if test else None, p_method=test.method if test else None,
-                  u_statistic=test.u if test else None, n_baseline=len(bs), n_current=len(cs))
+                  u_statistic=test.u if test else None, n_baseline=len(bs), n_current=len(cs), runs_baseline=kb,
+                  runs_current=kc, run_noise=sd, noise_dof=noise.dof if sd is not None and noise else 0,
+                  noise_floor=floor)
         if best is None or _SEVERITY[verdict] > best[0]:
             best = (_SEVERITY[verdict], row)
     assert best is not None
@@ -466,7 +456,7 @@ def _region_row(cur: RegionRun, base: RegionRun, rules: FailOn, alpha: float, me
                        "FLOP formula)")
         cs = [cur.roofline_time_s / t for t in cs]
         bs = [base.roofline_time_s / t for t in bs]
-    return _judge_samples(common, cs, bs, rules, alpha, metric, across, single)
+    return _judge_samples(common, [cs], [bs], rules, alpha, metric, across, single)
 
 
 def _region_identity(name: str, metric: str, rules: FailOn) -> dict[str, Any]:
@@ -539,7 +529,7 @@ def judge(results: Document, baseline: Document, rules: FailOn | str = DEFAULT_F
                             n_current=len(_samples(cur, metric) or []),
                             reason="not in the baseline: `roofline baseline update` adds it"))
             continue
-        diffs = dev_diffs + [d for d in _record_differences(cur, base) if d not in dev_diffs]
+        diffs = dev_diffs + [d for d in record_differences(cur, base) if d not in dev_diffs]
         if diffs and metric == "time":
             rows.append(Row(**_identity(cur, key, metric, rec_rules), verdict=NOT_COMPARABLE,
                             baseline_median=_median_or_none(_samples(base, metric)),
@@ -553,7 +543,34 @@ def judge(results: Document, baseline: Document, rules: FailOn | str = DEFAULT_F
                             baseline_median=_median_or_none(_samples(base, metric)),
                             n_baseline=len(_samples(base, metric) or []),
                             reason="in the baseline, not in the results: dropped from the suite, or it failed to run"))
+    notes += _noise_notes(rows)
     return Report(tuple(rows), fail_on, float(alpha), metric, tuple(notes), fail_on_missing)
+
+
+def _span(values: list[int]) -> str:
+    lo, hi = min(values), max(values)
+    return f"{lo}" if lo == hi else f"{lo}-{hi}"
+
+
+def _noise_notes(rows: list[Row]) -> list[str]:
+    """What the report says about between-run noise: for how many compared records it was known (and from how
+    many runs), and for how many it was not (their verdicts then rest on the threshold and the samples)."""
+    # A profile is one program run by nature (its rows say so when they fail): the notes are about suites.
+    compared = [r for r in rows if not r.profile and r.runs_baseline and r.runs_current]
+    known = [r for r in compared if r.noise_floor is not None]
+    unknown = len(compared) - len(known)
+    out = []
+    if known:
+        out.append(f"between-run noise known for {len(known)} of {len(compared)} compared records (baseline "
+                   f"{_span([r.runs_baseline for r in known])} runs, results {_span([r.runs_current for r in known])}"
+                   "): a change fails only past the threshold, past what runs of unchanged code reach (a t-test on "
+                   "the runs) and significant on the samples")
+    if unknown:
+        out.append(f"between-run noise unknown for {unknown} of {len(compared)} compared records (one run on each "
+                   "side): their verdicts rest on the threshold and the samples alone, and a shift between two runs "
+                   "of unchanged code can fail them; a baseline of several runs (`roofline run SUITE --repeat 5`, or "
+                   "`roofline baseline update A.json B.json ...`) gives each record its noise")
+    return out
 
 
 def _median_or_none(samples: list[float] | None) -> float | None:

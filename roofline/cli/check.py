@@ -31,8 +31,9 @@ def check_cmd(
     html: Annotated[Path | None, typer.Option("--html", help="Write the report as one HTML page (verdicts, "
                                                  "chart, records; a CI artifact, replaced like --junit).")] = None,
 ) -> None:
-    """Compare a run with a baseline; exit 1 only on a regression that is past the threshold AND
-    statistically significant on the raw samples (Mann-Whitney U); 2 on bad input."""
+    """Compare a run with a baseline; exit 1 only on a regression that is past the threshold AND past the
+    between-run noise (when the documents hold several runs) AND significant on the raw samples
+    (Mann-Whitney U); 2 on bad input."""
     from roofline.ci.formats import render_table, write_outputs
     from roofline.ci.judge import METRICS, run_check
     from roofline.report.text import show
@@ -67,13 +68,18 @@ def _write_html(report: Report, results: Path, baseline: Path, path: Path, fail_
 
 @baseline_app.command("update")
 def baseline_update_cmd(
-    results: Annotated[Path, typer.Argument(help="Results document to make the baseline.")],
+    results: Annotated[list[Path], typer.Argument(help="Results document(s) to make the baseline: several (A/A "
+                                                  "runs of one suite on this machine, or `run --repeat`) are "
+                                                  "merged, and each record learns its between-run noise.")],
     baseline: Annotated[Path, typer.Option("--baseline", help="Baseline file to create or replace.")],
+    keep_noise: Annotated[bool, typer.Option("--keep-noise", help="Pool each record's between-run noise with "
+                                             "the old baseline's (A/A history across updates).")] = False,
     force: Annotated[bool, typer.Option("--force", help="Also replace a baseline from another GPU, or an "
                                         "unreadable one.")] = False,
 ) -> None:
-    """Create or replace a baseline from a results document (the only command that writes baselines)."""
+    """Create or replace a baseline from one or more results documents (the only command that writes
+    baselines)."""
     from roofline.ci.baseline import update_baseline
 
-    for line in update_baseline(results, baseline, force=force).lines():
+    for line in update_baseline(results, baseline, force=force, keep_noise=keep_noise).lines():
         out(line)

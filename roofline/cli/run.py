@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from roofline.cli.common import check_choice, check_outputs, note
 from roofline.cli.results import save_and_print
-from roofline.core.errors import UsageError
+from roofline.core.errors import RooflineError, UsageError
 from roofline.measuring.timing import DEFAULT_POWER, METHODS, POWER_MODES
+
+if TYPE_CHECKING:
+    from roofline.core.document import Document
 
 
 def parse_slowdown(text: str | None) -> dict[int, float]:
@@ -22,6 +25,48 @@ def parse_slowdown(text: str | None) -> dict[int, float]:
         return {int(k): float(v)}
     except ValueError:
         raise UsageError("--inject-slowdown takes ENTRY=FRACTION, e.g. 2=0.07") from None
+
+
+def child_args(*, gpu: str | None, device: str | None, warm_l2: bool, timer: str, power: str, kernels: bool,
+               inject_slowdown: str | None) -> list[str]:
+    """The options a `--repeat` run passes on to each of its runs (all that change what is measured)."""
+    args = [*(["--gpu", gpu] if gpu else []), *(["--device", device] if device else []),
+            *(["--warm-l2"] if warm_l2 else []), "--timer", timer, "--power", power,
+            "--kernels" if kernels else "--no-kernels"]
+    return args + (["--inject-slowdown", inject_slowdown] if inject_slowdown else [])
+
+
+def _run_child(cmd: list[str]) -> int:
+    """One run in a fresh process: its table is dropped (the merged one is printed), its progress and notes
+    (stderr) pass through."""
+    import subprocess
+
+    return subprocess.run(cmd, stdout=subprocess.DEVNULL, check=False).returncode
+
+
+def run_repeated(suite: Path, repeat: int, args: list[str]) -> Document:
+    """`roofline run SUITE --repeat N`: the suite run N times one after another, each in a fresh process (the
+    unit that repeats between CI jobs: its own clocks, placement, allocator and library start-up), merged into
+    one document that keeps every run's samples (`ci.baseline.merge_runs`)."""
+    import sys
+    import tempfile
+
+    from roofline.ci.baseline import merge_runs
+    from roofline.ci.judge import load_for_check
+    from roofline.measuring.target import command_line
+
+    docs = []
+    with tempfile.TemporaryDirectory(prefix="roofline-repeat-") as tmp:
+        for i in range(1, repeat + 1):
+            note(f"run {i} of {repeat} (a fresh process)")
+            path = Path(tmp) / f"run{i}.json"
+            code = _run_child([sys.executable, "-m", "roofline", "run", str(suite), "-o", str(path), *args])
+            if code != 0:
+                raise RooflineError(f"run {i} of {repeat} failed (exit status {code}; its error is above)")
+            docs.append((f"run {i}", load_for_check(path)))
+    doc = merge_runs(docs)
+    doc.extra["command"] = command_line()
+    return doc
 
 
 # What a long-run note suggests for a suite.
@@ -45,6 +90,9 @@ def run_cmd(
                                        "achieved FLOP/s and bytes/s, SM clock), at full width.")] = False,
     inject_slowdown: Annotated[str | None, typer.Option("--inject-slowdown", hidden=True,
                                                            help="TEST ONLY: ENTRY=FRACTION, e.g. 2=0.07.")] = None,
+    repeat: Annotated[int, typer.Option("--repeat", min=1, help="Run the suite N times, each in a fresh process, "
+                                        "into one document keeping every run's samples: each record then knows "
+                                        "its between-run noise (for baseline update and check).")] = 1,
 ) -> None:
     """Run every entry of a suite (timed when a device is there) into one results document."""
     from roofline.analysis.suite import load_suite
@@ -58,6 +106,13 @@ def run_cmd(
     spec = load_suite(suite)
     check_outputs(force, files=(output,))
     slow = parse_slowdown(inject_slowdown)
+    if repeat > 1:
+        if no_time:
+            raise UsageError("--repeat needs timed runs: the model alone (--no-time) is the same every run")
+        _repeat(suite, repeat, child_args(gpu=gpu, device=device, warm_l2=warm_l2, timer=timer, power=power,
+                                          kernels=kernels, inject_slowdown=inject_slowdown),
+                output=output, force=force, json_=json_, wide=wide, name=spec.name)
+        return
     with StatusLine(total=len(spec.entries), shorter=SHORTER) as line:  # one transient line on stderr
         target = resolve_target(gpu=gpu, device=device, time=not no_time, progress=line.status)
         for msg in target.messages:
@@ -72,5 +127,22 @@ def run_cmd(
     save_and_print(doc, output, force, json_)
     if not json_:
         show(records_table(records, title=f"{spec.name} on {target.ceilings.device_name}", wide=wide), wide=wide)
+        if output is not None:
+            note(f"results written to {output}")
+
+
+def _repeat(suite: Path, repeat: int, args: list[str], *, output: Path | None, force: bool, json_: bool,
+            wide: bool, name: str) -> None:
+    """`--repeat N`: the runs, then the merged document written and shown like one run's, with its noise."""
+    from roofline.ci.baseline import noise_summary
+    from roofline.report.text import records_table, show
+
+    doc = run_repeated(suite, repeat, args)
+    save_and_print(doc, output, force, json_)
+    if not json_:
+        title = f"{name} on {doc.device.get('name') or '?'}, {repeat} runs (medians over all their samples)"
+        show(records_table(doc.records, title=title, wide=wide), wide=wide)
+        for line in noise_summary(doc):
+            note(line)
         if output is not None:
             note(f"results written to {output}")

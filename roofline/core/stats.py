@@ -176,3 +176,100 @@ def mann_whitney_u(x: Sequence[float], y: Sequence[float], alternative: str = "t
     else:
         raise ValueError(f"unknown method {method!r}")
     return MannWhitney(u1, min(1.0, p), method, n1, n2)
+
+
+# ---------------------------------------------------------------- statistics of one run
+def statistic(samples: Sequence[float], name: str, higher_is_better: bool = False) -> float:
+    """median, mean, min or p90 of `samples`. `min` is the best sample and `p90` the slow tail, whichever way
+    the metric points (times: lower is better; fractions of the roofline: higher is)."""
+    if name == "median":
+        return median(samples)
+    if name == "mean":
+        return sum(samples) / len(samples)
+    if name == "min":
+        return max(samples) if higher_is_better else min(samples)
+    if name == "p90":
+        return quantile(samples, 0.1 if higher_is_better else 0.9)
+    raise ValueError(f"unknown statistic {name!r}")
+
+
+# ---------------------------------------------------------------- between runs
+def relative_sd(groups: Sequence[Sequence[float]]) -> tuple[float, int] | None:
+    """The pooled relative standard deviation of values around their own group's mean, and its degrees of
+    freedom: sqrt(sum_g sum_i (x_gi / mean_g - 1)^2 / sum_g (n_g - 1)). A group is one set of A/A runs (the
+    same code); each group's own mean is taken out, so what differs between groups is not counted as noise.
+    None when no group has two values."""
+    ss, dof = 0.0, 0
+    for values in groups:
+        if len(values) < 2:
+            continue
+        mean = sum(values) / len(values)
+        if mean == 0:
+            continue
+        ss += sum((x / mean - 1) ** 2 for x in values)
+        dof += len(values) - 1
+    return (math.sqrt(ss / dof), dof) if dof else None
+
+
+def pool_sd(parts: Sequence[tuple[float, int]]) -> tuple[float, int] | None:
+    """Standard deviations estimated apart, each with its degrees of freedom, pooled into one: the
+    dof-weighted mean of the variances (what one estimate over all the groups together would give)."""
+    dof = sum(d for _, d in parts)
+    if not dof:
+        return None
+    return math.sqrt(sum(sd * sd * d for sd, d in parts) / dof), dof
+
+
+# ---------------------------------------------------------------- Student's t
+def _beta_fraction(a: float, b: float, x: float) -> float:
+    """The continued fraction of the incomplete beta function (modified Lentz; Numerical Recipes 6.4)."""
+    tiny, eps = 1e-300, 1e-15
+    qab, qap, qam = a + b, a + 1, a - 1
+    c, d = 1.0, 1 - qab * x / qap
+    d = 1 / (d if abs(d) > tiny else tiny)
+    h = d
+    for m in range(1, 1000):
+        m2 = 2 * m
+        for num in (m * (b - m) * x / ((qam + m2) * (a + m2)), -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))):
+            d = 1 + num * d
+            d = 1 / (d if abs(d) > tiny else tiny)
+            c = 1 + num / c
+            c = c if abs(c) > tiny else tiny
+            h *= d * c
+        if abs(d * c - 1) < eps:
+            break
+    return h
+
+
+def regularized_beta(x: float, a: float, b: float) -> float:
+    """I_x(a, b), the regularized incomplete beta function, for 0 <= x <= 1 and a, b > 0."""
+    if x <= 0:
+        return 0.0
+    if x >= 1:
+        return 1.0
+    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x))
+    if x < (a + 1) / (a + b + 2):  # the fraction converges fast here; else use the symmetry I_x(a,b) = 1 - I_1-x(b,a)
+        return front * _beta_fraction(a, b, x) / a
+    return 1 - front * _beta_fraction(b, a, 1 - x) / b
+
+
+def t_sf(t: float, dof: float) -> float:
+    """P(T > t) for Student's t with `dof` degrees of freedom: I_{dof/(dof+t^2)}(dof/2, 1/2) / 2 for t >= 0."""
+    tail = 0.5 * regularized_beta(dof / (dof + t * t), dof / 2, 0.5)
+    return tail if t >= 0 else 1 - tail
+
+
+@lru_cache(maxsize=256)
+def t_quantile(p: float, dof: int) -> float:
+    """The t with P(T <= t) = p for Student's t with `dof` degrees of freedom (bisection on t_sf, to 1e-12)."""
+    if not 0 < p < 1 or dof < 1:
+        raise ValueError(f"t_quantile needs 0 < p < 1 and dof >= 1, got p={p}, dof={dof}")
+    if p < 0.5:
+        return -t_quantile(1 - p, dof)
+    lo, hi = 0.0, 1.0
+    while t_sf(hi, dof) > 1 - p:
+        lo, hi = hi, hi * 2
+    while hi - lo > 1e-12 * max(1.0, hi):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if t_sf(mid, dof) > 1 - p else (lo, mid)
+    return (lo + hi) / 2

@@ -1,0 +1,60 @@
+"""The failure rules of `roofline check` (`--fail-on median:5%,p90:10%`, a suite entry's `threshold`): their
+grammar, parsed into frozen rules."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from roofline.ci.runs import STATISTICS as STATISTICS  # the statistics a rule can name
+from roofline.core.errors import UsageError
+
+DEFAULT_FAIL_ON = "median:5%"
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One failure rule: the relative change of `statistic` beyond which a record has changed (0.05 = 5%)."""
+
+    statistic: str
+    threshold: float
+
+    def __str__(self) -> str:
+        return f"{self.statistic}:{self.threshold * 100:g}%"
+
+
+@dataclass(frozen=True)
+class FailOn:
+    """The parsed `--fail-on` value: one or more rules, each statistic at most once."""
+
+    rules: tuple[Rule, ...]
+
+    def __str__(self) -> str:
+        return ",".join(str(r) for r in self.rules)
+
+
+_RULE_RE = re.compile(r"^\s*([a-z0-9]+)\s*:\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*(%?)\s*$")
+
+
+def parse_fail_on(text: str) -> FailOn:
+    """Parse `median:5%`, `median:0.05`, `p90:10%,min:3%`; bad grammar raises a one-line UsageError."""
+    if not isinstance(text, str) or not text.strip():
+        raise UsageError("--fail-on is empty: expected STAT:PCT%, e.g. median:5%")
+    rules: list[Rule] = []
+    for part in text.split(","):
+        m = _RULE_RE.match(part)
+        if m is None:
+            raise UsageError(f"--fail-on {part.strip()!r}: expected STAT:PCT% or STAT:FRACTION "
+                             f"(STAT one of {', '.join(STATISTICS)}), e.g. median:5% or median:0.05")
+        stat, number, pct = m.group(1), float(m.group(2)), m.group(3) == "%"
+        if stat not in STATISTICS:
+            raise UsageError(f"--fail-on {part.strip()!r}: unknown statistic {stat!r} (use {', '.join(STATISTICS)})")
+        if not pct and number >= 1:
+            raise UsageError(f"--fail-on {part.strip()!r} is ambiguous: write {number:g}% or {number / 100:g}")
+        threshold = number / 100 if pct else number
+        if not 0 < threshold < 10:
+            raise UsageError(f"--fail-on {part.strip()!r}: the threshold must be above 0 and below 1000%")
+        if any(r.statistic == stat for r in rules):
+            raise UsageError(f"--fail-on {text.strip()!r}: {stat} appears twice")
+        rules.append(Rule(stat, threshold))
+    return FailOn(tuple(rules))
