@@ -77,6 +77,16 @@ class ImagePreset:
     image_size: int
 
 
+def image_input(args: argparse.Namespace, where: Setup, presets: Mapping[str, ImagePreset]) -> tuple[str, int, int]:
+    """The image model's name, batch and image size: the flags, else the preset's (`full` on a GPU)."""
+    preset = presets[preset_name(args, where, "full")]
+    name = args.model or preset.model
+    batch, size = args.batch or preset.batch, args.image_size or preset.image_size
+    if batch < 1 or size < 1:
+        raise SystemExit("--batch and --image-size must be >= 1")
+    return name, batch, size
+
+
 @dataclass(frozen=True)
 class Setup:
     """Where and how the example runs."""

@@ -44,11 +44,7 @@ def build(name: str, where: _common.Setup, channels_last: bool) -> torch.nn.Modu
 def main(argv: list[str] | None = None) -> None:
     args = arguments().parse_args(argv)
     where = _common.setup(args)
-    preset = PRESETS[_common.preset_name(args, where, "full")]
-    name = args.model or preset.model
-    batch, size = args.batch or preset.batch, args.image_size or preset.image_size
-    if batch < 1 or size < 1:
-        raise SystemExit("--batch and --image-size must be >= 1")
+    name, batch, size = _common.image_input(args, where, PRESETS)
     channels_last = args.channels_last if args.channels_last is not None else (where.cuda or where.analytic)
 
     model = build(name, where, channels_last)
