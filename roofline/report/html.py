@@ -421,8 +421,9 @@ def _check_section(report: Report) -> str:
     status = "pass" if report.passed else "fail"
     unit = "fraction of each device's roofline (higher is better)" if report.metric == "fraction" else "time"
     body = [f'<p><span class="status {status}">{_esc(report.summary())}</span></p>',
-            f"<p>Compared {_esc(unit)}; a record fails only when its change is past the threshold <b>and</b> "
-            f"significant (two-sided Mann–Whitney U, p &lt; {report.alpha:g}).</p>",
+            f"<p>Compared {_esc(unit)}; a record fails only when its change is past the threshold, past the "
+            f"between-run noise when the documents hold several runs, <b>and</b> significant (two-sided "
+            f"Mann–Whitney U, p &lt; {report.alpha:g}).</p>",
             *(f'<p class="note">{_esc(n)}</p>' for n in report.notes),
             _table([(c, c in numeric) for c in cols], rows, "verdicts", short=False, filter=True,
                    wrap=("shape", "reason"))]
