@@ -31,6 +31,12 @@ ROWS = {"rows": 4096, "cols": 4096}
 
 # (operator, dtype, parameters including the variant)
 CASES: list[tuple[str, str, dict[str, Any]]] = [
+    # collectives: 256 MiB per GPU on 8 GPUs (all_reduce: 2 x 7/8 x S sent and received; FLOPs 7/8 of the elements)
+    ("all_reduce", "bf16", {"bytes": 268435456, "ranks": 8}),
+    ("all_gather", "bf16", {"bytes": 268435456, "ranks": 8}),
+    ("reduce_scatter", "fp32", {"bytes": 268435456, "ranks": 4}),
+    ("all_to_all", "bf16", {"bytes": 67108864, "ranks": 8}),
+    ("broadcast", "bf16", {"bytes": 1048576, "ranks": 2}),
     # gemm family
     ("gemm", "fp16", {"m": 4096}),
     ("gemm", "bf16", {"m": 4096, "n": 11008, "k": 4096, "epilogue": "silu"}),

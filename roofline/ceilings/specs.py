@@ -107,6 +107,14 @@ FIELDS: tuple[SpecField, ...] = (
     _f("max_threads_per_block", "", NV, "threads per block", True),
     _f("shared_memory_allocation_unit", "bytes", OPT, "shared memory is allocated per block in units of this", True),
     _f("reserved_shared_memory_per_block", "bytes", OPT, "shared memory the system reserves per block", True),
+    # -- interconnect (the roof of a collective is the link, not HBM). NVIDIA quotes NVLink totals with both
+    # directions added (H100 SXM: 900 GB/s); the field holds one direction, what a ring step can use.
+    _f("nvlink_generation", "", OPT, "NVLink generation (4: Hopper, 5: Blackwell)", True),
+    _f("nvlink_links", "", OPT, "NVLink links per GPU", True),
+    _f("nvlink_bandwidth_per_direction", "gbps", OPT,
+       "NVLink bandwidth per GPU, all links together, ONE direction (half the datasheet's bidirectional total)"),
+    _f("pcie_generation", "", OPT, "PCIe generation of the host interface", True),
+    _f("pcie_lanes", "", OPT, "PCIe lanes of the host interface", True),
 )
 
 FIELDS_BY_KEY: dict[str, SpecField] = {f.key: f for f in FIELDS}
@@ -378,3 +386,10 @@ def gpu_ceilings(spec: GPUSpec | str, sm_clock_mhz: float | None = None) -> Ceil
         device_id=spec.id, device_name=spec.name, kind="gpu", source="datasheet", compute=compute,
         memory=memory, sm_clock_mhz=sm_clock_mhz or spec["boost_clock_mhz"], notes=tuple(notes),
     )
+
+
+def link_bytes_per_s(spec: GPUSpec | str) -> float | None:
+    """NVLink bandwidth of one GPU in ONE direction, bytes/s (None where the spec gives none): the roof of a
+    collective, whose every GPU sends and receives at once."""
+    gbps = as_spec(spec).get("nvlink_bandwidth_per_direction_gbps")
+    return None if gbps is None else gbps * 1e9

@@ -299,11 +299,11 @@ def analytic_record(op: Any, dtype: DType, ceilings: Ceilings, tensor_cores: boo
     """The roofline prediction for one catalog operator (an `ops.base.Operator`): every field but the timed ones."""
     op.check_dtype(dtype)
     traffic = op.traffic(dtype)
-    return placed_record(op=op.name, variant=op.variant_name(), params=op.params(), dtype=dtype,
-                         flops=float(op.flops()), bytes_read=traffic.bytes_read, bytes_written=traffic.bytes_written,
-                         ceilings=ceilings, uses_tensor_cores=op.uses_tensor_cores, allow_tensor_cores=tensor_cores,
-                         bytes_by_kind=traffic.by_kind(), traffic={"read": traffic.read, "written": traffic.written},
-                         model_note=op.ignores)
+    return op.placed(placed_record(
+        op=op.name, variant=op.variant_name(), params=op.params(), dtype=dtype, flops=float(op.flops()),
+        bytes_read=traffic.bytes_read, bytes_written=traffic.bytes_written, ceilings=ceilings,
+        uses_tensor_cores=op.uses_tensor_cores, allow_tensor_cores=tensor_cores, bytes_by_kind=traffic.by_kind(),
+        traffic={"read": traffic.read, "written": traffic.written}, model_note=op.ignores))
 
 
 def requoted(record: Record, ceilings: Ceilings, dtype: DType, uses_tensor_cores: bool, allow_tensor_cores: bool,

@@ -130,6 +130,11 @@ class Operator:
         """The shape parameters as stored in a result record (variant excluded: it has its own field)."""
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "variant"}
 
+    def placed(self, record: Any) -> Any:
+        """The record `analytic_record` built, moved onto another roof where the operator's work is not the
+        device's memory and compute (a collective runs on its links); the record itself for every other."""
+        return record
+
     def check_dtype(self, dtype: DType) -> None:
         if dtype.name not in self.dtypes:
             raise UsageError(f"{self.name} does not support dtype {dtype.name} (supported: {', '.join(self.dtypes)})")

@@ -51,8 +51,17 @@ def _load() -> None:
     from roofline.measuring.kernels import families  # noqa: F401 - registers the builders
 
 
+def _refuse_collective(op: Operator) -> None:
+    """A collective needs a process per GPU, not one kernel on one device: it is not built here."""
+    from roofline.ops.collectives import TIMED_ELSEWHERE, is_collective
+
+    if is_collective(op):
+        raise UsageError(TIMED_ELSEWHERE)
+
+
 def footprint_bytes(op: Operator, dtype: DType) -> float:
     """Bytes the builder will allocate for this operator (before allocating anything)."""
+    _refuse_collective(op)
     _load()
     entry = BUILDERS.get(op.name)
     if entry is None or entry[1] is None:
@@ -61,6 +70,7 @@ def footprint_bytes(op: Operator, dtype: DType) -> float:
 
 
 def build(op: Operator, dtype: DType, device: str) -> Built:
+    _refuse_collective(op)
     check_timeable(dtype)
     _load()
     entry = BUILDERS.get(op.name)
