@@ -26,30 +26,41 @@ def _gemm(m: int, n: int, k: int, batch: int = 1, bias: bool = False, extra: flo
     return catalog_cost("gemm", matmul, extra, note, m=m, n=n, k=k, batch=batch, epilogue="bias" if bias else "none")
 
 
+def _operands(call: OpCall, a: str, b: str, batched: bool = False) -> tuple[int, int, int, int] | None:
+    """(batch, m, n, k) of a matrix product whose operands are the arguments `a` (M x K, or batch x M x K when
+    `batched`) and `b` (K x N or batch x K x N); None when either is absent. Operands of another rank raise
+    (the formula fails, and the record says so)."""
+    x, y = tensor(call, a), tensor(call, b)
+    if x is None or y is None:
+        return None
+    if batched:
+        (batch, m, k), n = x.shape, y.shape[2]
+        return batch, m, n, k
+    (m, k), n = x.shape, y.shape[1]
+    return 1, m, n, k
+
+
 @formula("aten::mm", "aten::_int_mm")
 def mm(call: OpCall) -> Cost | None:
-    a, b = tensor(call, "self"), tensor(call, "mat2")
-    if a is None or b is None:
+    if (s := _operands(call, "self", "mat2")) is None:
         return None
-    (m, k), n = a.shape, b.shape[1]
+    _, m, n, k = s
     return _gemm(m, n, k)
 
 
 @formula("aten::addmm")
 def addmm(call: OpCall) -> Cost | None:
-    a, b = tensor(call, "mat1"), tensor(call, "mat2")
-    if a is None or b is None:
+    if (s := _operands(call, "mat1", "mat2")) is None:
         return None
-    (m, k), n = a.shape, b.shape[1]
+    _, m, n, k = s
     return _gemm(m, n, k, bias=arg(call, "beta", 1) != 0, note="A full M x N `self` counts as a bias add.")
 
 
 @formula("aten::_addmm_activation")
 def addmm_activation(call: OpCall) -> Cost | None:
-    a, b = tensor(call, "mat1"), tensor(call, "mat2")
-    if a is None or b is None:
+    if (s := _operands(call, "mat1", "mat2")) is None:
         return None
-    (m, k), n = a.shape, b.shape[1]
+    _, m, n, k = s
     act = "gelu" if arg(call, "use_gelu", False) else "relu"
     return _gemm(m, n, k, bias=arg(call, "beta", 1) != 0, extra=FLOPS_PER_ELEMENT[act] * m * n,
                  note=f"The fused {act} adds {FLOPS_PER_ELEMENT[act]} per output.")
@@ -57,29 +68,26 @@ def addmm_activation(call: OpCall) -> Cost | None:
 
 @formula("aten::bmm")
 def bmm(call: OpCall) -> Cost | None:
-    a, b = tensor(call, "self"), tensor(call, "mat2")
-    if a is None or b is None:
+    if (s := _operands(call, "self", "mat2", batched=True)) is None:
         return None
-    (batch, m, k), n = a.shape, b.shape[2]
+    batch, m, n, k = s
     return _gemm(m, n, k, batch)
 
 
 @formula("aten::baddbmm")
 def baddbmm(call: OpCall) -> Cost | None:
-    a, b = tensor(call, "batch1"), tensor(call, "batch2")
-    if a is None or b is None:
+    if (s := _operands(call, "batch1", "batch2", batched=True)) is None:
         return None
-    (batch, m, k), n = a.shape, b.shape[2]
+    batch, m, n, k = s
     return _gemm(m, n, k, batch, bias=arg(call, "beta", 1) != 0,
                  note="The added `self` counts as the bias (none when beta == 0).")
 
 
 @formula("aten::_scaled_mm")
 def scaled_mm(call: OpCall) -> Cost | None:
-    a, b = tensor(call, "self"), tensor(call, "mat2")
-    if a is None or b is None:
+    if (s := _operands(call, "self", "mat2")) is None:
         return None
-    (m, k), n = a.shape, b.shape[1]
+    _, m, n, k = s
     return _gemm(m, n, k, bias=tensor(call, "bias") is not None, note="The fp8 scales not counted.")
 
 
