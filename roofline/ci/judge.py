@@ -40,6 +40,7 @@ from roofline.core.document import Document, read_document
 from roofline.core.errors import RooflineError, UsageError
 from roofline.core.record import Key, Record, label, shape_text
 from roofline.core.stats import mann_whitney_u, median, statistic
+from roofline.report.format import percent
 
 # Significance level of the two-sided Mann–Whitney U test. A suite holds tens of records and CI runs on
 # every PR: at 0.01 a noise-only record is flagged as significant about once in a hundred checks, and the
@@ -328,10 +329,6 @@ def _rules_for(cur: Record | None, base: Record | None, default: FailOn) -> Fail
     return default
 
 
-def _pct(x: float) -> str:
-    return f"{x * 100:.1f}%"
-
-
 def _identity(rec: Record, key: Key, metric: str, rules: FailOn) -> dict[str, Any]:
     out = {"op": str(rec.op), "variant": rec.variant, "dtype": str(rec.dtype), "params": dict(rec.params or {}),
            "case": key[4], "metric": metric, "threshold": str(rules)}
@@ -389,9 +386,9 @@ def _judge_samples(common: dict[str, Any], cs_runs: list[list[float]], bs_runs: 
         else:
             direction = "slower" if change > 0 else "faster"
         what = f"{stat_word}{single[0] if single else rule.statistic}"
-        moved = f"{what} {_pct(abs(change))} {direction}"
+        moved = f"{what} {percent(abs(change))} {direction}"
         if abs(worse_by) <= rule.threshold:
-            verdict, reason = SAME, f"{what} {change * 100:+.1f}%, within {_pct(rule.threshold)}"
+            verdict, reason = SAME, f"{what} {change * 100:+.1f}%, within {percent(rule.threshold)}"
         else:
             gets_worse = worse_by > 0
             agrees = larger == (gets_worse != higher_is_better)
@@ -399,19 +396,19 @@ def _judge_samples(common: dict[str, Any], cs_runs: list[list[float]], bs_runs: 
                 verdict = WORSE_NOT_SIGNIFICANT if gets_worse else BETTER_NOT_SIGNIFICANT
                 why = single[1] if single else (f"too few samples to test ({len(bs)} baseline, {len(cs)} current; "
                                                 f"need {MIN_SAMPLES} per side): rerun with more repetitions")
-                reason = f"{moved}, past {_pct(rule.threshold)}, but {why}"
+                reason = f"{moved}, past {percent(rule.threshold)}, but {why}"
             elif not (significant and agrees):
                 verdict = WORSE_NOT_SIGNIFICANT if gets_worse else BETTER_NOT_SIGNIFICANT
-                reason = (f"{moved}, past {_pct(rule.threshold)}, but not significant (p={test.p_value:.2g} "
+                reason = (f"{moved}, past {percent(rule.threshold)}, but not significant (p={test.p_value:.2g} "
                           f">= {alpha:g}): within the noise, rerun to confirm")
             elif floor is not None and sd is not None and noise is not None and abs(worse_by) <= floor:
                 verdict = WORSE_NOT_SIGNIFICANT if gets_worse else BETTER_NOT_SIGNIFICANT
-                reason = (f"{moved}, past {_pct(rule.threshold)}, but within the between-run noise: runs of "
-                          f"unchanged code reach {_pct(floor)} here ({rule.statistic} sd {_pct(sd)} between runs, "
-                          f"{noise.dof} dof; {runs_word}): more runs narrow it (run --repeat)")
+                reason = (f"{moved}, past {percent(rule.threshold)}, but within the between-run noise: runs of "
+                          f"unchanged code reach {percent(floor)} here ({rule.statistic} sd {percent(sd)} between "
+                          f"runs, {noise.dof} dof; {runs_word}): more runs narrow it (run --repeat)")
             else:
                 verdict = WORSE if gets_worse else BETTER
-                between = (f"past the between-run noise {_pct(floor)}, {runs_word}" if floor is not None
+                between = (f"past the between-run noise {percent(floor)}, {runs_word}" if floor is not None
                            else "between-run noise unknown: one run per side")
                 reason = f"{moved} (p={test.p_value:.2g} < {alpha:g}, {len(bs)} vs {len(cs)} samples; {between})"
         row = Row(**{**common, "threshold": str(rule)}, verdict=verdict, reason=reason, statistic=rule.statistic,

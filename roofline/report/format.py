@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 _PREFIXES = ((1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
 # Significant figures of a duration: enough to tell a 1% change apart at any scale.
 DURATION_DIGITS = 3
@@ -39,3 +41,9 @@ def count(x: float) -> str:
     """An exact count with thousands separators: 137,438,953,472."""
     return f"{x:,.0f}"
 
+
+def percent(x: float | None, digits: int = 1) -> str:
+    """A fraction as a percentage: 0.0512 -> '5.1%'; None or not finite -> '-'."""
+    if x is None or not math.isfinite(x):
+        return "-"
+    return f"{x * 100:.{digits}f}%"

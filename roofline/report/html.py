@@ -36,7 +36,7 @@ from roofline.report.chart.model import (
     time_shares,
     unlabelled_note,
 )
-from roofline.report.format import count, duration, number, si
+from roofline.report.format import count, duration, number, percent, si
 from roofline.report.style import BOUND_COLOURS, DOC_COLOURS, DOC_MARKERS, OTHER_BOUND_COLOUR
 
 if TYPE_CHECKING:
@@ -62,10 +62,6 @@ def _r(x: float | None) -> float | None:
     if x is None or not math.isfinite(x):
         return None
     return float(f"{x:.{DATA_DIGITS}g}")
-
-
-def _pct(x: float | None, digits: int = 1) -> str:
-    return "-" if x is None or not math.isfinite(x) else f"{x * 100:.{digits}f}%"
 
 
 def _signed_duration(x: float | None) -> str:
@@ -160,13 +156,13 @@ def _tip(rec: Record, point: Point | None, share: float | None, series: str | No
     calls = rec.count or 1
     tip: dict[str, str] = {"document": series or "", "shape": rec.shape, "module": _where(rec),
                            "dtype": rec.dtype + (f" on {rec.compute_pipe_label}" if rec.compute_pipe_label else ""),
-                           "share of time": _pct(share) if share is not None else "",
+                           "share of time": percent(share) if share is not None else "",
                            "roofline time": duration(rec.roofline_time_s) if rec.roofline_time_s is not None else "",
                            "bound": f"{rec.bound}-bound" if rec.bound else "", "verdict": rec.verdict or "",
                            "not drawn": why or ""}
     if rec.time_s is not None:
         total = f" per call x {count(calls)} calls = {duration(rec.time_s * calls)}" if calls > 1 else ""
-        tip.update({"time": duration(rec.time_s) + total, "% of roof": _pct(rec.roofline_fraction),
+        tip.update({"time": duration(rec.time_s) + total, "% of roof": percent(rec.roofline_fraction),
                     "headroom": _signed_duration(_headroom_s(rec))})
     if point is not None:
         tip["intensity"] = f"{number(point.ai)} FLOP/byte"
@@ -222,8 +218,8 @@ def _records_data(docs: Sequence[Document], chart: Chart, numbers: Mapping[str, 
             row += [_where(rec), [rec.count, count(rec.count) if rec.count is not None else "-"]] if profile else []
             row += [[_r(rec.time_s), duration(rec.time_s)]]
             row += [[_r(total), duration(total)]] if profile else []
-            row += [[_r(shares[j]), _pct(shares[j])], [_r(rec.roofline_time_s), duration(rec.roofline_time_s)],
-                    [_r(head), _signed_duration(head)], [_r(rec.roofline_fraction), _pct(rec.roofline_fraction)],
+            row += [[_r(shares[j]), percent(shares[j])], [_r(rec.roofline_time_s), duration(rec.roofline_time_s)],
+                    [_r(head), _signed_duration(head)], [_r(rec.roofline_fraction), percent(rec.roofline_fraction)],
                     str(rec.bound or "-")]
             row += [rec.verdict or ""] if verdicts else []
             rows.append(row)
@@ -333,7 +329,7 @@ def _profile_summary(summary: Mapping[str, Any]) -> str:
              ("roofline time", t("roofline_time_s")), ("GPU busy", t("gpu_busy_s")), ("GPU idle", t("gpu_idle_s")),
              ("op calls", count(summary["calls"]) if isinstance(summary.get("calls"), int) else ""),
              ("records", str(summary.get("records") or "")),
-             ("coverage", _pct(summary["coverage"]) if isinstance(summary.get("coverage"), (int, float)) else ""),
+             ("coverage", percent(summary["coverage"]) if isinstance(summary.get("coverage"), (int, float)) else ""),
              ("FLOPs", si(summary["flops"], "FLOP") if isinstance(summary.get("flops"), (int, float)) else ""),
              ("bytes", si(summary["bytes"], "B") if isinstance(summary.get("bytes"), (int, float)) else ""),
              ("not timed (views)", ", ".join(f"{k} x{v}" for k, v in skipped.items())
@@ -356,7 +352,7 @@ def _whatif(doc: Document) -> str:
         names = {"memory": "memory-bound ops at the memory roof", "compute": "compute-bound ops at the compute roof",
                  "both": "every op at its roof"}
         rows: list[list[Cell]] = [[names[s.name], (s.time_s, duration(s.time_s)), (s.saved_s, duration(s.saved_s)),
-                                   (s.share, _pct(s.share)), (s.records, str(s.records))]
+                                   (s.share, percent(s.share)), (s.records, str(s.records))]
                                   for s in (a.memory, a.compute, a.both)]
         parts.append(f"<p>The records' total, {_esc(duration(a.total_s))}, if …</p>")
         parts.append(_table([("scenario", False), ("time", True), ("saved", True), ("share", True),
@@ -366,7 +362,7 @@ def _whatif(doc: Document) -> str:
                          "measured time.</p>")
     if w.fusions:
         rows = [[f.label, f.title, f.module or "(top)", (f.occurrences, count(f.occurrences)),
-                 (f.bytes_saved, si(f.bytes_saved, "B")), (f.saved_s, duration(f.saved_s)), (f.share, _pct(f.share))]
+                 (f.bytes_saved, si(f.bytes_saved, "B")), (f.saved_s, duration(f.saved_s)), (f.share, percent(f.share))]
                 for f in w.fusions]
         parts.append("<p>Fusions the dataflow allows, by time saved:</p>")
         parts.append(_table([("fusion", False), ("ops", False), ("module", False), ("occurrences", True),
@@ -386,7 +382,7 @@ def _rollups(doc: Document, summary: Mapping[str, Any]) -> str:
     parts = []
     for by, title in (("module", "by module (layer indices rolled together as *)"), ("op", "by op type")):
         lines = rollup(doc.records, summary, by=by)
-        rows: list[list[Cell]] = [[x.key or "(top)", (x.time_s, duration(x.time_s)), (x.share, _pct(x.share)),
+        rows: list[list[Cell]] = [[x.key or "(top)", (x.time_s, duration(x.time_s)), (x.share, percent(x.share)),
                                    (x.calls, count(x.calls)), (x.roofline_s, duration(x.roofline_s)),
                                    (x.headroom_s, _signed_duration(x.headroom_s))] for x in lines[:ROLLUP_ROWS]]
         parts.append(f"<h3>{_esc(title)}</h3>")
@@ -394,7 +390,7 @@ def _rollups(doc: Document, summary: Mapping[str, Any]) -> str:
                              ("headroom", True)], rows, f"rollup-{by}", filter=len(rows) > 10))
         if len(lines) > ROLLUP_ROWS:
             rest = lines[ROLLUP_ROWS:]
-            parts.append(f'<p class="note">{len(rest)} more, {_esc(_pct(sum(x.share or 0.0 for x in rest)))} of the '
+            parts.append(f'<p class="note">{len(rest)} more, {_esc(percent(sum(x.share or 0.0 for x in rest)))} of the '
                          "time.</p>")
     return "".join(parts)
 
