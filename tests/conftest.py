@@ -3,9 +3,20 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import importlib.util
 
 import pytest
+
+
+def _plugin_installed() -> bool:
+    """Is the package's pytest11 entry point registered (an installed roofline, editable or not)?"""
+    return any(ep.value == "roofline.pytest_plugin" for ep in importlib.metadata.entry_points(group="pytest11"))
+
+
+# Running from a source tree without installing it (PYTHONPATH=., as scripts/gpu_check.sh does), pytest finds
+# no entry point: load the plugin here so that its fixture and options exist; installed, the entry point does.
+pytest_plugins = [] if _plugin_installed() else ["roofline.pytest_plugin"]
 
 
 def _cuda_available() -> bool:

@@ -54,8 +54,9 @@ def test_first_failing_index_is_row_major_with_max_errors() -> None:
     msg = found.message()
     assert msg.startswith("first mismatch at output[0, 3]: 4.5, expected 3; 2 of 12 elements (16.7%)")
     assert "max abs error 3, max rel error 0.5" in msg
-    # atol = rtol x the largest |expected| = 1.3e-6 x 11
-    assert found.atol == pytest.approx(1.3e-6 * 11) and "= rtol x the largest |expected|" in msg
+    # atol = max(1e-5, rtol x RMS |expected|) = 1.3e-6 x sqrt(sum(i^2, i<12) / 12) = 1.3e-6 x sqrt(506/12)
+    # = 8.4e-6 < 1e-5: the table's atol stands (and is still called the scaled default)
+    assert found.atol == pytest.approx(1e-5) and "= rtol x RMS |expected|" in msg
 
 
 def test_paths_through_nested_outputs() -> None:
@@ -101,11 +102,11 @@ def test_float16_defaults_and_the_scaled_atol() -> None:
     e = torch.tensor([1000.0], dtype=torch.float16)
     assert compare(torch.tensor([1000.5], dtype=torch.float16), e, atol=0) is None
     assert compare(torch.tensor([1002.0], dtype=torch.float16), e, atol=0) is not None
-    # beside a largest |expected| of 100, atol = 1e-3 x 100 = 0.1: an element expected 0 may be 0.05 off
+    # RMS |expected| of [100, 0] is 100/sqrt(2) = 70.7, atol = 1e-3 x 70.7 = 0.0707: 0.05 passes, 0.2 does not
     e = torch.tensor([100.0, 0.0], dtype=torch.float16)
     assert compare(torch.tensor([100.0, 0.05], dtype=torch.float16), e) is None
     found = compare(torch.tensor([100.0, 0.2], dtype=torch.float16), e)
-    assert found is not None and found.index == (1,) and found.atol == pytest.approx(0.1)
+    assert found is not None and found.index == (1,) and found.atol == pytest.approx(0.1 / 2**0.5)
     found = compare(torch.tensor([100.0, 0.05], dtype=torch.float16), e, atol=1e-5)  # an explicit atol stands
     assert found is not None and not found.atol_scaled
     assert compare(torch.tensor([3]), torch.tensor([4])) is not None  # integers: exact
