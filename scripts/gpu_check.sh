@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The GPU check: runs on a machine with an NVIDIA GPU from the repository root, installs nothing, and
-# writes everything under $OUT (default ./out). Stages (default all): tests occupancy probe timing ncu calibrate
-# check charts profile.
+# writes everything under $OUT (default ./out). Stages (default all): tests occupancy probe timing ncu small aa
+# calibrate check charts profile.
 #   bash scripts/gpu_check.sh tests timing
 # Results: $OUT/summary.txt (the figures that matter) and $OUT/gpu_check.tar.gz (every file).
 set -u
@@ -15,7 +15,7 @@ mkdir -p "$OUT" "$W"
 export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1 ROOFLINE_CACHE_DIR=$W/cache COLUMNS=160 \
        PYTHONPYCACHEPREFIX=$W/pycache PYTHONDONTWRITEBYTECODE=
 RL="python3 -m roofline"
-stages=${*:-tests occupancy probe timing ncu calibrate check charts profile}
+stages=${*:-tests occupancy probe timing ncu small aa calibrate check charts profile}
 S=$OUT/summary.txt
 log() { echo "== $*" | tee -a "$S"; }
 secs() { python3 -c "import time; print(f'{time.time():.3f}')"; }
@@ -43,6 +43,35 @@ timing)
   t0=$(secs); $RL run suites/kernels-h200.toml --no-kernels -o "$W/kernels_fast.json" --force > /dev/null 2>&1
   t1=$(secs)
   echo "wall time, one command, --no-kernels: $(python3 -c "print(round($t1-$t0,2))") s" | tee -a "$S"
+  ;;
+small)
+  log "decode-sized kernels (suites/decode-small.toml): kernel timestamps vs Nsight Compute, kernel by kernel"
+  $RL run suites/decode-small.toml -o "$W/small1.json" --force > "$W/small1.txt" 2>&1
+  $RL run suites/decode-small.toml -o "$W/small2.json" --force > /dev/null 2>&1
+  cat "$W/small1.txt" | tee -a "$S"
+  python3 scripts/compare_runs.py "$W/small1.json" "$W/small2.json" | tee -a "$S"
+  ncu --clock-control none --profile-from-start off --csv --page raw \
+      --metrics gpu__time_duration.sum,sm__cycles_elapsed.avg.per_second,sm__cycles_elapsed.max.per_second \
+      python3 scripts/ncu_compare.py target suites/decode-small.toml --repeats 5 > "$W/ncu_small.csv" 2> "$W/ncu_small.err"
+  python3 scripts/small_kernels.py "$W/small1.json" "$W/ncu_small.csv" --markdown "$W/small_ncu.md" | tee -a "$S"
+  python3 scripts/small_kernels.py "$W/small2.json" "$W/ncu_small.csv" | tail -2 | tee -a "$S"
+  echo "-- the same kernels timed by device events (--timer graph), operator sums against ncu's" | tee -a "$S"
+  $RL run suites/decode-small.toml --timer graph -o "$W/small_graph.json" --force > /dev/null 2>&1
+  python3 scripts/ncu_compare.py compare "$W/small_graph.json" "$W/ncu_small.csv" | tee -a "$S"
+  python3 scripts/ncu_compare.py compare "$W/small1.json" "$W/ncu_small.csv" | tail -3 | tee -a "$S"
+  ;;
+aa)
+  log "between-run rule: ten A/A pairs of decode-small against a 5-run baseline, then a 5% slowdown of entry 1"
+  $RL run suites/decode-small.toml --repeat 5 -o "$W/aa_base.json" --force > /dev/null 2>&1
+  rm -f "$W/aa_baseline.json"; $RL baseline update "$W/aa_base.json" --baseline "$W/aa_baseline.json" | tail -2
+  for i in 1 2 3 4 5 6 7 8 9 10; do
+    $RL run suites/decode-small.toml --repeat 2 -o "$W/aa_cur$i.json" --force > /dev/null 2>&1
+    $RL check "$W/aa_cur$i.json" --baseline "$W/aa_baseline.json" --fail-on median:5% > "$W/aa_check$i.txt" 2>&1
+    echo "A/A pair $i: exit $? $(grep -c ' same' "$W/aa_check$i.txt") same" | tee -a "$S"
+  done
+  $RL run suites/decode-small.toml --repeat 2 --inject-slowdown 1=0.05 -o "$W/aa_slow.json" --force > /dev/null 2>&1
+  $RL check "$W/aa_slow.json" --baseline "$W/aa_baseline.json" --fail-on median:5% > "$W/aa_slow.txt" 2>&1
+  echo "injected 5% slowdown of entry 1: exit $?" | tee -a "$S"; head -30 "$W/aa_slow.txt" | tee -a "$S"
   ;;
 ncu)
   log "Nsight Compute on the same kernels (--clock-control none)"

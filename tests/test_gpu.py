@@ -37,10 +37,10 @@ def test_time_cuda_methods_agree() -> None:
 def test_timer_overhead_is_measured_and_subtracted() -> None:
     import torch
 
-    from roofline.measuring.timing_cuda import time_cuda
+    from roofline.measuring.timing_cuda import TimingOptions, time_cuda
 
     x = torch.randn(2**24, device="cuda")
-    m = time_cuda(lambda: x * 2)
+    m = time_cuda(lambda: x * 2, TimingOptions(method="graph"))  # ~30 µs: auto would read kernel timestamps
     # an empty event pair costs ~1.3 µs on the H200 (docs/measurements.md); anything from 0.1 to 20 µs is a pair
     assert 1e-7 < m.timer_overhead_s < 2e-5, m.timer_overhead_s
     assert m.median_s == pytest.approx(median(m.samples_s) - m.timer_overhead_s)
@@ -203,3 +203,21 @@ def test_measure_refuses_a_wrong_kernel_on_the_gpu() -> None:
     assert rec.timed
     with pytest.raises(RooflineError, match="first mismatch"):
         roofline.measure(lambda: a @ b + 1, flops=flops, bytes=nbytes, dtype="bf16", ref=lambda: a @ b)
+
+
+def test_short_operators_are_timed_by_their_kernels_timestamps() -> None:
+    """A decode-sized RMSNorm (64 x 4096 bf16, ~3-5 µs on an H200) is under SHORT_OP_S: auto picks the kernel
+    timestamps, records each kernel's median and the launch gap; a 4096^3 GEMM (~180 µs) keeps the graph."""
+    from roofline.measuring.runner import measure_op
+    from roofline.measuring.target import resolve_target
+
+    target = resolve_target(device="cuda", time=True)
+    rec = measure_op(make("rmsnorm", rows=64, cols=4096), get_dtype("bf16"), target)
+    assert rec.timing is not None and rec.timing.method.startswith("cupti"), rec.notes
+    assert rec.kernels and rec.kernel_times_s and len(rec.kernels) == len(rec.kernel_times_s)
+    assert rec.time_s == pytest.approx(median(rec.time_samples_s))
+    assert sum(rec.kernel_times_s) == pytest.approx(rec.time_s, rel=0.1)  # medians of parts vs median of sums
+    assert rec.timing.launch_gap_s is not None and rec.timing.kernel_span_s is not None
+    assert 1e-6 < rec.time_s < 50e-6
+    big = measure_op(make("gemm", m=4096, n=4096, k=4096), get_dtype("bf16"), target, kernels=False)
+    assert big.timing is not None and big.timing.method.startswith("graph")

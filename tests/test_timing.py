@@ -94,13 +94,18 @@ def test_burst_gap_only_for_compute_bound_operators() -> None:
 
 
 def test_timing_options_refuse_unknown_choices_and_resolve_auto() -> None:
-    for bad in ({"method": "cupti"}, {"power": "turbo"}, {"flush_mode": "evict"}):
+    for bad in ({"method": "nvtx"}, {"power": "turbo"}, {"flush_mode": "evict"}):
         with pytest.raises(ValueError, match="unknown"):
             TimingOptions(**bad)  # type: ignore[arg-type]
     # auto: a graph per sample, or (with a warm L2, where no flush lets the host run ahead) the whole loop
     assert TimingOptions().resolved_method == "graph"
     assert TimingOptions(warm_l2=True).resolved_method == "graph-loop"
     assert TimingOptions(method="events", warm_l2=True).resolved_method == "events"
+    # auto times an operator shorter than SHORT_OP_S (50 µs) by its kernels' own timestamps; --timer forces
+    assert TimingOptions().method_for(49e-6) == "cupti" and TimingOptions().method_for(51e-6) == "graph"
+    assert TimingOptions(warm_l2=True).method_for(4e-6) == "cupti"
+    assert TimingOptions(method="graph").method_for(4e-6) == "graph"
+    assert TimingOptions(method="cupti").method_for(4e-3) == "cupti"
     # only a compute-bound operator timed under --power sustained wants the power cap's steady state
     assert TimingOptions(compute_bound=True, power="sustained").sustained
     assert not TimingOptions(compute_bound=True, power="burst").sustained

@@ -40,6 +40,10 @@ LAUNCH_OVERHEAD_S = 5e-6
 # prologue/epilogue) whatever its roofline time: NVIDIA's CUDA graphs material and PyTorch's
 # 'reduce-overhead' target exactly this range.
 MEASURED_LATENCY_S = 10e-6
+# Where the launch gap was measured (timing.launch_gap_s, short operators): launched eagerly back to back, an
+# operator whose GPU sits idle this share of each call or more is paced by its launches. A fifth: below it a
+# CUDA graph saves less than the run-to-run spread of a small model step.
+LAUNCH_BOUND_IDLE = 0.2
 # Measured below half of its roof, with no specific rule to explain it, a kernel is worth profiling: 50-80%
 # is the usual range of good library kernels (cuBLAS GEMMs, copy kernels), below 50% something specific is off.
 BELOW_ROOF_FRACTION = 0.5
@@ -386,6 +390,9 @@ def latency(record: Record, spec: GPUSpec | None) -> list[Advice]:
     if not _on_gpu(record):
         return []
     measured = record.time_s
+    gap = record.timing.launch_gap_s if record.timing is not None else None
+    if measured is not None and gap is not None:
+        return _launch_gap(record, measured, gap)
     if measured is not None:
         if measured >= MEASURED_LATENCY_S:
             return []
@@ -400,6 +407,20 @@ def latency(record: Record, spec: GPUSpec | None) -> list[Advice]:
         f"is latency-bound, not {record.bound}-bound. Capture it with its neighbours in a CUDA graph "
         "(torch.cuda.graphs, torch.compile(mode='reduce-overhead')) or batch more work into each launch."),
         "time_s": t, "time_kind": what, "threshold_s": limit}]
+
+
+def _launch_gap(record: Record, kernel_s: float, gap_s: float) -> list[Advice]:
+    """Advice from the measured launch gap (timing.launch_gap_s): the GPU's idle time per eager call."""
+    share = gap_s / (gap_s + kernel_s)
+    if share < LAUNCH_BOUND_IDLE:
+        return []
+    return [{"rule": "latency", "message": (
+        f"Launched eagerly back to back, each call leaves the GPU idle {duration(gap_s)} beside its "
+        f"{duration(kernel_s)} of kernel time ({share:.0%} of the call): in a model that launches it so, the "
+        f"host's launch paces it, not its {record.bound} roof. A CUDA graph (torch.cuda.graphs, "
+        f"torch.compile(mode='reduce-overhead')) or fusing it into a neighbour saves about {duration(gap_s)} "
+        "per call."), "time_s": kernel_s, "time_kind": "measured", "launch_gap_s": gap_s, "idle_share": share,
+        "saving_s": gap_s}]
 
 
 @rule("extra-pass", "the timed torch form makes passes the model assumes fused: name them")

@@ -80,7 +80,8 @@ class _Serial:
 class Timing(_Serial):
     """How the samples were taken (`record.timing`)."""
 
-    # Every field but phases_s (added by the runner) is written, None as null, as the timers always did.
+    # Every field but phases_s (added by the runner) and the cupti timer's two is written, None as null, as the
+    # timers always did; those three only when they hold a value.
     ALWAYS: ClassVar[frozenset[str]] = frozenset({
         "method", "warmup_calls", "warmup_s", "reps", "estimate_s", "l2_flush", "flush_bytes", "stats", "notes",
         "timer_overhead_s", "sm_clock_samples_mhz", "warmup_min_s", "after_compute_s", "capture_s",
@@ -102,6 +103,8 @@ class Timing(_Serial):
     capture_s: float | None = None
     host_phases_s: dict[str, float] | None = None
     phases_s: dict[str, float] | None = None
+    kernel_span_s: float | None = None  # cupti: the kernels' first start to last end (median over samples)
+    launch_gap_s: float | None = None  # cupti: GPU idle per call when the operator is launched eagerly
 
 
 @dataclass(frozen=True)

@@ -115,6 +115,7 @@ class Call:
     kernels: int
     sm_clock_mhz: float
     sm_clock_max_mhz: float
+    kernel_times_s: tuple[float, ...] = ()  # each kernel's duration, in launch order
 
 
 def split_calls(kernels: Sequence[NcuKernel], marker: str) -> list[Call]:
@@ -139,4 +140,5 @@ def _call(group: Sequence[NcuKernel]) -> Call:
         cycles = sum(k.duration_s * (k.metrics.get(metric) or 0.0) for k in group)
         return cycles / total / 1e6 if total else 0.0
 
-    return Call(total, len(group), clock(SM_CLOCK["avg"]), clock(SM_CLOCK["max"]))
+    return Call(total, len(group), clock(SM_CLOCK["avg"]), clock(SM_CLOCK["max"]),
+                tuple(k.duration_s for k in group))

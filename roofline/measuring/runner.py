@@ -106,8 +106,10 @@ def finish_record(record: Record, m: Measurement, target: Target, dtype: DType, 
                           target.spec["boost_clock_mhz"] if target.spec else None)
     record = with_time(record, m.median_s)
     record = dataclasses.replace(
-        record, time_samples_s=m.times_s,  # raw event intervals less timing.timer_overhead_s
+        record, time_samples_s=m.times_s,  # raw event intervals less timing.timer_overhead_s, or kernel sums
         timing=m.timing(), clocks=m.clocks,
+        **({"kernels": [n for n, _ in m.kernel_medians_s], "kernel_times_s": [t for _, t in m.kernel_medians_s]}
+           if m.kernel_medians_s else {}),
         notes=[*record.notes, *m.notes, *clock_notes], verdict=verdict(record.bound, record.roofline_fraction))
     notes = above_roof_notes(record, target.ceilings.source)
     if m.summary.noisy:
@@ -214,16 +216,19 @@ def measure_op(op: Operator, dtype: DType, target: Target, *, warm_l2: bool = Fa
             record = dataclasses.replace(record, notes=[n for n in record.notes if n not in stale])
         record = dataclasses.replace(record, notes=[*record.notes, *roof_notes, *calibration_warnings(ceilings)])
     t_roof = time.perf_counter()  # after a CPU roof's re-measurement, when one ran
-    if kernels and device.startswith("cuda"):
-        progress.status("recording the kernels (torch profiler)")
-    profiled = kernel_profile(built.fn, device) if kernels else []
+    if m.kernel_medians_s:  # timed by kernel timestamps: each kernel's median over the flushed samples
+        profiled = m.kernel_medians_s
+    else:
+        if kernels and device.startswith("cuda"):
+            progress.status("recording the kernels (torch profiler)")
+        profiled = kernel_profile(built.fn, device) if kernels else []
     assert record.timing is not None
     phases = {"build": t_built - t_start, "time": t_timed - t_built, "kernels": time.perf_counter() - t_roof,
               **({"roof": t_roof - t_timed} if roof_notes else {})}
     return dataclasses.replace(
         record, impl=built.impl, extra_passes=built.extra_passes or None,
         kernels=[name for name, _ in profiled],
-        kernel_times_s=[t for _, t in profiled],  # one profiled call, per kernel (see kernel_profile)
+        kernel_times_s=[t for _, t in profiled],  # per kernel: sample medians (cupti) or one profiled call
         timing=dataclasses.replace(record.timing, phases_s=phases))
 
 

@@ -25,7 +25,8 @@ MAX_REPS = 2000
 
 # How a GPU is timed (--timer, --power); the CPU has one timer, the host clock, and the runner says so in a
 # note when either is given there.
-METHODS = ("auto", "graph", "graph-loop", "events")
+# "cupti": the operator's kernels' own device timestamps (`timing_cupti`), auto's choice for short operators.
+METHODS = ("auto", "graph", "graph-loop", "events", "cupti")
 POWER_MODES = ("sustained", "burst")
 # Burst is the default: isolated kernels repeat within 0.6% from run to run and match Nsight Compute, while a
 # power-capped (sustained) time follows the GPU's temperature, which a regression check cannot hold still
@@ -60,6 +61,11 @@ class Measurement:
     # host seconds of each part of time_cuda: setup (first call, estimate, capture, overhead probes), warmup,
     # samples (with the traced calls) and finish (the timer's cost, clock statistics): where a run's time goes
     host_phases_s: dict[str, float] = field(default_factory=dict)
+    # cupti: each kernel's median device time over the samples (launch order), their span (first start to
+    # last end, gaps included) and the GPU's idle time per call when launched eagerly back to back
+    kernel_medians_s: list[tuple[str, float]] = field(default_factory=list)
+    kernel_span_s: float | None = None
+    launch_gap_s: float | None = None
 
     @property
     def times_s(self) -> list[float]:
@@ -81,7 +87,8 @@ class Measurement:
                       flush_bytes=self.flush_bytes, stats=self.summary.to_dict(), notes=list(self.notes),
                       timer_overhead_s=self.timer_overhead_s, sm_clock_samples_mhz=list(self.clock_samples_mhz),
                       warmup_min_s=self.warmup_min_s, after_compute_s=self.after_compute_s,
-                      capture_s=self.capture_s, host_phases_s=dict(self.host_phases_s))
+                      capture_s=self.capture_s, host_phases_s=dict(self.host_phases_s),
+                      kernel_span_s=self.kernel_span_s, launch_gap_s=self.launch_gap_s)
 
 
 def plan_calls(per_call_s: float, budget_s: float, lo: int, hi: int) -> int:

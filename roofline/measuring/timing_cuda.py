@@ -8,7 +8,9 @@ measurements behind each choice).
   write-back lands inside the next timed kernel, a read leaves clean lines that are dropped for free.
 - Every sample has its own pair of device events, and all samples are enqueued before one synchronisation,
   so the GPU never idles between them (an idle GPU lowers its clock, and short kernels then read slow).
-- Methods: `graph` (the default where capture works) times one replay of the operator captured in a CUDA
+- Methods: `cupti` (auto's choice for operators shorter than timing_cupti.SHORT_OP_S) sums the device
+  timestamps of the operator's own kernels in each sample (`roofline.measuring.timing_cupti`); `graph` (the
+  default for longer operators, where capture works) times one replay of the operator captured in a CUDA
   graph, so a multi-kernel operator is timed as a whole, with no host launch gaps between its kernels;
   `graph-loop` captures the whole sampling loop (flush, event, operator, event) x N in one graph, so nothing
   on the host paces the GPU; `events` launches eagerly (callables that cannot be captured).
@@ -58,6 +60,7 @@ from roofline.measuring.timing import (
     Measurement,
     plan_calls,
 )
+from roofline.measuring.timing_cupti import SHORT_OP_S, KernelSamples, LayoutError, launch_gap, profiled_samples
 
 DEFAULT_L2_BYTES = 64 * 2**20  # when neither the spec nor torch says (larger than any L2 before Blackwell)
 # Warm-up in chunks of this much device time, until two consecutive chunk means agree within WARMUP_STABLE.
@@ -124,6 +127,11 @@ class TimingOptions:
         if self.method != "auto":
             return self.method
         return "graph-loop" if self.warm_l2 else "graph"
+
+    def method_for(self, estimate_s: float) -> str:
+        """The method for an operator whose first estimate took `estimate_s`: auto times one shorter than
+        SHORT_OP_S by its kernels' timestamps, longer ones as `resolved_method` says; a forced one stands."""
+        return "cupti" if self.method == "auto" and estimate_s < SHORT_OP_S else self.resolved_method
 
 
 class L2Flush:
@@ -209,10 +217,13 @@ def time_cuda(fn: Callable[[], Any], options: TimingOptions | None = None, devic
     fn()  # first call: compilation, autotuning, handle creation
     torch.cuda.synchronize()
     estimate = mean_event_time(fn, 3, before=flush)
-    method = opts.resolved_method
     t_capture = time.perf_counter()
-    run, chosen = _replayable(fn, method, opts.graph_safe, notes)
+    run, chosen = _replayable(fn, "graph" if opts.method == "auto" else opts.resolved_method, opts.graph_safe,
+                              notes)
     capture_s = time.perf_counter() - t_capture
+    if chosen == "graph":  # a replay has no host time in it: a compiled callable's guards or a Python wrapper
+        estimate = mean_event_time(run, 3, before=flush)  # kept an eager short kernel's estimate above the bar
+    method = opts.method_for(estimate)
     flush_s = mean_event_time(flush, 3) if flush.active else 0.0
     probe_overhead = probe_overhead_s() if opts.sample_clocks else 0.0
     gap_s = burst_gap_s(estimate, opts.compute_bound) if opts.power == "burst" else 0.0
@@ -234,7 +245,8 @@ def time_cuda(fn: Callable[[], Any], options: TimingOptions | None = None, devic
         if opts.sustained:
             _last_sustained_end[0] = time.monotonic()
         t_samples = time.perf_counter()
-        overhead = _timer_overhead(flush, taken, notes)
+        overhead = _timer_overhead(flush, taken, notes) if taken.kernels is None else 0.0
+        gap = launch_gap(fn, median(taken.samples)) if taken.kernels is not None else None
         in_kernel = taken.in_kernel
         if in_kernel is None and opts.sample_clocks and kernel_s >= INKERNEL_MIN_S:  # traces of their own
             in_kernel = _clock_after_samples(run, prepare, median(taken.samples) - overhead, probe_overhead, notes)
@@ -249,14 +261,17 @@ def time_cuda(fn: Callable[[], Any], options: TimingOptions | None = None, devic
                        clock_samples_mhz=between, warmup_s=warm.seconds, timer_overhead_s=overhead,
                        warmup_min_s=warm_min, capture_s=capture_s, after_compute_s=after_compute,
                        host_phases_s={"setup": t_setup - t_start, "warmup": t_warm - t_setup,
-                                      "samples": t_samples - t_warm, "finish": time.perf_counter() - t_samples})
+                                      "samples": t_samples - t_warm, "finish": time.perf_counter() - t_samples},
+                       kernel_medians_s=taken.kernels.medians() if taken.kernels else [],
+                       kernel_span_s=median(taken.kernels.spans) if taken.kernels else None, launch_gap_s=gap)
 
 
 def _replayable(fn: Callable[[], Any], method: str, graph_safe: bool, notes: list[str]
                 ) -> tuple[Callable[[], Any], str]:
     """What each sample calls, and the method that gives: a CUDA graph's replay ("graph") where the method
-    asks for a graph and capture works, else `fn` itself ("events")."""
-    if method in ("graph", "graph-loop") and graph_safe:
+    asks for a graph (cupti's samples replay one too: the host stays ahead) and capture works, else `fn`
+    itself ("events")."""
+    if method in ("graph", "graph-loop", "cupti") and graph_safe:
         try:
             return _capture(fn), "graph"
         except Exception as exc:
@@ -322,12 +337,21 @@ class _Samples:
     method: str  # the method that took them
     traced: list[float] = field(default_factory=list)  # the traced calls' times, apart from the samples
     in_kernel: KernelClock | None = None  # the clock from those traces (None: not traced with the samples)
+    kernels: KernelSamples | None = None  # cupti: the samples' kernels; the samples are their device times
 
 
 def _take_samples(fn: Callable[[], Any], run: Callable[[], Any], prepare: Callable[[], None], reps: int,
                   method: str, chosen: str, kernel_s: float, probe: bool, notes: list[str]) -> _Samples:
-    """The samples by the chosen method; for methods other than graph-loop, with traced calls after them
-    when the kernel is long enough for the in-kernel clock."""
+    """The samples by the chosen method; for methods other than graph-loop and cupti, with traced calls after
+    them when the kernel is long enough for the in-kernel clock."""
+    if method == "cupti":
+        try:
+            kernels, _, probes = profiled_samples(run, prepare, reps, probe, _sample)
+            return _Samples(kernels.samples, probes, "cupti", kernels=kernels)
+        except LayoutError as exc:
+            notes.append(f"kernel timestamps could not be split into samples ({exc}); timed by device events")
+        except Exception as exc:  # no CUPTI (a profiler already running in this process, or none in the build)
+            notes.append(f"kernel timestamps unavailable ({type(exc).__name__}: {exc}); timed by device events")
     if method == "graph-loop" and chosen == "graph":
         try:
             return _Samples(*_graph_loop(fn, prepare, reps, probe), method="graph-loop")
