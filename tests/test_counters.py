@@ -1,0 +1,177 @@
+"""Counter truth (issue 17): Nsight Compute's counters as `record.counters`, derived fields, `import-ncu` of a real
+H200 CSV (tests/data/ncu_smoke_roofline.csv: `ncu --set roofline` of suites/smoke.toml's 8 kernels between spin
+markers, trimmed to the columns read here) and of a .ncu-rep through a stand-in for NVIDIA's ncu_report module,
+and bad reports (one line, exit 2)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from helpers import DATA, run, write
+
+from roofline.core.counters import combined, derive, with_counters
+from roofline.core.record import Counters, Record
+from roofline.importers.ncu import (
+    COUNTER_METRICS,
+    DRAM_READ,
+    DRAM_WRITE,
+    DURATION,
+    L1_BYTES,
+    L2_BYTES,
+    SCALAR,
+    SM_CLOCK,
+    TENSOR,
+    NcuKernel,
+    counters_from_kernel,
+)
+from roofline.importers.ncu_rep import read_ncu_rep
+from roofline.importers.records import read_report, short_name
+
+SMOKE = DATA / "ncu_smoke_roofline.csv"
+
+
+def test_the_metric_list_says_why_for_each_and_counts_fma_as_two() -> None:
+    assert all(why for why in COUNTER_METRICS.values())
+    assert {DURATION, SM_CLOCK["avg"], DRAM_READ, DRAM_WRITE, L2_BYTES, L1_BYTES} <= COUNTER_METRICS.keys()
+    assert len(TENSOR) == 6 and sum(len(v) for v in SCALAR.values()) == 9
+    # 3 plain + 1 clock... : 6 named + 6 tensor + 9 CUDA-core = 21
+    assert len(COUNTER_METRICS) == 21
+    assert SCALAR["fp32"]["smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"] == 2
+
+
+def test_counters_from_one_kernel_in_si_units() -> None:
+    k = NcuKernel(0, "layer_norm", {DURATION: 100e-6, SM_CLOCK["avg"]: 1.98e9, DRAM_READ: 300.0, DRAM_WRITE: 100.0,
+                                    L2_BYTES: 800.0, L1_BYTES: None, TENSOR["bf16"]: 0.0,
+                                    "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum": 10.0,
+                                    "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum": 5.0})
+    c = counters_from_kernel(k, "x")
+    assert c.dram_bytes == 400.0  # 300 read + 100 written
+    assert c.l1_bytes is None  # n/a stays unknown, never 0
+    assert c.fp32_flops == 25.0  # 10 FFMA x 2 + 5 FADD x 1
+    assert c.fp64_flops is None  # not collected
+    assert c.flops == 25.0  # 0 bf16 tensor + 25 fp32
+    assert c.sm_clock_mhz == pytest.approx(1980.0)
+
+
+def test_derived_fields_against_the_model() -> None:
+    c = Counters(dram_bytes=136.0, l2_bytes=200.0, l1_bytes=400.0, flops=200.0)
+    d = derive(c, flops=100.0, min_bytes=100.0)
+    assert d.excess_traffic == pytest.approx(1.36)  # 136 DRAM bytes / 100 minimum
+    assert d.flops_ratio == pytest.approx(2.0)  # 200 counted / 100 modelled
+    # one FLOP count over three byte counts: 200/136, 200/200, 200/400
+    assert (d.intensity_dram, d.intensity_l2, d.intensity_l1) == pytest.approx((200 / 136, 1.0, 0.5))
+    assert derive(c, None, None).excess_traffic is None  # no model: nothing to hold the bytes against
+
+
+def test_a_multi_kernel_call_sums_bytes_and_weights_the_clock() -> None:
+    a = Counters(kernels=1, duration_s=10e-6, sm_clock_mhz=1000.0, dram_bytes=100.0, l2_bytes=None,
+                 tensor_flops={"bf16": 4.0})
+    b = Counters(kernels=1, duration_s=30e-6, sm_clock_mhz=2000.0, dram_bytes=50.0, l2_bytes=7.0,
+                 tensor_flops={"bf16": 6.0})
+    c = combined([a, b])
+    assert c.kernels == 2 and c.dram_bytes == 150.0 and c.l2_bytes == 7.0 and c.tensor_flops == {"bf16": 10.0}
+    assert c.duration_s == pytest.approx(40e-6)
+    assert c.sm_clock_mhz == pytest.approx(1750.0)  # (10 x 1000 + 30 x 2000) / 40
+
+
+def test_counters_round_trip_on_a_record() -> None:
+    data = json.loads((DATA / "results_h200.json").read_text())["records"][0]
+    rec = Record.from_dict(data)
+    rec2 = with_counters(rec, Counters(source="ncu", dram_bytes=2 * (rec.bytes or 1), flops=rec.flops))
+    assert rec2.counters is not None and rec2.counters.excess_traffic == pytest.approx(2.0)
+    back = Record.from_dict(json.loads(json.dumps(rec2.to_dict())))
+    assert back == rec2 and back.counters == rec2.counters
+    assert back.to_dict() == rec2.to_dict()
+
+
+def test_the_real_h200_csv_counts_gemm_flops_two_per_fma() -> None:
+    kernels = read_report(SMOKE)
+    assert len(kernels) == 17  # 8 operators between 9 spin markers
+    gemm = counters_from_kernel(kernels[1])
+    assert gemm.tensor_flops and gemm.tensor_flops["bf16"] == 2 * 4096**3  # 137,438,953,472
+    assert gemm.duration_s == pytest.approx(178.208e-6)  # "178.208000" us
+    assert gemm.sm_clock_mhz == pytest.approx(1581.655)  # "1.581655" Ghz
+    # the roofline set gives DRAM as a rate: 0.992454 Tbyte/s x 178.208 us = 176.86 MB
+    assert gemm.dram_bytes == pytest.approx(0.992454e12 * 178.208e-6)
+
+
+def test_import_ncu_writes_one_record_per_kernel(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "doc.json"
+    code, stdout, err = run(capsys, "import-ncu", str(SMOKE), "-o", str(out))  # GPU named by the report
+    assert code == 0, err
+    doc = json.loads(out.read_text())
+    assert doc["device"]["spec_id"] == "h200-sxm"
+    recs = doc["records"]
+    assert len(recs) == 17 and recs[1]["params"] == {"kernel": "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT",
+                                                     "id": 1}
+    g = recs[1]
+    assert g["dtype"] == "bf16" and g["flops"] == 2 * 4096**3 and g["flops_source"] == "ncu"
+    # achieved = 2 x 4096^3 / 178.208 us = 771.2 TFLOP/s
+    assert g["achieved_flops_per_s"] == pytest.approx(771.23e12, rel=1e-4)
+    assert recs[0]["params"]["kernel"] == "spin_kernel"
+    code, _, err = run(capsys, "import-ncu", str(SMOKE), "-o", str(out))
+    assert code == 1 and "--force" in err  # never overwritten without --force
+
+
+def test_short_kernel_names() -> None:
+    assert short_name("void at::native::vectorized_elementwise_kernel<8, F>(int, T2)") == \
+        "vectorized_elementwise_kernel"
+    assert short_name("cuda::<unnamed>::spin_kernel(long)") == "spin_kernel"
+
+
+@pytest.mark.parametrize("text, says", [
+    ("", "empty file"),
+    ('"ID","Kernel Name","gpu__time_duration.sum"\n"","","us"\n', "no kernel"),
+    ("name,time\nfoo,1\n", "no CSV rows"),  # another tool's CSV
+    ('"a","b"\n"1","2"\n', "not an Nsight Compute raw CSV"),
+    ('"ID","Kernel Name","gpu__time_duration.sum"\n"","","us"\n"0","k","1.0"\n"1","k2"\n', "truncated"),
+])
+def test_bad_reports_are_one_line_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str,
+                                         says: str) -> None:
+    code, _, err = run(capsys, "import-ncu", str(write(tmp_path / "r.csv", text)), "--gpu", "h200")
+    assert code == 2 and says in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_a_missing_report_is_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "import-ncu", str(tmp_path / "none.csv"), "--gpu", "h200")
+    assert code == 2 and "no such file" in err
+
+
+def _fake_ncu_report(kernels: list[tuple[str, dict[str, tuple[float, str]], list[str]]]) -> SimpleNamespace:
+    """A stand-in for NVIDIA's ncu_report with its API's names (load_report, range_by_idx, action_by_idx,
+    metric_by_name, as_double, unit, nvtx_state)."""
+    def action(name: str, metrics: dict[str, tuple[float, str]], nvtx: list[str]) -> SimpleNamespace:
+        def metric(n: str) -> SimpleNamespace | None:
+            if n not in metrics:
+                return None
+            v, u = metrics[n]
+            return SimpleNamespace(as_double=lambda: v, unit=lambda: u)
+        dom = SimpleNamespace(push_pop_ranges=lambda: tuple(nvtx))
+        state = SimpleNamespace(domains=lambda: (0,), domain_by_id=lambda i: dom)
+        return SimpleNamespace(name=lambda: name, metric_by_name=metric, nvtx_state=lambda: state)
+    acts = [action(*k) for k in kernels]
+    rng = SimpleNamespace(num_actions=lambda: len(acts), action_by_idx=lambda i: acts[i])
+    ctx = SimpleNamespace(num_ranges=lambda: 1, range_by_idx=lambda i: rng)
+    return SimpleNamespace(load_report=lambda path: ctx)
+
+
+def test_an_ncu_rep_reads_through_the_module_with_units_and_nvtx(tmp_path: Path) -> None:
+    rep = write(tmp_path / "r.ncu-rep", "binary")
+    mod = _fake_ncu_report([("gemm", {DURATION: (178208.0, "nsecond"), DRAM_READ: (100.0, "Mbyte")},
+                             ["forward", "layer1"])])
+    (k,) = read_ncu_rep(rep, [DURATION, DRAM_READ, L2_BYTES], module=mod)
+    assert k.duration_s == pytest.approx(178.208e-6)  # 178208 ns
+    assert k.metrics[DRAM_READ] == pytest.approx(100e6) and L2_BYTES not in k.metrics  # Mbyte -> bytes
+    assert k.text["NVTX Range"] == "layer1"  # the innermost range
+
+
+def test_the_real_module_reads_a_recorded_report_when_both_are_here() -> None:
+    rep = DATA / "ncu_forward.ncu-rep"
+    pytest.importorskip("ncu_report")
+    if not rep.exists():
+        pytest.skip("no .ncu-rep fixture recorded yet (scripts/gpu_check.sh counters)")
+    kernels = read_report(rep)
+    assert kernels and all(k.duration_s > 0 for k in kernels)
