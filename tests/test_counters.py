@@ -100,7 +100,7 @@ def test_the_real_h200_csv_counts_gemm_flops_two_per_fma() -> None:
 
 def test_import_ncu_writes_one_record_per_kernel(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "doc.json"
-    code, stdout, err = run(capsys, "import-ncu", str(SMOKE), "-o", str(out))  # GPU named by the report
+    code, _, err = run(capsys, "import-ncu", str(SMOKE), "-o", str(out))  # GPU named by the report
     assert code == 0, err
     doc = json.loads(out.read_text())
     assert doc["device"]["spec_id"] == "h200-sxm"
@@ -175,3 +175,104 @@ def test_the_real_module_reads_a_recorded_report_when_both_are_here() -> None:
         pytest.skip("no .ncu-rep fixture recorded yet (scripts/gpu_check.sh counters)")
     kernels = read_report(rep)
     assert kernels and all(k.duration_s > 0 for k in kernels)
+
+
+# ---------------------------------------------------------------- --counters (the ncu child run)
+QUERY = """Chip gh100
+---------------------------------- --------------- --------------- ------------------
+Metric Name                        Metric Type     Metric Unit     Metric Description
+---------------------------------- --------------- --------------- ------------------
+FBSP.TriageCompute.dramc__cycles_elapsed       Counter         cycle
+dram__bytes_read                   Counter         byte            # of bytes read from DRAM
+                                                                   wrapped description line
+gpu__time_duration                 Counter         ns              elapsed
+sm__cycles_elapsed                 Counter         cycle           # of cycles
+"""
+
+
+def test_the_metric_list_is_cut_to_what_the_chip_offers() -> None:
+    from roofline.measuring.ncu import parse_query_metrics, usable_metrics
+
+    names = parse_query_metrics(QUERY)  # lines copied from `ncu --query-metrics --chip gh100` (H200)
+    assert names == {"dramc__cycles_elapsed", "dram__bytes_read", "gpu__time_duration", "sm__cycles_elapsed"}
+    assert usable_metrics(names) == [DURATION, SM_CLOCK["avg"], DRAM_READ]
+    assert usable_metrics(set()) == list(COUNTER_METRICS)  # the query failed: ask for all, ncu says what it lacks
+
+
+def _profile_csv(calls: list[list[tuple[str, float, float]]]) -> str:
+    """ncu's raw CSV of marker + kernels per call + closing marker: (name, ns, DRAM bytes read) per kernel."""
+    rows, i = [], 0
+    for call in [*calls, []]:
+        for name, ns, b in [("spin_kernel", 1000.0, 0.0), *call]:
+            rows.append(f'"{i}","{name}","{ns:,.0f}","{b:,.0f}","0","1.98"')
+            i += 1
+    head = f'"ID","Kernel Name","{DURATION}","{DRAM_READ}","{DRAM_WRITE}","{SM_CLOCK["avg"]}"'
+    return "\n".join(["==PROF== Connected", head, '"","","nsecond","byte","byte","Ghz"', *rows]) + "\n"
+
+
+def test_ncu_output_is_split_per_call_and_summed() -> None:
+    from roofline.measuring.ncu import counters_from_output
+
+    text = _profile_csv([[("gemm", 10_000, 1_000)], [("a", 2_000, 300), ("b", 3_000, 700)]])
+    one, two = counters_from_output(text, "", 0, 2, "ncu")
+    assert one.kernels == 1 and one.dram_bytes == 1000 and one.duration_s == pytest.approx(10e-6)
+    assert two.kernels == 2 and two.dram_bytes == 1000  # 300 + 700 read, 0 written
+    assert two.duration_s == pytest.approx(5e-6)  # 2 + 3 µs
+
+
+def test_a_failed_or_short_ncu_run_is_one_line() -> None:
+    from roofline.core.errors import RooflineError
+    from roofline.measuring.ncu import counters_from_output
+
+    with pytest.raises(RooflineError, match=r"exit status 1\): ==ERROR== ERR_NVGPUCTRPERM"):
+        counters_from_output("", "==ERROR== ERR_NVGPUCTRPERM", 1, 1, "ncu")
+    with pytest.raises(RooflineError, match="1 calls for 2 operators"):
+        counters_from_output(_profile_csv([[("gemm", 10_000, 1_000)]]), "", 0, 2, "ncu")
+
+
+def test_counters_attach_through_a_stand_in_ncu(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The whole child-process path on the CPU: a shell script stands in for ncu (version, metric query and a
+    profile that prints a canned CSV); the command line it got is checked."""
+    from roofline.ceilings.specs import gpu_ceilings
+    from roofline.core.dtypes import get_dtype
+    from roofline.core.record import analytic_record
+    from roofline.measuring.ncu import attach_counters
+    from roofline.ops import make
+
+    op, dt = make("gemm", m=64), get_dtype("bf16")
+    rec = analytic_record(op, dt, gpu_ceilings("h200"))
+    # gemm 64^3 bf16: minimum bytes 3 x 64 x 64 x 2 = 24,576; the stand-in reports 49,152 read: 2.0x
+    assert rec.bytes == 24576
+    write(tmp_path / "profile.csv", _profile_csv([[("gemm", 10_000, 49_152)]]))
+    ncu = write(tmp_path / "ncu", f"""#!/bin/sh
+case "$1" in
+  --version) echo "Version 2025.3.1.0" ;;
+  --query-metrics) printf '%s' '{QUERY}' ;;
+  *) echo "$@" > {tmp_path}/args; cat {tmp_path}/profile.csv ;;
+esac
+""")
+    ncu.chmod(0o755)
+    monkeypatch.setenv("ROOFLINE_CACHE_DIR", str(tmp_path / "cache"))
+    (got,) = attach_counters([rec], [(op, dt)], ncu=str(ncu), gpu_name="NVIDIA H200")
+    assert got.counters is not None and got.counters.excess_traffic == pytest.approx(2.0)  # 49,152 / 24,576
+    args = (tmp_path / "args").read_text().split()
+    assert args[:3] == ["--profile-from-start", "off", "--metrics"]
+    assert args[3] == f"{DURATION},{SM_CLOCK['avg']},{DRAM_READ}"  # only what the chip offers
+    assert args[-3:-1] == ["-m", "roofline.measuring.ncu_target"]
+    plan = json.loads(Path(args[-1]).read_text()) if Path(args[-1]).exists() else None
+    assert plan is None  # the plan lives in a temporary directory, gone after the run
+    assert list((tmp_path / "cache" / "ncu_metrics").iterdir())  # the query is cached
+
+
+def test_counters_without_ncu_is_one_line_exit_2(capsys: pytest.CaptureFixture[str],
+                                                 monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))  # no ncu here
+    code, _, err = run(capsys, "analyze", "gemm", "--m", "64", "--gpu", "h200", "--counters")
+    assert code == 2 and "ncu" in err and len(err.strip().splitlines()) == 1, err
+    code, _, err = run(capsys, "run", str(DATA.parent.parent / "suites" / "smoke.toml"), "--counters")
+    assert code == 2 and "ncu" in err
+
+
+def test_counters_with_no_time_is_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "analyze", "gemm", "--m", "64", "--no-time", "--counters")
+    assert code == 2 and "--no-time" in err

@@ -122,19 +122,24 @@ class Call:
     sm_clock_max_mhz: float
 
 
-def split_calls(kernels: Sequence[NcuKernel], marker: str) -> list[Call]:
-    """Group kernels between marker kernels (names containing `marker`) into calls; kernels before the
+def split_groups(kernels: Sequence[NcuKernel], marker: str) -> list[list[NcuKernel]]:
+    """The kernels between marker kernels (names containing `marker`), one list per call; kernels before the
     first marker are not part of any call, and a call is closed by the next marker."""
-    calls: list[Call] = []
+    groups: list[list[NcuKernel]] = []
     group: list[NcuKernel] | None = None
     for k in kernels:
         if marker in k.name:
             if group is not None:
-                calls.append(_call(group))
+                groups.append(group)
             group = []
         elif group is not None:
             group.append(k)
-    return calls
+    return groups
+
+
+def split_calls(kernels: Sequence[NcuKernel], marker: str) -> list[Call]:
+    """The calls between marker kernels (`split_groups`), each summed into a Call."""
+    return [_call(g) for g in split_groups(kernels, marker)]
 
 
 def _call(group: Sequence[NcuKernel]) -> Call:
