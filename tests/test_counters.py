@@ -276,3 +276,44 @@ def test_counters_without_ncu_is_one_line_exit_2(capsys: pytest.CaptureFixture[s
 def test_counters_with_no_time_is_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run(capsys, "analyze", "gemm", "--m", "64", "--no-time", "--counters")
     assert code == 2 and "--no-time" in err
+
+
+# ---------------------------------------------------------------- check --fail-on dram_bytes:1%
+def _doc_with_dram(tmp_path: Path, name: str, dram: list[float | None]) -> Path:
+    """tests/data/results_h200.json with DRAM counter bytes set per record (None: no counters)."""
+    doc = json.loads((DATA / "results_h200.json").read_text())
+    for rec, b in zip(doc["records"], dram, strict=False):
+        if b is not None:
+            rec["counters"] = {"source": "ncu", "dram_bytes": b}
+    return write(tmp_path / name, json.dumps(doc))
+
+
+def test_the_counter_gate_fails_on_20_percent_more_dram_bytes(tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    base = _doc_with_dram(tmp_path, "base.json", [1e6] * 6)
+    # record 1: +20% (1.2e6), record 2: +0.5% (within 1%), record 3: -10% (better); times are identical
+    cur = _doc_with_dram(tmp_path, "cur.json", [1.2e6, 1.005e6, 0.9e6, 1e6, 1e6, 1e6])
+    rep = tmp_path / "r.json"
+    code, _, err = run(capsys, "check", str(cur), "--baseline", str(base), "--fail-on", "dram_bytes:1%",
+                       "--json", str(rep))
+    assert code == 1, err
+    rows = json.loads(rep.read_text())["rows"]
+    verdicts = [r["verdict"] for r in rows]
+    assert verdicts[:3] == ["worse", "same", "better"] and verdicts[3:] == ["same"] * 3
+    assert rows[0]["change"] == pytest.approx(0.2) and "deterministic" in rows[0]["reason"]
+    # with a time rule beside it, the same times pass and the counter rule still fails record 1
+    code, _, _ = run(capsys, "check", str(cur), "--baseline", str(base), "--fail-on", "median:5%,dram_bytes:1%",
+                     "--json", str(rep))
+    assert code == 1 and json.loads(rep.read_text())["rows"][0]["verdict"] == "worse"
+
+
+def test_the_counter_gate_without_counters_is_not_comparable(tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    base = _doc_with_dram(tmp_path, "base.json", [None] * 6)
+    rep = tmp_path / "r.json"
+    code, _, _ = run(capsys, "check", str(base), "--baseline", str(base), "--fail-on", "dram_bytes:1%",
+                     "--json", str(rep))
+    assert code == 0
+    assert {r["verdict"] for r in json.loads(rep.read_text())["rows"]} == {"not_comparable"}
+    code, _, err = run(capsys, "check", str(base), "--baseline", str(base), "--fail-on", "dram:1%")
+    assert code == 2 and "dram_bytes" in err  # the unknown name lists the counter rules too
