@@ -317,3 +317,46 @@ def test_the_counter_gate_without_counters_is_not_comparable(tmp_path: Path,
     assert {r["verdict"] for r in json.loads(rep.read_text())["rows"]} == {"not_comparable"}
     code, _, err = run(capsys, "check", str(base), "--baseline", str(base), "--fail-on", "dram:1%")
     assert code == 2 and "dram_bytes" in err  # the unknown name lists the counter rules too
+
+
+# ---------------------------------------------------------------- advice on counters
+def _timed(op_name: str, dtype: str, counters: Counters, **shape: int) -> Record:
+    from roofline.ceilings.specs import gpu_ceilings
+    from roofline.core.dtypes import get_dtype
+    from roofline.core.record import analytic_record, with_time
+    from roofline.ops import make
+
+    rec = analytic_record(make(op_name, **shape), get_dtype(dtype), gpu_ceilings("h200"))
+    return with_counters(with_time(rec, 2 * rec.roofline_time_s), counters)
+
+
+def _rules(rec: Record) -> dict[str, dict]:
+    from roofline.analysis.advice import advise
+
+    return {a["rule"]: a for a in advise(rec).items}
+
+
+def test_excess_traffic_says_how_many_times_and_the_likely_cause() -> None:
+    shape = {"rows": 4096, "cols": 8192}
+    minimum = _timed("layernorm", "fp32", Counters(), **shape).bytes or 0
+    # read x 4096 x 8192 x 4 + weight and bias 2 x 8192 x 4 = 134,283,264; write y 4096 x 8192 x 4 = 134,217,728
+    assert minimum == 134_283_264 + 134_217_728
+    # the H200 figure: torch's fp32 LayerNorm of 4096x8192 reads 1.36x the minimum
+    rec = _timed("layernorm", "fp32", Counters(dram_bytes=1.36 * minimum, l1_bytes=1.4 * minimum), **shape)
+    a = _rules(rec)["excess-traffic"]
+    assert a["excess_traffic"] == pytest.approx(1.36) and "1.36x" in a["message"]
+    assert "read more than once" in a["message"]
+    # L1 bytes 5x DRAM (over the 4x threshold): uncoalesced access
+    rec = _timed("layernorm", "fp32", Counters(dram_bytes=1.36 * minimum, l1_bytes=5 * 1.36 * minimum), **shape)
+    assert "uncoalesced" in _rules(rec)["excess-traffic"]["message"]
+    # 1.1x the minimum: under the 1.2 threshold, no advice
+    assert "excess-traffic" not in _rules(_timed("layernorm", "fp32", Counters(dram_bytes=1.1 * minimum), **shape))
+
+
+def test_counter_flops_twice_the_model_is_padding_or_recompute() -> None:
+    rec0 = _timed("gemm", "bf16", Counters(), m=4096)
+    flops = rec0.flops or 0  # 2 x 4096^3
+    rec = _timed("gemm", "bf16", Counters(flops=2 * flops, dram_bytes=rec0.bytes), m=4096)
+    a = _rules(rec)["flop-count"]
+    assert a["flops_ratio"] == pytest.approx(2.0) and "padding" in a["message"]
+    assert "flop-count" not in _rules(_timed("gemm", "bf16", Counters(flops=1.05 * flops), m=4096))  # within 10%
