@@ -360,3 +360,28 @@ def test_counter_flops_twice_the_model_is_padding_or_recompute() -> None:
     a = _rules(rec)["flop-count"]
     assert a["flops_ratio"] == pytest.approx(2.0) and "padding" in a["message"]
     assert "flop-count" not in _rules(_timed("gemm", "bf16", Counters(flops=1.05 * flops), m=4096))  # within 10%
+
+
+# ---------------------------------------------------------------- the hierarchical roofline chart
+def test_the_chart_puts_each_level_at_the_records_height_and_the_minimum_beside_them(tmp_path: Path) -> None:
+    from roofline.core.document import read_document
+    from roofline.report.chart.draw import build_figure
+    from roofline.report.chart.model import chart_model
+
+    doc = json.loads((DATA / "results_h200.json").read_text())
+    rec = doc["records"][0]  # gemm bf16 4096^3: 2 x 4096^3 FLOPs, minimum 3 x 4096^2 x 2 = 100,663,296 bytes
+    assert rec["bytes"] == 3 * 4096**2 * 2
+    rec["counters"] = {"dram_bytes": 2 * rec["bytes"], "l2_bytes": 4 * rec["bytes"], "l1_bytes": 8 * rec["bytes"]}
+    path = write(tmp_path / "c.json", json.dumps(doc))
+    chart = chart_model([read_document(path)])
+    point = next(p for p in chart.points if p.record == 0)
+    levels = {v.level: v for v in chart.levels}
+    assert set(levels) == {"L1", "L2", "DRAM"} and all(v.record == 0 for v in chart.levels)
+    assert all(v.flops_per_s == point.flops_per_s for v in levels.values())  # one horizontal line
+    # FLOPs over each level's bytes: the minimum's intensity / 2, / 4, / 8
+    assert levels["DRAM"].ai == pytest.approx(point.ai / 2)
+    assert levels["L2"].ai == pytest.approx(point.ai / 4) and levels["L1"].ai == pytest.approx(point.ai / 8)
+    fig = build_figure([read_document(path)])
+    gids = {a.get_gid() for a in fig.findobj() if a.get_gid()}
+    assert {"level:0:0:L1", "level:0:0:L2", "level:0:0:DRAM", "levels:0:0"} <= gids
+    assert not any(g.startswith("level:0:1:") for g in gids)  # record 1 has no counters: no level points
