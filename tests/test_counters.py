@@ -385,3 +385,19 @@ def test_the_chart_puts_each_level_at_the_records_height_and_the_minimum_beside_
     gids = {a.get_gid() for a in fig.findobj() if a.get_gid()}
     assert {"level:0:0:L1", "level:0:0:L2", "level:0:0:DRAM", "levels:0:0"} <= gids
     assert not any(g.startswith("level:0:1:") for g in gids)  # record 1 has no counters: no level points
+
+
+def test_the_record_view_and_the_run_table_show_the_counters() -> None:
+    from roofline.report.text import record_rows, records_table
+
+    rec = _timed("layernorm", "fp32", Counters(kernels=2, duration_s=100e-6, sm_clock_mhz=1980.0,
+                                               dram_bytes_read=300.0, dram_bytes_written=100.0, dram_bytes=400.0,
+                                               l2_bytes=800.0, flops=1000.0, fp32_flops=1000.0), rows=10, cols=10)
+    rows = dict(record_rows(rec))
+    # layernorm 10x10 fp32: minimum 10 x 10 x 4 read + 2 x 10 x 4 weights + 10 x 10 x 4 written = 880 bytes
+    assert rows["ncu DRAM bytes"] == "400 = 0.45x the minimum; read 300, written 100"  # 400 / 880
+    assert rows["ncu L2 / L1 bytes"] == "800 / -"
+    assert rows["ncu intensity"] == "L2 1.25, DRAM 2.5 FLOP/byte"  # 1000 / 800, 1000 / 400
+    assert "2 kernels" in rows["ncu time"] and "1980 MHz" in rows["ncu time"]
+    table = records_table([rec])
+    assert table.rows[0][-1] == "0.45"
