@@ -256,8 +256,9 @@ esac
     (got,) = attach_counters([rec], [(op, dt)], ncu=str(ncu), gpu_name="NVIDIA H200")
     assert got.counters is not None and got.counters.excess_traffic == pytest.approx(2.0)  # 49,152 / 24,576
     args = (tmp_path / "args").read_text().split()
-    assert args[:3] == ["--profile-from-start", "off", "--metrics"]
-    assert args[3] == f"{DURATION},{SM_CLOCK['avg']},{DRAM_READ}"  # only what the chip offers
+    assert args[:7] == ["--profile-from-start", "off", "--clock-control", "none", "--print-units", "base",
+                        "--metrics"]
+    assert args[7] == f"{DURATION},{SM_CLOCK['avg']},{DRAM_READ}"  # only what the chip offers
     assert args[-3:-1] == ["-m", "roofline.measuring.ncu_target"]
     plan = json.loads(Path(args[-1]).read_text()) if Path(args[-1]).exists() else None
     assert plan is None  # the plan lives in a temporary directory, gone after the run
@@ -401,3 +402,22 @@ def test_the_record_view_and_the_run_table_show_the_counters() -> None:
     assert "2 kernels" in rows["ncu time"] and "1980 MHz" in rows["ncu time"]
     table = records_table([rec])
     assert table.rows[0][-1] == "0.45"
+
+
+def test_the_gpu_checks_import_comparison_passes_on_equal_documents_and_fails_on_a_change(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import importlib.util
+
+    from helpers import ROOT
+
+    spec = importlib.util.spec_from_file_location("counters_compare", ROOT / "scripts" / "counters_compare.py")
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    a = tmp_path / "a.json"
+    assert run(capsys, "import-ncu", str(SMOKE), "-o", str(a))[0] == 0
+    assert mod.imports(str(a), str(a)) == 0
+    doc = json.loads(a.read_text())
+    doc["records"][1]["counters"]["duration_s"] *= 1.01  # one kernel's time 1% off
+    b = write(tmp_path / "b.json", json.dumps(doc))
+    assert mod.imports(str(a), str(b)) == 1

@@ -99,10 +99,20 @@ def write_plan(records: Sequence[tuple[Any, Any]], path: Path) -> None:
     path.write_text(json.dumps({"ops": ops}))
 
 
+# How ncu runs the target, beside the profiled range and the metric list:
+# - the GPU's clocks as they are (`--clock-control none`), as roofline times kernels; ncu's default locks
+#   them to base, which would give another time and clock than the record's;
+# - values in base units (`--print-units base`): by default the CSV scales them ("176.86 Mbyte") and keeps
+#   six digits, which loses bytes; in base units a byte count is exact;
+# - caches flushed before each replay pass (ncu's default `--cache-control all`), as roofline flushes the L2
+#   before each sample: DRAM bytes are those of a cold call.
+NCU_OPTIONS = ("--clock-control", "none", "--print-units", "base")
+
+
 def ncu_command(ncu: str, metrics: Sequence[str], plan: Path) -> list[str]:
     """The profiling command: only the target's profiled range, the metric list, raw CSV on stdout."""
-    return [ncu, "--profile-from-start", "off", "--metrics", ",".join(metrics), "--csv", "--page", "raw",
-            sys.executable, "-m", "roofline.measuring.ncu_target", str(plan)]
+    return [ncu, "--profile-from-start", "off", *NCU_OPTIONS, "--metrics", ",".join(metrics), "--csv", "--page",
+            "raw", sys.executable, "-m", "roofline.measuring.ncu_target", str(plan)]
 
 
 def run_counters(ops: Sequence[tuple[Any, Any]], ncu: str, gpu_name: str, reporter: Reporter = QUIET) -> list[Any]:
