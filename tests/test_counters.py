@@ -421,3 +421,11 @@ def test_the_gpu_checks_import_comparison_passes_on_equal_documents_and_fails_on
     doc["records"][1]["counters"]["duration_s"] *= 1.01  # one kernel's time 1% off
     b = write(tmp_path / "b.json", json.dumps(doc))
     assert mod.imports(str(a), str(b)) == 1
+
+
+def test_a_damaged_ncu_rep_through_the_real_module_is_exit_2(tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("ncu_report")  # the [ncu] extra; it loads reports without a GPU
+    rep = write(tmp_path / "bad.ncu-rep", "not a report")
+    code, _, err = run(capsys, "import-ncu", str(rep), "--gpu", "h200")
+    assert code == 2 and "holds no kernel" in err
