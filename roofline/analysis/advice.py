@@ -63,6 +63,17 @@ TENSOR_CORE_ALIGN_BYTES = 16
 GEMM_TILE = (128, 128)
 GEMM_TILE_HOPPER = (128, 256)
 HOPPER_TILE_DTYPES = ("fp16", "bf16", "fp8", "int8")
+# Counter DRAM bytes within 20% of the model's minimum are what the model leaves out on purpose (32-byte
+# sectors, ECC, small operands such as scales and indices, the L2 not holding every reused byte): beyond that
+# the kernel moves data it need not (a second pass, an intermediate round trip).
+EXCESS_TRAFFIC_MIN = 1.2
+# A coalesced memory-bound kernel moves about its DRAM bytes through L1 (each byte once); four times as many
+# means most of each 32-byte sector fetched is thrown away: strided or uncoalesced access.
+L1_OVER_DRAM_UNCOALESCED = 4.0
+# Counter FLOPs more than 10% above the model's: larger than a large GEMM's tile rounding (a 4096-wide GEMM
+# padded to 128-wide tiles loses nothing; a 4000-wide one 2.4%), so the kernel computes work the operator does
+# not need (padding to a tile or block, recomputation).
+FLOPS_RATIO_MAX = 1.10
 
 
 @dataclass(frozen=True)
@@ -434,6 +445,46 @@ def extra_pass(record: Record, spec: GPUSpec | None) -> list[Advice]:
         f"The timed torch form makes passes the roofline assumes fused away{share}: {'; '.join(passes)}. "
         "A kernel that does this in registers (e.g. FlashInfer's or vLLM's decode attention with an fp8 or paged "
         "KV cache) is what the roofline describes."), "extra_passes": passes}]
+
+
+# ---------------------------------------------------------------- counters (Nsight Compute, `--counters`)
+@rule("excess-traffic", "DRAM bytes (ncu counters) well above the model's minimum: the likely cause")
+def excess_traffic(record: Record, spec: GPUSpec | None) -> list[Advice]:
+    c = record.counters
+    if c is None or c.excess_traffic is None or c.dram_bytes is None or c.excess_traffic < EXCESS_TRAFFIC_MIN:
+        return []
+    # It matters where the bytes set the time: a memory-bound operator, or one the real bytes make so.
+    memory_time = c.dram_bytes / record.peak_bytes_per_s if record.peak_bytes_per_s else 0.0
+    if record.bound != "memory" and not (record.roofline_time_s and memory_time > record.roofline_time_s):
+        return []
+    if c.l1_bytes is not None and c.l1_bytes > L1_OVER_DRAM_UNCOALESCED * c.dram_bytes:
+        cause = (f"L1 moved {c.l1_bytes / c.dram_bytes:.1f}x the DRAM bytes: uncoalesced or strided access "
+                 "fetches whole sectors and uses part of each; make the fastest-varying index the contiguous one")
+    elif c.dram_bytes_written is not None and record.bytes_written and \
+            c.dram_bytes_written > EXCESS_TRAFFIC_MIN * record.bytes_written:
+        cause = (f"it wrote {c.dram_bytes_written / record.bytes_written:.2f}x the output's bytes: an "
+                 "intermediate is written to memory and read back; fuse the steps into one kernel")
+    else:
+        cause = ("the input is read more than once (a two-pass kernel, e.g. a norm that reads each row for its "
+                 "statistics and again to scale it, or rows too large to stay in L2 or registers)")
+    return [{"rule": "excess-traffic", "message": (
+        f"Moves {c.excess_traffic:.2f}x the minimum bytes from DRAM ({si(c.dram_bytes, 'B')} against "
+        f"{si(record.bytes or 0, 'B')}, Nsight Compute's counters): that, not bandwidth, holds it from its roof. "
+        f"Likely cause: {cause}."),
+        "excess_traffic": c.excess_traffic, "dram_bytes": c.dram_bytes, "min_bytes": record.bytes}]
+
+
+@rule("flop-count", "counter FLOPs (ncu) above the model's: padding or recompute")
+def flop_count(record: Record, spec: GPUSpec | None) -> list[Advice]:
+    c = record.counters
+    if c is None or c.flops_ratio is None or c.flops_ratio <= FLOPS_RATIO_MAX or record.bound != "compute":
+        return []
+    return [{"rule": "flop-count", "message": (
+        f"Does {c.flops_ratio:.2f}x the model's FLOPs ({si(c.flops or 0, 'FLOP')} counted against "
+        f"{si(record.flops or 0, 'FLOP')}): the kernel computes work the operator does not need, most often padding "
+        "to its tile or block size, or recomputation. A shape that is a multiple of the tile (128) or a kernel "
+        "that masks instead of padding gets the time back."),
+        "flops_ratio": c.flops_ratio, "counter_flops": c.flops, "model_flops": record.flops}]
 
 
 # ---------------------------------------------------------------- fallback: far below the roof, reason unknown

@@ -32,7 +32,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from roofline.ci.regions import RegionRun, profile_regions
-from roofline.ci.rules import DEFAULT_FAIL_ON, FailOn, parse_fail_on
+from roofline.ci.rules import COUNTERS, DEFAULT_FAIL_ON, FailOn, parse_fail_on
 from roofline.ci.rules import STATISTICS as STATISTICS  # re-exported: callers take the rules from ci.judge
 from roofline.ci.rules import Rule as Rule
 from roofline.ci.runs import Noise, check_runs, noise_factor, noise_of, pool_noise, run_samples
@@ -40,7 +40,7 @@ from roofline.core.document import Document, read_document
 from roofline.core.errors import RooflineError, UsageError
 from roofline.core.record import Key, Record, label, shape_text
 from roofline.core.stats import mann_whitney_u, median, statistic
-from roofline.report.format import percent
+from roofline.report.format import count, percent
 
 # Significance level of the two-sided Mann–Whitney U test. A suite holds tens of records and CI runs on
 # every PR: at 0.01 a noise-only record is flagged as significant about once in a hundred checks, and the
@@ -339,6 +339,52 @@ def _identity(rec: Record, key: Key, metric: str, rules: FailOn) -> dict[str, An
 
 def _judge_record(cur: Record, base: Record, key: Key, rules: FailOn, alpha: float, metric: str,
                   across: list[str]) -> Row:
+    """A record judged by its time rules (samples) and its counter rules (one value per side): the most severe
+    verdict stands."""
+    timed = _judge_timed(cur, base, key, rules.timing, alpha, metric, across) if rules.timing.rules else None
+    if not rules.counters.rules:
+        assert timed is not None
+        return timed
+    counted = _judge_counters(cur, base, _identity(cur, key, metric, rules.counters), rules.counters)
+    if timed is None:
+        return counted
+    if counted.verdict == NOT_COMPARABLE:
+        return replace(timed, reason=f"{timed.reason}; {counted.reason}")
+    return counted if _SEVERITY.get(counted.verdict, 0) > _SEVERITY.get(timed.verdict, 0) else timed
+
+
+def _judge_counters(cur: Record, base: Record, common: dict[str, Any], rules: FailOn) -> Row:
+    """Counter rules (`dram_bytes:1%`): counter bytes and FLOPs are deterministic, so a relative change past the
+    threshold is WORSE (more) or BETTER (less) with no significance test; a side without counters is
+    not_comparable."""
+    best: tuple[int, Row] | None = None
+    for rule in rules.rules:
+        field = COUNTERS[rule.statistic]
+        b = getattr(base.counters, field, None) if base.counters else None
+        c = getattr(cur.counters, field, None) if cur.counters else None
+        row_common = {**common, "threshold": str(rule), "statistic": rule.statistic}
+        if b is None or c is None:
+            side = "baseline" if b is None else "results"
+            return Row(**row_common, verdict=NOT_COMPARABLE,
+                       reason=f"the {side} record has no {rule.statistic} counter (run with --counters)")
+        change = (c - b) / b if b else (0.0 if c == b else math.inf)
+        word = "more" if change > 0 else "fewer"
+        if abs(change) <= rule.threshold:
+            verdict, reason = SAME, f"{rule.statistic} {change * 100:+.1f}%, within {percent(rule.threshold)}"
+        else:
+            verdict = WORSE if change > 0 else BETTER
+            reason = (f"{rule.statistic} {percent(abs(change))} {word} ({count(b)} -> {count(c)}), past "
+                      f"{percent(rule.threshold)}; counters are deterministic: no noise test")
+        row = Row(**row_common, verdict=verdict, reason=reason, baseline_value=b, current_value=c, change=change,
+                  n_baseline=1, n_current=1)
+        if best is None or _SEVERITY[verdict] > best[0]:
+            best = (_SEVERITY[verdict], row)
+    assert best is not None
+    return best[1]
+
+
+def _judge_timed(cur: Record, base: Record, key: Key, rules: FailOn, alpha: float, metric: str,
+                 across: list[str]) -> Row:
     common = _identity(cur, key, metric, rules)
     cs, bs = _runs(cur, metric), _runs(base, metric)
     if cs is None or bs is None:
@@ -516,7 +562,8 @@ def judge(results: Document, baseline: Document, rules: FailOn | str = DEFAULT_F
         if rd.get(key) and bd.get(key) and rd[key] != bd[key]:
             notes.append(f"{what} differs (baseline {bd[key]}, results {rd[key]}): a change may come from it")
 
-    rows = _region_rows(results, baseline, fail_on, float(alpha), metric, dev_diffs)
+    rows = _region_rows(results, baseline, fail_on.timing, float(alpha), metric, dev_diffs) if fail_on.timing.rules \
+        else []
     for key, cur in cur_idx.items():
         base = base_idx.get(key)
         rec_rules = _rules_for(cur, base, fail_on)

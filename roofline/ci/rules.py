@@ -10,6 +10,11 @@ from roofline.ci.runs import STATISTICS as STATISTICS  # the statistics a rule c
 from roofline.core.errors import UsageError
 
 DEFAULT_FAIL_ON = "median:5%"
+# Rules on a record's Nsight Compute counters (`--counters`), by the Counters field they read. Counter bytes
+# and FLOPs are the same every run of unchanged code, so a change past the threshold is a change: no noise
+# test applies (`ci.judge`).
+COUNTERS = {"dram_bytes": "dram_bytes", "l2_bytes": "l2_bytes", "l1_bytes": "l1_bytes",
+            "counter_flops": "flops"}
 
 
 @dataclass(frozen=True)
@@ -29,11 +34,24 @@ class FailOn:
 
     rules: tuple[Rule, ...]
 
+    @property
+    def timing(self) -> FailOn:
+        """The rules on time statistics (judged on samples)."""
+        return FailOn(tuple(r for r in self.rules if r.statistic not in COUNTERS))
+
+    @property
+    def counters(self) -> FailOn:
+        """The rules on counters (judged on one value per side)."""
+        return FailOn(tuple(r for r in self.rules if r.statistic in COUNTERS))
+
     def __str__(self) -> str:
         return ",".join(str(r) for r in self.rules)
 
 
-_RULE_RE = re.compile(r"^\s*([a-z0-9]+)\s*:\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*(%?)\s*$")
+_RULE_RE = re.compile(r"^\s*([a-z0-9_]+)\s*:\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*(%?)\s*$")
+
+
+_NAMES = (*STATISTICS, *COUNTERS)
 
 
 def parse_fail_on(text: str) -> FailOn:
@@ -45,10 +63,10 @@ def parse_fail_on(text: str) -> FailOn:
         m = _RULE_RE.match(part)
         if m is None:
             raise UsageError(f"--fail-on {part.strip()!r}: expected STAT:PCT% or STAT:FRACTION "
-                             f"(STAT one of {', '.join(STATISTICS)}), e.g. median:5% or median:0.05")
+                             f"(STAT one of {', '.join(_NAMES)}), e.g. median:5% or median:0.05")
         stat, number, pct = m.group(1), float(m.group(2)), m.group(3) == "%"
-        if stat not in STATISTICS:
-            raise UsageError(f"--fail-on {part.strip()!r}: unknown statistic {stat!r} (use {', '.join(STATISTICS)})")
+        if stat not in _NAMES:
+            raise UsageError(f"--fail-on {part.strip()!r}: unknown statistic {stat!r} (use {', '.join(_NAMES)})")
         if not pct and number >= 1:
             raise UsageError(f"--fail-on {part.strip()!r} is ambiguous: write {number:g}% or {number / 100:g}")
         threshold = number / 100 if pct else number

@@ -20,6 +20,7 @@ from roofline.cli.common import (
 )
 from roofline.cli.results import save_and_print
 from roofline.core.dtypes import DTYPES
+from roofline.core.errors import UsageError
 from roofline.measuring.timing import DEFAULT_POWER, METHODS, POWER_MODES
 from roofline.report.chart.model import ROOF_CHOICES
 
@@ -47,6 +48,9 @@ COMMON: list[OptionSpec] = [
                                 "included).")),
     ("kernels", bool, typer.Option(True, "--kernels/--no-kernels", help="Record the kernel names (torch "
                                    "profiler; its first use costs ~3 s).")),
+    ("counters", bool, typer.Option(False, "--counters", help="Also run the operator once under Nsight Compute "
+                                    "(ncu on PATH; slow: seconds) and add its DRAM/L2/L1 bytes and FLOPs per pipe "
+                                    "to the record (docs/counters.md).")),
     ("roof", Optional[str], typer.Option(None, "--roof", help="datasheet, measured or both (default both when a "
                                          "calibration exists).")),
     ("json_", bool, typer.Option(False, "--json", help="Print the results document as JSON.")),
@@ -63,7 +67,8 @@ SHORTER = "a smaller shape, or --no-time for the model alone, is quicker"
 
 def run_analyze(op_name: str, shape: dict[str, Any], *, dtype: str | None, gpu: str | None, device: str | None,
                 no_time: bool, no_tensor_cores: bool, warm_l2: bool, timer: str, power: str, kernels: bool,
-                roof: str | None, json_: bool, output: Path | None, force: bool, plot: str | None) -> None:
+                roof: str | None, json_: bool, output: Path | None, force: bool, plot: str | None,
+                counters: bool = False) -> None:
     """Place (and time) one operator; print its record or the document, write and draw what was asked."""
     from roofline.analysis.advice import with_advice
     from roofline.core.dtypes import get_dtype
@@ -77,12 +82,15 @@ def run_analyze(op_name: str, shape: dict[str, Any], *, dtype: str | None, gpu: 
     check_choice("--roof", roof, ROOF_CHOICES)
     check_choice("--power", power, POWER_MODES)
     check_outputs(force, files=(output,), charts=(plot,))
+    ncu = counters_preflight(no_time) if counters else None
     with StatusLine(shorter=SHORTER) as line:  # a CPU without a stored roofline measures it now
         target = resolve_target(gpu=gpu, device=device, time=not no_time, roof=roof,  # type: ignore[arg-type]
                                 progress=line.status)
     dt = get_dtype(dtype or ("fp32" if target.is_cpu else "fp16"))
     for msg in target.messages:
         note(msg)
+    if ncu is not None:
+        counters_target(target)
     if target.time_device is None:
         record = analytic_record(op, dt, target.ceilings, not no_tensor_cores)
     else:
@@ -91,6 +99,8 @@ def run_analyze(op_name: str, shape: dict[str, Any], *, dtype: str | None, gpu: 
         with StatusLine(shorter=SHORTER) as line:
             record = measure_op(op, dt, target, warm_l2=warm_l2, method=timer, tensor_cores=not no_tensor_cores,
                                 power=power, kernels=kernels, progress=line)
+    if ncu is not None:
+        (record,) = add_counters([record], [(op, dt)], target, ncu)
     record = with_advice(record, target.spec)
     doc = target.document([record])
     save_and_print(doc, output, force, json_)
@@ -102,6 +112,31 @@ def run_analyze(op_name: str, shape: dict[str, Any], *, dtype: str | None, gpu: 
             note(f"timed on the CPU ({target.device_info['name']}): no GPU on this machine")
     if plot:
         draw(doc, plot)
+
+
+def counters_preflight(no_time: bool) -> str:
+    """`--counters`: the ncu to run, checked before any work (no ncu, or --no-time: one line, exit 2)."""
+    from roofline.measuring.ncu import find_ncu
+
+    if no_time:
+        raise UsageError("--counters runs the operator under Nsight Compute: it cannot go with --no-time")
+    return find_ncu()
+
+
+def counters_target(target: Any) -> None:
+    """`--counters` needs the operators timed on an NVIDIA GPU: checked before the timing starts."""
+    if not (target.time_device or "").startswith("cuda"):
+        raise UsageError("--counters needs the operators timed on an NVIDIA GPU (Nsight Compute profiles CUDA "
+                         "kernels)")
+
+
+def add_counters(records: list[Any], ops: list[tuple[Any, Any]], target: Any, ncu: str) -> list[Any]:
+    """The records with their ncu counters (`measuring.ncu`), under a progress line that says ncu is slow."""
+    from roofline.measuring.ncu import attach_counters
+    from roofline.measuring.progress import StatusLine
+
+    with StatusLine(shorter="leave out --counters: the timing alone takes a second") as line:
+        return attach_counters(records, ops, line, ncu, str(target.device_info.get("name") or ""))
 
 
 def draw(doc: Document, where: str) -> None:

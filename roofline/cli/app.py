@@ -16,6 +16,7 @@ from roofline.cli.analyze import analyze_app
 from roofline.cli.calibrate import calibrate_cmd
 from roofline.cli.check import baseline_app, check_cmd
 from roofline.cli.compare import compare_app
+from roofline.cli.import_ncu import import_ncu_cmd
 from roofline.cli.occupancy import occupancy_cmd
 from roofline.cli.plot import plot_cmd
 from roofline.cli.profile import profile_cmd
@@ -48,6 +49,7 @@ app.command("profile")(profile_cmd)
 app.command("check")(check_cmd)
 app.command("plot")(plot_cmd)
 app.command("report")(report_cmd)
+app.command("import-ncu")(import_ncu_cmd)
 app.command("occupancy")(occupancy_cmd)
 app.add_typer(specs_app, name="specs")
 app.add_typer(ops_app, name="ops")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -90,6 +90,9 @@ def run_cmd(
                                        "achieved FLOP/s and bytes/s, SM clock), at full width.")] = False,
     inject_slowdown: Annotated[str | None, typer.Option("--inject-slowdown", hidden=True,
                                                            help="TEST ONLY: ENTRY=FRACTION, e.g. 2=0.07.")] = None,
+    counters: Annotated[bool, typer.Option("--counters", help="Also run every entry once under Nsight Compute "
+                                           "(ncu on PATH; slow) and add its DRAM/L2/L1 bytes and FLOPs per pipe "
+                                           "to the records (docs/counters.md).")] = False,
     repeat: Annotated[int, typer.Option("--repeat", min=1, help="Run the suite N times, each in a fresh process, "
                                         "into one document keeping every run's samples: each record then knows "
                                         "its between-run noise (for baseline update and check).")] = 1,
@@ -106,6 +109,13 @@ def run_cmd(
     spec = load_suite(suite)
     check_outputs(force, files=(output,))
     slow = parse_slowdown(inject_slowdown)
+    ncu = None
+    if counters:
+        from roofline.cli.analyze import counters_preflight
+
+        if repeat > 1:
+            raise UsageError("--counters goes with one run: counter bytes are the same every run")
+        ncu = counters_preflight(no_time)
     if repeat > 1:
         if no_time:
             raise UsageError("--repeat needs timed runs: the model alone (--no-time) is the same every run")
@@ -117,18 +127,34 @@ def run_cmd(
         target = resolve_target(gpu=gpu, device=device, time=not no_time, progress=line.status)
         for msg in target.messages:
             note(msg)
+        if ncu is not None:
+            from roofline.cli.analyze import counters_target
+
+            counters_target(target)
 
         def tick(i: int, n: int, what: str) -> None:
             line.step(i - 1, f"{spec.name}: {what}")
 
         records = run_suite(spec, target, warm_l2=warm_l2, timer=timer, slowdown=slow, progress=tick,
                             kernels=kernels, power=power, reporter=line)
+    if ncu is not None:
+        records = _with_counters(spec, records, target, ncu)
     doc = target.document(records, suite=spec.name)
     save_and_print(doc, output, force, json_)
     if not json_:
         show(records_table(records, title=f"{spec.name} on {target.ceilings.device_name}", wide=wide), wide=wide)
         if output is not None:
             note(f"results written to {output}")
+
+
+def _with_counters(spec: Any, records: list[Any], target: Any, ncu: str) -> list[Any]:
+    """Every entry's record with its ncu counters, advice redone (rules read the counters)."""
+    from roofline.analysis.advice import with_advice
+    from roofline.cli.analyze import add_counters
+    from roofline.core.dtypes import get_dtype
+
+    ops = [(e.operator(True), get_dtype(e.dtype_for(True))) for e in spec.entries]
+    return [with_advice(r, target.spec) for r in add_counters(records, ops, target, ncu)]
 
 
 def _repeat(suite: Path, repeat: int, args: list[str], *, output: Path | None, force: bool, json_: bool,

@@ -131,6 +131,34 @@ class Clocks(_Serial):
         return (self.sm_mhz or {}).get("median")
 
 
+@dataclass(frozen=True)
+class Counters(_Serial):
+    """What the kernel(s) of one call really did, as Nsight Compute counted it (`record.counters`; schema v1,
+    added): bytes at each memory level, FLOPs per pipe, ncu's duration and SM clock, and what follows from them
+    beside the model (`core.counters.derive`). A counter ncu could not collect is None, never 0."""
+
+    source: str | None = None  # "ncu <version>" or the imported report's path
+    kernels: int | None = None  # kernels summed into this call
+    duration_s: float | None = None
+    sm_clock_mhz: float | None = None  # duration-weighted over the kernels
+    dram_bytes_read: float | None = None
+    dram_bytes_written: float | None = None
+    dram_bytes: float | None = None
+    l2_bytes: float | None = None
+    l1_bytes: float | None = None
+    tensor_flops: dict[str, float] | None = None  # per source precision (bf16, fp16, tf32, fp8, fp64, int8)
+    fp32_flops: float | None = None
+    fp64_flops: float | None = None
+    fp16_flops: float | None = None
+    flops: float | None = None  # tensor + FP32 + FP64 + FP16
+    # Derived (core.counters.derive): against the model's minimum bytes and FLOPs, and per memory level.
+    excess_traffic: float | None = None
+    flops_ratio: float | None = None
+    intensity_dram: float | None = None
+    intensity_l2: float | None = None
+    intensity_l1: float | None = None
+
+
 # The fields every record has (schema v1); a document whose record lacks one is refused.
 REQUIRED = ("op", "params", "dtype", "flops", "bytes_read", "bytes_written", "bytes", "arithmetic_intensity", "gpu",
             "peak_flops_per_s", "peak_bytes_per_s", "ridge_point", "bound", "roofline_time_s")
@@ -147,7 +175,7 @@ class Record(_Serial):
     """One operator on one device: the model's prediction and, when timed, the measurement (schema v1)."""
 
     ALWAYS: ClassVar[frozenset[str]] = frozenset({"variant", "tensor_cores", "notes", "clocks"})
-    NESTED: ClassVar[dict[str, type[_Serial]]] = {"timing": Timing, "clocks": Clocks}
+    NESTED: ClassVar[dict[str, type[_Serial]]] = {"timing": Timing, "clocks": Clocks, "counters": Counters}
 
     op: str
     variant: str | None
@@ -206,6 +234,8 @@ class Record(_Serial):
     output_shapes: list[list[int]] | None = None
     output_dtypes: list[str] | None = None
     flops_source: str | None = None
+    # Nsight Compute's counters for one call (`--counters`, `roofline import-ncu`).
+    counters: Counters | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out = super().to_dict()

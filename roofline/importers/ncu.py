@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from roofline.core.errors import RooflineError
+from roofline.core.record import Counters
 
 DURATION = "gpu__time_duration.sum"
 # The SM clock as ncu reports it: the average over SMs of cycles elapsed per second (its "SM Frequency"), and
@@ -27,6 +28,7 @@ _UNITS = {
     "cycle/usecond": 1e6, "byte": 1.0, "kbyte": 1e3, "mbyte": 1e6, "gbyte": 1e9, "tbyte": 1e12,
     "byte/second": 1.0, "kbyte/second": 1e3, "mbyte/second": 1e6, "gbyte/second": 1e9, "tbyte/second": 1e12,
     "cycle": 1.0, "inst": 1.0, "warp": 1.0, "%": 1.0,
+    "byte/s": 1.0, "kbyte/s": 1e3, "mbyte/s": 1e6, "gbyte/s": 1e9, "tbyte/s": 1e12,
 }
 _TEXT_COLUMNS = {"ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context", "Stream", "Device",
                  "CC", "Block Size", "Grid Size", "Section Name", "Metric Name", "Demangled Name", "Function Name"}
@@ -74,6 +76,9 @@ def parse_raw_csv(lines: Iterable[str], where: str = "ncu CSV") -> list[NcuKerne
     units: dict[str, str] = {}
     kernels: list[NcuKernel] = []
     for r in reader:
+        if None in r.values():
+            raise RooflineError(f"{where}: truncated: a row has fewer columns than the header (line "
+                                f"{reader.line_num})")
         if not r.get("ID"):
             units = {k: v for k, v in r.items() if k and v}
             continue
@@ -118,19 +123,24 @@ class Call:
     kernel_times_s: tuple[float, ...] = ()  # each kernel's duration, in launch order
 
 
-def split_calls(kernels: Sequence[NcuKernel], marker: str) -> list[Call]:
-    """Group kernels between marker kernels (names containing `marker`) into calls; kernels before the
+def split_groups(kernels: Sequence[NcuKernel], marker: str) -> list[list[NcuKernel]]:
+    """The kernels between marker kernels (names containing `marker`), one list per call; kernels before the
     first marker are not part of any call, and a call is closed by the next marker."""
-    calls: list[Call] = []
+    groups: list[list[NcuKernel]] = []
     group: list[NcuKernel] | None = None
     for k in kernels:
         if marker in k.name:
             if group is not None:
-                calls.append(_call(group))
+                groups.append(group)
             group = []
         elif group is not None:
             group.append(k)
-    return calls
+    return groups
+
+
+def split_calls(kernels: Sequence[NcuKernel], marker: str) -> list[Call]:
+    """The calls between marker kernels (`split_groups`), each summed into a Call."""
+    return [_call(g) for g in split_groups(kernels, marker)]
 
 
 def _call(group: Sequence[NcuKernel]) -> Call:
@@ -142,3 +152,68 @@ def _call(group: Sequence[NcuKernel]) -> Call:
 
     return Call(total, len(group), clock(SM_CLOCK["avg"]), clock(SM_CLOCK["max"]),
                 tuple(k.duration_s for k in group))
+
+
+# ---------------------------------------------------------------- the counters of `--counters` and import-ncu
+# The metric list `--counters` asks ncu for, each with why. Few on purpose: every metric group costs ncu a
+# replay pass, and this set (bytes per level, FLOPs per pipe, time, clock) is what the hierarchical roofline
+# needs. Names are Hopper's (`ncu --query-metrics --chip gh100`); `measuring.ncu` drops any a chip lacks.
+DRAM_READ, DRAM_WRITE = "dram__bytes_read.sum", "dram__bytes_write.sum"
+L2_BYTES, L1_BYTES = "lts__t_bytes.sum", "l1tex__t_bytes.sum"
+# Tensor-pipe operations per source precision: ncu counts them as FLOPs (2 per multiply-add): on the H200 the
+# bf16 GEMM 4096^3 read 137,438,953,472 = 2 x 4096^3 (tests/data/ncu_smoke_roofline.csv).
+TENSOR = {"bf16": "sm__ops_path_tensor_src_bf16_dst_fp32.sum", "fp16": "sm__ops_path_tensor_src_fp16.sum",
+          "tf32": "sm__ops_path_tensor_src_tf32_dst_fp32.sum", "fp8": "sm__ops_path_tensor_src_fp8.sum",
+          "fp64": "sm__ops_path_tensor_src_fp64.sum", "int8": "sm__ops_path_tensor_src_int8.sum"}
+# CUDA-core thread instructions -> FLOPs per instruction, as ncu's own derived metrics weight them
+# (derived__smsp__..._ffma_pred_on_x2, _hfma_pred_on_x4, _hadd_pred_on_x2): an FMA is 2 FLOPs, and a half
+# instruction works on a pair (HFMA2: 4, HADD2/HMUL2: 2).
+_INST = "smsp__sass_thread_inst_executed_op_{}_pred_on.sum"
+SCALAR = {"fp32": {_INST.format("ffma"): 2, _INST.format("fadd"): 1, _INST.format("fmul"): 1},
+          "fp64": {_INST.format("dfma"): 2, _INST.format("dadd"): 1, _INST.format("dmul"): 1},
+          "fp16": {_INST.format("hfma"): 4, _INST.format("hadd"): 2, _INST.format("hmul"): 2}}
+COUNTER_METRICS: dict[str, str] = {
+    DURATION: "the kernel's duration as ncu timed it (one replay)",
+    SM_CLOCK["avg"]: "the SM clock the kernel ran at (ncu's SM Frequency), to compare times across clocks",
+    DRAM_READ: "bytes read from HBM: against the model's minimum, the excess traffic",
+    DRAM_WRITE: "bytes written to HBM (an intermediate written and read back shows here)",
+    L2_BYTES: "bytes through L2: the L2 point of the hierarchical roofline",
+    L1_BYTES: "bytes through L1/TEX: far above L2 means uncoalesced access or poor reuse",
+    **{m: f"{p} tensor-pipe FLOPs (2 per multiply-add)" for p, m in TENSOR.items()},
+    **{m: f"{p} CUDA-core instructions (x{w} FLOPs each)" for p, ws in SCALAR.items() for m, w in ws.items()},
+}
+# The DRAM rate that `--set roofline` and the SpeedOfLight section report in place of the byte sums: times the
+# duration it gives the bytes (to ncu's 6 printed digits) when dram__bytes_read/write.sum were not collected.
+DRAM_RATE = "dram__bytes.sum.per_second"
+
+
+def counters_from_kernel(kernel: NcuKernel, source: str | None = None) -> Counters:
+    """One kernel's metrics as Counters (SI units; a metric not collected stays None)."""
+    m = kernel.metrics
+    read, written = m.get(DRAM_READ), m.get(DRAM_WRITE)
+    dram = read + written if read is not None and written is not None else None
+    if dram is None and m.get(DRAM_RATE) is not None and m.get(DURATION):
+        dram = m[DRAM_RATE] * m[DURATION]  # type: ignore[operator]
+    tensor = {p: v for p, name in TENSOR.items() if (v := m.get(name)) is not None}
+
+    def scalar(precision: str) -> float | None:
+        got = [(m.get(name), w) for name, w in SCALAR[precision].items()]
+        return sum(v * w for v, w in got if v is not None) if any(v is not None for v, _ in got) else None
+
+    fp = {p: scalar(p) for p in SCALAR}
+    parts = [*tensor.values(), *(v for v in fp.values() if v is not None)]
+    clock = m.get(SM_CLOCK["avg"])
+    return Counters(source=source, kernels=1, duration_s=m.get(DURATION), sm_clock_mhz=clock / 1e6 if clock else None,
+                    dram_bytes_read=read, dram_bytes_written=written, dram_bytes=dram, l2_bytes=m.get(L2_BYTES),
+                    l1_bytes=m.get(L1_BYTES), tensor_flops=tensor or None, fp32_flops=fp["fp32"],
+                    fp64_flops=fp["fp64"], fp16_flops=fp["fp16"], flops=sum(parts) if parts else None)
+
+
+def nvtx_range(kernel: NcuKernel) -> str | None:
+    """The NVTX range the kernel ran in, when the report recorded NVTX (`ncu --nvtx`): the first non-empty text
+    column whose name mentions NVTX or a push/pop range (ncu names these columns by domain)."""
+    for k, v in kernel.text.items():
+        if ("nvtx" in k.lower() or "push/pop" in k.lower()) and v.strip():
+            return v.strip()
+    return None
+

@@ -278,10 +278,42 @@ def record_rows(r: Record) -> list[tuple[str, str]]:
     ]
     if r.timed:
         rows += _timed_rows(r)
+    if r.counters is not None:
+        rows += counter_rows(r)
     for adv in r.advice or []:
         rows.append(("advice", adv.get("message", str(adv)) if isinstance(adv, dict) else str(adv)))
     for n in r.notes or []:
         rows.append(("note", n))
+    return rows
+
+
+def counter_rows(r: Record) -> list[tuple[str, str]]:
+    """What Nsight Compute counted (`record.counters`), beside the model's minimum and FLOPs."""
+    c = r.counters
+    assert c is not None
+    rows = []
+    if c.dram_bytes is not None:
+        split = (f"; read {count(c.dram_bytes_read)}, written {count(c.dram_bytes_written)}"
+                 if c.dram_bytes_read is not None and c.dram_bytes_written is not None else "")
+        times = f" = {c.excess_traffic:.2f}x the minimum" if c.excess_traffic is not None else ""
+        rows.append(("ncu DRAM bytes", f"{count(c.dram_bytes)}{times}{split}"))
+    if c.l2_bytes is not None or c.l1_bytes is not None:
+        rows.append(("ncu L2 / L1 bytes", f"{count(c.l2_bytes) if c.l2_bytes is not None else '-'} / "
+                                          f"{count(c.l1_bytes) if c.l1_bytes is not None else '-'}"))
+    if c.flops is not None:
+        pipes = [f"{k} tensor {count(v)}" for k, v in (c.tensor_flops or {}).items() if v] + \
+            [f"{k} {count(v)}" for k, v in (("fp32", c.fp32_flops), ("fp64", c.fp64_flops), ("fp16", c.fp16_flops))
+             if v]
+        ratio = f" = {c.flops_ratio:.2f}x the model's" if c.flops_ratio is not None else ""
+        rows.append(("ncu FLOPs", f"{count(c.flops)}{ratio}" + (f" ({', '.join(pipes)})" if pipes else "")))
+    levels = [(n, v) for n, v in (("L1", c.intensity_l1), ("L2", c.intensity_l2), ("DRAM", c.intensity_dram))
+              if v is not None]
+    if levels:
+        rows.append(("ncu intensity", ", ".join(f"{n} {v:.4g}" for n, v in levels) + " FLOP/byte"))
+    if c.duration_s is not None:
+        clock = f" at {c.sm_clock_mhz:.0f} MHz" if c.sm_clock_mhz else ""
+        rows.append(("ncu time", f"{duration(c.duration_s)}{clock} ({c.kernels or 1} kernel"
+                                 f"{'s' if (c.kernels or 1) > 1 else ''}, one profiled call)"))
     return rows
 
 
@@ -378,6 +410,9 @@ def records_table(records: list[Record], title: str = "results", wide: bool = Fa
     clocked = timed and any(r.sm_clock_mhz for r in records)  # a GPU's clock; a CPU reports none
     if clocked:
         cols.append(Column("SM\nMHz", drop=1, note="SM MHz: the median SM clock during the samples"))
+    counted = any(r.counters is not None for r in records)
+    if counted:
+        cols.append(Column("DRAM\n× min", note="DRAM × min: Nsight Compute's DRAM bytes / the model's minimum"))
     rows = []
     for r, shape in zip(records, shapes, strict=True):
         row = [r.op + (f" {r.variant}" if r.variant else ""), shape, r.dtype,
@@ -392,6 +427,9 @@ def records_table(records: list[Record], title: str = "results", wide: bool = Fa
                     number(r.achieved_bytes_per_s / 1e9) if r.achieved_bytes_per_s is not None else "-",
                     f"{r.roofline_fraction:.0%}" if r.roofline_fraction is not None else "-",
                     *([f"{sm:.0f}" if sm else "-"] if clocked else [])]
+        if counted:
+            x = r.counters.excess_traffic if r.counters is not None else None
+            row.append(f"{x:.2f}" if x is not None else "-")
         rows.append(row)
     caption = [] if timed else ["the analytic model alone: nothing timed"]
     return FitTable(cols, rows, title=title, caption=caption, wide=wide)

@@ -80,7 +80,8 @@ def build_figure(docs: Sequence[Document], labels: Sequence[str] | None = None, 
 
     Artists carry gids the tests (and anyone inspecting the figure) can find: 'roof:DOC:SOURCE:KIND:KEY',
     'ridge:...', 'point:DOC:RECORD', 'headroom:DOC:RECORD', 'label:roof:...', 'label:point:DOC:RECORD',
-    'leader:DOC:RECORD' (a callout's); the legends are 'legend:series' (one entry per document) and
+    'leader:DOC:RECORD' (a callout's), 'level:DOC:RECORD:LEVEL' and 'levels:DOC:RECORD' (a record's counter
+    points and the line through them); the legends are 'legend:series' (one entry per document) and
     'legend:key'; 'note:skipped' the note on records not drawn. A chart of more than NUMBERED_ABOVE points
     labels each with its number ('label:point:...' holds '1', '2', ...) and adds a table under the legends
     (its gids: `table.draw_table`). A profile's chart numbers only its largest shares; 'note:unlabelled'
@@ -130,6 +131,7 @@ def build_figure(docs: Sequence[Document], labels: Sequence[str] | None = None, 
 
         _draw_roofs(ax, chart)
         margin = _margin_labels(ax, chart)
+        _draw_levels(ax, chart)
         _draw_points(ax, chart, numbers)
         _draw_legends(fig, chart)
         if chart.skipped:
@@ -210,6 +212,30 @@ def _draw_points(ax: Axes, chart: Chart, numbers: dict[str, int]) -> None:
                 markeredgecolor=colour if not p.timed else "white", zorder=5, gid=f"point:{p.gid}")
 
 
+# The marker of each memory level's counter point (hollow, in the record's bound colour).
+LEVEL_MARKERS = {"L1": "v", "L2": "s", "DRAM": "^"}
+LEVEL_MARKER_PT = MARKER_PT * 0.8
+
+
+def _draw_levels(ax: Axes, chart: Chart) -> None:
+    """Each record's counter points (L1, L2, DRAM) and a thin line through them to the record's own point,
+    the model's minimum bytes: one horizontal line per record (`model.LevelPoint`)."""
+    by_record: dict[tuple[int, int], list[Any]] = {}
+    for v in chart.levels:
+        by_record.setdefault((v.doc, v.record), []).append(v)
+    points = {(p.doc, p.record): p for p in chart.points}
+    for key, levels in by_record.items():
+        p = points[key]
+        colour = bound_colour(p.bound)
+        xs = [v.ai for v in levels] + [p.ai]
+        ax.plot([min(xs), max(xs)], [p.flops_per_s, p.flops_per_s], color=colour, linewidth=0.8, alpha=0.6,
+                zorder=4, gid=f"levels:{p.gid}")
+        for v in levels:
+            ax.plot([v.ai], [v.flops_per_s], linestyle="none", marker=LEVEL_MARKERS[v.level],
+                    markersize=LEVEL_MARKER_PT, markerfacecolor="white", markeredgecolor=colour,
+                    markeredgewidth=1.3, zorder=4, gid=f"level:{v.gid}")
+
+
 def _draw_legends(fig: Figure, chart: Chart) -> None:
     from matplotlib.lines import Line2D
 
@@ -232,6 +258,13 @@ def _draw_legends(fig: Figure, chart: Chart) -> None:
                           markeredgecolor="#555555", markeredgewidth=1.6, label="model only (attainable)"))
     if any(p.has_headroom for p in chart.points):
         key.append(Line2D([], [], color="#555555", linestyle=(0, (1, 1.5)), linewidth=1.2, label="headroom to roof"))
+    for level in dict.fromkeys(v.level for v in chart.levels):
+        key.append(Line2D([], [], linestyle="none", marker=LEVEL_MARKERS[level], markersize=LEVEL_MARKER_PT,
+                          markerfacecolor="white", markeredgecolor="#555555", markeredgewidth=1.3,
+                          label=f"{level} bytes (ncu)"))
+    if chart.levels:
+        key.append(Line2D([], [], color="#555555", linewidth=0.8, marker="o", markevery=[1], markersize=4,
+                          label="same FLOPs, ● minimum bytes"))
     if chart.profile:
         key.append(Line2D([], [], linestyle="none", marker="o", markersize=MARKER_PT * 1.6, color="#bbbbbb",
                           markeredgecolor="white", label="area: share of time"))
@@ -284,13 +317,17 @@ def _scene(fig: Figure, ax: Axes, chart: Chart) -> Scene:
     scene = Scene((bbox.x0 + 2, bbox.y0 + 2, bbox.x1 - 2, bbox.y1 - 2), [], [])
     for line in ax.get_lines():
         gid = line.get_gid() or ""
-        if not (gid.startswith("roof:") or gid.startswith("headroom:")):
+        if not gid.startswith(("roof:", "headroom:", "levels:")):
             continue
         xy = to_px(list(zip(line.get_xdata(), line.get_ydata(), strict=True)))
         scene.segments += [(gid, ((xy[k][0], xy[k][1]), (xy[k + 1][0], xy[k + 1][1]))) for k in range(len(xy) - 1)]
     for p in chart.points:
         half = marker_pt(p) * px_per_pt / 2 + 1
         cx, cy = to_px((p.ai, p.flops_per_s))
+        scene.markers.append(rect(cx - half, cy - half, cx + half, cy + half))
+    for v in chart.levels:
+        half = LEVEL_MARKER_PT * px_per_pt / 2 + 1
+        cx, cy = to_px((v.ai, v.flops_per_s))
         scene.markers.append(rect(cx - half, cy - half, cx + half, cy + half))
     for line in ax.get_lines():
         if (line.get_gid() or "").startswith("ridge:"):

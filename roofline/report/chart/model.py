@@ -16,6 +16,11 @@ Choices a reader of the chart should know:
   records; an analytic profile's roofline time), and its marker's AREA is proportional to it (`marker_pt`).
   Only the PROFILE_LABELLED largest shares of each document are numbered and listed in the table (a
   300-op model stays readable); the rest are unnumbered markers, counted in a note (`unlabelled_note`).
+- A record with Nsight Compute counters (`--counters`, `import-ncu`) adds the hierarchical roofline's level
+  points (`LevelPoint`): its FLOPs over the bytes ncu counted at L1, L2 and DRAM, at the record's own
+  FLOP/s. They share the record's height, so they sit on one horizontal line with its point, whose
+  intensity is the model's minimum bytes: the distance from the DRAM point to the record's point is the
+  excess traffic (x1.36 is 0.13 decade). Level points are drawn, not labelled or numbered.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from dataclasses import dataclass, replace
 from itertools import combinations
 from typing import Any
 
+from roofline.core.counters import LEVELS
 from roofline.core.document import Document, read_document
 from roofline.core.errors import RooflineError, UsageError
 from roofline.core.model import pipe_label
@@ -132,6 +138,21 @@ class Point:
 
 
 @dataclass(frozen=True)
+class LevelPoint:
+    """A record's counter bytes at one memory level: (record FLOPs / level bytes, the record's FLOP/s)."""
+
+    doc: int
+    record: int
+    level: str  # "L1" | "L2" | "DRAM" (core.counters.LEVELS)
+    ai: float
+    flops_per_s: float
+
+    @property
+    def gid(self) -> str:
+        return f"{self.doc}:{self.record}:{self.level}"
+
+
+@dataclass(frozen=True)
 class Chart:
     title: str
     series: tuple[str, ...]  # one legend name per document
@@ -142,6 +163,7 @@ class Chart:
     x_range: tuple[float, float]
     y_range: tuple[float, float]
     profile: bool = False  # a profile document is among them: marker areas by share, the top ones numbered
+    levels: tuple[LevelPoint, ...] = ()  # the counter level points of records with counters (module docstring)
 
 
 def _number(v: Any) -> float | None:
@@ -298,6 +320,19 @@ def _point(i: int, j: int, rec: Record, roofs: list[Roof]) -> Point | str:
     return Point(i, j, rec.label, ai, y, timed, str(rec.bound or "unknown"), _headroom_roof(rec, ai, roofs))
 
 
+def level_points(point: Point, rec: Record) -> list[LevelPoint]:
+    """The record's L1, L2 and DRAM points from its counters (none without counters or FLOPs)."""
+    flops = _number(rec.flops)
+    if rec.counters is None or flops is None:
+        return []
+    out = []
+    for level, field in LEVELS.items():
+        b = _number(getattr(rec.counters, field))
+        if b is not None:
+            out.append(LevelPoint(point.doc, point.record, level, flops / b, point.flops_per_s))
+    return out
+
+
 def is_profile(doc: Document) -> bool:
     """Whether the document is a whole-model profile (`roofline profile`): its summary, or aggregated records."""
     return isinstance(doc.extra.get("profile"), dict) or any(r.count is not None for r in doc.records)
@@ -330,6 +365,7 @@ def chart_model(docs: Sequence[Document], labels: Sequence[str] | None = None, r
     series = _series_names(docs, labels)
     roofs: list[Roof] = []
     points: list[Point] = []
+    levels: list[LevelPoint] = []
     skipped: list[str] = []
     for i, doc in enumerate(docs):
         if not doc.records:
@@ -343,7 +379,9 @@ def chart_model(docs: Sequence[Document], labels: Sequence[str] | None = None, r
             name = _profile_label(rec, regions) if profile else rec.label
             if isinstance(point, str):
                 skipped.append(f"{name}: {point}")
-            elif profile:
+                continue
+            levels += level_points(point, rec)
+            if profile:
                 points.append(replace(point, label=name, share=shares[j]))
             else:
                 points.append(point)
@@ -352,13 +390,14 @@ def chart_model(docs: Sequence[Document], labels: Sequence[str] | None = None, r
     if not points:
         raise RooflineError("no record can be drawn on a log-log chart: " + "; ".join(skipped))
     points = _distinct_labels(points, docs)
-    xs = [p.ai for p in points] + [r.ridge for r in roofs if r.ridge] + [r.x_end for r in roofs if r.x_end]
+    xs = [p.ai for p in points] + [v.ai for v in levels] + [r.ridge for r in roofs if r.ridge] + \
+        [r.x_end for r in roofs if r.x_end]
     ys = [p.flops_per_s for p in points] + [r.value for r in roofs if r.kind == "compute"]
     x_range = _span(min(xs), max(xs), _PAD_LEFT, _PAD_RIGHT)
     y_range = _span(min(ys), max(ys), _PAD_BOTTOM, _PAD_TOP)
     sources = tuple(s for s in ("datasheet", "measured") if any(r.source == s for r in roofs))
     return Chart(title or _title(docs, points), series, sources, tuple(roofs), tuple(points), tuple(skipped),
-                 x_range, y_range, profile=any(is_profile(d) for d in docs))
+                 x_range, y_range, profile=any(is_profile(d) for d in docs), levels=tuple(levels))
 
 
 def _distinct_labels(points: list[Point], docs: Sequence[Document]) -> list[Point]:
@@ -470,6 +509,6 @@ def unlabelled_note(chart: Chart, numbers: dict[str, int]) -> str | None:
     return f"{len(rest)} smaller op{'s' if len(rest) > 1 else ''} not numbered ({held})"
 
 
-__all__ = ["NUMBERED_ABOVE", "PROFILE_FULL_PT", "PROFILE_LABELLED", "PROFILE_MIN_PT", "ROOF_CHOICES", "Chart", "Point",
-           "Roof", "chart_model", "device_name", "intensity_tick", "is_numbered", "is_profile", "load_documents",
-           "marker_pt", "point_numbers", "time_shares", "unlabelled_note"]
+__all__ = ["NUMBERED_ABOVE", "PROFILE_FULL_PT", "PROFILE_LABELLED", "PROFILE_MIN_PT", "ROOF_CHOICES", "Chart",
+           "LevelPoint", "Point", "Roof", "chart_model", "device_name", "intensity_tick", "is_numbered", "is_profile",
+           "level_points", "load_documents", "marker_pt", "point_numbers", "time_shares", "unlabelled_note"]

@@ -1,0 +1,67 @@
+"""What follows from a kernel's counters beside the model: pure arithmetic on `Counters`, no torch, no ncu.
+
+- `excess_traffic` = DRAM bytes / the model's minimum bytes: 1.0 moves the minimum, 1.36 moves 36% more.
+- `flops_ratio` = counter FLOPs / the model's FLOPs: 2.0 does twice the arithmetic (padding, recompute).
+- `intensity_<level>` = counter FLOPs / bytes at that level (L1, L2, DRAM): Nsight Compute's hierarchical
+  roofline, one FLOP count over three byte counts.
+NB: the model's minimum counts each tensor once at its dtype's width; it ignores DRAM's 32-byte sector and
+ECC granularity, so a small kernel (KBs) reads above 1.0 from rounding alone.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable
+
+from roofline.core.record import Counters, Record
+
+# The memory levels of the hierarchical roofline, outermost last, with their Counters field.
+LEVELS = {"L1": "l1_bytes", "L2": "l2_bytes", "DRAM": "dram_bytes"}
+
+
+def _ratio(num: float | None, den: float | None) -> float | None:
+    return num / den if num is not None and den else None
+
+
+def derive(counters: Counters, flops: float | None, min_bytes: float | None) -> Counters:
+    """The counters with their derived fields set against the model's FLOPs and minimum bytes (None: unknown)."""
+    return dataclasses.replace(
+        counters, excess_traffic=_ratio(counters.dram_bytes, min_bytes),
+        flops_ratio=_ratio(counters.flops, flops) if counters.flops else None,
+        intensity_dram=_ratio(counters.flops, counters.dram_bytes),
+        intensity_l2=_ratio(counters.flops, counters.l2_bytes),
+        intensity_l1=_ratio(counters.flops, counters.l1_bytes))
+
+
+def with_counters(record: Record, counters: Counters) -> Record:
+    """The record carrying `counters`, derived against its own FLOPs and minimum bytes."""
+    return dataclasses.replace(record, counters=derive(counters, record.flops, record.bytes))
+
+
+def _sum(values: Iterable[float | None]) -> float | None:
+    """The sum of the known values; None when none is known (a counter not collected is never 0)."""
+    known = [v for v in values if v is not None]
+    return sum(known) if known else None
+
+
+def combined(parts: list[Counters], source: str | None = None) -> Counters:
+    """The counters of one call made of several kernels: bytes and FLOPs summed, durations summed, the SM clock
+    weighted by duration."""
+    if len(parts) == 1:
+        return dataclasses.replace(parts[0], source=source or parts[0].source)
+    duration = _sum(p.duration_s for p in parts)
+    clocked = [(p.duration_s, p.sm_clock_mhz) for p in parts if p.duration_s and p.sm_clock_mhz]
+    weight = sum(d for d, _ in clocked)
+    tensor: dict[str, float] = {}
+    for p in parts:
+        for k, v in (p.tensor_flops or {}).items():
+            tensor[k] = tensor.get(k, 0.0) + v
+    return Counters(
+        source=source or (parts[0].source if parts else None), kernels=sum(p.kernels or 1 for p in parts),
+        duration_s=duration, sm_clock_mhz=sum(d * c for d, c in clocked) / weight if weight else None,
+        dram_bytes_read=_sum(p.dram_bytes_read for p in parts),
+        dram_bytes_written=_sum(p.dram_bytes_written for p in parts),
+        dram_bytes=_sum(p.dram_bytes for p in parts), l2_bytes=_sum(p.l2_bytes for p in parts),
+        l1_bytes=_sum(p.l1_bytes for p in parts), tensor_flops=tensor or None,
+        fp32_flops=_sum(p.fp32_flops for p in parts), fp64_flops=_sum(p.fp64_flops for p in parts),
+        fp16_flops=_sum(p.fp16_flops for p in parts), flops=_sum(p.flops for p in parts))

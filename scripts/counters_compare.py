@@ -1,0 +1,87 @@
+"""Issue 17's acceptance checks on the H200 (run by `scripts/gpu_check.sh counters`).
+
+    python scripts/counters_compare.py suite RESULTS.json NCU.csv   # `run --counters` vs a plain ncu run
+    python scripts/counters_compare.py imports A.json B.json        # import-ncu of a .ncu-rep vs of its CSV
+
+`suite`: RESULTS.json from `roofline run SUITE --counters`; NCU.csv from `ncu --profile-from-start off --metrics
+<the same list> --csv --page raw python scripts/ncu_compare.py target SUITE` (one call per entry between the
+same spin markers). Per record: counter time and bytes against the plain run (issue: within 1%), DRAM bytes over
+the model's minimum for memory-bound records (at or above 1.0), tensor FLOPs over the model's FLOPs for GEMMs
+and attention (within 2%). `imports`: the two documents' per-kernel times and bytes must agree.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from roofline.core.counters import combined
+from roofline.core.document import read_document
+from roofline.core.record import Counters
+from roofline.importers.ncu import counters_from_kernel, read_raw_csv, split_groups
+
+MARKER = "spin"
+FIELDS = ("duration_s", "dram_bytes", "l2_bytes", "l1_bytes", "flops")
+TOLERANCE = {"duration_s": 0.01, "dram_bytes": 0.01, "l2_bytes": 0.01, "l1_bytes": 0.01, "flops": 0.0}
+TENSOR_OPS = ("gemm", "bmm", "attention", "conv2d", "linear")
+
+
+def _rel(a: float | None, b: float | None) -> float | None:
+    return None if a is None or b is None or not b else a / b - 1
+
+
+def _fmt(x: float | None) -> str:
+    return "-" if x is None else f"{x:+.2%}"
+
+
+def suite(results: str, csv: str) -> int:
+    recs = read_document(results).records
+    calls = [combined([counters_from_kernel(k) for k in g]) for g in split_groups(read_raw_csv(csv), MARKER) if g]
+    if len(calls) != len(recs):
+        print(f"warning: {len(recs)} records, {len(calls)} ncu calls")
+    print("| # | record | bound | " + " | ".join(f"{f} vs plain" for f in FIELDS) +
+          " | DRAM / minimum | tensor FLOPs / model |")
+    print("|---" * (5 + len(FIELDS)) + "|")
+    worst = 0.0
+    bad = 0
+    for i, (rec, plain) in enumerate(zip(recs, calls, strict=False), start=1):
+        c = rec.counters or Counters()
+        diffs = {f: _rel(getattr(c, f), getattr(plain, f)) for f in FIELDS}
+        for f, d in diffs.items():
+            if d is not None and f != "flops":
+                worst = max(worst, abs(d))
+                bad += abs(d) > TOLERANCE[f]
+        excess = f"{c.excess_traffic:.3f}" if c.excess_traffic is not None and rec.bound == "memory" else "-"
+        tensor = sum((c.tensor_flops or {}).values())
+        ratio = f"{tensor / rec.flops:.4f}" if rec.op in TENSOR_OPS and rec.flops and tensor else "-"
+        print(f"| {i} | {rec.label} {rec.shape} | {rec.bound} | " + " | ".join(_fmt(diffs[f]) for f in FIELDS) +
+              f" | {excess} | {ratio} |")
+    print(f"\nworst time/bytes deviation from the plain ncu run: {worst:.2%} ({bad} past 1%)")
+    return 0
+
+
+def imports(a_path: str, b_path: str) -> int:
+    a, b = read_document(a_path).records, read_document(b_path).records
+    if len(a) != len(b):
+        print(f"different kernel counts: {len(a)} vs {len(b)}")
+        return 1
+    worst = 0.0
+    for ra, rb in zip(a, b, strict=True):
+        ca, cb = ra.counters or Counters(), rb.counters or Counters()
+        for f in FIELDS:
+            d = _rel(getattr(ca, f), getattr(cb, f))
+            if d is not None:
+                worst = max(worst, abs(d))
+    names = sum(ra.params == rb.params for ra, rb in zip(a, b, strict=True))
+    regions = sum(1 for r in a if r.region)
+    print(f"{len(a)} kernels; same names and ids: {names}; with an NVTX range: {regions}; "
+          f"worst time/bytes/FLOPs difference: {worst:.2e}")
+    return 0 if worst < 1e-4 and names == len(a) else 1
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 4 and sys.argv[1] == "suite":
+        sys.exit(suite(sys.argv[2], sys.argv[3]))
+    if len(sys.argv) == 4 and sys.argv[1] == "imports":
+        sys.exit(imports(sys.argv[2], sys.argv[3]))
+    print(__doc__)
+    sys.exit(2)
