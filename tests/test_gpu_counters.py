@@ -24,9 +24,10 @@ def test_analyze_gemm_counters_count_the_models_flops_and_at_least_its_bytes(
     c = rec["counters"]
     # bf16 GEMM 2048^3: 2 x 2048^3 = 17,179,869,184 tensor FLOPs (ncu counts 2 per multiply-add)
     assert c["tensor_flops"]["bf16"] == pytest.approx(2 * 2048**3, rel=0.02)
-    # minimum bytes 3 x 2048^2 x 2 = 25,165,824: a cold call reads at least its inputs once (ECC and rounding
-    # aside), and a 2048^3 GEMM's tiles mostly hit in the 60 MB L2
-    assert c["dram_bytes"] >= 0.95 * rec["bytes"] and c["excess_traffic"] < 3
+    # minimum reads 2 x 2048^2 x 2 = 16,777,216: a cold call reads its inputs at least once (the H200 read
+    # 16,962,560 on 2026-12-01). Writes are not bounded below: the 8 MiB output can stay dirty in the 50 MiB
+    # L2 when the kernel ends, so DRAM writes (and the total, 1.00x of 25,165,824 at most) may read low.
+    assert c["dram_bytes_read"] >= 0.99 * rec["bytes_read"] and c["excess_traffic"] < 3
     assert c["l2_bytes"] >= c["dram_bytes"] * 0.5 and c["duration_s"] > 0 and c["sm_clock_mhz"] > 500
     assert "ncu DRAM bytes" in stdout
 
