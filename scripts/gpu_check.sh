@@ -27,7 +27,7 @@ for stage in $stages; do
 case $stage in
 tests)
   log "pytest -m gpu"
-  python3 -m pytest -q -m gpu tests/test_gpu.py 2>&1 | tail -25 | tee -a "$S"
+  python3 -m pytest -q -m gpu tests/ 2>&1 | tail -25 | tee -a "$S"
   ;;
 timing)
   log "kernels suite, run 1 and 2 (two runs must agree within 2%)"

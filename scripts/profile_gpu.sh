@@ -16,6 +16,8 @@ for spec in "prefill llm_gqa --preset 1b" "forward cnn" "forward vit"; do
   t0=$(secs); timeout 120 python3 -m roofline profile examples/$m.py -o "$W/${m}_cli.json" --force -- "$@" \
       > "$W/${m}_cli.txt" 2>&1; t1=$(secs)
   echo "roofline profile process: $(python3 -c "print(round($t1-$t0,2))") s" | tee -a "$S"
+  t0=$(secs); timeout 120 python3 examples/$m.py "$@" > /dev/null 2>&1; t1=$(secs)
+  echo "plain python process (start, model build, the region; the part both tools share): $(python3 -c "print(round($t1-$t0,2))") s" | tee -a "$S"
   t0=$(secs); timeout 150 ncu --clock-control none --cache-control none --nvtx --nvtx-include "$region/" --csv --page raw \
       --metrics gpu__time_duration.sum python3 examples/$m.py "$@" > "$W/${m}_ncu.csv" 2> "$W/${m}_ncu.err"; t1=$(secs)
   echo "ncu process: $(python3 -c "print(round($t1-$t0,2))") s" | tee -a "$S"
