@@ -50,8 +50,13 @@ DEFAULT_SAMPLES = 20
 # The CPU processes a gloo run starts when none are given (`--nproc`).
 DEFAULT_CPU_PROCS = 2
 NVLS = "NCCL_NVLS_ENABLE"
-# How a failing rank tells the launcher why (the launcher reads the file; one line).
+# How a failing rank tells the launcher why (the launcher reads the file; one line: its kind, then the reason):
+# OWN, its own error; PEER, a connection lost to a rank that died.
 _ERROR_FILE = "rank{rank}.error"
+OWN, PEER = "own", "peer"
+# How gloo and NCCL word a connection lost to a peer (gloo raises a plain RuntimeError).
+PEER_SIGNS = ("remote worker", "connection closed by peer", "connection reset by peer", "remote process exited",
+              "communicator was aborted")
 
 
 @dataclass(frozen=True)
@@ -222,16 +227,22 @@ def run_rank(plan: Plan) -> list[RankResult] | None:
     import warnings
 
     warnings.filterwarnings("ignore", category=FutureWarning)  # torch's renames of the collectives
+    warnings.filterwarnings("ignore", category=UserWarning, module="torch.distributed")  # barrier's device
     nvls_env()
     try:
         import torch
         import torch.distributed as dist
 
         torch.set_num_threads(1)  # gloo ranks share the host's cores
+        device = None
         if plan.backend == "nccl":
-            torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")))
+            device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0")))
+            torch.cuda.set_device(device)
         if not dist.is_initialized():
-            dist.init_process_group(plan.backend)
+            try:  # the device named: NCCL's barrier then knows its GPU (torch >= 2.3)
+                dist.init_process_group(plan.backend, device_id=device)
+            except TypeError:
+                dist.init_process_group(plan.backend)
         mine = measure_rank(plan)
         gathered: list[Any] = [None] * dist.get_world_size()
         dist.all_gather_object(gathered, dataclasses.asdict(mine))
@@ -241,9 +252,10 @@ def run_rank(plan: Plan) -> list[RankResult] | None:
     except Exception as exc:  # the launcher names this rank and its reason in one line
         if plan.error_dir is None:
             raise
-        rank = os.environ.get("RANK", "?")
-        Path(plan.error_dir, _ERROR_FILE.format(rank=rank)).write_text(" ".join(str(exc).split())[:300] or
-                                                                       type(exc).__name__)
+        # a lost connection is a peer's failure seen from here (the peer that died says nothing)
+        text = " ".join(str(exc).split())[:300] or type(exc).__name__
+        kind = PEER if any(sign in text.lower() for sign in PEER_SIGNS) else OWN
+        Path(plan.error_dir, _ERROR_FILE.format(rank=os.environ.get("RANK", "?"))).write_text(f"{kind} {text}")
         sys.stderr.flush()
         os._exit(1)
 
@@ -291,18 +303,26 @@ def launch(plan: Plan, nproc: int) -> list[RankResult]:
 
 
 def _failure(exc: Any, tmp: Path, nproc: int) -> str:
-    """One line: the first rank that failed, its exit status and, when it said one, its reason."""
-    failures = getattr(exc, "failures", {}) or {}
-    reasons = {p.stem.removeprefix("rank"): p.read_text().strip() for p in tmp.glob("rank*.error")}
-    # a rank that died without a reason is the cause: its peers then fail on the closed connection
-    died = sorted((rank, f) for rank, f in failures.items() if str(rank) not in reasons)
-    if died:
-        rank, f = died[0]
-        return (f"rank {rank} of {nproc} died (exit status {getattr(f, 'exitcode', '?')}); the other ranks "
-                "were stopped, nothing written")
-    if reasons:
-        rank, why = sorted(reasons.items())[0]
+    """One line: the rank that failed with its own error, else the rank that died (the one that gave no reason
+    while its peers lost their connection to it), with its exit status when the launcher saw it."""
+    failures = {int(k): f for k, f in (getattr(exc, "failures", {}) or {}).items()}
+    said = {}
+    for p in tmp.glob("rank*.error"):
+        kind, _, text = p.read_text().strip().partition(" ")
+        said[int(p.stem.removeprefix("rank"))] = (kind, text)
+    own = sorted((r, text) for r, (kind, text) in said.items() if kind == OWN)
+    if own:
+        rank, why = own[0]
         return f"rank {rank} of {nproc} failed: {why}; the other ranks were stopped, nothing written"
+    silent = [r for r in range(nproc) if r not in said]
+    died = [r for r in silent if r in failures] or silent
+    if len(died) == 1 or (died and not said):
+        rank = died[0]
+        status = f" (exit status {failures[rank].exitcode})" if rank in failures else ""
+        return f"rank {rank} of {nproc} died{status}; the other ranks were stopped, nothing written"
+    if said:
+        rank, (_, why) = sorted(said.items())[0]
+        return f"rank {rank} of {nproc} lost a peer: {why}; the other ranks were stopped, nothing written"
     return f"the collectives run failed: {' '.join(str(exc).split())[:200]}"
 
 

@@ -116,8 +116,7 @@ def comm_chart(docs: Sequence[Document], labels: Sequence[str] | None = None, ti
             recs.sort(key=lambda r: r.params["bytes"])
             k = recs[0].collective or {}
             lines.append(Line(op, f"{op} {tag}".strip(), tuple(float(r.params["bytes"]) for r in recs),
-                              tuple(float((r.collective or {})["busbw_bytes_per_s"]) for r in recs),
-                              k.get("knee_bytes")))
+                              tuple(float((r.collective or {})[_rate(r)]) for r in recs), k.get("knee_bytes")))
             link = k.get("link_bytes_per_s_one_way")
             if link:
                 ceilings[f"NVLink {si(link, 'B/s')} per direction ({doc.device.get('spec_id', '?')})"] = link
@@ -127,9 +126,18 @@ def comm_chart(docs: Sequence[Document], labels: Sequence[str] | None = None, ti
         raise UsageError("no timed collectives in these documents (made by `roofline collectives`)")
     d0 = docs[0]
     c = d0.extra.get("collectives", {})
-    default = (f"busbw of the collectives over {c.get('world_size', '?')} rank(s) on "
+    what = "busbw" if _rate(d0.records[0]) == BUSBW else "algbw (one rank: busbw is 0 by nccl-tests' convention)"
+    default = (f"{what} of the collectives over {c.get('world_size', '?')} rank(s) on "
                f"{d0.device.get('name') or '?'} ({c.get('backend', '?')}, {c.get('dtype', '?')})")
     return CommChart(tuple(lines), tuple(ceilings.items()), title or default)
+
+
+BUSBW, ALGBW = "busbw_bytes_per_s", "algbw_bytes_per_s"
+
+
+def _rate(r: Record) -> str:
+    """What a record's line shows: busbw, or algbw for one rank (no link: busbw x 0 for all but broadcast)."""
+    return ALGBW if r.params.get("ranks") == 1 else BUSBW
 
 
 def knee_busbw(line: Line) -> float | None:
