@@ -10,7 +10,7 @@ import typer
 
 from roofline.cli.common import check_outputs, note
 from roofline.cli.results import save_and_print
-from roofline.core.errors import UsageError
+from roofline.core.errors import RooflineError, UsageError
 from roofline.ops.collectives import BUSBW_FACTORS
 
 if TYPE_CHECKING:
@@ -125,13 +125,12 @@ def collectives_cmd(
     _finish(doc, output, force, json_, wide)
 
 
-def _target(backend: str) -> Target:
+def _target(backend: str, local_rank: int = 0) -> Target:
+    """The roof of the document: the spec of this rank's GPU (no CUDA context is made here), or the CPU."""
     from roofline.measuring.target import resolve_target
 
     if backend == "nccl":
-        import torch
-
-        return resolve_target(device=f"cuda:{torch.cuda.current_device()}", roof="datasheet")
+        return resolve_target(device=f"cuda:{local_rank}", roof="datasheet")
     return resolve_target(device="cpu")
 
 
@@ -143,10 +142,13 @@ def _in_job(plan: Plan, output: Path | None, force: bool, json_: bool, wide: boo
 
     if os.environ.get("RANK") == "0":
         check_outputs(force, files=(output,))
-    results = run_rank(plan)
+    try:
+        results = run_rank(plan)
+    except Exception as exc:  # torchrun stops the other ranks; this one says why in one line
+        raise RooflineError(f"rank {os.environ.get('RANK')}: {' '.join(str(exc).split())[:300]}") from None
     if results is None:
         return
-    doc = document(results, plan, _target(plan.backend))
+    doc = document(results, plan, _target(plan.backend, int(os.environ.get("LOCAL_RANK", "0"))))
     _finish(doc, output, force, json_, wide)
 
 
