@@ -41,11 +41,12 @@ BACKENDS = ("nccl", "gloo")
 DTYPES = ("bf16", "fp16", "fp32", "fp64")
 # Calls before a size is timed: the first call of a size sets up NCCL's channels and buffers for it.
 WARMUP_CALLS = 5
-# A sample lasts at least this long: CUDA events resolve ~0.5 us and a host launch costs ~5 us, so at 1 ms
-# both are under 1% of a sample of a 10 us all-reduce (100 calls).
-MIN_SAMPLE_S = 1e-3
-# At most this many calls per sample (a 1 KiB gloo call of a few us would otherwise take hundreds).
-MAX_CALLS = 200
+# A sample lasts at least this long. After the barrier the ranks' hosts leave at times some 10-20 us apart, and
+# a rank that starts first waits for the last inside its first call: at 5 ms that skew is under 0.5% of a
+# sample (the mean over ranks halves it), as are the events' ~0.5 us resolution and a ~5 us host launch.
+MIN_SAMPLE_S = 5e-3
+# At most this many calls per sample (a 1 KiB NCCL all-reduce of ~10 us takes 500).
+MAX_CALLS = 1000
 DEFAULT_SAMPLES = 20
 # The CPU processes a gloo run starts when none are given (`--nproc`).
 DEFAULT_CPU_PROCS = 2
@@ -270,6 +271,7 @@ def launch(plan: Plan, nproc: int) -> list[RankResult]:
     """`nproc` local ranks through torch's elastic launcher; every rank's result. A rank that fails or dies
     ends the others (the launcher stops the whole group) and is one RooflineError naming it."""
     import logging
+    import multiprocessing
     import uuid
 
     from torch.distributed.elastic.multiprocessing import DefaultLogsSpecs, Std
@@ -277,6 +279,11 @@ def launch(plan: Plan, nproc: int) -> list[RankResult]:
     from torch.distributed.launcher.api import LaunchConfig, elastic_launch
 
     nvls_env()
+    # Ranks are forked from one server process that imported torch and this module once (multiprocessing's
+    # forkserver): N ranks cost one import of torch instead of N (2-3 s each), and a second launch in the same
+    # process (the tests) reuses the server. The server never touches CUDA, so each forked rank makes its own
+    # context, as a spawned one would.
+    multiprocessing.set_forkserver_preload(["torch", "torch.distributed", __name__])
     loud = [logging.getLogger(n) for n in ("torch.distributed.elastic", "torch.distributed.launcher",
                                            "torch.multiprocessing")]
     levels = [lg.level for lg in loud]
@@ -288,6 +295,7 @@ def launch(plan: Plan, nproc: int) -> list[RankResult]:
         redirects = {i: (Std.OUT if i == 0 else Std.ALL) for i in range(nproc)}
         config = LaunchConfig(min_nodes=1, max_nodes=1, nproc_per_node=nproc, run_id=uuid.uuid4().hex[:12],
                               rdzv_backend="c10d", rdzv_endpoint="localhost:0", max_restarts=0,
+                              start_method="forkserver",
                               logs_specs=DefaultLogsSpecs(log_dir=str(Path(tmp) / "logs"), redirects=redirects))
         try:
             results = elastic_launch(config, _worker)(plan)
