@@ -175,9 +175,16 @@ def _calls_per_sample(estimate_s: float, device: Any) -> int:
 
 
 def _say(plan: Plan, text: str) -> None:
-    """Rank 0's progress: one transient line on its stderr (the launcher leaves rank 0's stderr on the
-    terminal), nothing when stderr is no terminal."""
-    if plan.progress and sys.stderr.isatty():
+    """Rank 0's progress (see `transient`)."""
+    if plan.progress:
+        transient(text)
+
+
+def transient(text: str) -> None:
+    """One transient line on stderr, redrawn in place ('' clears it); nothing when stderr is no terminal. The
+    launcher starts it and rank 0 (whose stderr the launcher leaves on the terminal) takes it over: two
+    processes share the line, so it is a bare carriage return, not a rich status line."""
+    if sys.stderr.isatty():
         sys.stderr.write(f"\r\033[K{text}")
         sys.stderr.flush()
 
@@ -297,11 +304,13 @@ def launch(plan: Plan, nproc: int) -> list[RankResult]:
                               rdzv_backend="c10d", rdzv_endpoint="localhost:0", max_restarts=0,
                               start_method="forkserver",
                               logs_specs=DefaultLogsSpecs(log_dir=str(Path(tmp) / "logs"), redirects=redirects))
+        transient(f"collectives: starting {nproc} rank(s)")
         try:
             results = elastic_launch(config, _worker)(plan)
         except ChildFailedError as exc:
             raise RooflineError(_failure(exc, Path(tmp), nproc)) from None
         finally:
+            transient("")
             for lg, level in zip(loud, levels, strict=True):
                 lg.setLevel(level)
     first = results.get(0)
