@@ -229,3 +229,35 @@ def test_one_rank_runs_as_on_a_one_gpu_machine(capsys: pytest.CaptureFixture[str
     assert recs[2]["collective"]["busbw_bytes_per_s"] == pytest.approx(recs[2]["collective"]["algbw_bytes_per_s"])
     code, text, _ = run(capsys, "plot", str(out), "--terminal")
     assert code == 0 and text.startswith("algbw (one rank")
+
+
+def test_fits_and_chart_of_a_synthetic_gpu_run(tmp_path: Path) -> None:
+    from roofline.analysis.commfit import fit_alpha_beta
+    from roofline.measuring.collectives import _with_fits
+    from roofline.ops.collectives import algbw, busbw, ring_bytes_per_gpu
+    from roofline.report.chart.comm_draw import save_comm_chart
+    from roofline.report.comm import comm_chart, knee_busbw
+    from roofline.report.format import si
+
+    # all_reduce over 2 GPUs that follows t = 8 us + bytes sent / 370 GB/s exactly, on the H200's 450 GB/s link
+    recs = []
+    for k in range(10, 33):
+        t = 8e-6 + ring_bytes_per_gpu("all_reduce", 2**k, 2) / 370e9
+        recs.append(_collective_record("all_reduce", 2**k, [t]))
+        recs[-1] = dataclasses.replace(recs[-1], time_s=t, collective={
+            "ranks": 2, "busbw_bytes_per_s": busbw("all_reduce", 2**k, 2, t),
+            "algbw_bytes_per_s": algbw(2**k, t), "link_bytes_per_s_one_way": 450e9})
+    recs = _with_fits(recs, fit_alpha_beta, si)
+    c = recs[0].collective or {}
+    assert c["alpha_s"] == pytest.approx(4e-6, rel=1e-6)  # 8 us over 2 x (2 - 1) ring steps
+    assert 1 / c["beta_s_per_byte"] == pytest.approx(370e9, rel=1e-6)
+    assert c["knee_bytes"] == pytest.approx(8e-6 * 370e9, rel=1e-6)  # n1/2 = 2.96 MB; busbw factor 1 at n = 2
+    assert c["best_busbw_bytes_per_s"] == (recs[-1].collective or {})["busbw_bytes_per_s"]
+    doc = Document(device={"name": "NVIDIA H200", "spec_id": "h200-sxm"}, records=recs,
+                   extra={"collectives": {"world_size": 2, "backend": "nccl", "dtype": "bf16"}})
+    chart = comm_chart([doc])
+    assert [v for _, v in chart.ceilings] == [450e9]
+    (line,) = chart.lines
+    # at the knee busbw is half the asymptote: 185 GB/s, interpolated between 2 MiB and 4 MiB on the chart
+    assert knee_busbw(line) == pytest.approx(185e9, rel=0.05)
+    assert save_comm_chart([doc], tmp_path / "c.png").stat().st_size > 10_000

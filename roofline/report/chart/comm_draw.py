@@ -35,25 +35,31 @@ def build_comm_figure(chart: CommChart) -> Figure:
     ax = fig.add_subplot()
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
+    top = 0.0
     for i, line in enumerate(chart.lines):
         colour, marker = DOC_COLOURS[i % len(DOC_COLOURS)], DOC_MARKERS[i % len(DOC_MARKERS)]
-        ax.plot(line.sizes, line.busbw, marker=marker, markersize=4, color=colour, label=line.label, lw=1.4)
         y = knee_busbw(line)
+        # the knee's size goes in the legend (labels beside close knees would overlap); a tick marks it
+        label = line.label + (f" (knee n½ {_size(line.knee_bytes)})" if y is not None and line.knee_bytes else "")
+        ax.plot(line.sizes, line.busbw, marker=marker, markersize=4, color=colour, label=label, lw=1.4)
         if y is not None and line.knee_bytes is not None:
             ax.plot([line.knee_bytes], [y], marker="|", markersize=16, mew=2, color=colour, zorder=5)
-            ax.annotate(f"n½ {_size(line.knee_bytes)}", (line.knee_bytes, y), textcoords="offset points",
-                        xytext=(4, -12), fontsize=FONT_PT - 1, color=colour)
+        top = max([top, *line.busbw])
     for name, value in chart.ceilings:
         ax.axhline(value, color=CEILING_COLOUR, lw=1.2, ls="--")
-        ax.annotate(name, (0.01, value), xycoords=("axes fraction", "data"), textcoords="offset points",
-                    xytext=(0, 3), fontsize=FONT_PT, color=CEILING_COLOUR)
+        # above the line, right of the legend: the curves approach a ceiling from below
+        ax.annotate(name, (0.6, value), xycoords=("axes fraction", "data"), textcoords="offset points",
+                    xytext=(0, 3), fontsize=FONT_PT, color=CEILING_COLOUR, ha="center")
+        top = max(top, value)
+    if top > 0:
+        ax.set_ylim(top=top * 2)  # room above the highest line or ceiling for the legend
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _p: _size(v) if v > 0 else ""))
     ax.yaxis.set_major_formatter(FuncFormatter(_si_tick("B/s")))
     ax.set_xlabel("message size S (nccl-tests' size: the full buffer)", fontsize=FONT_PT)
     ax.set_ylabel("busbw, one direction", fontsize=FONT_PT)
     ax.tick_params(labelsize=FONT_PT)
     ax.grid(True, which="major", alpha=0.3)
-    ax.legend(fontsize=FONT_PT, loc="upper left", bbox_to_anchor=(0.0, 0.93))
+    ax.legend(fontsize=FONT_PT, loc="lower right")  # the curves rise from lower left to upper right
     fig.suptitle(chart.title, fontsize=TITLE_PT)
     return fig
 
