@@ -261,3 +261,14 @@ def test_fits_and_chart_of_a_synthetic_gpu_run(tmp_path: Path) -> None:
     # at the knee busbw is half the asymptote: 185 GB/s, interpolated between 2 MiB and 4 MiB on the chart
     assert knee_busbw(line) == pytest.approx(185e9, rel=0.05)
     assert save_comm_chart([doc], tmp_path / "c.png").stat().st_size > 10_000
+
+
+def test_a_merged_document_charts_each_gpu() -> None:
+    from roofline.report.chart.model import chart_model
+
+    rec = dataclasses.replace(_collective_record("all_reduce", 2**20, [1e-3] * 5), collective=None,
+                              achieved_flops_per_s=1e9, arithmetic_intensity=0.5)
+    doc = merge_devices([(i, Document(device={"kind": "gpu", "name": "NVIDIA H200"}, records=[rec]))
+                         for i in (0, 1)], "serial")
+    assert [p.label for p in chart_model([doc], roof="datasheet").points] == \
+        ["all_reduce bf16 [GPU 0]", "all_reduce bf16 [GPU 1]"]
