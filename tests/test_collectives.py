@@ -135,7 +135,7 @@ def test_cli_compare(capsys: pytest.CaptureFixture[str]) -> None:
 @pytest.mark.parametrize(("args", "message"), [
     (("--bytes", "0", "--no-time"), "all_reduce: --bytes must be >= 1, got 0"),
     (("--ranks", "1", "--no-time"), "all_reduce: --ranks must be >= 2, got 1"),
-    ((), TIMED_ELSEWHERE),  # timed: no process per GPU exists yet
+    ((), TIMED_ELSEWHERE),  # timed: `roofline collectives` does that
 ])
 def test_cli_bad_input_is_one_line_exit_2(capsys: pytest.CaptureFixture[str], args: tuple[str, ...],
                                           message: str) -> None:

@@ -151,9 +151,14 @@ def draw(doc: Document, where: str) -> None:
     note(f"chart written to {save_chart([doc], Path(where))}")
 
 
+# `analyze all_reduce --gpus 8`, as the issue and nccl-tests' -g speak of it, is --ranks (compare's --gpus
+# names GPU specs instead: there the ranks are --ranks only).
+RANKS_ALIASES = {"ranks": ("--gpus",)}
+
+
 def _make_analyze(cls: type) -> Any:
     return op_command(cls, COMMON, lambda shape, **kw: run_analyze(cls.name, shape, **kw), cls.name,
-                      f"{cls.summary}\n\n{cls.ignores}")
+                      f"{cls.summary}\n\n{cls.ignores}", aliases=RANKS_ALIASES)
 
 
 register_op_commands(analyze_app, _make_analyze, lambda cls: f"{cls.summary}. {cls.ignores}")

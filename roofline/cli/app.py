@@ -15,6 +15,7 @@ import typer
 from roofline.cli.analyze import analyze_app
 from roofline.cli.calibrate import calibrate_cmd
 from roofline.cli.check import baseline_app, check_cmd
+from roofline.cli.collectives import collectives_cmd
 from roofline.cli.compare import compare_app
 from roofline.cli.import_ncu import import_ncu_cmd
 from roofline.cli.occupancy import occupancy_cmd
@@ -51,6 +52,7 @@ app.command("plot")(plot_cmd)
 app.command("report")(report_cmd)
 app.command("import-ncu")(import_ncu_cmd)
 app.command("occupancy")(occupancy_cmd)
+app.command("collectives")(collectives_cmd)
 app.add_typer(specs_app, name="specs")
 app.add_typer(ops_app, name="ops")
 app.add_typer(analyze_app, name="analyze")

@@ -84,12 +84,12 @@ def check_outputs(force: bool, files: tuple[str | os.PathLike[str] | None, ...] 
         figure_format(path)
 
 
-def _op_option(f: dataclasses.Field[Any]) -> tuple[Any, Any]:
-    """The annotation and typer.Option for one operator field, from its CLI metadata."""
+def _op_option(f: dataclasses.Field[Any], aliases: tuple[str, ...] = ()) -> tuple[Any, Any]:
+    """The annotation and typer.Option for one operator field, from its CLI metadata (`aliases`: more flags)."""
     meta, flag = f.metadata, f"--{f.name.replace('_', '-')}"
     kind = meta.get("kind")
     if kind == "int":
-        return Optional[int], typer.Option(f.default, flag, help=meta.get("help", ""))
+        return Optional[int], typer.Option(f.default, flag, *aliases, help=meta.get("help", ""))
     if kind == "choice":
         return str, typer.Option(f.default, flag, help=f"{meta.get('help', '')} ({'|'.join(meta['choices'])})")
     if kind == "flag":
@@ -97,10 +97,11 @@ def _op_option(f: dataclasses.Field[Any]) -> tuple[Any, Any]:
     raise RuntimeError(f"field {f.name} has no CLI kind")
 
 
-def op_command(cls: type, common: list[OptionSpec], body: Callable[..., None], name: str, doc: str
-               ) -> Callable[..., None]:
+def op_command(cls: type, common: list[OptionSpec], body: Callable[..., None], name: str, doc: str,
+               aliases: dict[str, tuple[str, ...]] | None = None) -> Callable[..., None]:
     """A typer command with one option per field of the operator `cls` plus the `common` options; `body`
-    gets the shape (field values) and the other options as keywords."""
+    gets the shape (field values) and the other options as keywords. `aliases`: more flags of an integer
+    field, by field name."""
     op_fields = dataclasses.fields(cls)
 
     def command(**kwargs: Any) -> None:
@@ -108,7 +109,7 @@ def op_command(cls: type, common: list[OptionSpec], body: Callable[..., None], n
         body(shape, **kwargs)
 
     params = [inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=opt, annotation=ann)
-              for f in op_fields for ann, opt in [_op_option(f)]]
+              for f in op_fields for ann, opt in [_op_option(f, (aliases or {}).get(f.name, ()))]]
     params += [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=opt, annotation=ann)
                for n, ann, opt in common]
     command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]

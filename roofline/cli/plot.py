@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from roofline.cli.common import check_choice, check_outputs, note, out
 from roofline.core.errors import UsageError
 from roofline.report.chart.model import ROOF_CHOICES
+
+if TYPE_CHECKING:
+    from roofline.core.document import Document
 
 
 def plot_cmd(
@@ -32,6 +35,11 @@ def plot_cmd(
 
     docs = load_documents(results)
     check_outputs(force, charts=(output,))
+    from roofline.report.comm import is_collectives
+
+    if any(is_collectives(d) for d in docs):  # `roofline collectives` documents: busbw against size
+        _plot_collectives(docs, output, terminal, label, title)
+        return
     if terminal:
         from roofline.report.terminal import render_terminal, terminal_width
 
@@ -40,3 +48,19 @@ def plot_cmd(
         from roofline.report.chart.draw import save_chart
 
         note(f"chart written to {save_chart(docs, output, labels=label, roof=roof, title=title)}")
+
+
+def _plot_collectives(docs: list[Document], output: Path | None, terminal: bool, label: list[str] | None,
+                      title: str | None) -> None:
+    """The busbw chart of collectives documents; mixing them with roofline documents is refused."""
+    from roofline.report.chart.comm_draw import render_comm_terminal, save_comm_chart
+    from roofline.report.comm import is_collectives
+
+    if not all(is_collectives(d) for d in docs):
+        raise UsageError("collectives documents (busbw against size) and roofline documents cannot share a chart")
+    if terminal:
+        from roofline.report.terminal import terminal_width
+
+        out(render_comm_terminal(docs, width=terminal_width(), labels=label))
+    if output is not None:
+        note(f"chart written to {save_comm_chart(docs, output, labels=label, title=title)}")

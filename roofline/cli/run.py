@@ -96,6 +96,12 @@ def run_cmd(
     repeat: Annotated[int, typer.Option("--repeat", min=1, help="Run the suite N times, each in a fresh process, "
                                         "into one document keeping every run's samples: each record then knows "
                                         "its between-run noise (for baseline update and check).")] = 1,
+    devices: Annotated[str | None, typer.Option("--devices", help="all, none or GPU indices (0,1,...): the suite "
+                                                "on each GPU, one process per GPU, into one document with a "
+                                                "record per entry and GPU; a GPU slower than its peers is "
+                                                "named.")] = None,
+    devices_mode: Annotated[str, typer.Option("--devices-mode", help="parallel (all GPUs at once, the default) "
+                                              "or serial (one after another).")] = "parallel",
 ) -> None:
     """Run every entry of a suite (timed when a device is there) into one results document."""
     from roofline.analysis.suite import load_suite
@@ -116,6 +122,16 @@ def run_cmd(
         if repeat > 1:
             raise UsageError("--counters goes with one run: counter bytes are the same every run")
         ncu = counters_preflight(no_time)
+    check_choice("--devices-mode", devices_mode, DEVICES_MODES)
+    indices = _device_indices(devices, device=device, repeat=repeat, no_time=no_time)
+    if indices:
+        if counters:
+            raise UsageError("--counters goes with one GPU: run it without --devices")
+        args = child_args(gpu=gpu, device=None, warm_l2=warm_l2, timer=timer, power=power, kernels=kernels,
+                          inject_slowdown=inject_slowdown)
+        _on_devices(suite, indices, devices_mode, args, output=output, force=force, json_=json_, wide=wide,
+                    name=spec.name)
+        return
     if repeat > 1:
         if no_time:
             raise UsageError("--repeat needs timed runs: the model alone (--no-time) is the same every run")
@@ -172,3 +188,87 @@ def _repeat(suite: Path, repeat: int, args: list[str], *, output: Path | None, f
             note(line)
         if output is not None:
             note(f"results written to {output}")
+
+
+DEVICES_MODES = ("parallel", "serial")
+
+
+def _device_indices(devices: str | None, *, device: str | None, repeat: int, no_time: bool) -> list[int]:
+    """The GPUs `--devices` names ([] for none or not given); its conflicts with other options refused."""
+    if devices is None:
+        return []
+    from roofline.analysis.devices import parse_devices
+    from roofline.measuring.device import detect_gpus
+
+    indices = parse_devices(devices, len(detect_gpus()))
+    if indices and device is not None:
+        raise UsageError("give --devices or --device, not both")
+    if indices and repeat > 1:
+        raise UsageError("--devices with --repeat: run each GPU's repeats with --device cuda:N --repeat N")
+    if indices and no_time:
+        raise UsageError("--devices times the suite on each GPU: the model alone (--no-time) is the same on all")
+    return indices
+
+
+def run_on_devices(suite: Path, indices: list[int], mode: str, args: list[str]) -> Document:
+    """The suite on each GPU in `indices`, one fresh process per GPU (`run --device cuda:N`), all at once
+    (parallel: their output kept in files, the first failure's last line reported) or one after another
+    (serial: their progress shown), merged by `analysis.devices.merge_devices`."""
+    import subprocess
+    import sys
+    import tempfile
+
+    from roofline.analysis.devices import merge_devices
+    from roofline.ci.judge import load_for_check
+    from roofline.measuring.progress import StatusLine
+    from roofline.measuring.target import command_line
+
+    with tempfile.TemporaryDirectory(prefix="roofline-devices-") as tmp:
+        paths = {i: Path(tmp) / f"gpu{i}.json" for i in indices}
+        cmds = {i: [sys.executable, "-m", "roofline", "run", str(suite), "-o", str(paths[i]), "--device",
+                    f"cuda:{i}", *args] for i in indices}
+        if mode == "serial":
+            for i in indices:
+                note(f"GPU {i} ({indices.index(i) + 1} of {len(indices)})")
+                code = _run_child(cmds[i])
+                if code != 0:
+                    raise RooflineError(f"the run on GPU {i} failed (exit status {code}; its error is above)")
+        else:
+            with StatusLine() as line:
+                line.status(f"{suite.name} on GPUs {', '.join(map(str, indices))} at once")
+                logs = {i: open(Path(tmp) / f"gpu{i}.err", "w") for i in indices}  # closed below
+                try:
+                    procs = {i: subprocess.Popen(cmds[i], stdout=subprocess.DEVNULL, stderr=logs[i])
+                             for i in indices}
+                    codes = {i: p.wait() for i, p in procs.items()}
+                finally:
+                    for f in logs.values():
+                        f.close()
+            for i, code in codes.items():
+                if code != 0:
+                    said = [ln for ln in (Path(tmp) / f"gpu{i}.err").read_text().splitlines() if ln.strip()]
+                    why = said[-1].removeprefix("error: ") if said else "no message"
+                    raise RooflineError(f"the run on GPU {i} failed (exit status {code}): {why}")
+        doc = merge_devices([(i, load_for_check(paths[i])) for i in indices], mode)
+    doc.extra["command"] = command_line()
+    return doc
+
+
+def _on_devices(suite: Path, indices: list[int], mode: str, args: list[str], *, output: Path | None, force: bool,
+                json_: bool, wide: bool, name: str) -> None:
+    """`--devices`: the merged document written and shown, and any GPU slower than its peers named."""
+    from roofline.analysis.devices import slow_devices
+    from roofline.report.text import records_table, show
+
+    doc = run_on_devices(suite, indices, mode, args)
+    save_and_print(doc, output, force, json_)
+    if not json_:
+        title = f"{name} on {len(indices)} GPU(s) ({mode}): {doc.device.get('name') or '?'}"
+        show(records_table(doc.records, title=title, wide=wide), wide=wide)
+    slow = slow_devices(doc.records)
+    for finding in slow:
+        note(finding.sentence())
+    if len(indices) > 1 and not slow:
+        note(f"no GPU slower than its peers past the noise ({len(indices)} GPUs)")
+    if output is not None and not json_:
+        note(f"results written to {output}")

@@ -236,6 +236,11 @@ class Record(_Serial):
     flops_source: str | None = None
     # Nsight Compute's counters for one call (`--counters`, `roofline import-ncu`).
     counters: Counters | None = None
+    # `roofline collectives`: one record per (collective, size); params hold bytes and ranks. What the run
+    # measured beyond the time: algbw, busbw, the link ceiling, the fitted alpha-beta model, every rank's samples.
+    collective: dict[str, Any] | None = None
+    # `roofline run --devices`: the GPU index the record was timed on (one record per entry and device).
+    device_index: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out = super().to_dict()
@@ -268,10 +273,13 @@ class Record(_Serial):
     def key(self, case: str = "") -> Key:
         """How a record is matched across documents: operator, variant, canonical params, dtype (and `case`,
         set only to tell apart two records that share those four). A profile record is also told apart by its
-        region, module and input shapes (one aten op runs in many modules with the same params)."""
+        region, module and input shapes (one aten op runs in many modules with the same params); a record of
+        `run --devices` by its device index. A collective's params hold its size and ranks."""
         ident: dict[str, Any] = self.params
         if self.count is not None:
             ident = {**self.params, "@region": self.region, "@module": self.module, "@inputs": self.input_shapes}
+        if self.device_index is not None:
+            ident = {**ident, "@device": self.device_index}
         return (self.op, self.variant, canonical_params(ident), self.dtype, case)
 
 

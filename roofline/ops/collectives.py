@@ -44,7 +44,8 @@ BUSBW_FACTORS: dict[str, tuple[int, int]] = {  # factor = a(n-1)/n + b: (a, b)
 # n-1 all-gather steps; broadcast: the chain's n-1 hops).
 RING_STEPS: dict[str, int] = {"all_reduce": 2, "all_gather": 1, "reduce_scatter": 1, "all_to_all": 1, "broadcast": 1}
 REDUCING = ("all_reduce", "reduce_scatter")
-TIMED_ELSEWHERE = "collectives are timed by `roofline collectives`, not yet built; add --no-time"
+TIMED_ELSEWHERE = ("a collective is timed across processes by `roofline collectives --ops NAME`; add --no-time "
+                   "here for the model alone")
 
 
 def _known(op: str) -> None:

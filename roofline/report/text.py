@@ -394,7 +394,9 @@ def records_table(records: list[Record], title: str = "results", wide: bool = Fa
     timed = any(r.timed for r in records)
     shapes = [r.shape for r in records] if wide else compact_shapes(records)
     shape_note = "" if wide else "shape: sizes, and other parameters when not the operator's default"
-    cols = [Column("op", left=True, wrap=True, want=0), Column("shape", left=True, wrap=True, note=shape_note),
+    per_gpu = any(r.device_index is not None for r in records)  # `run --devices`: a record per entry and GPU
+    cols = [*([Column("GPU", note="GPU: the device index the record ran on")] if per_gpu else []),
+            Column("op", left=True, wrap=True, want=0), Column("shape", left=True, wrap=True, note=shape_note),
             Column("dtype", left=True),
             Column("AI\nFLOP/B", drop=2 if timed else 0,
                    note="AI: arithmetic intensity, FLOP per byte of memory traffic"),
@@ -415,7 +417,8 @@ def records_table(records: list[Record], title: str = "results", wide: bool = Fa
         cols.append(Column("DRAM\n× min", note="DRAM × min: Nsight Compute's DRAM bytes / the model's minimum"))
     rows = []
     for r, shape in zip(records, shapes, strict=True):
-        row = [r.op + (f" {r.variant}" if r.variant else ""), shape, r.dtype,
+        row = [*([str(r.device_index) if r.device_index is not None else "-"] if per_gpu else []),
+               r.op + (f" {r.variant}" if r.variant else ""), shape, r.dtype,
                number(r.arithmetic_intensity), r.bound or "-", duration(r.roofline_time_s),
                number((r.attainable_flops_per_s or 0) / 1e12) if r.attainable_flops_per_s is not None else "-"]
         if timed:

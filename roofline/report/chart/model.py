@@ -383,6 +383,8 @@ def chart_model(docs: Sequence[Document], labels: Sequence[str] | None = None, r
             levels += level_points(point, rec)
             if profile:
                 points.append(replace(point, label=name, share=shares[j]))
+            elif rec.device_index is not None:  # `run --devices`: one point per entry and GPU
+                points.append(replace(point, label=f"{name} [GPU {rec.device_index}]"))
             else:
                 points.append(point)
         # Before/after on one GPU: the second document's identical roofs are not drawn again.
