@@ -13,6 +13,7 @@ from roofline.cli.common import (
     OptionSpec,
     check_choice,
     check_outputs,
+    int_flags,
     note,
     op_command,
     out,
@@ -57,6 +58,11 @@ COMMON: list[OptionSpec] = [
 ]
 
 
+# The help's sentence on sweeps (roofline.core.sweep).
+SWEEP_HELP = ("Any integer parameter takes a sweep: a list (--m 1024,4096), a geometric range (--m 1024:16384:x2) "
+              "or an arithmetic one (--m 1024:4096:+1024); several swept parameters give every combination. "
+              "One record per shape, in one document.")
+
 # What a note about a long CPU timing suggests instead.
 SHORTER = "a smaller shape, or --no-time for the model alone, is quicker"
 
@@ -64,15 +70,19 @@ SHORTER = "a smaller shape, or --no-time for the model alone, is quicker"
 def run_analyze(op_name: str, shape: dict[str, Any], *, dtype: str | None, gpu: str | None, device: str | None,
                 no_time: bool, no_tensor_cores: bool, warm_l2: bool, timer: str, power: str, kernels: bool,
                 roof: str | None, json_: bool, output: Path | None, force: bool, plot: str | None) -> None:
-    """Place (and time) one operator; print its record or the document, write and draw what was asked."""
+    """Place (and time) one operator, or each shape of a sweep (`roofline.core.sweep`: an integer parameter
+    given as a list or range); print its record (a sweep: one row per shape) or the document, write and draw
+    what was asked. A sweep is one document whose `sweep` field names the swept parameters."""
     from roofline.analysis.advice import with_advice
     from roofline.core.dtypes import get_dtype
     from roofline.core.record import analytic_record
+    from roofline.core.sweep import expand
     from roofline.measuring.progress import StatusLine
     from roofline.measuring.target import resolve_target
-    from roofline.ops import make
+    from roofline.ops import get_operator, make
 
-    op = make(op_name, **shape)
+    shapes, swept = expand(shape, int_flags(get_operator(op_name)))
+    ops = [make(op_name, **s) for s in shapes]  # every shape checked before anything is timed
     check_choice("--timer", timer, METHODS)
     check_choice("--roof", roof, ROOF_CHOICES)
     check_choice("--power", power, POWER_MODES)
@@ -83,21 +93,29 @@ def run_analyze(op_name: str, shape: dict[str, Any], *, dtype: str | None, gpu: 
     dt = get_dtype(dtype or ("fp32" if target.is_cpu else "fp16"))
     for msg in target.messages:
         note(msg)
-    if target.time_device is None:
-        record = analytic_record(op, dt, target.ceilings, not no_tensor_cores)
-    else:
-        from roofline.measuring.runner import measure_op
+    records = []
+    with StatusLine(total=len(ops) if len(ops) > 1 else None, shorter=SHORTER) as line:
+        for i, op in enumerate(ops):
+            if target.time_device is None:
+                record = analytic_record(op, dt, target.ceilings, not no_tensor_cores)
+            else:
+                from roofline.measuring.runner import measure_op
 
-        with StatusLine(shorter=SHORTER) as line:
-            record = measure_op(op, dt, target, warm_l2=warm_l2, method=timer, tensor_cores=not no_tensor_cores,
-                                power=power, kernels=kernels, progress=line)
-    record = with_advice(record, target.spec)
-    doc = target.document([record])
+                if len(ops) > 1:  # the bar: shape i of N
+                    line.step(i, f"{op_name} {' '.join(f'{k}={shapes[i][k]}' for k in swept)}")
+                record = measure_op(op, dt, target, warm_l2=warm_l2, method=timer,
+                                    tensor_cores=not no_tensor_cores, power=power, kernels=kernels, progress=line)
+            records.append(with_advice(record, target.spec))
+    doc = target.document(records, extra={"sweep": swept} if swept else None)
     save_and_print(doc, output, force, json_)
     if not json_:
-        from roofline.report.text import record_table, show
+        from roofline.report.text import record_table, records_table, show
 
-        show(record_table(record))
+        if len(records) == 1:
+            show(record_table(records[0]))
+        else:
+            title = f"{op_name} sweep of {', '.join(swept)} on {target.ceilings.device_name}"
+            show(records_table(records, title=title))
         if target.is_cpu and target.time_device:
             note(f"timed on the CPU ({target.device_info['name']}): no GPU on this machine")
     if plot:
@@ -118,7 +136,7 @@ def draw(doc: Document, where: str) -> None:
 
 def _make_analyze(cls: type) -> Any:
     return op_command(cls, COMMON, lambda shape, **kw: run_analyze(cls.name, shape, **kw), cls.name,
-                      f"{cls.summary}\n\n{cls.ignores}")
+                      f"{cls.summary}\n\n{cls.ignores}\n\n{SWEEP_HELP}", sweep=True)
 
 
-register_op_commands(analyze_app, _make_analyze, lambda cls: f"{cls.summary}. {cls.ignores}")
+register_op_commands(analyze_app, _make_analyze, lambda cls: f"{cls.summary}. {cls.ignores}\n\n{SWEEP_HELP}")

@@ -84,10 +84,18 @@ def check_outputs(force: bool, files: tuple[str | os.PathLike[str] | None, ...] 
         figure_format(path)
 
 
-def _op_option(f: dataclasses.Field[Any]) -> tuple[Any, Any]:
-    """The annotation and typer.Option for one operator field, from its CLI metadata."""
+# How `--help` names an integer parameter that takes a sweep (`roofline.core.sweep`).
+SWEEP_METAVAR = "<int>"  # as typer shows an int (the command's help says what else it takes)
+
+
+def _op_option(f: dataclasses.Field[Any], sweep: bool = False) -> tuple[Any, Any]:
+    """The annotation and typer.Option for one operator field, from its CLI metadata. With `sweep`, an integer
+    field is read as text (one value, a list or a range) for `roofline.core.sweep.expand`."""
     meta, flag = f.metadata, f"--{f.name.replace('_', '-')}"
     kind = meta.get("kind")
+    if kind == "int" and sweep:
+        default = None if f.default is None else str(f.default)
+        return Optional[str], typer.Option(default, flag, help=meta.get("help", ""), metavar=SWEEP_METAVAR)
     if kind == "int":
         return Optional[int], typer.Option(f.default, flag, help=meta.get("help", ""))
     if kind == "choice":
@@ -97,10 +105,11 @@ def _op_option(f: dataclasses.Field[Any]) -> tuple[Any, Any]:
     raise RuntimeError(f"field {f.name} has no CLI kind")
 
 
-def op_command(cls: type, common: list[OptionSpec], body: Callable[..., None], name: str, doc: str
-               ) -> Callable[..., None]:
+def op_command(cls: type, common: list[OptionSpec], body: Callable[..., None], name: str, doc: str,
+               sweep: bool = False) -> Callable[..., None]:
     """A typer command with one option per field of the operator `cls` plus the `common` options; `body`
-    gets the shape (field values) and the other options as keywords."""
+    gets the shape (field values) and the other options as keywords. With `sweep`, integer fields arrive as
+    text (see `_op_option`)."""
     op_fields = dataclasses.fields(cls)
 
     def command(**kwargs: Any) -> None:
@@ -108,13 +117,18 @@ def op_command(cls: type, common: list[OptionSpec], body: Callable[..., None], n
         body(shape, **kwargs)
 
     params = [inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=opt, annotation=ann)
-              for f in op_fields for ann, opt in [_op_option(f)]]
+              for f in op_fields for ann, opt in [_op_option(f, sweep)]]
     params += [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=opt, annotation=ann)
                for n, ann, opt in common]
     command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
     command.__name__ = name
     command.__doc__ = doc
     return command
+
+
+def int_flags(cls: type) -> dict[str, str]:
+    """The integer parameters of operator `cls` and their flags ({'m': '--m', 'head_dim': '--head-dim'})."""
+    return {f.name: f"--{f.name.replace('_', '-')}" for f in dataclasses.fields(cls) if f.metadata.get("kind") == "int"}
 
 
 def register_op_commands(sub_app: typer.Typer, make: Callable[[type], Callable[..., None]],
