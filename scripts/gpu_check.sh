@@ -25,6 +25,10 @@ python3 -c "import torch, triton; print('torch', torch.__version__, 'cuda', torc
 
 for stage in $stages; do
 case $stage in
+docs)
+  log "every command of the README and docs/*.md as written, timed on the GPU (tests/test_docs_commands.py)"
+  python3 -m pytest -q -m gpu tests/test_docs_commands.py 2>&1 | tail -25 | tee -a "$S"
+  ;;
 tests)
   log "pytest -m gpu"
   python3 -m pytest -q -m gpu tests/test_gpu.py 2>&1 | tail -25 | tee -a "$S"
