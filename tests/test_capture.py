@@ -50,11 +50,13 @@ def test_mlp_flops_by_hand_and_against_flop_counter(mlp_profile) -> None:  # typ
     model, x, prof = mlp_profile
     ops = [(r.op, r.module, r.flops) for r in prof.records]
     assert ops == [
-        ("aten::addmm", "fc1", 2 * 32 * 128 * 64 + 32 * 128),  # 524,288 + the bias add 4,096 = 528,384
+        ("aten::addmm", "fc1", 2 * 32 * 128 * 64),  # 524,288 (the bias add's 4,096 are extra_flops)
         ("aten::relu", "", 32 * 128),  # 4,096: F.relu runs in the root module's own forward
-        ("aten::addmm", "fc2", 2 * 32 * 64 * 128 + 32 * 64),  # 524,288 + 2,048 = 526,336
+        ("aten::addmm", "fc2", 2 * 32 * 64 * 128),  # 524,288 (+ 2,048 extra_flops)
     ]
-    assert prof.summary["flops"] == 1_058_816
+    assert [r.extra_flops for r in prof.records] == [32 * 128, None, 32 * 64]  # the bias adds, 1 per output
+    assert prof.summary["flops"] == 1_052_672  # 524,288 + 4,096 + 524,288
+    assert prof.summary["extra_flops"] == 6_144  # 4,096 + 2,048
     # FlopCounterMode counts the two matrix products only: 2 x 524,288
     with torch.no_grad():
         assert prof.summary["flops_matmul"] == torch_flops(lambda: model(x)) == 1_048_576
@@ -103,7 +105,8 @@ def test_gqa_causal_attention_by_hand() -> None:
     assert [r.module for r in attn] == ["layers.0.self_attn", "layers.1.self_attn"]
     b, h, hkv, s, d = 2, 4, 2, 8, 8
     scores = b * h * s * s / 2  # causal: half of the 8 x 8 scores of each (batch, head)
-    assert attn[0].flops == 4 * b * h * s * s * d / 2 + 5 * scores  # 8,192 + 1,280 = 9,472
+    assert attn[0].flops == 4 * b * h * s * s * d / 2  # the two matmuls: 8,192
+    assert attn[0].extra_flops == 5 * scores  # the softmax, apart: 1,280
     assert attn[0].params["kv_heads"] == hkv and attn[0].params["causal"] is True
     # GQA: K and V are read at their 2 heads, not repeated to 4
     assert attn[0].bytes_read == (b * h * s * d + 2 * b * hkv * s * d) * FP32
@@ -127,7 +130,8 @@ def test_sdpa_equals_flop_counter_where_it_is_right() -> None:
         counted = torch_flops(lambda: F.scaled_dot_product_attention(q, k, v))
     assert counted == 4 * 2 * 4 * 16 * 16 * 8
     assert prof.summary["flops_matmul"] == counted
-    assert prof.records[0].flops == counted + 5 * 2 * 4 * 16 * 16  # + the softmax
+    assert prof.records[0].flops == counted  # the two matmuls, as torch counts them
+    assert prof.records[0].extra_flops == 5 * 2 * 4 * 16 * 16  # the softmax, apart
 
 
 def test_conv_net_by_hand_and_against_flop_counter() -> None:
@@ -141,10 +145,11 @@ def test_conv_net_by_hand_and_against_flop_counter() -> None:
         "conv1": 2 * 2 * 8 * 16 * 16 * 3 * 9,  # 2 N Cout Hout Wout Cin K^2 = 221,184 (no bias)
         "bn1": 4 * 2 * 8 * 16 * 16 + 2 * 8,  # inference: 4 per element + 2 per channel = 16,400
         "aten::relu": 2 * 8 * 16 * 16,  # 4,096
-        "conv2": 2 * 2 * 8 * 8 * 8 * 8 * 9 + 2 * 8 * 8 * 8,  # stride 2: 8 x 8 out; 147,456 + bias 1,024
+        "conv2": 2 * 2 * 8 * 8 * 8 * 8 * 9,  # stride 2: 8 x 8 out; 147,456 (its bias's 1,024 are extra_flops)
         "aten::mean.dim": 2 * 8 * 8 * 8,  # one add per input element: 1,024
-        "head": 2 * 2 * 10 * 8 + 2 * 10,  # 320 + bias 20
+        "head": 2 * 2 * 10 * 8,  # 320 (+ the bias's 20 extra_flops)
     }
+    assert {r.module: r.extra_flops for r in prof.records if r.extra_flops} == {"conv2": 1_024, "head": 20}
     assert prof.summary["flops_matmul"] == counted == 221_184 + 147_456 + 320  # torch: no bias, no norm
     conv1 = prof.records[0]
     assert conv1.params["kernel_size"] == 3 and conv1.tensor_cores is None  # the CPU has no tensor cores
@@ -159,7 +164,7 @@ def test_a_layer_called_twice_is_one_record_with_count_2() -> None:
         prof = profile(lambda: model(x), warmup=0)
     (rec,) = prof.records
     assert (rec.op, rec.module, rec.count) == ("aten::addmm", "fc", 2)
-    assert rec.flops == 2 * 4 * 16 * 16 + 4 * 16  # per call, not per record
+    assert rec.flops == 2 * 4 * 16 * 16 and rec.extra_flops == 4 * 16  # per call, not per record
     assert len(rec.time_samples_s) == 2 and rec.time_s == pytest.approx(sum(rec.time_samples_s) / 2)
     assert prof.summary["flops"] == 2 * rec.flops and prof.summary["calls"] == 2
     assert prof.summary["dataflow"] == [[0, 0, 4 * 16 * FP32, 1]]  # the first call feeds the second
@@ -256,7 +261,7 @@ def test_analytic_mode_on_a_spec_for_a_model_built_without_memory() -> None:
     prof = profile(lambda: model(x), time=False, gpu="h100-sxm")
     fc1 = prof.records[0]
     assert fc1.gpu == "h100-sxm" and fc1.dtype == "bf16" and fc1.compute_pipe == "bf16_tensor_dense_tflops"
-    assert fc1.flops == 2 * 8 * 16384 * 4096 + 8 * 16384
+    assert fc1.flops == 2 * 8 * 16384 * 4096 and fc1.extra_flops == 8 * 16384  # the bias apart
     assert fc1.bytes_by_kind["weights"] == (4096 * 16384 + 16384) * 2  # bf16 weight and bias
     assert prof.summary["roofline_time_s"] == pytest.approx(sum(r.roofline_time_s for r in prof.records))
 
@@ -266,11 +271,11 @@ def test_analytic_mode_on_the_meta_device() -> None:
         model, x = MLP(d=64, h=128), torch.randn(32, 64)
         block, h = Decoder(n_layers=1), torch.randn(2, 8, 32)
     prof = profile(lambda: model(x), time=False)
-    assert [r.flops for r in prof.records] == [528_384, 4_096, 526_336]  # as the real run (test above)
+    assert [r.flops for r in prof.records] == [524_288, 4_096, 524_288]  # as the real run (test above)
     # on the meta device torch runs SDPA's math decomposition; the profile records the fused op a GPU runs
     prof = profile(lambda: block(h), time=False)
     (attn,) = [r for r in prof.records if r.module == "layers.0.self_attn"]
-    assert attn.op == "aten::scaled_dot_product_attention" and attn.flops == 9472  # as by hand above
+    assert attn.op == "aten::scaled_dot_product_attention" and attn.flops == 8192  # as by hand above
     assert not any(r.op in ("aten::bmm", "aten::_safe_softmax", "aten::clone") for r in prof.records)
 
 

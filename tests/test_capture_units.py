@@ -88,7 +88,8 @@ def test_top_left_causal_with_fewer_queries_than_keys() -> None:
         F.scaled_dot_product_attention(q, k, k, is_causal=True)
     (rec,) = prof.records
     pairs = 1 * 2 * 8  # batch x heads x 4*4/2
-    assert rec.flops == pairs * (2 * 8 + 2 * 8) + 5 * pairs
+    assert rec.flops == pairs * (2 * 8 + 2 * 8)  # the two matrix products
+    assert rec.extra_flops == 5 * pairs  # the softmax, apart (not on the tensor-core roof)
     assert rec.flops_source == "rule:attention" and rec.params == {}
 
 
@@ -173,5 +174,6 @@ def test_attention_with_a_mask_counts_every_score_and_says_so() -> None:
     with profile(name="masked") as prof:
         F.scaled_dot_product_attention(q, q, q, attn_mask=mask)
     (rec,) = [r for r in prof.records if r.flops_source == "catalog:attention"]  # (torch converts the mask first)
-    assert rec.flops == 2 * 8 * 8 * (4 * 8 + 5)  # all 64 scores of each of the 2 heads: the mask is data
+    assert rec.flops == 2 * 8 * 8 * 4 * 8  # all 64 scores of each of the 2 heads: the mask is data
+    assert rec.extra_flops == 2 * 8 * 8 * 5  # their softmax
     assert prof.summary["attention_masked_calls"] == 1 and "mask tensor" in prof.summary["notes"][-1]

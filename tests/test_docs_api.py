@@ -62,7 +62,7 @@ def test_the_api_page_runs_as_written(tmp_path: Path) -> None:
     assert "4 50% ('registers', 'shared_memory')" in lines
     assert "dict_keys(['forward'])" in lines
     assert "NVIDIA H200 16" in lines
-    assert "unknown GPU 'h10' (closest: h100, a10, h100nvl; `roofline specs list` shows all 30)" in lines
+    assert "unknown GPU 'h10' (closest: h100, a10, h100nvl; `roofline specs list` shows all 31)" in lines
     assert lines[-2] == "True"  # the record survived write_document / read_document
     rec = ns["rec"]  # the CPU-timed rmsnorm of "A catalog operator", read in "Reading a record"
     assert rec.timed and rec.clocks is None and rec.sm_clock_mhz is None

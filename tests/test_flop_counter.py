@@ -46,8 +46,9 @@ def test_addmm(m: int, n: int, k: int) -> None:
     bias, a, b = torch.randn(n), torch.randn(m, k), torch.randn(k, n)
     counted = torch_flops(torch.addmm, bias, a, b)
     assert make("gemm", m=m, n=n, k=k).flops() == counted  # the matrix product
-    # our bias epilogue also counts the M x N adds, which torch leaves out
-    assert make("gemm", m=m, n=n, k=k, epilogue="bias").flops() == counted + m * n
+    # flops are torch's count with the bias epilogue too; its M x N adds, which torch leaves out, are extra_flops
+    assert make("gemm", m=m, n=n, k=k, epilogue="bias").flops() == counted
+    assert make("gemm", m=m, n=n, k=k, epilogue="bias").extra_flops() == m * n
 
 
 # (batch, cin, h, w, cout, kernel, stride, padding, dilation, groups)
@@ -76,16 +77,19 @@ def test_conv2d(n: int, cin: int, h: int, w: int, cout: int, k: int, stride: int
     y = F.conv2d(x, wt, b, stride, pad, dil, groups)
     assert op.out_hw() == tuple(y.shape[2:])  # the output size formula is torch's
     counted = torch_flops(F.conv2d, x, wt, b, stride, pad, dil, groups)
-    assert op.flops() == counted + (y.numel() if bias else 0)  # torch does not count the bias add
+    assert op.flops() == counted  # the convolution alone, as torch counts it
+    assert op.extra_flops() == (y.numel() if bias else 0)  # the bias add, which torch does not count
 
 
 @pytest.mark.parametrize(("batch", "heads", "kv_heads", "seq", "kv_seq", "dim"),
                          [(2, 8, 2, 5, 7, 16), (1, 4, 4, 9, 9, 8), (3, 6, 1, 1, 13, 32)])
 def test_attention_matmuls(batch: int, heads: int, kv_heads: int, seq: int, kv_seq: int, dim: int) -> None:
-    """SDPA's math backend runs two bmm's that torch counts; ours adds the softmax's 5 per (query, key) pair."""
+    """SDPA's math backend runs two bmm's that torch counts, as our flops do; the softmax's 5 per (query, key)
+    pair are our extra_flops."""
     q = torch.randn(batch, heads, seq, dim)
     k, v = torch.randn(batch, kv_heads, kv_seq, dim), torch.randn(batch, kv_heads, kv_seq, dim)
     with sdpa_kernel(SDPBackend.MATH):
         counted = torch_flops(F.scaled_dot_product_attention, q, k, v, enable_gqa=kv_heads != heads)
     op = make("attention", batch=batch, heads=heads, kv_heads=kv_heads, seq=seq, kv_seq=kv_seq, head_dim=dim)
-    assert op.flops() == counted + SOFTMAX_FLOPS_PER_ELEMENT * batch * heads * seq * kv_seq
+    assert op.flops() == counted
+    assert op.extra_flops() == SOFTMAX_FLOPS_PER_ELEMENT * batch * heads * seq * kv_seq

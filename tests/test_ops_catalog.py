@@ -98,12 +98,15 @@ ATT = {"batch": 2, "heads": 4, "kv_heads": 2, "seq": 16, "head_dim": 8}
 
 
 def test_attention_flops() -> None:
-    assert make("attention", **ATT).flops() == 75776  # (4*8 + 5) * 2*4 * 16*16 = 37 * 2048
-    assert make("attention", causal=True, **ATT).flops() == 37888  # half the 256 pairs: 37 * 8 * 128
+    # flops: the two matrix products only, 4*D per pair; the softmax's 5 per pair are extra_flops
+    assert make("attention", **ATT).flops() == 65536  # 4*8 * 2*4 * 16*16 = 32 * 2048
+    assert make("attention", **ATT).extra_flops() == 10240  # 5 * 2048
+    assert make("attention", causal=True, **ATT).flops() == 32768  # half the 256 pairs: 32 * 8 * 128
+    assert make("attention", causal=True, **ATT).extra_flops() == 5120  # 5 * 8 * 128
     # causal with a cached prefix (Sq=4, Skv=10): 4*10 - 4^2/2 = 32 pairs (the exact bottom-right count, with
     # the diagonal, is 7+8+9+10 = 34)
     assert attention_pairs(4, 10, True) == 32
-    assert make("attention", **{**ATT, "seq": 4, "kv_seq": 10}, causal=True).flops() == 37 * 8 * 32
+    assert make("attention", **{**ATT, "seq": 4, "kv_seq": 10}, causal=True).flops() == 32 * 8 * 32
 
 
 def test_attention_flash_traffic() -> None:
@@ -147,7 +150,8 @@ def test_naive_attention_moves_10x_flash(causal: bool) -> None:
 
 def test_decode_attention() -> None:
     shape = {"batch": 2, "heads": 8, "kv_heads": 2, "context": 100, "head_dim": 64}
-    assert make("decode_attention", **shape).flops() == 417600  # (4*64 + 5) * 2*8 * 100 = 261 * 1600
+    assert make("decode_attention", **shape).flops() == 409600  # 4*64 * 2*8 * 100 = 256 * 1600
+    assert make("decode_attention", **shape).extra_flops() == 8000  # the softmax: 5 * 1600
     # q = O = 2*8*64*2 = 2048; K + V = 2 * 2*2*100*64*2 = 102400
     assert traffic("decode_attention", **shape) == ({ACTIVATIONS: 2048, KV_CACHE: 102400}, {ACTIVATIONS: 2048})
     # paged, 16 tokens a page: ceil(100/16) = 7 int32 entries per sequence: 2*7*4 = 56 bytes
@@ -191,7 +195,8 @@ def test_conv2d() -> None:
     op = make("conv2d", **shape)
     # Hout = (9 + 2 - 2 - 1)//2 + 1 = 5; Wout = (7 + 2 - 2 - 1)//2 + 1 = 4; outputs 2*6*5*4 = 240
     assert op.out_hw() == (5, 4)
-    assert op.flops() == 8880  # 2 * 240 * (4/2) * 3*3 + 240 bias adds = 8640 + 240
+    assert op.flops() == 8640  # 2 * 240 * (4/2) * 3*3
+    assert op.extra_flops() == 240  # the bias: 1 per output element
     # x 2*4*9*7 = 504, w 6*2*9 = 108 + bias 6, y 240; fp32
     assert traffic("conv2d", "fp32", **shape) == ({ACTIVATIONS: 2016, WEIGHTS: 456}, {ACTIVATIONS: 960})
     assert op.variant_name() == "direct" and "algo" not in op.params()

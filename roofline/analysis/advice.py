@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from roofline.ceilings.specs import GPUSpec, resolve
+from roofline.ceilings.specs import GPUSpec, as_spec, resolve
 from roofline.core.dtypes import DType, get_dtype
 from roofline.core.errors import RooflineError
 from roofline.core.record import Record
@@ -108,11 +108,11 @@ class Advised:
     bound_class: str
 
 
-def advise(record: Record, spec: GPUSpec | None = None) -> Advised:
-    """Every rule's advice for one record (fallback rules only when nothing else fired). `spec` defaults to
-    the record's GPU spec when it resolves."""
-    if spec is None:
-        spec = spec_for(record)
+def advise(record: Record, spec: GPUSpec | str | None = None) -> Advised:
+    """Every rule's advice for one record (fallback rules only when nothing else fired). `spec` is a GPUSpec
+    or a spec id, alias or NVML name (`advise(rec, "h100")`, as `occupancy` takes); it defaults to the
+    record's GPU spec when that resolves. An unknown name is a UsageError naming the closest ids."""
+    spec = spec_for(record) if spec is None else as_spec(spec)
     items: list[Advice] = []
     for r in RULES.values():
         if not r.fallback:
@@ -124,7 +124,7 @@ def advise(record: Record, spec: GPUSpec | None = None) -> Advised:
     return Advised(items, "latency" if any(i["rule"] == "latency" for i in items) else record.bound)
 
 
-def with_advice(record: Record, spec: GPUSpec | None = None) -> Record:
+def with_advice(record: Record, spec: GPUSpec | str | None = None) -> Record:
     """The record with its advice and bound class filled in."""
     a = advise(record, spec)
     return dataclasses.replace(record, advice=a.items, bound_class=a.bound_class)

@@ -15,9 +15,11 @@ maps to when the project's catalog (`roofline.ops`) has one, so a profile's GEMM
 
 FLOP convention, as the catalog's: 2 per multiply-add, 1 per add, mul, compare or transcendental call. The
 matrix-product part (`Cost.matmul_flops`) is what torch's FlopCounterMode counts, so totals can be compared
-with it: our addmm and convolution also count their bias add (1 per output element) and our attention the
-softmax (5 per score), which torch leaves out; our causal attention counts half the scores and grouped-query
-attention its real heads, which torch does not.
+with it. A tensor-core op's elementwise part (addmm's and convolution's bias add, 1 per output element; a
+fused activation; attention's softmax, 5 per score), which torch leaves out, is `Cost.extra_flops` (the
+record's `extra_flops`), not `flops`: it is not placed on the tensor-core roof (the catalog's convention,
+`ops.base.Operator.extra_flops`). Our causal attention counts half the scores and grouped-query attention its
+real heads, which torch does not.
 
 Minimum bytes are counted from the call's tensors in capture/traffic.py; a formula only says which inputs
 are read in part (`Cost.read_bytes`: a gather's table) or not at all (`Cost.unread`: fill_'s self).
@@ -49,6 +51,7 @@ class Cost:
     unread: frozenset[int] = frozenset()  # inputs the op writes without reading (fill_, copy_'s self)
     read_bytes: dict[int, float] = field(default_factory=dict)  # inputs read only in part (a gather's table)
     explicit_mask: bool = False  # attention with a mask tensor: its density is data, every score counted
+    extra_flops: float = 0.0  # a tensor-core op's elementwise part (bias, activation, softmax): not in flops
 
 
 Formula = Callable[[OpCall], "Cost | None"]  # None: the formula does not apply to these arguments
@@ -75,10 +78,10 @@ def none(note: str = "NB: no FLOP formula for this op: listed with its time, FLO
 # What each catalog count leaves out, as the record's NB line (the catalog's own `ignores` lines speak of its
 # traffic model; a profile's bytes are the op's tensors instead, every output included).
 CATALOG_NOTES = {
-    "gemm": "NB: 2 FLOPs per multiply-add, +1 per output for a bias; operands as stored, read once.",
+    "gemm": "NB: 2 FLOPs per multiply-add (a bias's 1 per output in extra_flops); operands as stored, read once.",
     "gemv": "NB: 2 FLOPs per multiply-add; the matrix read once.",
-    "conv2d": "NB: 2 FLOPs per multiply-add (direct), +1 per output for a bias; Winograd/FFT do fewer.",
-    "attention": "NB: 4D FLOPs per score (QK^T, PV) + 5 (softmax); causal: half the scores; scale folded in.",
+    "conv2d": "NB: 2 FLOPs per multiply-add (direct; a bias's 1 per output in extra_flops); Winograd/FFT do fewer.",
+    "attention": "NB: 4D FLOPs per score (QK^T, PV); the softmax's 5 in extra_flops; causal: half the scores.",
     "layernorm": "NB: 7 FLOPs per element + 4 per row (gamma, beta counted even when absent).",
     "rmsnorm": "NB: 4 FLOPs per element + 3 per row.",
     "softmax": "NB: 5 FLOPs per element (max, sub, exp, sum, div).",
@@ -87,15 +90,19 @@ POINTWISE_NOTE = "NB: output elements x FLOPs per element (transcendentals count
 
 
 def catalog_cost(name: str, matmul: float = 0.0, extra_flops: float = 0.0, note: str = "", **params: Any) -> Cost:
-    """The catalog operator's FLOPs; `extra_flops` for what the call adds beyond it, `note` to say so."""
+    """The catalog operator's FLOPs; `extra_flops` for the elementwise work the call adds beyond it (a fused
+    activation), `note` to say so. A tensor-core operator's elementwise part is `Cost.extra_flops`."""
     op = make(name, **params)
-    return Cost(op.flops() + extra_flops, f"catalog:{name}", " ".join(x for x in (CATALOG_NOTES[name], note) if x),
-                op, matmul, op.uses_tensor_cores)
+    text = " ".join(x for x in (CATALOG_NOTES[name], note) if x)
+    if op.uses_tensor_cores:
+        return Cost(op.flops(), f"catalog:{name}", text, op, matmul, True, extra_flops=op.extra_flops() + extra_flops)
+    return Cost(op.flops() + op.extra_flops() + extra_flops, f"catalog:{name}", text, op, matmul, False)
 
 
-def rule(flops: float, kind: str, note: str, matmul: float = 0.0, tensor_cores: bool = False) -> Cost:
+def rule(flops: float, kind: str, note: str, matmul: float = 0.0, tensor_cores: bool = False,
+         extra_flops: float = 0.0) -> Cost:
     """A count by one of our element-count rules (source 'rule:<kind>')."""
-    return Cost(float(flops), f"rule:{kind}", note, None, matmul, tensor_cores)
+    return Cost(float(flops), f"rule:{kind}", note, None, matmul, tensor_cores, extra_flops=float(extra_flops))
 
 
 def tensor(call: OpCall, name: str) -> TensorMeta | None:

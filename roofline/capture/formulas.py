@@ -137,9 +137,9 @@ def convolution(call: OpCall) -> Cost | None:
                         width=x.shape[3], out_channels=w.shape[0], kernel_size=w.shape[2], stride=stride[0],
                         padding=padding[0], dilation=dilation[0], groups=groups, bias=bias is not None)
     bias_flops = n_out if bias is not None else 0
-    return Cost(float(matmul + bias_flops), "torch.utils.flop_counter", "NB: torch's convolution count (input, "
-                "filter, output moved once); the bias add counted as 1 FLOP per output, as the catalog's conv2d.",
-                None, matmul, True)
+    return Cost(float(matmul), "torch.utils.flop_counter", "NB: torch's convolution count (input, "
+                "filter, output moved once); the bias add, 1 FLOP per output, in extra_flops as the catalog's conv2d.",
+                None, matmul, True, extra_flops=float(bias_flops))
 
 
 # -- attention --------------------------------------------------------------------------------------------
@@ -181,9 +181,10 @@ def _attention_cost(q: tuple[int, ...], k: tuple[int, ...], v: tuple[int, ...], 
     if exact and (align in ("none", "bottom_right") or sq == skv) and not (causal and sq > skv):
         return catalog_cost("attention", matmul, note=mask_note.strip(), batch=b, heads=h, kv_heads=hkv, seq=sq,
                         kv_seq=skv, head_dim=d, causal=causal, variant="flash")
-    flops = matmul + b * h * causal_pairs(sq, skv, align) * SOFTMAX_FLOPS_PER_ELEMENT
-    return rule(flops, "attention", "NB: the catalog's count (2D + 2Dv + 5 per score) with torch's top-left "
-                 "causal mask or Dv != D; the log-sum-exp not counted." + mask_note, matmul, True)
+    softmax = b * h * causal_pairs(sq, skv, align) * SOFTMAX_FLOPS_PER_ELEMENT
+    return rule(matmul, "attention", "NB: the catalog's count (2D + 2Dv per score; the softmax's 5 in extra_flops) "
+                "with torch's top-left causal mask or Dv != D; the log-sum-exp not counted." + mask_note, matmul, True,
+                extra_flops=softmax)
 
 
 def _sdpa_align(call: OpCall) -> str:

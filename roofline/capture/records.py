@@ -94,7 +94,7 @@ def _place(p: ProfiledCall, ceilings: Ceilings) -> Record:
         op=p.call.op, variant=op.variant_name() if op else None, params=op.params() if op else {},
         flops=flops, bytes_read=p.traffic.bytes_read, bytes_written=p.traffic.bytes_written, ceilings=ceilings,
         uses_tensor_cores=p.cost.tensor_cores, bytes_by_kind=dict(p.traffic.by_kind) or None,
-        model_note=p.cost.note)
+        model_note=p.cost.note, extra_flops=p.cost.extra_flops)
     try:
         rec = placed_record(dtype=_dtype(p.dtype), **kw)
     except UsageError:  # the device has no rate for this dtype (int64 on a CPU, fp8 without fp8 units)
@@ -183,6 +183,7 @@ def summarise(items: list[ProfiledCall], timeline: Timeline | None, regions: set
         "calls": len(items),
         "flops": sum(p.cost.flops or 0.0 for p in covered),
         "flops_matmul": sum(p.cost.matmul_flops for p in covered),
+        "extra_flops": sum(p.cost.extra_flops for p in covered),  # tensor-core ops' elementwise part, on no roof
         "bytes": sum(p.traffic.bytes_read + p.traffic.bytes_written for p in covered),
         "calls_without_formula": len(items) - len(covered),
         "attention_masked_calls": sum(1 for p in items if p.cost.explicit_mask),

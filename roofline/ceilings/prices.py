@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from roofline.ceilings.specs import load_all, resolve
+from roofline.ceilings.specs import resolve
 from roofline.core.errors import UsageError
 from roofline.core.tomlfile import read_toml
 
@@ -83,9 +83,8 @@ def parse_prices(data: dict[str, Any], where: str) -> Prices:
     for key, value in table.items():
         try:
             spec = resolve(key)
-        except UsageError:
-            known = ", ".join(sorted({a for s in load_all().values() for a in (s.id, *s.aliases)}))
-            raise _price_err(where, f"prices.{key}", f"unknown GPU (known ids and aliases: {known})") from None
+        except UsageError as exc:  # one line naming the closest ids, as --gpu's error does
+            raise _price_err(where, f"prices.{key}", str(exc)) from None
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise _price_err(where, f"prices.{key}", f"must be a number (price per GPU-hour), got {value!r}")
         if not math.isfinite(value) or value <= 0:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import warnings
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +33,8 @@ def store_path() -> Path:
 
 def torch_version() -> str:
     """torch's installed version without importing it (importing torch takes seconds)."""
+    from importlib import metadata  # 14 ms: not on the analytic commands' path
+
     try:
         return metadata.version("torch")
     except metadata.PackageNotFoundError:

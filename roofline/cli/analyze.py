@@ -1,18 +1,21 @@
 """`roofline analyze OP`: one operator placed on the roofline, timed when a device is there. One sub-command
-per registered operator, with one option per shape parameter."""
+per registered operator, with one option per shape parameter.
+
+typer is imported only by `analyze_group` (the typer group, built when the command line needs it):
+`roofline.cli.fast` runs `analyze OP ... --no-time` from the same `COMMON` declarations without it."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
-import typer
-
 from roofline.cli.common import (
     TERMINAL,
+    Opt,
     OptionSpec,
     check_choice,
     check_outputs,
+    int_flags,
     note,
     op_command,
     out,
@@ -21,45 +24,48 @@ from roofline.cli.common import (
 from roofline.cli.results import save_and_print
 from roofline.core.dtypes import DTYPES
 from roofline.core.errors import UsageError
-from roofline.measuring.timing import DEFAULT_POWER, METHODS, POWER_MODES
-from roofline.report.chart.model import ROOF_CHOICES
+from roofline.measuring.timing import DEFAULT_POWER, METHODS, POWER_MODES  # torch-free constants
 
 if TYPE_CHECKING:
     from roofline.core.document import Document
 
-analyze_app = typer.Typer(no_args_is_help=True, help="Place one operator on the roofline (timed when a device is "
-                          "there; --no-time for the model alone). `roofline ops list` shows every operator.")
+HELP = ("Place one operator on the roofline (timed when a device is there; --no-time for the model alone). "
+        "`roofline ops list` shows every operator.")
 
 # The options every `analyze OP` command has beside the operator's own.
 COMMON: list[OptionSpec] = [
-    ("dtype", Optional[str], typer.Option(None, "--dtype", help=f"{', '.join(DTYPES)} "
-                                          "(default: fp16 on a GPU, fp32 on the CPU).")),
-    ("gpu", Optional[str], typer.Option(None, "--gpu", help="Spec id or alias for the roof (default: the local "
-                                        "GPU; another GPU's spec means analytic only).")),
-    ("device", Optional[str], typer.Option(None, "--device", help="Where to time: cpu, cuda, cuda:N "
-                                           "(default: the GPU if there is one, else the CPU).")),
-    ("no_time", bool, typer.Option(False, "--no-time", help="The analytic model only; time nothing.")),
-    ("no_tensor_cores", bool, typer.Option(False, "--no-tensor-cores", help="Use the CUDA-core (plain) ceiling.")),
-    ("warm_l2", bool, typer.Option(False, "--warm-l2", help="Do not flush the L2 between samples (cache-hot).")),
-    ("timer", str, typer.Option("auto", "--timer", help="auto, graph, graph-loop or events.")),
-    ("power", str, typer.Option(DEFAULT_POWER, "--power", help="burst (default: a low-power gap before each "
-                                "sample of a compute-bound operator, the kernel as in isolation and under Nsight "
-                                "Compute) or sustained (back to back after a warm-up: the steady state, power cap "
-                                "included).")),
-    ("kernels", bool, typer.Option(True, "--kernels/--no-kernels", help="Record the kernel names (torch "
-                                   "profiler; its first use costs ~3 s).")),
-    ("counters", bool, typer.Option(False, "--counters", help="Also run the operator once under Nsight Compute "
-                                    "(ncu on PATH; slow: seconds) and add its DRAM/L2/L1 bytes and FLOPs per pipe "
-                                    "to the record (docs/counters.md).")),
-    ("roof", Optional[str], typer.Option(None, "--roof", help="datasheet, measured or both (default both when a "
-                                         "calibration exists).")),
-    ("json_", bool, typer.Option(False, "--json", help="Print the results document as JSON.")),
-    ("output", Optional[Path], typer.Option(None, "-o", "--output", help="Write the results document here.")),
-    ("force", bool, typer.Option(False, "--force", help="Overwrite --output if it exists.")),
-    ("plot", Optional[str], typer.Option(None, "--plot", help="Also draw a roofline chart (a .png/.svg/.pdf path, "
-                                         "or - for the terminal).")),
+    ("dtype", Optional[str], Opt(None, "--dtype", help=f"{', '.join(DTYPES)} "
+                                 "(default: fp16 on a GPU, fp32 on the CPU).")),
+    ("gpu", Optional[str], Opt(None, "--gpu", help="Spec id or alias for the roof (default: the local "
+                               "GPU; another GPU's spec means analytic only).")),
+    ("device", Optional[str], Opt(None, "--device", help="Where to time: cpu, cuda, cuda:N "
+                                  "(default: the GPU if there is one, else the CPU).")),
+    ("no_time", bool, Opt(False, "--no-time", help="The analytic model only; time nothing.")),
+    ("no_tensor_cores", bool, Opt(False, "--no-tensor-cores", help="Use the CUDA-core (plain) ceiling.")),
+    ("warm_l2", bool, Opt(False, "--warm-l2", help="Do not flush the L2 between samples (cache-hot).")),
+    ("timer", str, Opt("auto", "--timer", help="auto, graph, graph-loop or events.")),
+    ("power", str, Opt(DEFAULT_POWER, "--power", help="burst (default: a low-power gap before each "
+                       "sample of a compute-bound operator, the kernel as in isolation and under Nsight "
+                       "Compute) or sustained (back to back after a warm-up: the steady state, power cap "
+                       "included).")),
+    ("kernels", bool, Opt(True, "--kernels/--no-kernels", help="Record the kernel names (torch "
+                          "profiler; its first use costs ~3 s).")),
+    ("counters", bool, Opt(False, "--counters", help="Also run the operator once under Nsight Compute "
+                           "(ncu on PATH; slow: seconds) and add its DRAM/L2/L1 bytes and FLOPs per pipe "
+                           "to the record (docs/counters.md).")),
+    ("roof", Optional[str], Opt(None, "--roof", help="datasheet, measured or both (default both when a "
+                                "calibration exists).")),
+    ("json_", bool, Opt(False, "--json", help="Print the results document as JSON.")),
+    ("output", Optional[Path], Opt(None, "-o", "--output", help="Write the results document here.")),
+    ("force", bool, Opt(False, "--force", help="Overwrite --output if it exists.")),
+    ("plot", Optional[str], Opt(None, "--plot", help="Also draw a roofline chart (a .png/.svg/.pdf path, "
+                                "or - for the terminal).")),
 ]
 
+# The help's sentence on sweeps (roofline.core.sweep).
+SWEEP_HELP = ("Any integer parameter takes a sweep: a list (--m 1024,4096), a geometric range (--m 1024:16384:x2) "
+              "or an arithmetic one (--m 1024:4096:+1024); several swept parameters give every combination. "
+              "One record per shape, in one document.")
 
 # What a note about a long CPU timing suggests instead.
 SHORTER = "a smaller shape, or --no-time for the model alone, is quicker"
@@ -69,17 +75,24 @@ def run_analyze(op_name: str, shape: dict[str, Any], *, dtype: str | None, gpu: 
                 no_time: bool, no_tensor_cores: bool, warm_l2: bool, timer: str, power: str, kernels: bool,
                 roof: str | None, json_: bool, output: Path | None, force: bool, plot: str | None,
                 counters: bool = False) -> None:
-    """Place (and time) one operator; print its record or the document, write and draw what was asked."""
+    """Place (and time) one operator, or each shape of a sweep (`roofline.core.sweep`: an integer parameter
+    given as a list or range); print its record (a sweep: one row per shape) or the document, write and draw
+    what was asked. A sweep is one document whose `sweep` field names the swept parameters."""
     from roofline.analysis.advice import with_advice
     from roofline.core.dtypes import get_dtype
     from roofline.core.record import analytic_record
+    from roofline.core.sweep import expand
     from roofline.measuring.progress import StatusLine
     from roofline.measuring.target import resolve_target
-    from roofline.ops import make
+    from roofline.ops import get_operator, make
 
-    op = make(op_name, **shape)
+    shapes, swept = expand(shape, int_flags(get_operator(op_name)))
+    ops = [make(op_name, **s) for s in shapes]  # every shape checked before anything is timed
     check_choice("--timer", timer, METHODS)
-    check_choice("--roof", roof, ROOF_CHOICES)
+    if roof is not None:  # the chart model's import costs ~20 ms of the analytic path
+        from roofline.report.chart.model import ROOF_CHOICES
+
+        check_choice("--roof", roof, ROOF_CHOICES)
     check_choice("--power", power, POWER_MODES)
     check_outputs(force, files=(output,), charts=(plot,))
     ncu = counters_preflight(no_time) if counters else None
@@ -91,23 +104,32 @@ def run_analyze(op_name: str, shape: dict[str, Any], *, dtype: str | None, gpu: 
         note(msg)
     if ncu is not None:
         counters_target(target)
-    if target.time_device is None:
-        record = analytic_record(op, dt, target.ceilings, not no_tensor_cores)
-    else:
-        from roofline.measuring.runner import measure_op
+    records = []
+    with StatusLine(total=len(ops) if len(ops) > 1 else None, shorter=SHORTER) as line:
+        for i, op in enumerate(ops):
+            if target.time_device is None:
+                record = analytic_record(op, dt, target.ceilings, not no_tensor_cores)
+            else:
+                from roofline.measuring.runner import measure_op
 
-        with StatusLine(shorter=SHORTER) as line:
-            record = measure_op(op, dt, target, warm_l2=warm_l2, method=timer, tensor_cores=not no_tensor_cores,
-                                power=power, kernels=kernels, progress=line)
+                if len(ops) > 1:  # the bar: shape i of N
+                    line.step(i, f"{op_name} {' '.join(f'{k}={shapes[i][k]}' for k in swept)}")
+                record = measure_op(op, dt, target, warm_l2=warm_l2, method=timer,
+                                    tensor_cores=not no_tensor_cores, power=power, kernels=kernels, progress=line)
+            records.append(record)
     if ncu is not None:
-        (record,) = add_counters([record], [(op, dt)], target, ncu)
-    record = with_advice(record, target.spec)
-    doc = target.document([record])
+        records = add_counters(records, [(op, dt) for op in ops], target, ncu)
+    records = [with_advice(record, target.spec) for record in records]
+    doc = target.document(records, extra={"sweep": swept} if swept else None)
     save_and_print(doc, output, force, json_)
     if not json_:
-        from roofline.report.text import record_table, show
+        from roofline.report.text import record_table, records_table, show
 
-        show(record_table(record))
+        if len(records) == 1:
+            show(record_table(records[0]))
+        else:
+            title = f"{op_name} sweep of {', '.join(swept)} on {target.ceilings.device_name}"
+            show(records_table(records, title=title))
         if target.is_cpu and target.time_device:
             note(f"timed on the CPU ({target.device_info['name']}): no GPU on this machine")
     if plot:
@@ -158,7 +180,15 @@ RANKS_ALIASES = {"ranks": ("--gpus",)}
 
 def _make_analyze(cls: type) -> Any:
     return op_command(cls, COMMON, lambda shape, **kw: run_analyze(cls.name, shape, **kw), cls.name,
-                      f"{cls.summary}\n\n{cls.ignores}", aliases=RANKS_ALIASES)
+                      f"{cls.summary}\n\n{cls.ignores}\n\n{SWEEP_HELP}", sweep=True, aliases=RANKS_ALIASES)
 
 
-register_op_commands(analyze_app, _make_analyze, lambda cls: f"{cls.summary}. {cls.ignores}")
+def analyze_group(only: str | None = None) -> Any:
+    """The typer group `roofline analyze`: one command per operator, or only the operator `only` (the one
+    the command line names: building all of them costs ~0.1 s)."""
+    import typer
+
+    group = typer.Typer(no_args_is_help=True, help=HELP)
+    register_op_commands(group, _make_analyze, lambda cls: f"{cls.summary}. {cls.ignores}\n\n{SWEEP_HELP}",
+                         only=only)
+    return group

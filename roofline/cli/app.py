@@ -8,70 +8,100 @@ matplotlib are imported only by the commands that time or draw.
 
 from __future__ import annotations
 
+import importlib
 import sys
+from typing import Any
 
-import typer
-
-from roofline.cli.analyze import analyze_app
-from roofline.cli.calibrate import calibrate_cmd
-from roofline.cli.check import baseline_app, check_cmd
-from roofline.cli.collectives import collectives_cmd
-from roofline.cli.compare import compare_app
-from roofline.cli.import_ncu import import_ncu_cmd
-from roofline.cli.occupancy import occupancy_cmd
-from roofline.cli.plot import plot_cmd
-from roofline.cli.profile import profile_cmd
-from roofline.cli.report import report_cmd
-from roofline.cli.run import run_cmd
-from roofline.cli.specs import device_cmd, ops_app, specs_app
 from roofline.core.errors import RooflineError
 
-app = typer.Typer(rich_markup_mode="rich", no_args_is_help=True, add_completion=False,
-                  help="How fast each deep-learning operator could run on a GPU, how fast it does, and why.")
+HELP = "How fast each deep-learning operator could run on a GPU, how fast it does, and why."
+# The commands, in the order `roofline --help` lists them: (name, module, attribute, whether it is a group).
+# A group's attribute is its typer app, or a function of the sub-command the command line names (analyze).
+COMMANDS: list[tuple[str, str, str, bool]] = [
+    ("device", "roofline.cli.specs", "device_cmd", False),
+    ("calibrate", "roofline.cli.calibrate", "calibrate_cmd", False),
+    ("run", "roofline.cli.run", "run_cmd", False),
+    ("profile", "roofline.cli.profile", "profile_cmd", False),
+    ("check", "roofline.cli.check", "check_cmd", False),
+    ("plot", "roofline.cli.plot", "plot_cmd", False),
+    ("report", "roofline.cli.report", "report_cmd", False),
+    ("import-ncu", "roofline.cli.import_ncu", "import_ncu_cmd", False),
+    ("occupancy", "roofline.cli.occupancy", "occupancy_cmd", False),
+    ("collectives", "roofline.cli.collectives", "collectives_cmd", False),
+    ("specs", "roofline.cli.specs", "specs_app", True),
+    ("ops", "roofline.cli.specs", "ops_app", True),
+    ("analyze", "roofline.cli.analyze", "analyze_group", True),
+    ("baseline", "roofline.cli.check", "baseline_app", True),
+    ("compare", "roofline.cli.compare", "compare_app", True),
+]
 
 
 def _version(value: bool) -> None:
     if value:
+        import typer
+
         from roofline._version import __version__
 
         sys.stdout.write(f"roofline {__version__}\n")
         raise typer.Exit(0)
 
 
-@app.callback()
-def _main(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
-                                       help="Print the version and exit.")) -> None:
-    """How fast each deep-learning operator could run on a GPU, how fast it does, and why."""
-# `roofline --help` lists the commands in this order, then the groups in theirs.
-app.command("device")(device_cmd)
-app.command("calibrate")(calibrate_cmd)
-app.command("run")(run_cmd)
-app.command("profile")(profile_cmd)
-app.command("check")(check_cmd)
-app.command("plot")(plot_cmd)
-app.command("report")(report_cmd)
-app.command("import-ncu")(import_ncu_cmd)
-app.command("occupancy")(occupancy_cmd)
-app.command("collectives")(collectives_cmd)
-app.add_typer(specs_app, name="specs")
-app.add_typer(ops_app, name="ops")
-app.add_typer(analyze_app, name="analyze")
-app.add_typer(baseline_app, name="baseline")
-app.add_typer(compare_app, name="compare")
+def build_app(argv: list[str] | None = None) -> Any:
+    """The typer app. Given the command line, only the command it names is built (and, for `analyze OP`, that
+    operator's command alone): importing every command module and building ~80 commands is ~0.2 s of each
+    start. `--help`, no command or an unknown one: every command, so help and errors list them all."""
+    import typer
+
+    from roofline.cli.common import flags_without_type
+
+    flags_without_type()
+    args = list(argv or [])
+    names = {c[0] for c in COMMANDS}
+    only = args[0] if args and args[0] in names else None
+    sub = args[1] if only and len(args) > 1 and not args[1].startswith("-") else None
+    app = typer.Typer(rich_markup_mode="rich", no_args_is_help=True, add_completion=False, help=HELP)
+
+    @app.callback()
+    def _main(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                           help="Print the version and exit.")) -> None:
+        """How fast each deep-learning operator could run on a GPU, how fast it does, and why."""
+
+    for name, module, attr, group in COMMANDS:
+        if only is not None and name != only:
+            continue
+        obj = getattr(importlib.import_module(module), attr)
+        if group:
+            app.add_typer(obj(sub) if callable(obj) and not isinstance(obj, typer.Typer) else obj, name=name)
+        else:
+            app.command(name)(obj)
+    return app
+
+
+def __getattr__(name: str) -> Any:
+    """`app`: the whole typer app, every command built (tests and tools that inspect the CLI)."""
+    if name == "app":
+        return build_app()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; returns the exit status. Domain and usage errors are one line on stderr."""
+    if argv is None:
+        argv = sys.argv[1:]
     try:
-        rv = app(args=argv, prog_name="roofline", standalone_mode=False)
+        from roofline.cli.fast import fast_path
+
+        rv = fast_path(argv)
+        if rv is None:
+            rv = build_app(argv)(args=argv, prog_name="roofline", standalone_mode=False)
     except RooflineError as exc:
         sys.stderr.write(f"error: {exc}\n")
         return exc.exit_code
     except BrokenPipeError:
         return 0
-    except (typer.Exit, typer.Abort) as exc:
-        return int(getattr(exc, "exit_code", 130))
     except Exception as exc:
+        if type(exc).__name__ in ("Exit", "Abort"):  # typer.Exit, typer.Abort (typer may vendor click)
+            return int(getattr(exc, "exit_code", 130))
         # click's exceptions (typer may vendor its own click): usage errors are one line, exit 2.
         if type(exc).__name__ == "NoArgsIsHelpError":
             sys.stdout.write(exc.format_message() + "\n")  # type: ignore[attr-defined]

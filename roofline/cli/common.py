@@ -2,7 +2,8 @@
 commands built from an operator's fields (`roofline analyze gemm --m ...`, `roofline compare gemm ...`), and
 how `--help` shows a flag.
 
-Nothing here imports torch or matplotlib: `roofline --help` and the analytic commands stay light.
+Nothing here imports torch or matplotlib, nor typer at import: `roofline analyze OP --no-time` runs without
+typer (`roofline.cli.fast`), and the command modules build their typer options from `Opt` when the app is built.
 """
 
 from __future__ import annotations
@@ -12,18 +13,17 @@ import inspect
 import os
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Optional
-
-import typer
 
 from roofline.core.errors import UsageError
 
 
-def _flags_without_type() -> None:
+def flags_without_type() -> None:
     """`--help` shows no type after a flag. typer releases built on click >= 8.2 print `<bool>` after every
     flag (`--json <bool>`, even `--help <bool>`), which reads as if the flag took a value; a flag takes none,
-    so its type column is left empty. Patched once, here, because every command module imports this one;
-    a typer without `TyperOption.display_type_rich` is left as it is."""
+    so its type column is left empty. Patched once, by `roofline.cli.app.build_app` before any command is
+    built; a typer without `TyperOption.display_type_rich` is left as it is."""
     try:
         from typer.core import TyperOption
     except ImportError:  # pragma: no cover - typer without typer.core
@@ -39,9 +39,27 @@ def _flags_without_type() -> None:
     TyperOption.display_type_rich = display_type_rich  # type: ignore[method-assign]
 
 
-_flags_without_type()
+@dataclass(frozen=True)
+class Opt:
+    """A typer option declared as plain data (typer is imported when the app is built, not before):
+    `Opt(None, "--gpu", help=...)` is `typer.Option(None, "--gpu", help=...)`."""
 
-# One typer option: (parameter name, annotation, typer.Option(...)).
+    default: Any
+    param_decls: tuple[str, ...]
+    help: str = ""
+
+    def __init__(self, default: Any, *param_decls: str, help: str = "") -> None:
+        object.__setattr__(self, "default", default)
+        object.__setattr__(self, "param_decls", param_decls)
+        object.__setattr__(self, "help", help)
+
+    def typer(self) -> Any:
+        import typer
+
+        return typer.Option(self.default, *self.param_decls, help=self.help)
+
+
+# One option: (parameter name, annotation, typer.Option(...) or Opt(...)).
 OptionSpec = tuple[str, Any, Any]
 # The "path" that means "the terminal, not a file" (`--plot -`).
 TERMINAL = "-"
@@ -84,10 +102,21 @@ def check_outputs(force: bool, files: tuple[str | os.PathLike[str] | None, ...] 
         figure_format(path)
 
 
-def _op_option(f: dataclasses.Field[Any], aliases: tuple[str, ...] = ()) -> tuple[Any, Any]:
-    """The annotation and typer.Option for one operator field, from its CLI metadata (`aliases`: more flags)."""
+# How `--help` names an integer parameter that takes a sweep (`roofline.core.sweep`).
+SWEEP_METAVAR = "<int>"  # as typer shows an int (the command's help says what else it takes)
+
+
+def _op_option(f: dataclasses.Field[Any], sweep: bool = False, aliases: tuple[str, ...] = ()) -> tuple[Any, Any]:
+    """The annotation and typer.Option for one operator field, from its CLI metadata (`aliases`: more flags).
+    With `sweep`, an integer field is read as text (one value, a list or a range) for
+    `roofline.core.sweep.expand`."""
+    import typer
+
     meta, flag = f.metadata, f"--{f.name.replace('_', '-')}"
     kind = meta.get("kind")
+    if kind == "int" and sweep:
+        default = None if f.default is None else str(f.default)
+        return Optional[str], typer.Option(default, flag, *aliases, help=meta.get("help", ""), metavar=SWEEP_METAVAR)
     if kind == "int":
         return Optional[int], typer.Option(f.default, flag, *aliases, help=meta.get("help", ""))
     if kind == "choice":
@@ -98,10 +127,10 @@ def _op_option(f: dataclasses.Field[Any], aliases: tuple[str, ...] = ()) -> tupl
 
 
 def op_command(cls: type, common: list[OptionSpec], body: Callable[..., None], name: str, doc: str,
-               aliases: dict[str, tuple[str, ...]] | None = None) -> Callable[..., None]:
+               sweep: bool = False, aliases: dict[str, tuple[str, ...]] | None = None) -> Callable[..., None]:
     """A typer command with one option per field of the operator `cls` plus the `common` options; `body`
-    gets the shape (field values) and the other options as keywords. `aliases`: more flags of an integer
-    field, by field name."""
+    gets the shape (field values) and the other options as keywords. With `sweep`, integer fields arrive as
+    text (see `_op_option`); `aliases`: more flags of an integer field, by field name."""
     op_fields = dataclasses.fields(cls)
 
     def command(**kwargs: Any) -> None:
@@ -109,8 +138,9 @@ def op_command(cls: type, common: list[OptionSpec], body: Callable[..., None], n
         body(shape, **kwargs)
 
     params = [inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=opt, annotation=ann)
-              for f in op_fields for ann, opt in [_op_option(f, (aliases or {}).get(f.name, ()))]]
-    params += [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=opt, annotation=ann)
+              for f in op_fields for ann, opt in [_op_option(f, sweep, (aliases or {}).get(f.name, ()))]]
+    params += [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY,
+                                 default=opt.typer() if isinstance(opt, Opt) else opt, annotation=ann)
                for n, ann, opt in common]
     command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
     command.__name__ = name
@@ -118,10 +148,17 @@ def op_command(cls: type, common: list[OptionSpec], body: Callable[..., None], n
     return command
 
 
-def register_op_commands(sub_app: typer.Typer, make: Callable[[type], Callable[..., None]],
-                         help: Callable[[type], str]) -> None:
-    """One sub-command of `sub_app` per registered operator, built by `make(cls)`, with `help(cls)`."""
+def int_flags(cls: type) -> dict[str, str]:
+    """The integer parameters of operator `cls` and their flags ({'m': '--m', 'head_dim': '--head-dim'})."""
+    return {f.name: f"--{f.name.replace('_', '-')}" for f in dataclasses.fields(cls) if f.metadata.get("kind") == "int"}
+
+
+def register_op_commands(sub_app: Any, make: Callable[[type], Callable[..., None]],
+                         help: Callable[[type], str], only: str | None = None) -> None:
+    """One sub-command of the typer app `sub_app` per registered operator, built by `make(cls)`, with
+    `help(cls)`; with `only` (an operator's name), that operator's alone (building all ~60 costs ~0.1 s)."""
     from roofline.ops import OPERATORS
 
     for name, cls in sorted(OPERATORS.items()):
-        sub_app.command(name, help=help(cls))(make(cls))
+        if only is None or name == only:
+            sub_app.command(name, help=help(cls))(make(cls))

@@ -187,6 +187,9 @@ class Record(_Serial):
     bytes: float | None
     bytes_by_kind: dict[str, float] | None = None
     traffic: dict[str, Any] | None = None
+    # Elementwise FLOPs beside the matrix products of a tensor-core operator (attention's softmax, a GEMM's or
+    # convolution's epilogue): not in `flops`, on no roof, in no time (`ops.base.Operator.extra_flops`).
+    extra_flops: float | None = None
     arithmetic_intensity: float | None = 0.0
     gpu: str = ""
     device_kind: str | None = None
@@ -320,7 +323,7 @@ def placed_record(*, op: str, variant: str | None, params: dict[str, Any], dtype
                   bytes_read: float, bytes_written: float, ceilings: Ceilings, uses_tensor_cores: bool,
                   allow_tensor_cores: bool = True, bytes_by_kind: dict[str, float] | None = None,
                   traffic: dict[str, Any] | None = None, model_note: str | None = None,
-                  notes: list[str] | None = None) -> Record:
+                  notes: list[str] | None = None, extra_flops: float | None = None) -> Record:
     """The one place a record is built: FLOPs and bytes placed on a device's roofs (no timing yet)."""
     pipe = choose_pipe(ceilings, dtype, uses_tensor_cores, allow_tensor_cores)
     total = float(bytes_read) + float(bytes_written)
@@ -328,7 +331,8 @@ def placed_record(*, op: str, variant: str | None, params: dict[str, Any], dtype
     return Record(
         op=op, variant=variant, params=params, dtype=dtype.name, flops=float(flops), bytes_read=bytes_read,
         bytes_written=bytes_written, bytes=total, bytes_by_kind=bytes_by_kind, traffic=traffic,
-        arithmetic_intensity=a.arithmetic_intensity, gpu=ceilings.device_id, device_kind=ceilings.kind,
+        extra_flops=float(extra_flops) if extra_flops else None, arithmetic_intensity=a.arithmetic_intensity,
+        gpu=ceilings.device_id, device_kind=ceilings.kind,
         roof_source=ceilings.source, compute_pipe=pipe.key, compute_pipe_label=pipe.label,
         tensor_cores=pipe.key.split("_")[1] == "tensor" if ceilings.kind == "gpu" else None,
         peak_flops_per_s=a.peak_flops_per_s, peak_bytes_per_s=a.peak_bytes_per_s, ridge_point=a.ridge_point,
@@ -344,7 +348,8 @@ def analytic_record(op: Any, dtype: DType, ceilings: Ceilings, tensor_cores: boo
         op=op.name, variant=op.variant_name(), params=op.params(), dtype=dtype, flops=float(op.flops()),
         bytes_read=traffic.bytes_read, bytes_written=traffic.bytes_written, ceilings=ceilings,
         uses_tensor_cores=op.uses_tensor_cores, allow_tensor_cores=tensor_cores, bytes_by_kind=traffic.by_kind(),
-        traffic={"read": traffic.read, "written": traffic.written}, model_note=op.ignores))
+        traffic={"read": traffic.read, "written": traffic.written}, model_note=op.ignores,
+        extra_flops=op.extra_flops()))
 
 
 def requoted(record: Record, ceilings: Ceilings, dtype: DType, uses_tensor_cores: bool, allow_tensor_cores: bool,

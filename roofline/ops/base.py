@@ -122,6 +122,13 @@ class Operator:
     def traffic(self, dtype: DType) -> Traffic:
         raise NotImplementedError
 
+    def extra_flops(self) -> float:
+        """Elementwise FLOPs beside the matrix products of a tensor-core operator (attention's softmax, an
+        epilogue), kept out of `flops()`: `flops()` counts the matrix products alone, as FlashAttention's papers
+        and torch's flop counter do, so achieved FLOP/s compare with published figures, and the elementwise
+        part is not placed on the tensor-core roof. 0 for every operator without such a part."""
+        return 0.0
+
     def variant_name(self) -> str | None:
         """The algorithmic variant, for operators that have one."""
         return getattr(self, "variant", None)

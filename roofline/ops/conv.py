@@ -4,7 +4,7 @@ Output size (as torch): Hout = floor((H + 2 pad - dil (K - 1) - 1) / stride) + 1
 
 FLOPs, direct and implicit GEMM: 2 x N x Cout x Hout x Wout x (Cin / groups) x K x K, exactly what
 torch.utils.flop_counter counts (one multiply and one add per filter tap). The bias add, which torch does not
-count, is counted here: 1 FLOP per output element (as gemm's bias epilogue).
+count, is counted apart: 1 FLOP per output element in `extra_flops` (as gemm's bias epilogue), not in `flops`.
 
 Winograd F(m x m, 3 x 3) (Lavin & Gray 2015): each m x m output tile of one (input channel, output channel)
 pair costs (m + 2)^2 multiplies in the transformed domain instead of 9 m^2, and the products are accumulated
@@ -99,16 +99,19 @@ class Conv2d(Operator):
         hout, wout = self.out_hw()
         return self.batch * self.out_channels * hout * wout
 
+    def extra_flops(self) -> float:
+        """The bias add: 1 FLOP per output element."""
+        return float(self.outputs()) if self.bias else 0.0
+
     def flops(self) -> float:
-        bias = self.outputs() if self.bias else 0
         cin_per_group = self.in_channels // self.groups
         if self.algo in WINOGRAD_TILE:
             m = WINOGRAD_TILE[self.algo]
             hout, wout = self.out_hw()
             tiles = math.ceil(hout / m) * math.ceil(wout / m)
             pairs = self.batch * self.out_channels * cin_per_group
-            return 2 * winograd_multiplies(m, WINOGRAD_KERNEL, tiles, pairs) + bias
-        return 2 * self.outputs() * cin_per_group * self.kernel_size ** 2 + bias
+            return 2 * winograd_multiplies(m, WINOGRAD_KERNEL, tiles, pairs)
+        return 2 * self.outputs() * cin_per_group * self.kernel_size ** 2
 
     def traffic(self, dtype: DType) -> Traffic:
         x = self.batch * self.in_channels * self.height * self.width

@@ -43,7 +43,8 @@ class GEMM(Operator):
     """C[b] = A[b] @ B[b] (+ epilogue). n and k default to m."""
 
     summary = "C = A @ B, optionally batched, with an optional bias/gelu/silu epilogue"
-    ignores = "NB: operands read once (ideal reuse); the epilogue's bias is a length-N vector."
+    ignores = ("NB: operands read once (ideal reuse); the epilogue's FLOPs are extra_flops (no roof); its bias is a "
+               "length-N vector.")
     dtypes = GEMM_DTYPES
     uses_tensor_cores = True
     m: int = param(4096, "rows of A and C")
@@ -64,8 +65,11 @@ class GEMM(Operator):
 
     def flops(self) -> float:
         assert self.n is not None and self.k is not None
-        epilogue = EPILOGUE_FLOPS[self.epilogue] * self.batch * self.m * self.n
-        return mm_flops(self.m, self.n, self.k, self.batch) + epilogue
+        return mm_flops(self.m, self.n, self.k, self.batch)
+
+    def extra_flops(self) -> float:
+        """The epilogue: its FLOPs per element of C (on the CUDA cores, not the tensor-core roof)."""
+        return float(EPILOGUE_FLOPS[self.epilogue] * self.batch * self.m * self.n)
 
     def traffic(self, dtype: DType) -> Traffic:
         assert self.n is not None and self.k is not None

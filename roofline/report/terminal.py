@@ -2,7 +2,8 @@
 
 The same chart model as the matplotlib chart (`roofline.report.chart.model.chart_model`): a log-log grid with decade
 ticks, ceilings drawn with characters ('-' a datasheet compute roof, '/' a datasheet memory roof, ':'
-any measured roof, '+' a ridge point, '.' a point's headroom up to its roof) and each record as a letter,
+any measured roof, '+' a ridge point, '.' a point's headroom up to its roof, '~' a sweep's points joined)
+and each record as a letter,
 with a legend underneath: letter -> operator, arithmetic intensity, FLOP/s and percent of its roof.
 
 A profile's chart (`roofline profile` documents) letters only the points the chart numbers, its largest
@@ -12,6 +13,7 @@ its cell is free, counted in a line under the legend (a 300-op model stays reada
 
 from __future__ import annotations
 
+import itertools
 import math
 import string
 import textwrap
@@ -33,6 +35,7 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     from roofline.core.document import Document
 
 COMPUTE_CHAR, MEMORY_CHAR, MEASURED_CHAR, RIDGE_CHAR, HEADROOM_CHAR = "-", "/", ":", "+", "."
+SWEEP_CHAR = "~"  # between the points of a sweep (`Chart.lines`), on cells no roof holds
 CROWDED_CHAR = "*"  # a point with no free cell near its place (the legend says which)
 UNLABELLED_CHAR = "o"  # a profile's op outside its top shares (drawn only on a free cell)
 LETTERS = string.ascii_uppercase + string.ascii_lowercase + string.digits
@@ -145,6 +148,20 @@ def _draw_tags(g: _Grid, chart: Chart) -> None:
                 break
 
 
+def _draw_sweeps(g: _Grid, chart: Chart) -> None:
+    """Each sweep's consecutive points joined by SWEEP_CHAR, one cell per column between them (straight in
+    log-log space, as the drawn chart's line)."""
+    where = {p.gid: p for p in chart.points}
+    for line in chart.lines:
+        for a, b in itertools.pairwise(line):
+            pa, pb = where[a], where[b]
+            ca, cb = g.col(pa.ai), g.col(pb.ai)
+            ra, rb = g.row(pa.flops_per_s), g.row(pb.flops_per_s)
+            steps = max(abs(cb - ca), abs(rb - ra), 1)
+            for k in range(1, steps):
+                g.put(round(ra + (rb - ra) * k / steps), round(ca + (cb - ca) * k / steps), SWEEP_CHAR, _HEADROOM)
+
+
 def _draw_points(g: _Grid, chart: Chart, numbers: dict[str, int]) -> dict[tuple[int, int], str]:
     """Each point's letter (nudged to a free cell nearby when its own is taken); returns the marks used.
     A profile's chart: letters by number for the numbered points, then the others' UNLABELLED_CHAR."""
@@ -204,7 +221,8 @@ def _axes(g: _Grid, chart: Chart, margin: int) -> tuple[list[str], list[str]]:
 def _legend(chart: Chart, marks: dict[tuple[int, int], str], numbers: dict[str, int], width: int) -> list[str]:
     many = len(chart.series) > 1
     out = textwrap.wrap(f"roofs ({COMPUTE_CHAR} compute, {MEMORY_CHAR} memory, {MEASURED_CHAR} measured, "
-                        f"{RIDGE_CHAR} ridge point, {HEADROOM_CHAR} headroom to the roof):", width)
+                        f"{RIDGE_CHAR} ridge point, {HEADROOM_CHAR} headroom to the roof"
+                        + (f", {SWEEP_CHAR} a sweep" if chart.lines else "") + "):", width)
     rows = []
     for r in sorted(chart.roofs, key=lambda r: (r.doc, r.source != "datasheet", r.kind != "compute", -r.value)):
         unit = "FLOP/s" if r.kind == "compute" else "B/s"
@@ -281,6 +299,7 @@ def render_terminal(docs: Sequence[Document], width: int = MAX_WIDTH, height: in
         if math.floor(ly1) >= math.ceil(ly0) else 2
     g = _Grid(chart, rows=height - 4, cols=width - margin - 1)
     _draw_roofs(g, chart)
+    _draw_sweeps(g, chart)
     numbers = point_numbers(chart) if chart.profile else {}
     marks = _draw_points(g, chart, numbers)
     _draw_tags(g, chart)

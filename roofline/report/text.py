@@ -267,7 +267,8 @@ def record_rows(r: Record) -> list[tuple[str, str]]:
         ("shape", " ".join(f"{k}={v}" for k, v in r.params.items())),
         ("dtype", f"{r.dtype} on {r.compute_pipe_label or r.compute_pipe or ''}"),
         ("device", f"{r.gpu} ({r.roof_source or 'datasheet'} roof)"),
-        ("FLOPs", count(r.flops or 0)),
+        ("FLOPs", count(r.flops or 0) + (f" (+{count(r.extra_flops)} elementwise)"
+                                         if r.extra_flops else "")),
         ("bytes", f"{count(r.bytes or 0)} (read {count(r.bytes_read or 0)}, written {count(r.bytes_written or 0)})"),
         ("arithmetic intensity", f"{r.arithmetic_intensity or 0:.4g} FLOP/byte"),
         ("ridge point", f"{r.ridge_point:.4g} FLOP/byte"),

@@ -81,11 +81,11 @@ def build_figure(docs: Sequence[Document], labels: Sequence[str] | None = None, 
     Artists carry gids the tests (and anyone inspecting the figure) can find: 'roof:DOC:SOURCE:KIND:KEY',
     'ridge:...', 'point:DOC:RECORD', 'headroom:DOC:RECORD', 'label:roof:...', 'label:point:DOC:RECORD',
     'leader:DOC:RECORD' (a callout's), 'level:DOC:RECORD:LEVEL' and 'levels:DOC:RECORD' (a record's counter
-    points and the line through them); the legends are 'legend:series' (one entry per document) and
-    'legend:key'; 'note:skipped' the note on records not drawn. A chart of more than NUMBERED_ABOVE points
-    labels each with its number ('label:point:...' holds '1', '2', ...) and adds a table under the legends
-    (its gids: `table.draw_table`). A profile's chart numbers only its largest shares; 'note:unlabelled'
-    counts the rest.
+    points and the line through them), 'sweep:N' (a sweep's points joined); the legends are 'legend:series'
+    (one entry per document) and 'legend:key'; 'note:skipped' the note on records not drawn. A chart of more
+    than NUMBERED_ABOVE points labels each with its number ('label:point:...' holds '1', '2', ...) and adds
+    a table under the legends (its gids: `table.draw_table`). A profile's chart numbers only its largest
+    shares; 'note:unlabelled' counts the rest.
     """
     chart = chart_model(docs, labels, roof, title)
     numbers = point_numbers(chart) if is_numbered(chart) else {}
@@ -201,6 +201,10 @@ def _draw_points(ax: Axes, chart: Chart, numbers: dict[str, int]) -> None:
     """Headroom lines and markers. A profile's: areas by share, the largest first so that smaller markers
     stay visible on top of it, headroom lines only where a number says which op it is."""
     points = sorted(chart.points, key=lambda p: -marker_pt(p)) if chart.profile else chart.points
+    where = {p.gid: p for p in chart.points}
+    for n, line in enumerate(chart.lines):  # a sweep: its points joined, under the markers
+        ax.plot([where[g].ai for g in line], [where[g].flops_per_s for g in line], color=doc_colour(where[line[0]].doc),
+                linewidth=1.0, alpha=0.6, zorder=4, gid=f"sweep:{n}")
     for p in points:
         colour = bound_colour(p.bound)
         if p.has_headroom and (p.share is None or p.gid in numbers):

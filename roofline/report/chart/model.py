@@ -164,6 +164,7 @@ class Chart:
     y_range: tuple[float, float]
     profile: bool = False  # a profile document is among them: marker areas by share, the top ones numbered
     levels: tuple[LevelPoint, ...] = ()  # the counter level points of records with counters (module docstring)
+    lines: tuple[tuple[str, ...], ...] = ()  # sweeps: point gids joined by a line, in the swept value's order
 
 
 def _number(v: Any) -> float | None:
@@ -398,8 +399,44 @@ def chart_model(docs: Sequence[Document], labels: Sequence[str] | None = None, r
     x_range = _span(min(xs), max(xs), _PAD_LEFT, _PAD_RIGHT)
     y_range = _span(min(ys), max(ys), _PAD_BOTTOM, _PAD_TOP)
     sources = tuple(s for s in ("datasheet", "measured") if any(r.source == s for r in roofs))
+    lines = tuple(line for i, doc in enumerate(docs) if not is_profile(doc) for line in sweep_lines(i, doc, points))
     return Chart(title or _title(docs, points), series, sources, tuple(roofs), tuple(points), tuple(skipped),
-                 x_range, y_range, profile=any(is_profile(d) for d in docs), levels=tuple(levels))
+                 x_range, y_range, profile=any(is_profile(d) for d in docs), levels=tuple(levels), lines=lines)
+
+
+def sweep_lines(i: int, doc: Document, points: Sequence[Point]) -> list[tuple[str, ...]]:
+    """The sweeps among document i's drawn points, each as its point gids in rising order of the swept value.
+    Only a document that says it is a sweep (its `sweep` field, written by `analyze` given a list or a range)
+    has any: a suite's records that happen to differ in one parameter (a model's QKV and output projections)
+    are no sweep. A line joins two or more records of one op, variant and dtype that differ only in the first
+    swept parameter and in what follows from it (gemm's n and k default to m); a product sweep (m and n) is
+    one line along m per value of n."""
+    swept = doc.extra.get("sweep")
+    if not isinstance(swept, list) or not swept:
+        return []
+    key = str(swept[0])
+    drawn = {p.record: p.gid for p in points if p.doc == i}
+    groups: dict[tuple[Any, ...], list[int]] = {}
+    for j, rec in enumerate(doc.records):
+        if j in drawn and isinstance(rec.params, dict):
+            groups.setdefault((rec.op, rec.variant, rec.dtype), []).append(j)
+    lines: list[tuple[str, ...]] = []
+    for members in groups.values():
+        params = [doc.records[j].params for j in members]
+        names = {k for ps in params for k in ps}
+        follows = {k for k in names if k not in swept
+                   and all(len({repr(ps.get(k)) for ps in params if ps.get(key) == v}) == 1
+                           for v in {ps.get(key) for ps in params})}
+        along: dict[str, list[int]] = {}
+        for j, ps in zip(members, params, strict=True):
+            value = ps.get(key)
+            if isinstance(value, int) and not isinstance(value, bool):
+                rest = repr(sorted((k, repr(v)) for k, v in ps.items() if k != key and k not in follows))
+                along.setdefault(rest, []).append(j)
+        for js in along.values():
+            if len(js) > 1:
+                lines.append(tuple(drawn[j] for j in sorted(js, key=lambda j: doc.records[j].params[key])))
+    return lines
 
 
 def _distinct_labels(points: list[Point], docs: Sequence[Document]) -> list[Point]:
@@ -513,4 +550,5 @@ def unlabelled_note(chart: Chart, numbers: dict[str, int]) -> str | None:
 
 __all__ = ["NUMBERED_ABOVE", "PROFILE_FULL_PT", "PROFILE_LABELLED", "PROFILE_MIN_PT", "ROOF_CHOICES", "Chart",
            "LevelPoint", "Point", "Roof", "chart_model", "device_name", "intensity_tick", "is_numbered", "is_profile",
-           "level_points", "load_documents", "marker_pt", "point_numbers", "time_shares", "unlabelled_note"]
+           "level_points", "load_documents", "marker_pt", "point_numbers", "sweep_lines", "time_shares",
+           "unlabelled_note"]

@@ -17,6 +17,7 @@ draws the `Placement`s it gets back in their order.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -29,10 +30,21 @@ ToPx = Callable[[tuple[float, float]], tuple[float, float]]  # data coordinates 
 Measure = Callable[[str, str], tuple[float, float]]  # (text, font weight) -> (width, height) in pixels
 
 GAP_PX = 3.0  # clearance kept between a label and anything else
+# Shapes whose box and edge normals are remembered (a chart of a few hundred points has a few thousand).
+SHAPE_CACHE = 1 << 16
 
 
 # ---------------------------------------------------------------- shapes
-def _axes_of(shape: Corners) -> list[tuple[float, float]]:
+@functools.lru_cache(maxsize=SHAPE_CACHE)
+def _box(shape: Corners) -> tuple[float, float, float, float]:
+    """A shape's bounding box (x0, y0, x1, y1), remembered: the placer asks for the same shapes millions of
+    times on a chart of a hundred points."""
+    xs, ys = [x for x, _ in shape], [y for _, y in shape]
+    return min(xs), min(ys), max(xs), max(ys)
+
+
+@functools.lru_cache(maxsize=SHAPE_CACHE)
+def _axes_of(shape: Corners) -> tuple[tuple[float, float], ...]:
     """Unit normals of a convex shape's edges (one for a segment)."""
     out = []
     n = len(shape)
@@ -42,11 +54,16 @@ def _axes_of(shape: Corners) -> list[tuple[float, float]]:
         norm = math.hypot(nx, ny)
         if norm > 0:
             out.append((nx / norm, ny / norm))
-    return out
+    return tuple(out)
 
 
 def clear(a: Corners, b: Corners, gap: float = GAP_PX) -> bool:
-    """Separating-axis test: True when the two convex shapes are at least `gap` pixels apart on some axis."""
+    """Separating-axis test: True when the two convex shapes are at least `gap` pixels apart on some axis.
+    Their bounding boxes first: most pairs on a chart are far apart, and boxes `gap` apart are shapes as far."""
+    ax0, ay0, ax1, ay1 = _box(a)  # not bounds(): one call less, ~3 million times on a 110-point chart
+    bx0, by0, bx1, by1 = _box(b)
+    if ax1 + gap <= bx0 or bx1 + gap <= ax0 or ay1 + gap <= by0 or by1 + gap <= ay0:
+        return True
     for nx, ny in _axes_of(a) + _axes_of(b):
         pa = [x * nx + y * ny for x, y in a]
         pb = [x * nx + y * ny for x, y in b]
@@ -62,8 +79,8 @@ def holds(shape: Corners, xy: tuple[float, float]) -> bool:
 
 
 def bounds(shape: Corners) -> tuple[float, float, float, float]:
-    xs, ys = [c[0] for c in shape], [c[1] for c in shape]
-    return min(xs), min(ys), max(xs), max(ys)
+    """A shape's bounding box (x0, y0, x1, y1)."""
+    return _box(shape)
 
 
 def rect(x0: float, y0: float, x1: float, y1: float) -> Corners:

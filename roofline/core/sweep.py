@@ -1,0 +1,89 @@
+"""Shape sweeps: one integer parameter given as several values (`--m 1024:16384:x2`, `--m 1024,4096`).
+
+Grammar of one value (`parse_values`):
+- `4096`: one value;
+- `1024,4096,8192`: a list, in the order given;
+- `A:B:xF`: geometric, A, A*F, A*F^2, ... up to B inclusive (F an integer >= 2);
+- `A:B:+S`: arithmetic, A, A+S, A+2S, ... up to B inclusive (S an integer >= 1).
+
+Several swept parameters give every combination of their values (their product), the first parameter of the
+operator varying slowest: `--m 1024,2048 --n 512,1024` is (1024, 512), (1024, 1024), (2048, 512), (2048,
+1024). The product is the one reading that needs no pairing rule; `MAX_SHAPES` keeps a typo from becoming
+hours of work.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+from roofline.core.errors import UsageError
+
+# More shapes than this in one sweep is refused: 1:100000:+1 is a typo, not a plan (each shape is a record,
+# a table row and, timed, at least one timing of ~0.1-10 s).
+MAX_SHAPES = 1_000
+
+
+def _integer(flag: str, text: str) -> int:
+    try:
+        return int(text.strip())
+    except ValueError:
+        raise UsageError(f"{flag}: {text.strip()!r} is not an integer (a sweep is A:B:xF, A:B:+S or "
+                         "A,B,C)") from None
+
+
+def parse_values(flag: str, text: str) -> list[int]:
+    """The values of one parameter given as `text` (module docstring); a UsageError names `flag` for an
+    empty range, a zero or missing step, or a value that is not an integer."""
+    text = text.strip()
+    if "," in text:
+        values = [_integer(flag, part) for part in text.split(",")]
+    elif ":" in text:
+        parts = text.split(":")
+        if len(parts) != 3 or parts[2].strip()[:1] not in ("x", "+"):
+            raise UsageError(f"{flag}: a range is A:B:xF (geometric) or A:B:+S (arithmetic), got {text!r}")
+        start, stop = _integer(flag, parts[0]), _integer(flag, parts[1])
+        kind, step = parts[2].strip()[0], _integer(flag, parts[2].strip()[1:])
+        if kind == "x" and step < 2:
+            raise UsageError(f"{flag}: the factor of {text!r} must be an integer >= 2")
+        if kind == "+" and step < 1:
+            raise UsageError(f"{flag}: the step of {text!r} must be an integer >= 1")
+        if start > stop:
+            raise UsageError(f"{flag}: {text!r} is an empty range (it starts above its end)")
+        if kind == "x" and start < 1:
+            raise UsageError(f"{flag}: a geometric range starts at 1 or more, got {text!r}")
+        values = []
+        v = start
+        while v <= stop and len(values) <= MAX_SHAPES:
+            values.append(v)
+            v = v * step if kind == "x" else v + step
+    else:
+        values = [_integer(flag, text)]
+    if len(values) > MAX_SHAPES:
+        raise UsageError(f"{flag}: {text!r} gives more than {MAX_SHAPES} values")
+    return values
+
+
+def is_sweep(text: Any) -> bool:
+    """Whether a parameter's command-line text names more than one value's syntax (a list or a range)."""
+    return isinstance(text, str) and ("," in text or ":" in text)
+
+
+def expand(shape: dict[str, Any], flags: dict[str, str]) -> tuple[list[dict[str, Any]], list[str]]:
+    """Every shape of a sweep, and the names of the swept parameters (in `shape`'s order). `shape` maps each
+    parameter to its value; `flags` maps the integer parameters to their command-line flags: their str values
+    are parsed (`parse_values`, an error naming the flag); anything else (None, a bool, a choice's name) is
+    kept as it is. Without a list or a range: one shape, no swept names."""
+    axes: dict[str, list[Any]] = {}
+    for name, value in shape.items():
+        axes[name] = parse_values(flags[name], value) if name in flags and isinstance(value, str) else [value]
+    swept = [name for name, value in shape.items() if name in flags and is_sweep(value)]
+    total = 1
+    for values in axes.values():
+        total *= len(values)
+    if total > MAX_SHAPES:
+        raise UsageError(f"the sweep has {total} shapes (the product of {', '.join(flags[n] for n in swept)}); "
+                         f"at most {MAX_SHAPES}")
+    names = list(axes)
+    shapes = [dict(zip(names, combo, strict=True)) for combo in itertools.product(*axes.values())]
+    return shapes, swept

@@ -1,0 +1,144 @@
+"""Every command line of the README's and docs/*.md's shell blocks runs, in order, in one scratch folder, so
+the docs cannot drift from the tool: a later line uses an earlier line's files (the README's run -> plot ->
+baseline update -> check chain).
+
+Which blocks run: every ```sh / ```bash / ```console block, unless its fence names a word after the language:
+- ```sh skip: never run (placeholders such as OPERATOR or train.py, or other tools: make, git, a CI's
+  $GITHUB_STEP_SUMMARY chain);
+- ```sh gpu: needs a GPU; run as written by the `gpu` test below (scripts/gpu_check.sh, stage docs).
+A runnable block holds `roofline ...` lines only (no pipes, `&&` or loops: those blocks say `skip`).
+
+On the CPU (CI), with small settings (`cpu_settings`): `analyze` gets --no-time (a GPU-sized shape takes
+minutes on a CPU; the timed path is the README's `run`), `calibrate` --quick, `run` --no-kernels (torch
+profiler's start-up), `collectives` without --sizes two small sizes, and `profile` lines are left to the
+GPU test (a model on the CPU is 5-18 s each; tests/test_capture*.py profile small ones). Input files the
+docs assume (results.json, a baseline, an ncu CSV) are copied in (`FIXTURES`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+from helpers import ROOT, run
+
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+SHELLS = ("sh", "bash", "console", "shell")
+MARKS = ("skip", "gpu")
+H200 = ROOT / "docs" / "results"
+# Files the docs' commands read without making them, as the reader's own would be.
+FIXTURES = {
+    "results.json": H200 / "2026-11-30-h200-restructure" / "kernels1.json",
+    "before.json": H200 / "2026-11-30-h200-restructure" / "kernels1.json",
+    "after.json": H200 / "2026-11-30-h200-restructure" / "kernels2.json",
+    "model_profile.json": H200 / "2026-12-01-h200-profile" / "vit_profile.json",
+    "baselines/h200.json": H200 / "2026-11-30-h200-restructure" / "kernels1.json",
+    # `ncu --csv --page raw` of examples/cnn.py --preset tiny's forward on the H200 (2026-12-01, 110 kernels)
+    "app.csv": ROOT / "tests" / "data" / "ncu_forward.csv",
+}
+# The CI budget of the whole CPU run (seconds): the docs' commands must stay quick to check.
+CPU_BUDGET_S = 30.0
+
+
+def blocks(page: Path) -> list[tuple[str, list[str]]]:
+    """Each shell block of `page`: (its mark, '' when none; its command lines, continuation lines joined,
+    blank and comment lines dropped, a leading `$ ` removed)."""
+    found = []
+    for info, body in re.findall(r"^```([^\n]*)\n(.*?)^```", page.read_text(), re.S | re.M):
+        words = info.split()
+        if not words or words[0] not in SHELLS:
+            continue
+        mark = next((w for w in words[1:] if w in MARKS), "")
+        lines = [line.strip().removeprefix("$ ") for line in re.sub(r"\\\n\s*", " ", body).splitlines()]
+        found.append((mark, [line for line in lines if line and not line.startswith("#")]))
+    return found
+
+
+def commands(marks: tuple[str, ...]) -> list[tuple[str, list[str]]]:
+    """(where, argv without `roofline`) of every line of the blocks with one of `marks`, in page order."""
+    out = []
+    for page in PAGES:
+        for mark, lines in blocks(page):
+            if mark not in marks:
+                continue
+            for line in lines:
+                argv = shlex.split(os.path.expandvars(line), comments=True)
+                where = f"{page.name}: {line}"
+                assert argv[0] == "roofline", f"{where}: not a roofline command (fence the block ```sh skip)"
+                assert not {"&&", "||", "|", ";", "for", "do", "done"} & set(argv), \
+                    f"{where}: shell syntax (fence the block ```sh skip)"
+                out.append((where, argv[1:]))
+    return out
+
+
+def cpu_settings(argv: list[str]) -> list[str] | None:
+    """The command as CI runs it on the CPU (module docstring), or None when CI leaves it to the GPU test."""
+    if argv[0] == "profile":
+        return None
+    if argv[0] == "analyze" and "--no-time" not in argv:
+        return [*argv, "--no-time"]
+    if argv[0] == "calibrate":
+        return [*argv, "--quick"]
+    if argv[0] == "run":
+        return [*argv, "--no-kernels"]
+    if argv[0] == "collectives" and "--sizes" not in argv:  # gloo over 1KiB..64MiB is ~20 s on 2 cores
+        return [*argv, "--sizes", "1KiB,64KiB"]
+    return argv
+
+
+def scratch(tmp: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The folder the commands run in: the checkout's suites and examples, the fixtures, $GITHUB_STEP_SUMMARY."""
+    for name in ("suites", "examples"):
+        (tmp / name).symlink_to(ROOT / name)
+    for name, source in FIXTURES.items():
+        (tmp / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, tmp / name)
+    monkeypatch.chdir(tmp)
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(tmp / "summary.md"))
+
+
+def test_the_marks_are_used() -> None:
+    """The blocks CI cannot run say so; the README's chain is in a runnable block."""
+    every = {page.name: blocks(page) for page in PAGES}
+    assert [m for m, _ in every["README.md"]] == ["skip", ""]  # `make demo`, then "What it does"
+    readme = [line for _, lines in every["README.md"][1:] for line in lines]
+    chain = [next(i for i, line in enumerate(readme) if line.startswith(f"roofline {c}"))
+             for c in ("run ", "baseline update", "check ")]
+    assert chain == sorted(chain)  # run, then the baseline from it, then check against that baseline
+    assert {m for blocks_ in every.values() for m, _ in blocks_} == {"", "skip", "gpu"}
+
+
+def test_every_documented_command_runs_on_the_cpu(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    scratch(tmp_path, monkeypatch)
+    cmds = commands(("",))
+    assert len(cmds) >= 20
+    ran, start = [], time.perf_counter()
+    for where, argv in cmds:
+        small = cpu_settings(argv)
+        if small is None:
+            continue
+        code, _, err = run(capsys, *small)
+        assert code == 0, f"{where} (run as `roofline {shlex.join(small)}`): exit {code}\n{err}"
+        ran.append(small[0])
+    took = time.perf_counter() - start
+    assert {"specs", "ops", "analyze", "calibrate", "run", "plot", "baseline", "check", "occupancy", "compare",
+            "report"} <= set(ran)
+    assert (tmp_path / "decode.png").is_file() and (tmp_path / "base.json").is_file()
+    assert took < CPU_BUDGET_S, f"the docs' commands took {took:.1f} s (budget {CPU_BUDGET_S:.0f} s)"
+
+
+@pytest.mark.gpu
+def test_every_documented_command_runs_as_written_on_a_gpu(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a GPU: every line of the runnable and the ```sh gpu blocks, as written (timed, full calibration,
+    the profiles)."""
+    scratch(tmp_path, monkeypatch)
+    for where, argv in commands(("", "gpu")):
+        code, _, err = run(capsys, *argv)
+        assert code == 0, f"{where}: exit {code}\n{err}"

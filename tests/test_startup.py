@@ -1,0 +1,137 @@
+"""The analytic path's start-up: `analyze OP ... --no-time` runs without typer (`roofline.cli.fast`) and prints
+what the typer command prints; other command lines fall back to typer; the spec files are read from a cache;
+a machine without NVIDIA's device files is not asked through NVML. (docs/guide.md: "Start-up time".)"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import types
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import ROOT, run
+
+import roofline.cli.app
+from roofline.ceilings import specs
+
+
+def _typer_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    import roofline.cli.fast
+
+    monkeypatch.setattr(roofline.cli.fast, "fast_path", lambda argv: None)
+
+
+@pytest.mark.parametrize("args", [
+    ["analyze", "gemm", "--m", "4096", "--no-time", "--gpu", "h100"],
+    ["analyze", "gemm", "--m", "1024:4096:x2", "--n", "512", "--dtype", "bf16", "--no-time", "--gpu", "a100"],
+    ["analyze", "attention", "--batch", "8", "--heads", "32", "--seq", "4096", "--head-dim", "128", "--causal",
+     "--dtype", "bf16", "--no-time", "--gpu", "h200", "--json"],
+    ["analyze", "gemm", "--epilogue", "gelu", "--variant", "unfused", "--no-tensor-cores", "--no-time",
+     "--gpu", "h100", "--json"],
+    ["analyze", "rmsnorm", "--no-time"],  # the CPU's (seeded) roof
+])
+def test_fast_path_prints_what_typer_prints(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+                                            args: list[str]) -> None:
+    import roofline.cli.fast
+
+    assert roofline.cli.fast.fast_path.__name__ == "fast_path"
+    with monkeypatch.context() as m:  # the fast path is taken: typer is never built
+        m.setattr(roofline.cli.app, "build_app", lambda argv: pytest.fail("typer ran"))
+        fast = run(capsys, *args)
+    _typer_only(monkeypatch)
+    slow = run(capsys, *args)
+    if "--json" in args:  # the same document, but for the time it was made
+        docs = [json.loads(out) for _, out, _ in (fast, slow)]
+        for d in docs:
+            d.pop("created")
+        assert docs[0] == docs[1]
+    else:
+        assert fast == slow
+    assert fast[0] == 0
+
+
+@pytest.mark.parametrize("args", [
+    ["analyze", "gemm", "--no-time", "--help"],
+    ["analyze", "gemm", "--m=4096", "--no-time"],
+    ["analyze", "gemm", "--m", "4096", "--m", "8", "--no-time"],  # repeated: click takes the last
+    ["analyze", "gemm", "--bogus", "1", "--no-time"],
+    ["analyze", "gemm", "--m", "-5", "--no-time"],
+    ["analyze", "gemm", "--no-time", "--m"],  # a missing value
+    ["analyze", "gemm", "--m", "4096"],  # timed: torch's start-up dwarfs typer's
+    ["analyze", "nosuchop", "--no-time"],
+    ["specs", "show", "h100"],
+])
+def test_other_command_lines_go_to_typer(args: list[str]) -> None:
+    from roofline.cli.fast import fast_path
+
+    assert fast_path(args) is None
+
+
+def test_errors_are_the_same_either_way(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    args = ["analyze", "gemm", "--m", "0", "--no-time", "--gpu", "h10"]
+    fast = run(capsys, *args)
+    _typer_only(monkeypatch)
+    assert fast == run(capsys, *args) and fast[0] == 2 and fast[2].startswith("error: ")
+
+
+def test_the_analytic_path_imports_neither_typer_nor_pydantic() -> None:
+    code = ("import sys; from roofline.cli.app import main; rc = main(['analyze', 'gemm', '--no-time', '--gpu', "
+            "'h100']); heavy = sorted(m for m in ('typer', 'pydantic', 'click', 'torch', 'matplotlib') "
+            "if m in sys.modules); print(rc, heavy)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert out.stdout.splitlines()[-1] == "0 []", out.stderr
+
+
+def test_only_the_named_command_is_built() -> None:
+    import typer
+
+    app = typer.main.get_command(roofline.cli.app.build_app(["analyze", "gemm", "--m", "4"]))
+    assert list(app.commands) == ["analyze"] and list(app.commands["analyze"].commands) == ["gemm"]
+    whole = typer.main.get_command(roofline.cli.app.build_app(["--help"]))
+    # every command of the registry, in its order (device ... compare: 15 since import-ncu and collectives)
+    assert list(whole.commands) == [name for name, *_ in roofline.cli.app.COMMANDS] and len(whole.commands) == 15
+    assert len(whole.commands["analyze"].commands) > 20  # every operator
+
+
+def test_spec_files_are_read_from_a_cache_until_one_changes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The packaged spec files' parsed TOML is kept in the cache folder (conftest.py gives each test its own);
+    a copy of the spec folder whose file changes is parsed again."""
+    folder = tmp_path / "specs"
+    shutil.copytree(specs.specs_dir(), folder)
+    monkeypatch.setattr(specs, "specs_dir", lambda: folder)
+    parsed: list[str] = []
+    real = specs.read_toml
+
+    def counting(path: Any, what: str) -> dict[str, Any]:
+        parsed.append(Path(path).name)
+        return real(path, what)
+
+    monkeypatch.setattr(specs, "read_toml", counting)
+    files = sorted(folder.glob("*.toml"))
+    first = specs._parsed(files)
+    assert len(parsed) == len(first) == len(files) > 30  # every file parsed once
+    parsed.clear()
+    assert specs._parsed(sorted(folder.glob("*.toml"))) == first and parsed == []  # from the cache
+    h100 = folder / "h100-sxm.toml"
+    h100.write_text(h100.read_text().replace('name = "NVIDIA H100 SXM5 80GB"', 'name = "changed"'))
+    again = specs._parsed(sorted(folder.glob("*.toml")))
+    assert len(parsed) == len(files) and again["h100-sxm.toml"]["name"] == "changed"
+
+
+def test_no_nvidia_device_files_no_nvml(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from roofline.measuring import device
+
+    asked: list[str] = []
+    fake = types.SimpleNamespace(nvmlInit=lambda: asked.append("init"))
+    monkeypatch.setitem(sys.modules, "pynvml", fake)
+    control = tmp_path / "nvidiactl"
+    monkeypatch.setattr(device, "NVIDIA_CONTROL", str(control))
+    if not sys.platform.startswith("linux"):
+        pytest.skip("the device files are Linux's")
+    assert device._nvml() is None and asked == []  # no device file: NVML not asked
+    control.write_text("")
+    assert device._nvml() is fake and asked == ["init"]  # with it, as before
