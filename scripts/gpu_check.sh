@@ -203,7 +203,9 @@ collectives)
   python3 -m torch.distributed.run --nproc-per-node "$NG" -m roofline collectives --ops all_reduce \
       --sizes 1MiB:1GiB -o "$W/comm_job.json" --force > "$W/comm_job.txt" 2>&1; echo "exit $?" | tee -a "$S"
   tail -20 "$W/comm_job.txt" | tee -a "$S"
-  $RL check "$W/comm_job.json" --baseline "$W/comm.json" > "$W/comm_check.txt" 2>&1; echo "check exit $?" | tee -a "$S"
+  # the same collective and sizes launched by roofline itself: the baseline the job is checked against
+  $RL collectives --ops all_reduce --sizes 1MiB:1GiB -o "$W/comm_ar.json" --force > /dev/null 2>&1
+  $RL check "$W/comm_job.json" --baseline "$W/comm_ar.json" > "$W/comm_check.txt" 2>&1; echo "check exit $?" | tee -a "$S"
   tail -8 "$W/comm_check.txt" | tee -a "$S"
   $RL collectives --ops all_reduce --sizes 1MiB,2MiB --inject-failure $((NG - 1)) -o "$W/comm_dead.json" 2>&1 \
       | tee -a "$S"; echo "a rank that dies: exit ${PIPESTATUS[0]}, file: $(ls "$W/comm_dead.json" 2>&1)" | tee -a "$S"
