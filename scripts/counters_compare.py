@@ -73,9 +73,10 @@ def imports(a_path: str, b_path: str) -> int:
                 worst = max(worst, abs(d))
     names = sum(ra.params == rb.params for ra, rb in zip(a, b, strict=True))
     regions = sum(1 for r in a if r.region)
-    print(f"{len(a)} kernels; same names and ids: {names}; with an NVTX range: {regions}; "
-          f"worst time/bytes/FLOPs difference: {worst:.2e}")
-    return 0 if worst < 1e-4 and names == len(a) else 1
+    same_regions = sum(ra.region == rb.region for ra, rb in zip(a, b, strict=True))
+    print(f"{len(a)} kernels; same names and ids: {names}; with an NVTX range: {regions}, the same in both: "
+          f"{same_regions}; worst time/bytes/FLOPs difference: {worst:.2e}")
+    return 0 if worst < 1e-4 and names == same_regions == len(a) else 1
 
 
 if __name__ == "__main__":

@@ -429,3 +429,13 @@ def test_a_damaged_ncu_rep_through_the_real_module_is_exit_2(tmp_path: Path,
     rep = write(tmp_path / "bad.ncu-rep", "not a report")
     code, _, err = run(capsys, "import-ncu", str(rep), "--gpu", "h200")
     assert code == 2 and "holds no kernel" in err
+
+
+def test_the_nvtx_range_of_a_real_forward_csv() -> None:
+    """tests/data/ncu_forward.csv: `ncu --nvtx --nvtx-include forward/ ... --csv --page raw` of examples/cnn.py
+    --preset tiny on the H200 (2026-12-01): its NVTX column reads `2494  "<default domain>:forward:none:..."`
+    on each of the 110 kernels; the range is `forward`, as the .ncu-rep of the same run gives it."""
+    from roofline.importers.ncu import nvtx_range, read_raw_csv
+
+    kernels = read_raw_csv(DATA / "ncu_forward.csv")
+    assert len(kernels) == 110 and {nvtx_range(k) for k in kernels} == {"forward"}

@@ -271,3 +271,24 @@ def test_help_shows_no_bool_type(capsys: pytest.CaptureFixture[str], args: list[
     assert "--help" in out and "<bool>" not in out
     if args[0] == "analyze":
         assert "<int>" in out and re.search(r"--no-time +The analytic model", out)  # other types stay
+
+
+def test_import_ncu_of_a_real_report(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """110 kernels of a real forward (tests/data/ncu_forward.csv, H200): names up to 60 characters fold over
+    lines; the numbers stay whole."""
+    out = view(capsys, "import-ncu", str(DATA / "ncu_forward.csv"), "--gpu", "h200", "-o", str(tmp_path / "f.json"))
+    assert re.search(r"^ +2 Kernel +forward +bf16 +19\.3 µs", out, re.M)  # ncu's 19,296 ns for kernel id 2
+
+
+def test_the_h200_pairs_documents(capsys: pytest.CaptureFixture[str]) -> None:
+    """The collectives and `run --devices` documents recorded on two H200s (docs/results, 2026-12-01)."""
+    h200x2 = ROOT / "docs" / "results" / "2026-12-01-h200x2-collectives"
+    out = view(capsys, "plot", str(h200x2 / "comm.json"), "--terminal")
+    assert "4 GiB" in out and "346 GB/s" in out  # all_reduce's busbw at 4 GiB in that run
+    from roofline.core.document import read_document
+    from roofline.report.text import records_table
+
+    doc = read_document(h200x2 / "smoke_devices.json")  # 8 entries on each of the two GPUs
+    con = Console(width=WIDTH, record=True, highlight=False)
+    con.print(records_table(doc.records, title="smoke on 2 GPUs"))
+    assert re.search(r"^ +1 gemm ", fits(con.export_text()), re.M)  # the GPU column: GPU 1's GEMM row

@@ -44,7 +44,7 @@ def import_ncu_cmd(
     bytes placed on the roofs, timed by ncu's duration."""
     from roofline.importers.records import read_report, report_device, report_records
     from roofline.measuring.target import resolve_target
-    from roofline.report.text import records_table, show
+    from roofline.report.text import kernels_table, show
 
     check_choice("--roof", roof, tuple(r for r in ROOF_CHOICES if r != "both"))
     check_outputs(force, files=(output,))
@@ -54,7 +54,7 @@ def import_ncu_cmd(
     doc = target.document(records, source=str(report))
     save_and_print(doc, output, force, json_)
     if not json_:
-        show(records_table(records, title=f"{report.name}: {len(records)} kernels on "
+        show(kernels_table(records, title=f"{report.name}: {len(records)} kernels on "
                            f"{target.ceilings.device_name}"))
         if output is not None:
             note(f"results written to {output}")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import os
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -210,10 +211,19 @@ def counters_from_kernel(kernel: NcuKernel, source: str | None = None) -> Counte
 
 
 def nvtx_range(kernel: NcuKernel) -> str | None:
-    """The NVTX range the kernel ran in, when the report recorded NVTX (`ncu --nvtx`): the first non-empty text
-    column whose name mentions NVTX or a push/pop range (ncu names these columns by domain)."""
+    """The NVTX range the kernel ran in, when the report recorded NVTX (`ncu --nvtx`): from the first non-empty
+    text column whose name mentions NVTX or a push/pop range. ncu's raw CSV writes the thread's open ranges
+    there as `<thread id>  "<domain>:<range>:<payload, colour, message fields>" ...`, outermost first; the
+    innermost range's name is returned, as `importers.ncu_rep` reads it from a .ncu-rep."""
     for k, v in kernel.text.items():
         if ("nvtx" in k.lower() or "push/pop" in k.lower()) and v.strip():
-            return v.strip()
+            quoted = _QUOTED.findall(v)
+            if not quoted:
+                return v.strip()
+            fields = quoted[-1].split(":")
+            return fields[1] if len(fields) > 1 and fields[1] else quoted[-1]
     return None
+
+
+_QUOTED = re.compile(r'"([^"]*)"')
 

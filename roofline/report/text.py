@@ -25,7 +25,7 @@ from rich.text import Text
 
 from roofline.ceilings.specs import GPUSpec
 from roofline.core.record import Record, Timing, shape_text
-from roofline.report.format import count, duration, number, si
+from roofline.report.format import count, duration, number, percent, si
 
 # The width of output that is not a terminal (pipes, files, CI logs) unless COLUMNS says otherwise: the
 # width every default view is laid out for.
@@ -63,6 +63,9 @@ def natural_width(r: RenderableType) -> int:
 
 # ---------------------------------------------------------------- tables that fit
 WIDE = 1_000  # Column.drop of a column shown only with --wide
+# A word in a wrapping column longer than this may be folded over lines (Nsight Compute's kernel names run to
+# 60 characters; op names, shapes and dtypes stay under 20 and never fold).
+FOLD_ABOVE = 24
 GAP = 1  # one space between columns (box.SIMPLE_HEAD without edges): the most columns in 80
 
 
@@ -108,9 +111,11 @@ class FitTable:
         return max(cell_len(line) for c in cells for line in _lines(c))
 
     def _minimum(self, j: int) -> int:
-        """A wrapping column's narrowest: its longest word (or header line)."""
+        """A wrapping column's narrowest: its longest word (or header line), but no more than FOLD_ABOVE: a
+        longer word (a kernel's name) folds over lines rather than squeeze the numbers beside it."""
         words = [w for r in self.rows for line in _lines(r[j]) for w in line.split()]
-        return max([cell_len(w) for w in words] + [cell_len(h) for h in _lines(self.columns[j].header)])
+        header = [cell_len(h) for h in _lines(self.columns[j].header)]
+        return max([min(cell_len(w), FOLD_ABOVE) for w in words] + header)
 
     def _shown(self, width: int | None) -> list[int]:
         if self.wide or width is None:
@@ -387,6 +392,26 @@ def compact_shapes(records: Sequence[Record]) -> list[str]:
                 if k in varying[r.op] or k not in defaults or defaults[k] != v or _is_size(defaults[k])}
         shapes.append(shape_text(kept))
     return shapes
+
+
+def kernels_table(records: list[Record], title: str, wide: bool = False) -> FitTable:
+    """An imported Nsight Compute report: one row per kernel (its ncu ID, name and NVTX range), ncu's time,
+    the DRAM bytes it counted and where they place it. Kernel names fold over lines rather than squeeze the
+    numbers (FOLD_ABOVE)."""
+    ranges = any(r.region for r in records)
+    cols = [Column("id"), Column("kernel", left=True, wrap=True),
+            *([Column("NVTX\nrange", left=True, wrap=True, drop=1)] if ranges else []),
+            Column("dtype", left=True, drop=2), Column("time"), Column("DRAM\nbytes", drop=3),
+            Column("AI\nFLOP/B", note="AI: arithmetic intensity, counted FLOPs per counted DRAM byte"),
+            Column("bound", left=True), Column("% of\nroof", note="% of roof: roofline time / ncu's time")]
+    rows = []
+    for r in records:
+        dram = r.counters.dram_bytes if r.counters is not None else None
+        rows.append([str(r.params.get("id", "")), str(r.params.get("kernel", r.op)),
+                     *([r.region or "-"] if ranges else []), r.dtype,
+                     duration(r.time_s) if r.time_s is not None else "-", "-" if dram is None else si(dram, "B"),
+                     number(r.arithmetic_intensity), r.bound, percent(r.roofline_fraction, 0)])
+    return FitTable(cols, rows, title=title, wide=wide)
 
 
 def records_table(records: list[Record], title: str = "results", wide: bool = False) -> FitTable:
