@@ -26,6 +26,10 @@ A model built normally (real weights) works too: its tensors are faked as they a
 the meta device. Each `F.scaled_dot_product_attention` is recorded as one fused attention op
 (aten::scaled_dot_product_attention), as a GPU runs it, even where torch runs its math decomposition for
 want of data.
+
+A program that calls torch.distributed collectives (each rank profiling itself) gets one record per
+collective on the interconnect, with its algbw and busbw, and the summary's `communication` share
+(capture/comm.py). Profiles of a single process are unchanged.
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ import torch
 from torch.utils.module_tracker import ModuleTracker
 
 from roofline.capture import kernels as kernel_times
+from roofline.capture.comm import communication
 from roofline.capture.records import (
     Edge,
     ProfiledCall,
@@ -333,6 +338,9 @@ class Profile:
                         for name in sorted(regions or ())}
         s["module_root"] = root
         s["dataflow"] = record_edges(self.calls, self.edges)
+        comm = communication(self.calls, self.records, s["kernel_time_s"], s["roofline_time_s"], bool(timeline))
+        if comm is not None:  # only a program that called collectives has the key
+            s["communication"] = comm
         s["notes"] = [*target.messages, *([INSTRUMENTED_NOTE] if timeline else [])]
         if s["attention_masked_calls"]:
             s["notes"].append(f"{s['attention_masked_calls']} attention call(s) took a mask tensor: every score "
