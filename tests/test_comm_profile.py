@@ -222,3 +222,18 @@ def test_single_process_profile_unchanged() -> None:
     assert "communication" not in prof.summary
     assert all(r.collective is None and r.op.startswith("aten::") for r in prof.records)
     assert "communication" not in header(prof.document()).plain
+
+
+def test_cli_in_a_torchrun_job(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                               capsys: pytest.CaptureFixture[str]) -> None:
+    """Rank 1 of a torchrun job writes its own document (FILE.rank1.json) and prints no views (rank 0 does, and
+    writes FILE, as outside a job)."""
+    from helpers import ROOT, run
+
+    for key, value in {"RANK": "1", "LOCAL_RANK": "1", "WORLD_SIZE": "2"}.items():
+        monkeypatch.setenv(key, value)
+    code, out, err = run(capsys, "profile", str(ROOT / "tests" / "scripts" / "tiny_mlp.py"), "--device", "cpu",
+                         "-o", str(tmp_path / "step.json"))
+    assert code == 0, err
+    assert [p.name for p in tmp_path.iterdir()] == ["step.rank1.json"]
+    assert "Top " not in out and "rank 1: results written" in err

@@ -116,14 +116,14 @@ class _Wall:
     def start(self) -> None:
         if self.cuda:
             self._start = torch.cuda.Event(enable_timing=True)
-            self._start.record()
+            self._start.record(torch.cuda.current_stream(self.device))  # its GPU's, whichever the script sets
         else:
             self._start = time.perf_counter()
 
     def stop(self, sync: bool = False) -> None:
         if self.cuda:
             self._end = torch.cuda.Event(enable_timing=True)
-            self._end.record()
+            self._end.record(torch.cuda.current_stream(self.device))
             if sync:
                 torch.cuda.synchronize(self.device)
         else:
