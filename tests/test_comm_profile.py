@@ -19,7 +19,9 @@ import pytest
 import torch
 
 from roofline.capture import profile
+from roofline.capture.comm import communication
 from roofline.core.document import read_document
+from roofline.report.comm import is_collectives
 from roofline.report.profile import header
 
 FP32 = 4
@@ -131,6 +133,18 @@ def test_two_gloo_ranks_summary_share(two_ranks: Path) -> None:
     # a collective has a formula: it counts in the coverage like any op
     assert "all_reduce" not in {m["op"] for m in s["without_formula"]}
     assert "communication" in header(doc).plain
+    assert not is_collectives(doc)  # `plot` draws it as a profile, not as busbw against size
+
+
+def test_nccl_kernels_of_no_op_count_as_communication() -> None:
+    """A compiled graph's NCCL kernel reaches no op: its time joins the communication share all the same."""
+    unattributed = [{"kernel": "ncclDevKernel_AllReduce_Sum_bf16_RING_LL", "launches": 2, "time_s": 3e-4},
+                    {"kernel": "triton_poi_fused_add_0", "launches": 2, "time_s": 1e-4}]
+    comm = communication([], [], 1e-3, None, True, unattributed)
+    assert comm is not None
+    assert (comm["calls"], comm["time_s"], comm["unattributed_time_s"]) == (0, 3e-4, 3e-4)
+    assert comm["share"] == pytest.approx(0.3)  # 0.3 ms of 1 ms of kernel time
+    assert communication([], [], 1e-3, None, True, unattributed[1:]) is None  # no collective: no key
 
 
 @pytest.fixture

@@ -21,7 +21,8 @@ One rank (a world of 1): no link traffic; the record keeps the tensors' bytes on
 busbw = algbw x 0 by nccl-tests' convention (broadcast: x 1).
 
 The summary's `communication`: calls, time and share of the kernel time (analytic: of the predicted time),
-per collective. It is absent from a profile that called no collective.
+per collective; NCCL kernels no op launched (a collective inside a torch.compile'd graph, say) are added to the
+time as `unattributed_time_s`. It is absent from a profile that ran no collective.
 """
 
 from __future__ import annotations
@@ -43,6 +44,9 @@ if TYPE_CHECKING:
     from roofline.capture.records import ProfiledCall
     from roofline.core.record import Record
 
+# NCCL's kernels are named ncclKernel_*, ncclDevKernel_* (a kernel of no op whose name holds this is
+# communication)
+NCCL_KERNEL = "nccl"
 OUTPUTS = "(outputs)"  # S is the call's outputs (a functional all_gather's gathered tensor)
 # torch op -> (the collective, the argument holding S as nccl-tests defines it, or OUTPUTS)
 COLLECTIVES: dict[str, tuple[str, str]] = {
@@ -178,17 +182,20 @@ def with_bandwidth(c: Comm, record: Record) -> Record:
 
 
 def communication(items: Sequence[ProfiledCall], records: Sequence[Record], kernel_time_s: float | None,
-                  roofline_time_s: float | None, timed: bool) -> dict[str, Any] | None:
-    """The summary's `communication` (module docstring); None when no collective ran."""
+                  roofline_time_s: float | None, timed: bool,
+                  unattributed: Sequence[dict[str, Any]] = ()) -> dict[str, Any] | None:
+    """The summary's `communication` (module docstring), from the calls and the summary's `unattributed`
+    kernels; None when no collective ran."""
     calls = [p for p in items if p.comm is not None]
-    if not calls:
+    nccl = sum(float(u.get("time_s") or 0.0) for u in unattributed if NCCL_KERNEL in str(u.get("kernel")).lower())
+    if not calls and not nccl:
         return None
     groups: dict[str, list[ProfiledCall]] = defaultdict(list)
     for p in calls:
         assert p.comm is not None
         groups[p.comm.op].append(p)
     roof = sum((records[p.record].roofline_time_s or 0.0) for p in calls if p.record >= 0)
-    time_s = sum(p.time_s or 0.0 for p in calls) if timed else None
+    time_s = sum(p.time_s or 0.0 for p in calls) + nccl if timed else None
     by_op = []
     for op, ps in groups.items():
         t = sum(p.time_s or 0.0 for p in ps) if timed else None
@@ -200,7 +207,8 @@ def communication(items: Sequence[ProfiledCall], records: Sequence[Record], kern
                       "busbw_bytes_per_s": moved / t if t else None})
     return {"calls": len(calls), "ranks": sorted({p.comm.ranks for p in calls if p.comm}),
             "backends": sorted({p.comm.backend or "?" for p in calls if p.comm}),
-            "time_s": time_s, "share": time_s / kernel_time_s if time_s is not None and kernel_time_s else None,
+            "time_s": time_s, "unattributed_time_s": nccl if timed else None,
+            "share": time_s / kernel_time_s if time_s is not None and kernel_time_s else None,
             "roofline_time_s": roof, "roofline_share": roof / roofline_time_s if roofline_time_s else None,
             "link_bytes": sum(p.comm.link_bytes for p in calls if p.comm),
             "by_op": sorted(by_op, key=lambda d: (-(d["time_s"] or 0.0), d["op"]))}

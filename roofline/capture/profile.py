@@ -338,7 +338,8 @@ class Profile:
                         for name in sorted(regions or ())}
         s["module_root"] = root
         s["dataflow"] = record_edges(self.calls, self.edges)
-        comm = communication(self.calls, self.records, s["kernel_time_s"], s["roofline_time_s"], bool(timeline))
+        comm = communication(self.calls, self.records, s["kernel_time_s"], s["roofline_time_s"], bool(timeline),
+                             s["unattributed"])
         if comm is not None:  # only a program that called collectives has the key
             s["communication"] = comm
         s["notes"] = [*target.messages, *([INSTRUMENTED_NOTE] if timeline else [])]
