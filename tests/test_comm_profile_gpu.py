@@ -79,7 +79,7 @@ def _rank(rank: int, world: int, store: str, out: str) -> None:
     try:
         x = torch.randn(N, N, device=dev, dtype=torch.bfloat16)
         w = torch.randn(N, N, device=dev, dtype=torch.bfloat16)
-        prof = profile(lambda: _step(x, w), name=f"rank{rank}", warmup=3)
+        prof = profile(lambda: _step(x, w), name=f"rank{rank}", warmup=3)  # times cuda:rank (set above)
         prof.save(Path(out, f"rank{rank}.json"))
     finally:
         dist.destroy_process_group()
@@ -109,6 +109,7 @@ def test_two_gpus_all_reduce_on_nvlink(tmp_path: Path) -> None:
             assert r.roofline_time_s == pytest.approx(S / link)
             assert 0.1 * link < c["busbw_bytes_per_s"] < 1.05 * link, c
         comm = doc.extra["profile"]["communication"]
+        assert doc.extra["profile"]["time_device"] == f"cuda:{rank}"  # the GPU torch.cuda.set_device chose
         assert comm["calls"] == 1 and 0 < comm["share"] < 1
         assert any(x.op == "aten::mm" for x in doc.records)  # the GEMM, as in any profile
         assert any(x.op.startswith("c10d::barrier") for x in doc.records)  # no formula, listed with its time

@@ -103,6 +103,14 @@ def _fake_errors() -> tuple[type[BaseException], ...]:
     return DataDependentOutputException, DynamicOutputShapeException, UnsupportedOperatorException
 
 
+def _current_cuda_device() -> str | None:
+    """'cuda:N' when the program set torch to a GPU other than the first (None: the default, cuda:0 or the CPU)."""
+    if not (torch.cuda.is_available() and torch.cuda.is_initialized()):
+        return None
+    index = torch.cuda.current_device()
+    return f"cuda:{index}" if index else None
+
+
 class _Wall:
     """Elapsed time of a stretch of the program: CUDA events on a GPU (device time, including idle gaps),
     perf_counter on the CPU."""
@@ -166,10 +174,12 @@ class Profile:
 
     # -- where it runs
     def resolve(self) -> Target:
-        """The roof and the timing device (resolved once)."""
+        """The roof and the timing device (resolved once). Without `device`, a timed profile times the GPU torch
+        is set to (`torch.cuda.set_device`: each rank's own in a distributed job), the first one by default."""
         if self.target is None:
             o = self._options
-            self.target = resolve_target(gpu=o["gpu"], device=o["device"], time=bool(o["time"]), roof=o["roof"])
+            device = o["device"] if o["device"] is not None or not o["time"] else _current_cuda_device()
+            self.target = resolve_target(gpu=o["gpu"], device=device, time=bool(o["time"]), roof=o["roof"])
         return self.target
 
     @property

@@ -355,6 +355,12 @@ class Tracer(TorchDispatchMode):
                       not_read=frozenset(not_read), tags=info.tags, packet=func.overloadpacket)
 
 
+def _is_collective(op: str) -> bool:
+    from roofline.capture.comm import COLLECTIVES  # it imports this module
+
+    return op.split(".")[0] in COLLECTIVES
+
+
 class _Completion:
     """A collective's host time from its launch to its completion (module docstring): a c10d op's Work calls
     back when it is done, on a thread of the backend's; a functional collective's result is waited on now."""
@@ -371,7 +377,7 @@ class _Completion:
             except (RuntimeError, AttributeError, TypeError):
                 return
             future.add_done_callback(self._done)  # called at once when the work is already done
-        elif op.startswith("_c10d_functional::"):
+        elif op.startswith("_c10d_functional::") and _is_collective(op):  # not isend/irecv: no wait on a peer
             for t in leaves:
                 if isinstance(t, torch.Tensor):
                     torch.ops._c10d_functional.wait_tensor(t)
