@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The GPU check: runs on a machine with an NVIDIA GPU from the repository root, installs nothing, and
 # writes everything under $OUT (default ./out). Stages (default all): tests occupancy probe timing ncu small aa
-# calibrate check charts profile; counters (issue 17) only when named.
+# calibrate check charts profile; counters (issue 17), comm-profile (collectives in profiles) only when named.
 #   bash scripts/gpu_check.sh tests timing
 # Results: $OUT/summary.txt (the figures that matter) and $OUT/gpu_check.tar.gz (every file).
 set -u
@@ -216,6 +216,20 @@ collectives)
   $RL run suites/smoke.toml --devices 7 2>&1 | tee -a "$S"
   log "pytest -m gpu tests/test_comm_gpu.py"
   python3 -m pytest -q -m gpu tests/test_comm_gpu.py 2>&1 | tail -8 | tee -a "$S"
+  ;;
+comm-profile)
+  # collectives inside whole-model profiles (issue 16/18): an NCCL world of one, two GPUs when there are two,
+  # and the tensor-parallel example under torchrun (each rank's document; rank 0 prints)
+  export NCCL_NVLS_ENABLE=${NCCL_NVLS_ENABLE:-0}
+  NG=$(python3 -c "import torch; print(torch.cuda.device_count())")
+  log "pytest -m gpu tests/test_comm_profile_gpu.py ($NG GPU(s))"
+  python3 -m pytest -q -s -m gpu tests/test_comm_profile_gpu.py 2>&1 | grep -E "^rank |^\{|passed|failed|skipped|Error" \
+      | tail -12 | tee -a "$S"
+  log "torchrun --nproc-per-node $NG -m roofline profile examples/tp_mlp.py -o tp.json"
+  python3 -m torch.distributed.run --nproc-per-node "$NG" -m roofline profile examples/tp_mlp.py \
+      -o "$W/tp.json" --force > "$W/tp.txt" 2>&1; echo "exit $?" | tee -a "$S"
+  grep -v "^\*\*\*\|OMP_NUM_THREADS" "$W/tp.txt" | head -30 | tee -a "$S"
+  ls "$W"/tp*.json | tee -a "$S"
   ;;
 *) echo "unknown stage $stage" ;;
 esac

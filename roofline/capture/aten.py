@@ -241,5 +241,7 @@ def cost_of(call: OpCall) -> Cost:
     return _torch_cost(call) or none()
 
 
-# The registered formulas (importing the module registers them; it needs the names above).
+# The registered formulas (importing the modules registers them; they need the names above): the aten
+# families, and torch.distributed's collectives.
+from roofline.capture import comm as _comm  # noqa: E402, F401
 from roofline.capture import formulas as _formulas  # noqa: E402, F401

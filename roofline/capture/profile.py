@@ -26,6 +26,10 @@ A model built normally (real weights) works too: its tensors are faked as they a
 the meta device. Each `F.scaled_dot_product_attention` is recorded as one fused attention op
 (aten::scaled_dot_product_attention), as a GPU runs it, even where torch runs its math decomposition for
 want of data.
+
+A program that calls torch.distributed collectives (each rank profiling itself) gets one record per
+collective on the interconnect, with its algbw and busbw, and the summary's `communication` share
+(capture/comm.py). Profiles of a single process are unchanged.
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ import torch
 from torch.utils.module_tracker import ModuleTracker
 
 from roofline.capture import kernels as kernel_times
+from roofline.capture.comm import communication
 from roofline.capture.records import (
     Edge,
     ProfiledCall,
@@ -98,6 +103,14 @@ def _fake_errors() -> tuple[type[BaseException], ...]:
     return DataDependentOutputException, DynamicOutputShapeException, UnsupportedOperatorException
 
 
+def _current_cuda_device() -> str | None:
+    """'cuda:N' when the program set torch to a GPU other than the first (None: the default, cuda:0 or the CPU)."""
+    if not (torch.cuda.is_available() and torch.cuda.is_initialized()):
+        return None
+    index = torch.cuda.current_device()
+    return f"cuda:{index}" if index else None
+
+
 class _Wall:
     """Elapsed time of a stretch of the program: CUDA events on a GPU (device time, including idle gaps),
     perf_counter on the CPU."""
@@ -111,14 +124,14 @@ class _Wall:
     def start(self) -> None:
         if self.cuda:
             self._start = torch.cuda.Event(enable_timing=True)
-            self._start.record()
+            self._start.record(torch.cuda.current_stream(self.device))  # its GPU's, whichever the script sets
         else:
             self._start = time.perf_counter()
 
     def stop(self, sync: bool = False) -> None:
         if self.cuda:
             self._end = torch.cuda.Event(enable_timing=True)
-            self._end.record()
+            self._end.record(torch.cuda.current_stream(self.device))
             if sync:
                 torch.cuda.synchronize(self.device)
         else:
@@ -161,10 +174,12 @@ class Profile:
 
     # -- where it runs
     def resolve(self) -> Target:
-        """The roof and the timing device (resolved once)."""
+        """The roof and the timing device (resolved once). Without `device`, a timed profile times the GPU torch
+        is set to (`torch.cuda.set_device`: each rank's own in a distributed job), the first one by default."""
         if self.target is None:
             o = self._options
-            self.target = resolve_target(gpu=o["gpu"], device=o["device"], time=bool(o["time"]), roof=o["roof"])
+            device = o["device"] if o["device"] is not None or not o["time"] else _current_cuda_device()
+            self.target = resolve_target(gpu=o["gpu"], device=device, time=bool(o["time"]), roof=o["roof"])
         return self.target
 
     @property
@@ -333,6 +348,10 @@ class Profile:
                         for name in sorted(regions or ())}
         s["module_root"] = root
         s["dataflow"] = record_edges(self.calls, self.edges)
+        comm = communication(self.calls, self.records, s["kernel_time_s"], s["roofline_time_s"], bool(timeline),
+                             s["unattributed"])
+        if comm is not None:  # only a program that called collectives has the key
+            s["communication"] = comm
         s["notes"] = [*target.messages, *([INSTRUMENTED_NOTE] if timeline else [])]
         if s["attention_masked_calls"]:
             s["notes"].append(f"{s['attention_masked_calls']} attention call(s) took a mask tensor: every score "

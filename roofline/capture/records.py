@@ -5,6 +5,7 @@ One record per (region, module, aten op, input shapes and dtypes, output shapes,
 `count` calls aggregated: FLOPs, bytes and times stay per call (time_s = the mean device time of a call,
 time_samples_s = every call's), as in every other record. An op without a FLOP formula keeps flops, bytes and
 roofline time null (listed with its time, never counted as 0). Records come in program order (first call).
+A torch.distributed collective's record is the collective on the interconnect (capture/comm.py).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from roofline.capture.aten import Cost, cost_of
+from roofline.capture.comm import Comm, collective_of, link_traffic, on_interconnect, with_bandwidth
 from roofline.capture.kernels import Timeline
 from roofline.capture.trace import OpCall
 from roofline.capture.traffic import Traffic, compute_dtype, traffic
@@ -37,6 +39,7 @@ class ProfiledCall:
     time_s: float | None = None
     kernels: tuple[tuple[str, float], ...] = ()
     record: int = -1  # index of its record in Profile.records
+    comm: Comm | None = None  # the collective it runs (torch.distributed)
 
     @property
     def has_formula(self) -> bool:
@@ -60,7 +63,8 @@ def profiled_calls(calls: list[OpCall], timeline: Timeline | None, tf32_matmul: 
         cost = cost_of(call)
         t = timeline.calls.get(call.index) if timeline else None
         out.append(ProfiledCall(call, cost, traffic(call, cost), compute_dtype(call, cost, tf32_matmul, tf32_conv),
-                                (t.time_s if t else 0.0) if timeline else None, tuple(t.kernels) if t else ()))
+                                (t.time_s if t else 0.0) if timeline else None, tuple(t.kernels) if t else (),
+                                comm=collective_of(call)))
     return out
 
 
@@ -90,10 +94,12 @@ def _place(p: ProfiledCall, ceilings: Ceilings) -> Record:
     """The call's FLOPs and bytes on the device's roofs (null ones when it has no formula)."""
     op = p.cost.catalog
     flops = p.cost.flops if p.cost.flops is not None else 0.0
+    read, written, by_kind = link_traffic(p) or (p.traffic.bytes_read, p.traffic.bytes_written,
+                                                      dict(p.traffic.by_kind))
     kw: dict[str, Any] = dict(
         op=p.call.op, variant=op.variant_name() if op else None, params=op.params() if op else {},
-        flops=flops, bytes_read=p.traffic.bytes_read, bytes_written=p.traffic.bytes_written, ceilings=ceilings,
-        uses_tensor_cores=p.cost.tensor_cores, bytes_by_kind=dict(p.traffic.by_kind) or None,
+        flops=flops, bytes_read=read, bytes_written=written, ceilings=ceilings,
+        uses_tensor_cores=p.cost.tensor_cores, bytes_by_kind=by_kind or None,
         model_note=p.cost.note, extra_flops=p.cost.extra_flops)
     try:
         rec = placed_record(dtype=_dtype(p.dtype), **kw)
@@ -105,7 +111,7 @@ def _place(p: ProfiledCall, ceilings: Ceilings) -> Record:
         rec = dataclasses.replace(rec, flops=None, bytes_read=None, bytes_written=None, bytes=None,
                                   bytes_by_kind=None, arithmetic_intensity=None, bound=None,
                                   attainable_flops_per_s=None, roofline_time_s=None)
-    return rec
+    return on_interconnect(p, rec)
 
 
 def _key(p: ProfiledCall) -> tuple[Any, ...]:
@@ -139,7 +145,7 @@ def _record(group: list[ProfiledCall], ceilings: Ceilings, timing_method: str | 
         flops_source=first.cost.source)
     if timing_method is not None:
         rec = _timed(rec, group, timing_method)
-    return rec
+    return rec if first.comm is None else with_bandwidth(first.comm, rec)
 
 
 def _timed(rec: Record, group: list[ProfiledCall], timing_method: str) -> Record:

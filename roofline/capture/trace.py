@@ -20,6 +20,12 @@ Rules:
   outside any module get "". With several root modules the root's class name is kept as the first part.
 - Analytic runs (no data) record each F.scaled_dot_product_attention as one op (`WholeAttention`), the fused
   kernel a GPU would run, whatever torch decomposes it into without data.
+- torch.distributed ops (namespaces `c10d`, `_c10d_functional`) carry their process group's size and backend
+  (`OpCall.group`, read while the group is alive); the c10d ops' schemas do not mark the tensors they write,
+  so `COLLECTIVE_WRITES` does. Waiting on a functional collective's result launches no kernel (skipped). On
+  the host (`clock`) a collective's time runs to its completion, not its launch (gloo works on threads of its
+  own): a c10d op's Work calls back when it is done (the program's overlap is kept); a functional collective's
+  result is waited on inside the op (the wait the program does later, moved earlier).
 """
 
 from __future__ import annotations
@@ -43,7 +49,24 @@ MAYBE_COPY = frozenset({"aten::contiguous", "aten::reshape", "aten::reshape_as",
 NO_KERNEL = frozenset({
     "aten::_unsafe_view", "aten::empty", "aten::empty_like", "aten::empty_strided", "aten::new_empty",
     "aten::new_empty_strided", "aten::set_", "aten::resize_", "aten::resize_as_", "aten::_reshape_alias",
-    "aten::lift_fresh", "aten::_nested_view_from_buffer", "aten::record_stream", "aten::detach_"})
+    "aten::lift_fresh", "aten::_nested_view_from_buffer", "aten::record_stream", "aten::detach_",
+    "_c10d_functional::wait_tensor", "c10d_functional::wait_tensor", "_c10d_functional::_wrap_tensor_autograd"})
+
+# torch.distributed's op namespaces: their calls carry the process group they ran on (`Group`).
+COMM_NAMESPACES = frozenset({"c10d", "_c10d_functional", "c10d_functional"})
+# What c10d ops write, which their schemas leave unmarked: (arguments written and read (in place), arguments
+# written only (outputs)).
+COLLECTIVE_WRITES: dict[str, tuple[frozenset[str], frozenset[str]]] = {
+    **{n: (frozenset({"tensors"}), frozenset()) for n in (
+        "c10d::allreduce_", "c10d::allreduce_coalesced_", "c10d::broadcast_", "c10d::reduce_")},
+    **{n: (frozenset({a}), frozenset({a})) for n, a in (
+        ("c10d::_allgather_base_", "output_tensor"), ("c10d::allgather_", "output_tensors"),
+        ("c10d::allgather_coalesced_", "output_lists"), ("c10d::allgather_into_tensor_coalesced_", "outputs"),
+        ("c10d::_reduce_scatter_base_", "output_tensor"), ("c10d::reduce_scatter_", "output_tensors"),
+        ("c10d::reduce_scatter_tensor_coalesced_", "outputs"), ("c10d::alltoall_base_", "output"),
+        ("c10d::alltoall_", "output_tensors"), ("c10d::recv_", "tensors"), ("c10d::scatter_", "output_tensors"),
+        ("c10d::gather_", "output_tensors"))},
+}
 
 # Namespaces of bookkeeping ops: fake tensors' metadata queries (prim) and profiler ranges (profiler).
 IGNORED_NAMESPACES = frozenset({"prim", "profiler"})
@@ -87,6 +110,41 @@ class TensorMeta:
         return min(distinct * self.itemsize, self.storage_nbytes) if self.storage_nbytes else distinct * self.itemsize
 
 
+@dataclass(frozen=True)
+class Group:
+    """The process group a torch.distributed op ran on."""
+
+    size: int
+    backend: str | None  # "nccl", "gloo", "fake"; None where torch does not say
+    name: str | None
+
+
+def process_group(named: dict[str, Any]) -> Group | None:
+    """The group of a c10d op (its `process_group` argument) or a functional collective (`group_name`, or the
+    legacy ops' `group_size`); None when it cannot be resolved."""
+    import torch.distributed as dist
+
+    try:
+        pg = named.get("process_group")
+        if isinstance(pg, torch.ScriptObject):
+            pg = torch._C._distributed_c10d.ProcessGroup.unbox(pg)
+        elif isinstance(named.get("group_name"), str):
+            from torch.distributed.distributed_c10d import _resolve_process_group
+
+            pg = _resolve_process_group(named["group_name"])
+        elif isinstance(named.get("group_size"), int):
+            return Group(int(named["group_size"]), None, None)
+        if pg is None:
+            return None
+        try:
+            backend: str | None = str(dist.get_backend(pg))
+        except (RuntimeError, ValueError):
+            backend = None
+        return Group(int(pg.size()), backend, getattr(pg, "group_name", None))
+    except (RuntimeError, ValueError, AttributeError, KeyError, TypeError):
+        return None
+
+
 @dataclass
 class OpCall:
     """One operator call, as recorded (before formulas and timing are applied)."""
@@ -106,6 +164,7 @@ class OpCall:
     tags: frozenset[str]
     packet: Any = field(default=None, repr=False)  # the OpOverloadPacket (torch's flop registry is keyed by it)
     host_time_s: float | None = None  # time of the call on the host (`clock`: the CPU's op time)
+    group: Group | None = None  # the process group of a torch.distributed op
 
 
 @dataclass(frozen=True)
@@ -130,6 +189,8 @@ def op_info(func: Any) -> _OpInfo:
     skip = (aliasing and packet_name not in MAYBE_COPY) or packet_name in NO_KERNEL
     written = frozenset(a.name for a in schema.arguments if a.alias_info is not None and a.alias_info.is_write)
     out_only = frozenset(a.name for a in schema.arguments if getattr(a, "is_out", False))
+    if name in COLLECTIVE_WRITES:
+        written, out_only = written | COLLECTIVE_WRITES[name][0], out_only | COLLECTIVE_WRITES[name][1]
     tags = frozenset(str(t).split(".")[-1] for t in func.tags)
     return _OpInfo(name, skip, tuple(a.name for a in schema.arguments), written, out_only, tags)
 
@@ -236,9 +297,15 @@ class Tracer(TorchDispatchMode):
                 out = func(*args, **kwargs)
         else:
             out = func(*args, **kwargs)
+        comm = func.namespace in COMM_NAMESPACES
+        completion = _Completion(out, info.name, start) if comm and self.clock else None
         elapsed = time.perf_counter() - start if self.clock else None
         call = self._describe(index, func, info, args, kwargs, out)
         call.host_time_s = elapsed
+        if comm:
+            call.group = process_group(call.args)
+            if completion is not None:
+                completion.attach(call)
         self.calls.append(call)
         return out
 
@@ -286,6 +353,46 @@ class Tracer(TorchDispatchMode):
                       inputs=tuple(inputs), outputs=tuple(outputs), args=named, raw_args=tuple(raw_args),
                       raw_kwargs=dict(raw_kwargs), out_tree=out_tree, mutated=frozenset(mutated),
                       not_read=frozenset(not_read), tags=info.tags, packet=func.overloadpacket)
+
+
+def _is_collective(op: str) -> bool:
+    from roofline.capture.comm import COLLECTIVES  # it imports this module
+
+    return op.split(".")[0] in COLLECTIVES
+
+
+class _Completion:
+    """A collective's host time from its launch to its completion (module docstring): a c10d op's Work calls
+    back when it is done, on a thread of the backend's; a functional collective's result is waited on now."""
+
+    def __init__(self, out: Any, op: str, start: float) -> None:
+        self.start = start
+        self.time_s: float | None = None
+        self.call: OpCall | None = None
+        leaves = tree_flatten(out)[0]
+        works = [x for x in leaves if isinstance(x, torch.ScriptObject)]
+        if works:
+            try:
+                future = torch._C._distributed_c10d.Work.unbox(works[-1]).get_future()
+            except (RuntimeError, AttributeError, TypeError):
+                return
+            future.add_done_callback(self._done)  # called at once when the work is already done
+        elif op.startswith("_c10d_functional::") and _is_collective(op):  # not isend/irecv: no wait on a peer
+            for t in leaves:
+                if isinstance(t, torch.Tensor):
+                    torch.ops._c10d_functional.wait_tensor(t)
+            self._done()
+
+    def _done(self, _: Any = None) -> None:
+        self.time_s = time.perf_counter() - self.start
+        if self.call is not None:
+            self.call.host_time_s = self.time_s
+
+    def attach(self, call: OpCall) -> None:
+        """The call whose host time this is (set now when the work is already done)."""
+        self.call = call
+        if self.time_s is not None:
+            call.host_time_s = self.time_s
 
 
 class WholeAttention(TorchFunctionMode):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from pathlib import Path
@@ -35,10 +36,11 @@ def profile_cmd(
 ) -> None:
     """Profile a script: every aten operator it runs, with FLOPs, minimum bytes, device time and what fixing
     each is worth. Profiles the regions the script marks with `with roofline.region("step"):` (the whole run
-    when it marks none)."""
+    when it marks none). Inside a torchrun job each rank profiles its own GPU and writes its own document."""
     from roofline.capture.script import ScriptError, profile_script
 
     check_choice("--by", by, BY)
+    rank, device, output = _torchrun(device, output, no_time)
     check_outputs(force, files=(output,))
     if not script.is_file():
         raise UsageError(f"{script}: no such script")
@@ -57,8 +59,11 @@ def profile_cmd(
     _say(f"{s.get('calls', 0)} op calls in {len(prof.records)} records, analysed in "
          f"{time.perf_counter() - started:.1f} s")
     doc = prof.document()
-    save_and_print(doc, output, force, json_)
-    if not json_:
+    save_and_print(doc, output, force, json_ and rank == 0)
+    if rank:
+        if output is not None:
+            note(f"rank {rank}: results written to {output}")
+    elif not json_:
         from roofline.report.profile import profile_views
         from roofline.report.text import console
 
@@ -67,6 +72,26 @@ def profile_cmd(
             con.print(view)
         if output is not None:
             note(f"results written to {output}")
+
+
+def _torchrun(device: str | None, output: Path | None, no_time: bool) -> tuple[int, str | None, Path | None]:
+    """(rank, device, output) in a torchrun job of 2 ranks or more: each rank times its own GPU (LOCAL_RANK,
+    unless --device names one) and writes its own document (rank 0 FILE, rank R FILE.rankR.json); only rank 0
+    prints the views. Outside one: rank 0 and the options as given."""
+    from roofline.measuring.collectives import in_torchrun
+
+    if not in_torchrun() or int(os.environ["WORLD_SIZE"]) < 2:
+        return 0, device, output
+    rank = int(os.environ["RANK"])
+    if device is None and not no_time:
+        import torch
+
+        if torch.cuda.is_available():
+            device = f"cuda:{int(os.environ.get('LOCAL_RANK', '0'))}"
+            torch.cuda.set_device(device)
+    if rank and output is not None:
+        output = output.with_name(f"{output.stem}.rank{rank}{output.suffix}")
+    return rank, device, output
 
 
 def _say(msg: str) -> None:

@@ -147,8 +147,9 @@ class Collective(Operator):
                 f"busbw = algbw x {self.busbw_factor:.4g}")
         link = link_bytes_per_s(as_spec(record.gpu)) if record.device_kind == "gpu" else None
         if link is None:
-            return dataclasses.replace(record, notes=[*record.notes, ring, f"{record.gpu} has no NVLink figure: "
-                                                      "placed on its memory roof"])
+            why = "has no NVLink figure" if record.device_kind == "gpu" else "is not a GPU: no interconnect roof"
+            return dataclasses.replace(record, notes=[*record.notes, ring, f"{record.gpu} {why}; placed on its "
+                                                      "memory roof"])
         return on_link(dataclasses.replace(record, notes=[*record.notes, ring]), link)
 
     def flops(self) -> float:

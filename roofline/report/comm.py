@@ -2,7 +2,8 @@
 message size (one line per collective, the link ceiling(s) as horizontal lines, each fit's latency knee).
 
 A collectives document is told apart by its top-level `collectives` block (who took part) or by records
-carrying a `collective` entry (`is_collectives`). Nothing here imports matplotlib.
+carrying a `collective` entry (`is_collectives`; a profile's collectives records leave it a profile). Nothing
+here imports matplotlib.
 """
 
 from __future__ import annotations
@@ -21,6 +22,9 @@ KIND = "collectives"
 
 
 def is_collectives(doc: Document) -> bool:
+    """A `roofline collectives` document; a profile whose records include collectives is a profile."""
+    if "profile" in doc.extra:
+        return False
     return KIND in doc.extra or any(r.collective is not None for r in doc.records)
 
 

@@ -287,7 +287,8 @@ def _fusion_cell(cell: str, width: int) -> str:
 # -- views --------------------------------------------------------------------------------------------------
 
 def header(doc: Document, width: int = 80) -> Text:
-    """Name, device, wall and kernel time, GPU idle, coverage, ops without formula, FLOPs: packed in lines
+    """Name, device, wall and kernel time, GPU idle, coverage, ops without formula, FLOPs, the collectives'
+    share: packed in lines
     of `width`; the summary's notes after them."""
     s = summary_of(doc)
     predicted = is_predicted(doc.records, s)
@@ -319,6 +320,11 @@ def header(doc: Document, width: int = 80) -> Text:
                                                  else ""))
     if s.get("bytes") is not None:
         pairs.append(f"bytes {si(s['bytes'], 'B')}")
+    comm = s.get("communication")
+    if isinstance(comm, Mapping):
+        share = comm.get("roofline_share" if predicted else "share")
+        pairs.append(f"communication {percent(share) if share is not None else '-'} ({count(comm.get('calls') or 0)} "
+                     f"collective call{'' if comm.get('calls') == 1 else 's'})")
     if s.get("regions"):
         pairs.append("regions " + ", ".join(sorted(s["regions"])))
     calls = s.get("calls") or sum(r.count or 1 for r in doc.records)
