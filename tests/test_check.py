@@ -508,8 +508,8 @@ def test_render_table() -> None:
     from rich.console import Console
 
     table = render_table(mixed_report())
-    # the variant joins the op; the threshold (optional at 80 columns) follows the verdict
-    assert [c.header for c in table.columns] == ["op", "dtype", "shape", "baseline", "current", "change", "p-value",
+    # the variant and the dtype join the op; the threshold (optional at 80 columns) follows the verdict
+    assert [c.header for c in table.columns] == ["op", "shape", "baseline", "current", "change", "p-value",
                                                  "verdict", "threshold", "reason"]
     assert len(table.rows) == 4
     con = Console(record=True, width=250)

@@ -168,13 +168,26 @@ def test_an_ncu_rep_reads_through_the_module_with_units_and_nvtx(tmp_path: Path)
     assert k.text["NVTX Range"] == "layer1"  # the innermost range
 
 
-def test_the_real_module_reads_a_recorded_report_when_both_are_here() -> None:
-    rep = DATA / "ncu_forward.ncu-rep"
+def test_a_real_ncu_rep_and_its_csv_import_alike(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """tests/data/ncu_tiny.ncu-rep and ncu_tiny.csv: one ncu 2025.3.1 run on the H200 (2026-12-01,
+    scripts/ncu_fixture.py: three torch fills, then a Triton axpy once outside and twice inside the NVTX range
+    `step`) and its `ncu --import ... --csv --page raw --print-units base`. Read through NVIDIA's ncu_report
+    (the [ncu] extra; CI installs it) and as CSV, the documents hold the same records."""
     pytest.importorskip("ncu_report")
-    if not rep.exists():
-        pytest.skip("no .ncu-rep fixture recorded yet (scripts/gpu_check.sh counters)")
-    kernels = read_report(rep)
-    assert kernels and all(k.duration_s > 0 for k in kernels)
+    docs = []
+    for name in ("ncu_tiny.ncu-rep", "ncu_tiny.csv"):
+        out = tmp_path / f"{name}.json"
+        code, _, err = run(capsys, "import-ncu", str(DATA / name), "--gpu", "h200", "-o", str(out))
+        assert code == 0, err
+        docs.append(json.loads(out.read_text())["records"])
+    rep, csv_ = docs
+    assert len(rep) == len(csv_) == 6
+    for a, b in zip(rep, csv_, strict=True):
+        assert (a["params"], a.get("region"), a["time_s"]) == (b["params"], b.get("region"), b["time_s"])
+        assert a["counters"]["dram_bytes"] == b["counters"]["dram_bytes"]
+    # the axpy inside `step`: 5.376 µs; read 8,391,936 B (x and y, 2 x 4 MiB, and a little more)
+    assert rep[4]["params"]["kernel"] == "axpy" and rep[4]["region"] == "step"
+    assert rep[4]["time_s"] == pytest.approx(5.376e-6) and rep[4]["counters"]["dram_bytes_read"] == 8391936
 
 
 # ---------------------------------------------------------------- --counters (the ncu child run)

@@ -292,3 +292,12 @@ def test_the_h200_pairs_documents(capsys: pytest.CaptureFixture[str]) -> None:
     con = Console(width=WIDTH, record=True, highlight=False)
     con.print(records_table(doc.records, title="smoke on 2 GPUs"))
     assert re.search(r"^ +1 gemm ", fits(con.export_text()), re.M)  # the GPU column: GPU 1's GEMM row
+
+
+def test_check_of_decode_sized_kernels(capsys: pytest.CaptureFixture[str]) -> None:
+    """The H200's decode-small run against its 5-run baseline (docs/results, 2026-12-01): long shapes and
+    `better_not_significant` once squeezed every number to an ellipsis at 80 columns."""
+    small = ROOT / "docs" / "results" / "2026-12-01-h200-small"
+    out = view(capsys, "check", str(small / "small1_call3.json"), "--baseline", str(small / "aa_baseline.json"),
+               "--fail-on", "median:5%")
+    assert re.search(r"^rmsnorm bf16 +rows=64 +7\.443 µs +7\.04 µs +-5\.4% .* better not", out, re.M)

@@ -68,13 +68,14 @@ def cells(row: Row, cols: tuple[str, ...] = COLUMNS) -> list[str]:
 def _terminal_columns(profile: bool) -> list[Any]:
     from roofline.report.text import WIDE, Column
 
-    cols = [Column("op", left=True)]
+    # a suite's op cell holds its dtype too ("rmsnorm bf16": two words that wrap, one column fewer at 80)
+    cols = [Column("op", left=True, wrap=True, want=12)]
     if profile:  # where it ran tells a profile's rows apart better than their dtype and shapes
         cols.append(Column("where", left=True, wrap=True, want=14))
-    cols += [Column("dtype", left=True, drop=1 if profile else 0),
-             Column("shape", left=True, wrap=True, want=16, drop=1 if profile else 0),
+        cols.append(Column("dtype", left=True, drop=1))
+    cols += [Column("shape", left=True, wrap=True, want=16, drop=1 if profile else 0),
              Column("baseline"), Column("current"), Column("change"), Column("p-value"),
-             Column("verdict", left=True), Column("threshold", left=True, drop=2, quiet=True),
+             Column("verdict", left=True, wrap=True), Column("threshold", left=True, drop=2, quiet=True),
              Column("reason", left=True, wrap=True, drop=WIDE)]
     return cols
 
@@ -90,8 +91,11 @@ def render_table(report: Report, wide: bool = False) -> Any:
     for row in report.rows:
         c = dict(zip(cols, cells(row, cols), strict=True))
         op = (c["op"] if c["variant"] == "-" else f"{c['op']} {c['variant']}").removeprefix("aten::")
-        rows.append([op, *([c["where"]] if report.profile else []), c["dtype"], c["shape"], c["baseline"],
-                     c["current"], c["change"], c["p-value"], c["verdict"], c["threshold"], c["reason"]])
+        # the verdict's words wrap in the narrow view (`better not significant`); --json keeps the identifier
+        verdict = c["verdict"] if wide else c["verdict"].replace("_", " ")
+        first = [op, c["where"], c["dtype"]] if report.profile else [f"{op} {c['dtype']}"]
+        rows.append([*first, c["shape"], c["baseline"], c["current"], c["change"], c["p-value"], verdict,
+                     c["threshold"], c["reason"]])
     thresholds = sorted({r.threshold for r in report.rows if r.threshold}) or [str(report.rules)]
     caption = [report.summary(), f"threshold: {', '.join(thresholds)}"]
     caption += [f"{r.op} {r.shape}: {r.verdict}: {r.reason}" for r in report.rows
