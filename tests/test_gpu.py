@@ -218,6 +218,6 @@ def test_short_operators_are_timed_by_their_kernels_timestamps() -> None:
     assert rec.time_s == pytest.approx(median(rec.time_samples_s))
     assert sum(rec.kernel_times_s) == pytest.approx(rec.time_s, rel=0.1)  # medians of parts vs median of sums
     assert rec.timing.launch_gap_s is not None and rec.timing.kernel_span_s is not None
-    assert 1e-6 < rec.time_s < 50e-6
+    assert 1e-6 < rec.time_s < 20e-6
     big = measure_op(make("gemm", m=4096, n=4096, k=4096), get_dtype("bf16"), target, kernels=False)
     assert big.timing is not None and big.timing.method.startswith("graph")

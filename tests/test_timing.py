@@ -101,8 +101,8 @@ def test_timing_options_refuse_unknown_choices_and_resolve_auto() -> None:
     assert TimingOptions().resolved_method == "graph"
     assert TimingOptions(warm_l2=True).resolved_method == "graph-loop"
     assert TimingOptions(method="events", warm_l2=True).resolved_method == "events"
-    # auto times an operator shorter than SHORT_OP_S (50 µs) by its kernels' own timestamps; --timer forces
-    assert TimingOptions().method_for(49e-6) == "cupti" and TimingOptions().method_for(51e-6) == "graph"
+    # auto times an operator shorter than SHORT_OP_S (20 µs) by its kernels' own timestamps; --timer forces
+    assert TimingOptions().method_for(19e-6) == "cupti" and TimingOptions().method_for(21e-6) == "graph"
     assert TimingOptions(warm_l2=True).method_for(4e-6) == "cupti"
     assert TimingOptions(method="graph").method_for(4e-6) == "graph"
     assert TimingOptions(method="cupti").method_for(4e-3) == "cupti"

@@ -22,9 +22,11 @@ from typing import Any
 from roofline.core.stats import median
 
 # Operators whose first estimate is shorter than this are timed by kernel timestamps when the method is
-# "auto": the event pair's spread (~1 µs) is under 2% of anything longer, and at and above 50 µs the event
-# timer agreed with Nsight Compute within 2.2% on 11 of 11 kernels it was not tuned for (docs/measurements.md).
-SHORT_OP_S = 50e-6
+# "auto": an event pair's spread (about +-1 us) is over 5% of a shorter kernel, and timestamps repeat within
+# 0.55% between runs of 1-17 us kernels. Longer ones keep the event pair: Nsight Compute frames a kernel
+# 1.0-2.5 us longer than its timestamps, and events followed it within 0.4-2.2% from 33 us up, where
+# timestamps read the 33 us GEMVs 4.5-5.4% below it (docs/measurements.md, issue 21).
+SHORT_OP_S = 20e-6
 # Calls per launch-gap measurement: back-to-back eager launches without a flush, long enough that the
 # host's launch rate, not the first launch's latency, sets the pace.
 LAUNCH_GAP_CALLS = 200
