@@ -22,6 +22,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from roofline.report.chart.grid import Grid
 from roofline.report.chart.model import Chart, Point, Roof, marker_pt
 from roofline.report.style import MARKER_PT, NUMBER_WEIGHT
 
@@ -57,6 +58,22 @@ def _axes_of(shape: Corners) -> tuple[tuple[float, float], ...]:
     return tuple(out)
 
 
+_OTHER, _FINITE, _UPRIGHT = 0, 1, 2  # what `_kind` tells of a shape
+
+
+@functools.lru_cache(maxsize=SHAPE_CACHE)
+def _kind(shape: Corners) -> int:
+    """_UPRIGHT: a rectangle with its sides along the axes, not flat, finite (its edge normals are exactly
+    (+-1, +-0) and (+-0, +-1)); _FINITE: another shape of finite corners; _OTHER: a shape with an infinite or
+    NaN coordinate."""
+    if not all(math.isfinite(v) for corner in shape for v in corner):
+        return _OTHER
+    if len(shape) != 4:
+        return _FINITE
+    (x0, y0), (x1, y1), (x2, y2), (x3, y3) = shape
+    return _UPRIGHT if y0 == y1 and x1 == x2 and y2 == y3 and x3 == x0 and x0 != x1 and y1 != y2 else _FINITE
+
+
 def clear(a: Corners, b: Corners, gap: float = GAP_PX) -> bool:
     """Separating-axis test: True when the two convex shapes are at least `gap` pixels apart on some axis.
     Their bounding boxes first: most pairs on a chart are far apart, and boxes `gap` apart are shapes as far."""
@@ -64,7 +81,20 @@ def clear(a: Corners, b: Corners, gap: float = GAP_PX) -> bool:
     bx0, by0, bx1, by1 = _box(b)
     if ax1 + gap <= bx0 or bx1 + gap <= ax0 or ay1 + gap <= by0 or by1 + gap <= ay0:
         return True
-    for nx, ny in _axes_of(a) + _axes_of(b):
+    ka, kb = _kind(a), _kind(b)
+    if (ka == _UPRIGHT and kb != _OTHER) or (kb == _UPRIGHT and ka != _OTHER):
+        # The loop below, shortened and with the same answer, when one shape is an upright rectangle and the
+        # other finite: the rectangle's axes are +-x and +-y, on which any finite corner projects to its own
+        # coordinate (x * 1.0 + y * 0.0 == x), exactly; on +x and +y that is the box test above, on -x and
+        # -y max(-xa) + gap <= min(-xb) reads gap - ax0 <= -bx1. Then only the other shape's own axes.
+        if gap - ax0 <= -bx1 or gap - bx0 <= -ax1 or gap - ay0 <= -by1 or gap - by0 <= -ay1:
+            return True
+        axes = _axes_of(b) if ka == _UPRIGHT else _axes_of(a)
+        if ka == kb:  # both upright: no other axis
+            return False
+    else:
+        axes = _axes_of(a) + _axes_of(b)
+    for nx, ny in axes:
         pa = [x * nx + y * ny for x, y in a]
         pb = [x * nx + y * ny for x, y in b]
         if max(pa) + gap <= min(pb) or max(pb) + gap <= min(pa):
@@ -114,18 +144,45 @@ class Candidate:
 
 @dataclass
 class Scene:
-    """What a label must keep clear of, in display pixels; placing a label adds it (`take`)."""
+    """What a label must keep clear of, in display pixels; placing a label adds it (`take`).
+
+    `shapes` and `segments` only grow (append, +=): they are filed in a grid (`grid.Grid`) as they come, so
+    that `near_shapes` and `near_segments` give, in their order, just those a spot could touch."""
 
     area: tuple[float, float, float, float]  # the axes (x0, y0, x1, y1)
     shapes: list[Corners]  # placed labels, markers and ridge points
     segments: list[tuple[str, Corners]]  # (owner gid, segment) of every drawn line
     markers: list[Corners] = field(default_factory=list)  # the markers and ridge points of shapes
+    _shape_grid: Grid = field(default_factory=Grid, init=False, repr=False, compare=False)
+    _segment_grid: Grid = field(default_factory=Grid, init=False, repr=False, compare=False)
 
     def take(self, c: Candidate, gid: str) -> None:
         """Mark a chosen spot as used: its box, and its leader line (owned by `gid`)."""
         if c.leader is not None:
             self.segments.append((gid, c.leader))
         self.shapes.append(c.quad)
+
+    def near_shapes(self, box: tuple[float, float, float, float], gap: float) -> list[Corners]:
+        """The shapes, in order, whose boxes are not `gap` apart from `box`: every shape that `clear(q, shape,
+        gap)` could find touching a shape q with that box (the others it finds clear by their boxes)."""
+        self._file_new()
+        return [self.shapes[k] for k in self._shape_grid.near(box, gap)]
+
+    def near_segments(self, box: tuple[float, float, float, float], gap: float) -> list[tuple[str, Corners]]:
+        """The (owner gid, segment) pairs, in order, whose boxes are not `gap` apart from `box`."""
+        return [self.segments[k] for k in self.near_segment_numbers(box, gap)]
+
+    def near_segment_numbers(self, box: tuple[float, float, float, float], gap: float) -> list[int]:
+        """`near_segments`, as positions in `segments`, ascending."""
+        self._file_new()
+        return self._segment_grid.near(box, gap)
+
+    def _file_new(self) -> None:
+        """File in the grids the shapes and segments added since the last question."""
+        for shape in self.shapes[len(self._shape_grid):]:
+            self._shape_grid.add(_box(shape))
+        for _, seg in self.segments[len(self._segment_grid):]:
+            self._segment_grid.add(_box(seg))
 
 
 @dataclass(frozen=True)
@@ -152,22 +209,27 @@ def choose(scene: Scene, candidates: list[Candidate], own: set[str], near: bool 
         x0, y0, x1, y1 = bounds(c.quad)
         return x0 >= ax0 and y0 >= ay0 and x1 <= ax1 and y1 <= ay1
 
+    def lines_crossed(c: Candidate) -> list[str]:
+        """The owners of the lines (not its own) the spot crosses, in the scene's order."""
+        return [gid for gid, seg in scene.near_segments(bounds(c.quad), 1.5)
+                if gid not in own and not clear(c.quad, seg, 1.5)]
+
     def free_of_lines(c: Candidate) -> bool:
-        return all(clear(c.quad, seg, 1.5) for gid, seg in scene.segments if gid not in own)
+        return all(clear(c.quad, seg, 1.5) for gid, seg in scene.near_segments(bounds(c.quad), 1.5)
+                   if gid not in own)
 
     def free_of_shapes(c: Candidate) -> bool:
         # A leader may cross a marker that covers its own point's centre (it cannot avoid it), no other.
         if c.leader is not None and not all(clear(c.leader, shape, 1.0) or holds(shape, c.centre)
-                                            for shape in scene.shapes):
+                                            for shape in scene.near_shapes(bounds(c.leader), 1.0)):
             return False
-        return all(clear(c.quad, shape) for shape in scene.shapes)
+        return all(clear(c.quad, shape) for shape in scene.near_shapes(bounds(c.quad), GAP_PX))
 
     fits = [c for c in candidates if inside(c)] or candidates
     if near and (free := [c for c in fits if free_of_shapes(c)]):
         def cost(c: Candidate) -> float:
-            crossed = [gid for gid, seg in scene.segments if gid not in own and not clear(c.quad, seg, 1.5)]
             return c.ring + sum(3.0 if g.startswith("label:") else 1.5 if g.startswith("roof:") else 0.75
-                                for g in crossed)
+                                for g in lines_crossed(c))
 
         return min(free, key=cost)
     for c in fits:
@@ -175,13 +237,12 @@ def choose(scene: Scene, candidates: list[Candidate], own: set[str], near: bool 
             return c
     free = [c for c in fits if free_of_shapes(c)]
     if free:  # then the spot crossing the fewest lines (the first such, in preference order)
-        return min(free, key=lambda c: sum(not clear(c.quad, seg, 1.5) for gid, seg in scene.segments
-                                           if gid not in own))
+        return min(free, key=lambda c: len(lines_crossed(c)))
 
     def overlap(c: Candidate) -> float:
         x0, y0, x1, y1 = bounds(c.quad)
         total = 0.0
-        for shape in scene.shapes:
+        for shape in scene.near_shapes((x0, y0, x1, y1), 0.0):  # the others overlap it by nothing
             u0, v0, u1, v1 = bounds(shape)
             w, h = min(x1, u1) - max(x0, u0), min(y1, v1) - max(y0, v0)
             total += w * h if w > 0 and h > 0 else 0.0
@@ -334,7 +395,7 @@ def place_callout(scene: Scene, cluster: list[Point], numbers: dict[str, int], t
                 order = _uncross(order, lambda o, side=side, gap_pt=gap_pt: _callout_layout(
                     scene, o, side, gap_pt * px_per_pt, centre, size, px_per_pt))
                 layout += _callout_layout(scene, order, side, gap_pt * px_per_pt, centre, size, px_per_pt)
-            cost = _callout_cost(scene, layout)
+            cost = _callout_cost(scene, layout, math.inf if best is None else best[0])
             if best is None or cost < best[0]:
                 best = (cost, layout)
     if best is None or best[0] >= _BLOCKED:
@@ -385,47 +446,79 @@ def _callout_layout(scene: Scene, order: list[Point], side: str, gap: float,
     return layout
 
 
+def _leaders(layout: Layout) -> list[Corners]:
+    """The callout's leaders, measured from the points' centres."""
+    return [(c.centre, c.leader[1]) for _, c in layout if c.leader is not None]
+
+
 def _crossings(layout: Layout) -> int:
-    """How many pairs of the callout's leaders cross (measured from the points' centres)."""
-    segs = [(c.centre, c.leader[1]) for _, c in layout if c.leader is not None]
+    """How many pairs of the callout's leaders cross."""
+    segs = _leaders(layout)
     return sum(not clear(a, b, 0.0) for k, a in enumerate(segs) for b in segs[k + 1:])
+
+
+def _crossings_after(before: list[Corners], crossed: int, after: list[Corners]) -> int:
+    """`_crossings` of a layout whose leaders are `after`, from one whose leaders `before` cross `crossed`
+    times: only the pairs with a leader that moved are tested again (a swap of neighbours moves two)."""
+    if len(before) != len(after):
+        return sum(not clear(a, b, 0.0) for k, a in enumerate(after) for b in after[k + 1:])
+    moved = {k for k, (a, b) in enumerate(zip(before, after, strict=True)) if a != b}
+    pairs = {(min(i, j), max(i, j)) for i in moved for j in range(len(after)) if j != i}
+    return (crossed - sum(not clear(before[i], before[j], 0.0) for i, j in pairs)
+            + sum(not clear(after[i], after[j], 0.0) for i, j in pairs))
 
 
 def _uncross(order: list[Point], build: Callable[[list[Point]], Layout]) -> list[Point]:
     """Swap neighbours of the callout order while that lowers the number of crossing leaders."""
     order = list(order)
-    crossed = _crossings(build(order))
+    leaders = _leaders(build(order))
+    crossed = sum(not clear(a, b, 0.0) for k, a in enumerate(leaders) for b in leaders[k + 1:])
     improved = True
     while improved and crossed:
         improved = False
         for k in range(len(order) - 1):
             trial = [*order[:k], order[k + 1], order[k], *order[k + 2:]]
-            n = _crossings(build(trial))
+            moved = _leaders(build(trial))
+            n = _crossings_after(leaders, crossed, moved)
             if n < crossed:
-                order, crossed, improved = trial, n, True
+                order, leaders, crossed, improved = trial, moved, n, True
     return order
 
 
-def _callout_cost(scene: Scene, layout: Layout) -> float:
+def _callout_cost(scene: Scene, layout: Layout, limit: float = math.inf) -> float:
     """Collisions (each _BLOCKED); then crossings: of its own leaders, of a number over a line (it would seem
-    to belong to it), of a leader over a line; then leader length."""
+    to belong to it), of a leader over a line; then leader length. Summed in that order, number by number;
+    once the sum reaches `limit` (the best layout's cost so far) it is returned as it stands: every term is
+    positive or zero, so such a layout costs at least `limit` and cannot win."""
     ax0, ay0, ax1, ay1 = scene.area
     own_quads = [c.quad for _, c in layout]
     centres = [c.centre for _, c in layout]
+    markers = {id(m) for m in scene.markers}
     cost = 3.0 * _crossings(layout)
     for p, c in layout:
+        if cost >= limit:
+            return cost
         bx0, by0, bx1, by1 = bounds(c.quad)
         if bx0 < ax0 or by0 < ay0 or bx1 > ax1 or by1 > ay1:
             cost += _BLOCKED
-        if not all(clear(c.quad, shape) for shape in scene.shapes):
+        if not all(clear(c.quad, shape) for shape in scene.near_shapes((bx0, by0, bx1, by1), GAP_PX)):
             cost += _BLOCKED
+        if cost >= limit:
+            return cost
         assert c.leader is not None
         # A leader passes under the cluster's other markers (drawn beneath them); over a number or label it
         # blocks the callout, over another marker it costs much (it seems to point there too).
-        for shape in scene.shapes + [q for q in own_quads if q is not c.quad]:
+        lx0, ly0, lx1, ly1 = bounds(c.leader)
+        for shape in scene.near_shapes((lx0, ly0, lx1, ly1), 1.0) + [q for q in own_quads if q is not c.quad]:
             if not (clear(c.leader, shape, 1.0) or any(holds(shape, xy) for xy in centres)):
-                cost += _GRAZE if any(shape is m for m in scene.markers) else _BLOCKED
-        for gid, seg in scene.segments:
+                cost += _GRAZE if id(shape) in markers else _BLOCKED
+                if cost >= limit:
+                    return cost
+        # The lines near the number or its leader, in order (the tests below find the others clear).
+        by_quad = scene.near_segment_numbers((bx0, by0, bx1, by1), 1.5)
+        by_leader = scene.near_segment_numbers((lx0, ly0, lx1, ly1), 0.0)
+        for k in sorted(set(by_quad) | set(by_leader)):
+            gid, seg = scene.segments[k]
             if gid == f"headroom:{p.gid}":
                 continue
             if not clear(c.quad, seg, 1.5):
