@@ -65,6 +65,8 @@ class Grid:
         boxes = self.boxes
         if (i1 - i0 + 1) * (j1 - j0 + 1) > len(boxes):  # a query as wide as the chart: every box
             found: Iterable[int] = range(len(boxes))
+        elif i0 == i1 and j0 == j1 and not self._spread:  # one cell: its list is in order already
+            found = self._cells.get((i0, j0), ())
         else:
             seen = set(self._spread)
             cells = self._cells

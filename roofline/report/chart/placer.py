@@ -219,11 +219,11 @@ def choose(scene: Scene, candidates: list[Candidate], own: set[str], near: bool 
                    if gid not in own)
 
     def free_of_shapes(c: Candidate) -> bool:
+        if not all(clear(c.quad, shape) for shape in scene.near_shapes(bounds(c.quad), GAP_PX)):
+            return False  # (asked first: it fails more often than the leader's test, and costs less)
         # A leader may cross a marker that covers its own point's centre (it cannot avoid it), no other.
-        if c.leader is not None and not all(clear(c.leader, shape, 1.0) or holds(shape, c.centre)
-                                            for shape in scene.near_shapes(bounds(c.leader), 1.0)):
-            return False
-        return all(clear(c.quad, shape) for shape in scene.near_shapes(bounds(c.quad), GAP_PX))
+        return c.leader is None or all(clear(c.leader, shape, 1.0) or holds(shape, c.centre)
+                                       for shape in scene.near_shapes(bounds(c.leader), 1.0))
 
     fits = [c for c in candidates if inside(c)] or candidates
     if near and (free := [c for c in fits if free_of_shapes(c)]):
@@ -392,8 +392,9 @@ def place_callout(scene: Scene, cluster: list[Point], numbers: dict[str, int], t
                     order = sorted(members, key=lambda p: (centre[p.gid][0], numbers[p.gid]))
                 else:
                     order = sorted(members, key=lambda p: (-centre[p.gid][1], numbers[p.gid]))
-                order = _uncross(order, lambda o, side=side, gap_pt=gap_pt: _callout_layout(
-                    scene, o, side, gap_pt * px_per_pt, centre, size, px_per_pt))
+                order = _uncross(order, lambda o, side=side, gap_pt=gap_pt: [
+                    (centre[p.gid], anchor) for p, anchor, _, _ in
+                    _callout_spots(scene, o, side, gap_pt * px_per_pt, centre, size, px_per_pt)])
                 layout += _callout_layout(scene, order, side, gap_pt * px_per_pt, centre, size, px_per_pt)
             cost = _callout_cost(scene, layout, math.inf if best is None else best[0])
             if best is None or cost < best[0]:
@@ -408,6 +409,26 @@ def _callout_layout(scene: Scene, order: list[Point], side: str, gap: float,
                     px_per_pt: float) -> Layout:
     """The numbers of `order` in a row under or over the cluster, or a column right or left of it, `gap`
     pixels from its markers and kept inside the axes; each with its leader from its marker's edge."""
+    layout = []
+    for p, anchor, ha, va in _callout_spots(scene, order, side, gap, centre, size, px_per_pt):
+        cx, cy = centre[p.gid]
+        w, hh = size[p.gid]
+        reach = math.dist(anchor, (cx, cy)) or 1.0
+        edge_px = marker_pt(p) * px_per_pt / 2 + 1  # the leader starts at its own marker's edge
+        start = (cx + (anchor[0] - cx) / reach * edge_px, cy + (anchor[1] - cy) / reach * edge_px)
+        offset = ((anchor[0] - cx) / px_per_pt, (anchor[1] - cy) / px_per_pt)
+        layout.append((p, Candidate(quad(anchor, w, hh, ha, va), (p.ai, p.flops_per_s), offset, ha, va,
+                                    leader=(start, anchor), ring=1, centre=(cx, cy))))
+    return layout
+
+
+Spots = list[tuple[Point, tuple[float, float], str, str]]  # (point, anchor in pixels, ha, va) of each number
+
+
+def _callout_spots(scene: Scene, order: list[Point], side: str, gap: float,
+                   centre: dict[str, tuple[float, float]], size: dict[str, tuple[float, float]],
+                   px_per_pt: float) -> Spots:
+    """Where `_callout_layout` anchors each number (all that `_uncross` needs of it)."""
     x0, y0, x1, y1 = scene.area
     everyone = centre.values()  # the whole cluster: a half's row or column clears all of it
     xs, ys = [centre[p.gid][0] for p in order], [centre[p.gid][1] for p in order]
@@ -433,17 +454,7 @@ def _callout_layout(scene: Scene, order: list[Point], side: str, gap: float,
         for p in order:
             spots.append((p, (edge, top - h / 2), ha, "center"))
             top -= h + _CALLOUT_STEP_PX / 2
-    layout = []
-    for p, anchor, ha, va in spots:
-        cx, cy = centre[p.gid]
-        w, hh = size[p.gid]
-        reach = math.dist(anchor, (cx, cy)) or 1.0
-        edge_px = marker_pt(p) * px_per_pt / 2 + 1  # the leader starts at its own marker's edge
-        start = (cx + (anchor[0] - cx) / reach * edge_px, cy + (anchor[1] - cy) / reach * edge_px)
-        offset = ((anchor[0] - cx) / px_per_pt, (anchor[1] - cy) / px_per_pt)
-        layout.append((p, Candidate(quad(anchor, w, hh, ha, va), (p.ai, p.flops_per_s), offset, ha, va,
-                                    leader=(start, anchor), ring=1, centre=(cx, cy))))
-    return layout
+    return spots
 
 
 def _leaders(layout: Layout) -> list[Corners]:
@@ -457,31 +468,35 @@ def _crossings(layout: Layout) -> int:
     return sum(not clear(a, b, 0.0) for k, a in enumerate(segs) for b in segs[k + 1:])
 
 
-def _crossings_after(before: list[Corners], crossed: int, after: list[Corners]) -> int:
-    """`_crossings` of a layout whose leaders are `after`, from one whose leaders `before` cross `crossed`
-    times: only the pairs with a leader that moved are tested again (a swap of neighbours moves two)."""
-    if len(before) != len(after):
-        return sum(not clear(a, b, 0.0) for k, a in enumerate(after) for b in after[k + 1:])
-    moved = {k for k, (a, b) in enumerate(zip(before, after, strict=True)) if a != b}
-    pairs = {(min(i, j), max(i, j)) for i in moved for j in range(len(after)) if j != i}
-    return (crossed - sum(not clear(before[i], before[j], 0.0) for i, j in pairs)
-            + sum(not clear(after[i], after[j], 0.0) for i, j in pairs))
-
-
-def _uncross(order: list[Point], build: Callable[[list[Point]], Layout]) -> list[Point]:
-    """Swap neighbours of the callout order while that lowers the number of crossing leaders."""
+def _uncross(order: list[Point], leaders_of: Callable[[list[Point]], list[Corners]]) -> list[Point]:
+    """Swap neighbours of the callout order while that lowers the number of crossing leaders (`_crossings`
+    of the layout; `leaders_of` gives its leaders). Which pairs cross is kept, so that a trial tests again
+    only the pairs with a leader that moved (a swap of neighbours moves two)."""
     order = list(order)
-    leaders = _leaders(build(order))
-    crossed = sum(not clear(a, b, 0.0) for k, a in enumerate(leaders) for b in leaders[k + 1:])
+    segs = leaders_of(order)
+    n = len(segs)
+    crosses = [[False] * n for _ in range(n)]  # crosses[i][j]: leaders i and j cross (i != j)
+    for i in range(n):
+        for j in range(i + 1, n):
+            crosses[i][j] = crosses[j][i] = not clear(segs[i], segs[j], 0.0)
+    crossed = sum(row.count(True) for row in crosses) // 2
     improved = True
     while improved and crossed:
         improved = False
         for k in range(len(order) - 1):
             trial = [*order[:k], order[k + 1], order[k], *order[k + 2:]]
-            moved = _leaders(build(trial))
-            n = _crossings_after(leaders, crossed, moved)
-            if n < crossed:
-                order, leaders, crossed, improved = trial, moved, n, True
+            moved_segs = leaders_of(trial)
+            moved = [i for i in range(n) if moved_segs[i] != segs[i]]
+            rows = {i: [j != i and not clear(moved_segs[min(i, j)], moved_segs[max(i, j)], 0.0) for j in range(n)]
+                    for i in moved}
+            pairs = {(min(i, j), max(i, j)) for i in moved for j in range(n) if j != i}
+            was = sum(crosses[i][j] for i, j in pairs)
+            now = sum(rows[i][j] if i in rows else rows[j][i] for i, j in pairs)
+            if crossed - was + now < crossed:
+                order, segs, crossed, improved = trial, moved_segs, crossed - was + now, True
+                for i, row in rows.items():
+                    for j in range(n):
+                        crosses[i][j] = crosses[j][i] = row[j]
     return order
 
 
