@@ -10,6 +10,10 @@ free-of-shapes spot crossing the fewest lines, else the least-overlapping one.
 On a numbered chart, tight clusters of markers get their numbers first, as a callout (see `place_callout`).
 The compute roofs' labels sit in the right margin, stacked by `stack`.
 
+A spot is tested only against the shapes and lines whose boxes lie near it (the `Scene` files them in a
+uniform grid, `grid.py`) and in the scene's order, so a chart of hundreds of points is placed in about a
+second, the same as by scanning everything (tests/test_placer_index.py checks both ways give one answer).
+
 The drawing code hands in a `Scene` (the axes' area, the drawn lines and markers, in pixels), a `to_px`
 function (data -> display pixels) and a `measure` function (text, weight -> width, height in pixels), and
 draws the `Placement`s it gets back in their order.
