@@ -45,9 +45,13 @@ def plot_cmd(
 
         out(render_terminal(docs, width=terminal_width(), roof=roof, labels=label))
     if output is not None:
+        from roofline.measuring.progress import StatusLine
         from roofline.report.chart.draw import save_chart
 
-        note(f"chart written to {save_chart(docs, output, labels=label, roof=roof, title=title)}")
+        with StatusLine() as line:  # a chart of a hundred points takes a few seconds to draw
+            line.status(f"drawing the chart of {sum(len(d.records) for d in docs)} records")
+            path = save_chart(docs, output, labels=label, roof=roof, title=title)
+        note(f"chart written to {path}")
 
 
 def _plot_collectives(docs: list[Document], output: Path | None, terminal: bool, label: list[str] | None,

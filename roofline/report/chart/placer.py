@@ -10,6 +10,10 @@ free-of-shapes spot crossing the fewest lines, else the least-overlapping one.
 On a numbered chart, tight clusters of markers get their numbers first, as a callout (see `place_callout`).
 The compute roofs' labels sit in the right margin, stacked by `stack`.
 
+A spot is tested only against the shapes and lines whose boxes lie near it (the `Scene` files them in a
+uniform grid, `grid.py`) and in the scene's order, so a chart of hundreds of points is placed in about a
+second, the same as by scanning everything (tests/test_placer_index.py checks both ways give one answer).
+
 The drawing code hands in a `Scene` (the axes' area, the drawn lines and markers, in pixels), a `to_px`
 function (data -> display pixels) and a `measure` function (text, weight -> width, height in pixels), and
 draws the `Placement`s it gets back in their order.
@@ -22,6 +26,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from roofline.report.chart.grid import Grid
 from roofline.report.chart.model import Chart, Point, Roof, marker_pt
 from roofline.report.style import MARKER_PT, NUMBER_WEIGHT
 
@@ -57,6 +62,22 @@ def _axes_of(shape: Corners) -> tuple[tuple[float, float], ...]:
     return tuple(out)
 
 
+_OTHER, _FINITE, _UPRIGHT = 0, 1, 2  # what `_kind` tells of a shape
+
+
+@functools.lru_cache(maxsize=SHAPE_CACHE)
+def _kind(shape: Corners) -> int:
+    """_UPRIGHT: a rectangle with its sides along the axes, not flat, finite (its edge normals are exactly
+    (+-1, +-0) and (+-0, +-1)); _FINITE: another shape of finite corners; _OTHER: a shape with an infinite or
+    NaN coordinate."""
+    if not all(math.isfinite(v) for corner in shape for v in corner):
+        return _OTHER
+    if len(shape) != 4:
+        return _FINITE
+    (x0, y0), (x1, y1), (x2, y2), (x3, y3) = shape
+    return _UPRIGHT if y0 == y1 and x1 == x2 and y2 == y3 and x3 == x0 and x0 != x1 and y1 != y2 else _FINITE
+
+
 def clear(a: Corners, b: Corners, gap: float = GAP_PX) -> bool:
     """Separating-axis test: True when the two convex shapes are at least `gap` pixels apart on some axis.
     Their bounding boxes first: most pairs on a chart are far apart, and boxes `gap` apart are shapes as far."""
@@ -64,7 +85,20 @@ def clear(a: Corners, b: Corners, gap: float = GAP_PX) -> bool:
     bx0, by0, bx1, by1 = _box(b)
     if ax1 + gap <= bx0 or bx1 + gap <= ax0 or ay1 + gap <= by0 or by1 + gap <= ay0:
         return True
-    for nx, ny in _axes_of(a) + _axes_of(b):
+    ka, kb = _kind(a), _kind(b)
+    if (ka == _UPRIGHT and kb != _OTHER) or (kb == _UPRIGHT and ka != _OTHER):
+        # The loop below, shortened and with the same answer, when one shape is an upright rectangle and the
+        # other finite: the rectangle's axes are +-x and +-y, on which any finite corner projects to its own
+        # coordinate (x * 1.0 + y * 0.0 == x), exactly; on +x and +y that is the box test above, on -x and
+        # -y max(-xa) + gap <= min(-xb) reads gap - ax0 <= -bx1. Then only the other shape's own axes.
+        if gap - ax0 <= -bx1 or gap - bx0 <= -ax1 or gap - ay0 <= -by1 or gap - by0 <= -ay1:
+            return True
+        axes = _axes_of(b) if ka == _UPRIGHT else _axes_of(a)
+        if ka == kb:  # both upright: no other axis
+            return False
+    else:
+        axes = _axes_of(a) + _axes_of(b)
+    for nx, ny in axes:
         pa = [x * nx + y * ny for x, y in a]
         pb = [x * nx + y * ny for x, y in b]
         if max(pa) + gap <= min(pb) or max(pb) + gap <= min(pa):
@@ -114,18 +148,45 @@ class Candidate:
 
 @dataclass
 class Scene:
-    """What a label must keep clear of, in display pixels; placing a label adds it (`take`)."""
+    """What a label must keep clear of, in display pixels; placing a label adds it (`take`).
+
+    `shapes` and `segments` only grow (append, +=): they are filed in a grid (`grid.Grid`) as they come, so
+    that `near_shapes` and `near_segments` give, in their order, just those a spot could touch."""
 
     area: tuple[float, float, float, float]  # the axes (x0, y0, x1, y1)
     shapes: list[Corners]  # placed labels, markers and ridge points
     segments: list[tuple[str, Corners]]  # (owner gid, segment) of every drawn line
     markers: list[Corners] = field(default_factory=list)  # the markers and ridge points of shapes
+    _shape_grid: Grid = field(default_factory=Grid, init=False, repr=False, compare=False)
+    _segment_grid: Grid = field(default_factory=Grid, init=False, repr=False, compare=False)
 
     def take(self, c: Candidate, gid: str) -> None:
         """Mark a chosen spot as used: its box, and its leader line (owned by `gid`)."""
         if c.leader is not None:
             self.segments.append((gid, c.leader))
         self.shapes.append(c.quad)
+
+    def near_shapes(self, box: tuple[float, float, float, float], gap: float) -> list[Corners]:
+        """The shapes, in order, whose boxes are not `gap` apart from `box`: every shape that `clear(q, shape,
+        gap)` could find touching a shape q with that box (the others it finds clear by their boxes)."""
+        self._file_new()
+        return [self.shapes[k] for k in self._shape_grid.near(box, gap)]
+
+    def near_segments(self, box: tuple[float, float, float, float], gap: float) -> list[tuple[str, Corners]]:
+        """The (owner gid, segment) pairs, in order, whose boxes are not `gap` apart from `box`."""
+        return [self.segments[k] for k in self.near_segment_numbers(box, gap)]
+
+    def near_segment_numbers(self, box: tuple[float, float, float, float], gap: float) -> list[int]:
+        """`near_segments`, as positions in `segments`, ascending."""
+        self._file_new()
+        return self._segment_grid.near(box, gap)
+
+    def _file_new(self) -> None:
+        """File in the grids the shapes and segments added since the last question."""
+        for shape in self.shapes[len(self._shape_grid):]:
+            self._shape_grid.add(_box(shape))
+        for _, seg in self.segments[len(self._segment_grid):]:
+            self._segment_grid.add(_box(seg))
 
 
 @dataclass(frozen=True)
@@ -152,22 +213,27 @@ def choose(scene: Scene, candidates: list[Candidate], own: set[str], near: bool 
         x0, y0, x1, y1 = bounds(c.quad)
         return x0 >= ax0 and y0 >= ay0 and x1 <= ax1 and y1 <= ay1
 
+    def lines_crossed(c: Candidate) -> list[str]:
+        """The owners of the lines (not its own) the spot crosses, in the scene's order."""
+        return [gid for gid, seg in scene.near_segments(bounds(c.quad), 1.5)
+                if gid not in own and not clear(c.quad, seg, 1.5)]
+
     def free_of_lines(c: Candidate) -> bool:
-        return all(clear(c.quad, seg, 1.5) for gid, seg in scene.segments if gid not in own)
+        return all(clear(c.quad, seg, 1.5) for gid, seg in scene.near_segments(bounds(c.quad), 1.5)
+                   if gid not in own)
 
     def free_of_shapes(c: Candidate) -> bool:
+        if not all(clear(c.quad, shape) for shape in scene.near_shapes(bounds(c.quad), GAP_PX)):
+            return False  # (asked first: it fails more often than the leader's test, and costs less)
         # A leader may cross a marker that covers its own point's centre (it cannot avoid it), no other.
-        if c.leader is not None and not all(clear(c.leader, shape, 1.0) or holds(shape, c.centre)
-                                            for shape in scene.shapes):
-            return False
-        return all(clear(c.quad, shape) for shape in scene.shapes)
+        return c.leader is None or all(clear(c.leader, shape, 1.0) or holds(shape, c.centre)
+                                       for shape in scene.near_shapes(bounds(c.leader), 1.0))
 
     fits = [c for c in candidates if inside(c)] or candidates
     if near and (free := [c for c in fits if free_of_shapes(c)]):
         def cost(c: Candidate) -> float:
-            crossed = [gid for gid, seg in scene.segments if gid not in own and not clear(c.quad, seg, 1.5)]
             return c.ring + sum(3.0 if g.startswith("label:") else 1.5 if g.startswith("roof:") else 0.75
-                                for g in crossed)
+                                for g in lines_crossed(c))
 
         return min(free, key=cost)
     for c in fits:
@@ -175,13 +241,12 @@ def choose(scene: Scene, candidates: list[Candidate], own: set[str], near: bool 
             return c
     free = [c for c in fits if free_of_shapes(c)]
     if free:  # then the spot crossing the fewest lines (the first such, in preference order)
-        return min(free, key=lambda c: sum(not clear(c.quad, seg, 1.5) for gid, seg in scene.segments
-                                           if gid not in own))
+        return min(free, key=lambda c: len(lines_crossed(c)))
 
     def overlap(c: Candidate) -> float:
         x0, y0, x1, y1 = bounds(c.quad)
         total = 0.0
-        for shape in scene.shapes:
+        for shape in scene.near_shapes((x0, y0, x1, y1), 0.0):  # the others overlap it by nothing
             u0, v0, u1, v1 = bounds(shape)
             w, h = min(x1, u1) - max(x0, u0), min(y1, v1) - max(y0, v0)
             total += w * h if w > 0 and h > 0 else 0.0
@@ -331,10 +396,11 @@ def place_callout(scene: Scene, cluster: list[Point], numbers: dict[str, int], t
                     order = sorted(members, key=lambda p: (centre[p.gid][0], numbers[p.gid]))
                 else:
                     order = sorted(members, key=lambda p: (-centre[p.gid][1], numbers[p.gid]))
-                order = _uncross(order, lambda o, side=side, gap_pt=gap_pt: _callout_layout(
-                    scene, o, side, gap_pt * px_per_pt, centre, size, px_per_pt))
+                order = _uncross(order, lambda o, side=side, gap_pt=gap_pt: [
+                    (centre[p.gid], anchor) for p, anchor, _, _ in
+                    _callout_spots(scene, o, side, gap_pt * px_per_pt, centre, size, px_per_pt)])
                 layout += _callout_layout(scene, order, side, gap_pt * px_per_pt, centre, size, px_per_pt)
-            cost = _callout_cost(scene, layout)
+            cost = _callout_cost(scene, layout, math.inf if best is None else best[0])
             if best is None or cost < best[0]:
                 best = (cost, layout)
     if best is None or best[0] >= _BLOCKED:
@@ -347,6 +413,26 @@ def _callout_layout(scene: Scene, order: list[Point], side: str, gap: float,
                     px_per_pt: float) -> Layout:
     """The numbers of `order` in a row under or over the cluster, or a column right or left of it, `gap`
     pixels from its markers and kept inside the axes; each with its leader from its marker's edge."""
+    layout = []
+    for p, anchor, ha, va in _callout_spots(scene, order, side, gap, centre, size, px_per_pt):
+        cx, cy = centre[p.gid]
+        w, hh = size[p.gid]
+        reach = math.dist(anchor, (cx, cy)) or 1.0
+        edge_px = marker_pt(p) * px_per_pt / 2 + 1  # the leader starts at its own marker's edge
+        start = (cx + (anchor[0] - cx) / reach * edge_px, cy + (anchor[1] - cy) / reach * edge_px)
+        offset = ((anchor[0] - cx) / px_per_pt, (anchor[1] - cy) / px_per_pt)
+        layout.append((p, Candidate(quad(anchor, w, hh, ha, va), (p.ai, p.flops_per_s), offset, ha, va,
+                                    leader=(start, anchor), ring=1, centre=(cx, cy))))
+    return layout
+
+
+Spots = list[tuple[Point, tuple[float, float], str, str]]  # (point, anchor in pixels, ha, va) of each number
+
+
+def _callout_spots(scene: Scene, order: list[Point], side: str, gap: float,
+                   centre: dict[str, tuple[float, float]], size: dict[str, tuple[float, float]],
+                   px_per_pt: float) -> Spots:
+    """Where `_callout_layout` anchors each number (all that `_uncross` needs of it)."""
     x0, y0, x1, y1 = scene.area
     everyone = centre.values()  # the whole cluster: a half's row or column clears all of it
     xs, ys = [centre[p.gid][0] for p in order], [centre[p.gid][1] for p in order]
@@ -372,60 +458,86 @@ def _callout_layout(scene: Scene, order: list[Point], side: str, gap: float,
         for p in order:
             spots.append((p, (edge, top - h / 2), ha, "center"))
             top -= h + _CALLOUT_STEP_PX / 2
-    layout = []
-    for p, anchor, ha, va in spots:
-        cx, cy = centre[p.gid]
-        w, hh = size[p.gid]
-        reach = math.dist(anchor, (cx, cy)) or 1.0
-        edge_px = marker_pt(p) * px_per_pt / 2 + 1  # the leader starts at its own marker's edge
-        start = (cx + (anchor[0] - cx) / reach * edge_px, cy + (anchor[1] - cy) / reach * edge_px)
-        offset = ((anchor[0] - cx) / px_per_pt, (anchor[1] - cy) / px_per_pt)
-        layout.append((p, Candidate(quad(anchor, w, hh, ha, va), (p.ai, p.flops_per_s), offset, ha, va,
-                                    leader=(start, anchor), ring=1, centre=(cx, cy))))
-    return layout
+    return spots
+
+
+def _leaders(layout: Layout) -> list[Corners]:
+    """The callout's leaders, measured from the points' centres."""
+    return [(c.centre, c.leader[1]) for _, c in layout if c.leader is not None]
 
 
 def _crossings(layout: Layout) -> int:
-    """How many pairs of the callout's leaders cross (measured from the points' centres)."""
-    segs = [(c.centre, c.leader[1]) for _, c in layout if c.leader is not None]
+    """How many pairs of the callout's leaders cross."""
+    segs = _leaders(layout)
     return sum(not clear(a, b, 0.0) for k, a in enumerate(segs) for b in segs[k + 1:])
 
 
-def _uncross(order: list[Point], build: Callable[[list[Point]], Layout]) -> list[Point]:
-    """Swap neighbours of the callout order while that lowers the number of crossing leaders."""
+def _uncross(order: list[Point], leaders_of: Callable[[list[Point]], list[Corners]]) -> list[Point]:
+    """Swap neighbours of the callout order while that lowers the number of crossing leaders (`_crossings`
+    of the layout; `leaders_of` gives its leaders). Which pairs cross is kept, so that a trial tests again
+    only the pairs with a leader that moved (a swap of neighbours moves two)."""
     order = list(order)
-    crossed = _crossings(build(order))
+    segs = leaders_of(order)
+    n = len(segs)
+    crosses = [[False] * n for _ in range(n)]  # crosses[i][j]: leaders i and j cross (i != j)
+    for i in range(n):
+        for j in range(i + 1, n):
+            crosses[i][j] = crosses[j][i] = not clear(segs[i], segs[j], 0.0)
+    crossed = sum(row.count(True) for row in crosses) // 2
     improved = True
     while improved and crossed:
         improved = False
         for k in range(len(order) - 1):
             trial = [*order[:k], order[k + 1], order[k], *order[k + 2:]]
-            n = _crossings(build(trial))
-            if n < crossed:
-                order, crossed, improved = trial, n, True
+            moved_segs = leaders_of(trial)
+            moved = [i for i in range(n) if moved_segs[i] != segs[i]]
+            rows = {i: [j != i and not clear(moved_segs[min(i, j)], moved_segs[max(i, j)], 0.0) for j in range(n)]
+                    for i in moved}
+            pairs = {(min(i, j), max(i, j)) for i in moved for j in range(n) if j != i}
+            was = sum(crosses[i][j] for i, j in pairs)
+            now = sum(rows[i][j] if i in rows else rows[j][i] for i, j in pairs)
+            if crossed - was + now < crossed:
+                order, segs, crossed, improved = trial, moved_segs, crossed - was + now, True
+                for i, row in rows.items():
+                    for j in range(n):
+                        crosses[i][j] = crosses[j][i] = row[j]
     return order
 
 
-def _callout_cost(scene: Scene, layout: Layout) -> float:
+def _callout_cost(scene: Scene, layout: Layout, limit: float = math.inf) -> float:
     """Collisions (each _BLOCKED); then crossings: of its own leaders, of a number over a line (it would seem
-    to belong to it), of a leader over a line; then leader length."""
+    to belong to it), of a leader over a line; then leader length. Summed in that order, number by number;
+    once the sum reaches `limit` (the best layout's cost so far) it is returned as it stands: every term is
+    positive or zero, so such a layout costs at least `limit` and cannot win."""
     ax0, ay0, ax1, ay1 = scene.area
     own_quads = [c.quad for _, c in layout]
     centres = [c.centre for _, c in layout]
+    markers = {id(m) for m in scene.markers}
     cost = 3.0 * _crossings(layout)
     for p, c in layout:
+        if cost >= limit:
+            return cost
         bx0, by0, bx1, by1 = bounds(c.quad)
         if bx0 < ax0 or by0 < ay0 or bx1 > ax1 or by1 > ay1:
             cost += _BLOCKED
-        if not all(clear(c.quad, shape) for shape in scene.shapes):
+        if not all(clear(c.quad, shape) for shape in scene.near_shapes((bx0, by0, bx1, by1), GAP_PX)):
             cost += _BLOCKED
+        if cost >= limit:
+            return cost
         assert c.leader is not None
         # A leader passes under the cluster's other markers (drawn beneath them); over a number or label it
         # blocks the callout, over another marker it costs much (it seems to point there too).
-        for shape in scene.shapes + [q for q in own_quads if q is not c.quad]:
+        lx0, ly0, lx1, ly1 = bounds(c.leader)
+        for shape in scene.near_shapes((lx0, ly0, lx1, ly1), 1.0) + [q for q in own_quads if q is not c.quad]:
             if not (clear(c.leader, shape, 1.0) or any(holds(shape, xy) for xy in centres)):
-                cost += _GRAZE if any(shape is m for m in scene.markers) else _BLOCKED
-        for gid, seg in scene.segments:
+                cost += _GRAZE if id(shape) in markers else _BLOCKED
+                if cost >= limit:
+                    return cost
+        # The lines near the number or its leader, in order (the tests below find the others clear).
+        by_quad = scene.near_segment_numbers((bx0, by0, bx1, by1), 1.5)
+        by_leader = scene.near_segment_numbers((lx0, ly0, lx1, ly1), 0.0)
+        for k in sorted(set(by_quad) | set(by_leader)):
+            gid, seg = scene.segments[k]
             if gid == f"headroom:{p.gid}":
                 continue
             if not clear(c.quad, seg, 1.5):
