@@ -216,20 +216,17 @@ def measure_op(op: Operator, dtype: DType, target: Target, *, warm_l2: bool = Fa
             record = dataclasses.replace(record, notes=[n for n in record.notes if n not in stale])
         record = dataclasses.replace(record, notes=[*record.notes, *roof_notes, *calibration_warnings(ceilings)])
     t_roof = time.perf_counter()  # after a CPU roof's re-measurement, when one ran
-    if m.kernel_medians_s:  # timed by kernel timestamps: each kernel's median over the flushed samples
-        profiled = m.kernel_medians_s
-    else:
+    if not m.kernel_medians_s:  # timed by kernel timestamps, the record holds each kernel's sample median
         if kernels and device.startswith("cuda"):
             progress.status("recording the kernels (torch profiler)")
         profiled = kernel_profile(built.fn, device) if kernels else []
+        record = dataclasses.replace(record, kernels=[name for name, _ in profiled],
+                                     kernel_times_s=[t for _, t in profiled])  # one profiled call, per kernel
     assert record.timing is not None
     phases = {"build": t_built - t_start, "time": t_timed - t_built, "kernels": time.perf_counter() - t_roof,
               **({"roof": t_roof - t_timed} if roof_notes else {})}
-    return dataclasses.replace(
-        record, impl=built.impl, extra_passes=built.extra_passes or None,
-        kernels=[name for name, _ in profiled],
-        kernel_times_s=[t for _, t in profiled],  # per kernel: sample medians (cupti) or one profiled call
-        timing=dataclasses.replace(record.timing, phases_s=phases))
+    return dataclasses.replace(record, impl=built.impl, extra_passes=built.extra_passes or None,
+                               timing=dataclasses.replace(record.timing, phases_s=phases))
 
 
 def measure(fn: Callable[[], Any], *, flops: float, bytes: float, dtype: str | DType | Any | None = None,

@@ -216,13 +216,13 @@ def time_cuda(fn: Callable[[], Any], options: TimingOptions | None = None, devic
     flush = L2Flush.for_options(dev, l2_bytes, opts)
     fn()  # first call: compilation, autotuning, handle creation
     torch.cuda.synchronize()
-    estimate = mean_event_time(fn, 3, before=flush)
     t_capture = time.perf_counter()
     run, chosen = _replayable(fn, "graph" if opts.method == "auto" else opts.resolved_method, opts.graph_safe,
                               notes)
     capture_s = time.perf_counter() - t_capture
-    if chosen == "graph":  # a replay has no host time in it: a compiled callable's guards or a Python wrapper
-        estimate = mean_event_time(run, 3, before=flush)  # kept an eager short kernel's estimate above the bar
+    # one call as the samples will make it: a replay has no host time in it (a compiled callable's guards or a
+    # Python wrapper kept an eager short kernel's estimate above SHORT_OP_S)
+    estimate = mean_event_time(run, 3, before=flush)
     method = opts.method_for(estimate)
     flush_s = mean_event_time(flush, 3) if flush.active else 0.0
     probe_overhead = probe_overhead_s() if opts.sample_clocks else 0.0
