@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The GPU check: runs on a machine with an NVIDIA GPU from the repository root, installs nothing, and
 # writes everything under $OUT (default ./out). Stages (default all): tests occupancy probe timing ncu small aa
-# calibrate check charts profile; counters (issue 17), comm-profile (collectives in profiles) only when named.
+# calibrate check charts profile; only when named: framing (issue 21), counters (issue 17), collectives, docs,
+# comm-profile (collectives in profiles).
 #   bash scripts/gpu_check.sh tests timing
 # Results: $OUT/summary.txt (the figures that matter) and $OUT/gpu_check.tar.gz (every file).
 set -u
@@ -51,6 +52,18 @@ timing)
   t1=$(secs)
   echo "wall time, one command, --no-kernels: $(python3 -c "print(round($t1-$t0,2))") s" | tee -a "$S"
   ;;
+framing)
+  log "which tool frames a kernel as the kernel: a spin of known length, by its own clock, CUPTI, events, ncu"
+  python3 scripts/framing_truth.py cupti "$W/framing_cupti.json" 2>&1 | tail -3 | tee -a "$S"
+  for cc in all none; do
+    ncu --clock-control none --cache-control $cc --csv --page raw --metrics gpu__time_duration.sum \
+        -k regex:^spin$ python3 scripts/framing_truth.py target "$W/framing_own_$cc.json" \
+        > "$W/framing_ncu_$cc.csv" 2> "$W/framing_ncu_$cc.err"
+  done
+  python3 scripts/framing_truth.py compare "$W/framing_cupti.json" "$W/framing_ncu_all.csv" \
+      "$W/framing_own_all.json" "$W/framing_ncu_none.csv" "$W/framing_own_none.json" \
+      --markdown "$OUT/framing.md" 2>&1 | tee -a "$S"
+  ;;
 small)
   log "decode-sized kernels (suites/decode-small.toml): kernel timestamps vs Nsight Compute, kernel by kernel"
   $RL run suites/decode-small.toml -o "$W/small1.json" --force > "$W/small1.txt" 2>&1
@@ -62,6 +75,13 @@ small)
       python3 scripts/ncu_compare.py target suites/decode-small.toml --repeats 5 > "$W/ncu_small.csv" 2> "$W/ncu_small.err"
   python3 scripts/small_kernels.py "$W/small1.json" "$W/ncu_small.csv" --markdown "$W/small_ncu.md" | tee -a "$S"
   python3 scripts/small_kernels.py "$W/small2.json" "$W/ncu_small.csv" | tail -2 | tee -a "$S"
+  echo "-- ncu with --cache-control none (no flush before each kernel; ours flushes the L2 only)" | tee -a "$S"
+  ncu --clock-control none --cache-control none --profile-from-start off --csv --page raw \
+      --metrics gpu__time_duration.sum,sm__cycles_elapsed.avg.per_second,sm__cycles_elapsed.max.per_second \
+      python3 scripts/ncu_compare.py target suites/decode-small.toml --repeats 5 > "$W/ncu_small_none.csv" \
+      2> "$W/ncu_small_none.err"
+  python3 scripts/small_kernels.py "$W/small1.json" "$W/ncu_small_none.csv" --markdown "$W/small_ncu_none.md" \
+      | tail -2 | tee -a "$S"
   echo "-- the same kernels timed by device events (--timer graph), operator sums against ncu's" | tee -a "$S"
   $RL run suites/decode-small.toml --timer graph -o "$W/small_graph.json" --force > /dev/null 2>&1
   python3 scripts/ncu_compare.py compare "$W/small_graph.json" "$W/ncu_small.csv" | tee -a "$S"
