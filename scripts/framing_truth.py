@@ -7,7 +7,7 @@ to its last. Nothing outside the kernel's own execution is in that figure; what 
 how the tool frames a kernel (grid launch, completion), the same for every kernel of that size.
 
     python scripts/framing_truth.py target OWN.json [--repeats 7]      # under ncu: each length, N launches
-    python scripts/framing_truth.py cupti CUPTI.json [--repeats 50]     # CUPTI and event pairs, no ncu
+    python scripts/framing_truth.py cupti CUPTI.json [--repeats 50]     # CUPTI, no ncu
     python scripts/framing_truth.py compare CUPTI.json NCU.csv OWN.json [NCU2.csv OWN2.json ...] [--markdown F]
 
 ncu's runs: `ncu --clock-control none [--cache-control none] --csv --page raw --metrics gpu__time_duration.sum
@@ -52,8 +52,9 @@ def target(path: str, repeats: int) -> None:
 
 
 def cupti(path: str, repeats: int) -> None:
-    """The same launches, back to back with a host pause between them, timed by CUPTI activity records
-    (torch.profiler, as `timing.method = cupti` reads them) and by an event pair around each."""
+    """The same launches, synchronised and 20 µs apart, timed by CUPTI activity records (torch.profiler, as
+    `timing.method = cupti` reads them). No event pairs: this spin is launched through ctypes, whose ~40 µs of
+    host time per launch would sit inside a pair."""
     import time
 
     import torch
@@ -68,24 +69,17 @@ def cupti(path: str, repeats: int) -> None:
     torch.cuda.synchronize()
     launches = _launches(repeats)
     probe = ClockProbe(len(launches))
-    pairs = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in launches]
-    empty = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in launches]
     with device_profiler() as prof:
-        for c, (a, b), (e0, e1) in zip(launches, pairs, empty, strict=True):
-            e0.record()
-            e1.record()
-            a.record()
+        for c in launches:
             probe.launch(c)
-            b.record()
             torch.cuda.synchronize()
             time.sleep(20e-6)
     acts = [a for a in device_activities(prof) if a[0] == "spin"]
     if len(acts) != len(launches):
         sys.exit(f"{len(acts)} spin activities for {len(launches)} launches")
     rows = _probe_results(probe)
-    for row, (_, t0, t1), (a, b), (e0, e1) in zip(rows, acts, pairs, empty, strict=True):
-        row.update(cupti_ns=t1 - t0, event_ns=round(a.elapsed_time(b) * 1e6),
-                   empty_pair_ns=round(e0.elapsed_time(e1) * 1e6))
+    for row, (_, t0, t1) in zip(rows, acts, strict=True):
+        row["cupti_ns"] = t1 - t0
     json.dump(rows, open(path, "w"))
 
 
@@ -101,10 +95,9 @@ def compare(cupti_path: str, pairs: list[tuple[str, str]], markdown: str | None)
 
     rows = json.load(open(cupti_path))
     own, cup = _by_cycles(rows, "own_ns"), _by_cycles(rows, "cupti_ns")
-    ev, empty = _by_cycles(rows, "event_ns"), _by_cycles(rows, "empty_pair_ns")
     ncu_cols = []
     for csv_path, own_path in pairs:
-        kernels = [k for k in read_raw_csv(csv_path) if k.name.startswith("spin")]
+        kernels = [k for k in read_raw_csv(csv_path) if k.name.startswith("spin")][WARMUP:]  # warm-up spins
         theirs = json.load(open(own_path))
         if len(kernels) != len(theirs):
             sys.exit(f"{csv_path}: {len(kernels)} profiled spins for {len(theirs)} launches")
@@ -112,14 +105,13 @@ def compare(cupti_path: str, pairs: list[tuple[str, str]], markdown: str | None)
             r["ncu_ns"] = k.duration_s * 1e9
         ncu_cols.append((csv_path, _by_cycles(theirs, "ncu_ns"), _by_cycles(theirs, "own_ns")))
     med = statistics.median
-    head = ["cycles", "own µs", "CUPTI µs", "CUPTI-own", "events-own", "(events-empty)-own"]
+    head = ["cycles", "own µs", "CUPTI µs", "CUPTI-own"]
     for i, _ in enumerate(ncu_cols):
         head += [f"ncu{i + 1} µs", f"ncu{i + 1}-own"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for c in sorted(own):
         o = med(own[c])
-        cells = [f"{c}", f"{o:.3f}", f"{med(cup[c]):.3f}", f"{med(cup[c]) - o:+.3f}", f"{med(ev[c]) - o:+.3f}",
-                 f"{med(ev[c]) - med(empty[c]) - o:+.3f}"]
+        cells = [f"{c}", f"{o:.3f}", f"{med(cup[c]):.3f}", f"{med(cup[c]) - o:+.3f}"]
         for _, ncu, ncu_own in ncu_cols:
             n, no = med(ncu[c]), med(ncu_own[c])
             cells += [f"{n:.3f}", f"{n - no:+.3f}"]

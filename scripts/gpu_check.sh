@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The GPU check: runs on a machine with an NVIDIA GPU from the repository root, installs nothing, and
 # writes everything under $OUT (default ./out). Stages (default all): tests occupancy probe timing ncu small aa
-# calibrate check charts profile; only when named: framing (issue 21), counters (issue 17), collectives, docs,
+# calibrate check charts profile; only when named: framing and small-ncu (issue 21), counters (issue 17), collectives, docs,
 # comm-profile (collectives in profiles).
 #   bash scripts/gpu_check.sh tests timing
 # Results: $OUT/summary.txt (the figures that matter) and $OUT/gpu_check.tar.gz (every file).
@@ -70,6 +70,9 @@ small)
   $RL run suites/decode-small.toml -o "$W/small2.json" --force > /dev/null 2>&1
   cat "$W/small1.txt" | tee -a "$S"
   python3 scripts/compare_runs.py "$W/small1.json" "$W/small2.json" | tee -a "$S"
+  ;;
+small-ncu)
+  log "decode-small against Nsight Compute, kernel by kernel (needs the small stage's runs; ~6 min)"
   ncu --clock-control none --profile-from-start off --csv --page raw \
       --metrics gpu__time_duration.sum,sm__cycles_elapsed.avg.per_second,sm__cycles_elapsed.max.per_second \
       python3 scripts/ncu_compare.py target suites/decode-small.toml --repeats 5 > "$W/ncu_small.csv" 2> "$W/ncu_small.err"
