@@ -2,6 +2,7 @@
 
     python scripts/counters_compare.py suite RESULTS.json NCU.csv   # `run --counters` vs a plain ncu run
     python scripts/counters_compare.py imports A.json B.json        # import-ncu of a .ncu-rep vs of its CSV
+    python scripts/counters_compare.py plain A.csv B.csv            # two plain ncu runs: ncu's own repeatability
 
 `suite`: RESULTS.json from `roofline run SUITE --counters`; NCU.csv from `ncu --profile-from-start off --metrics
 <the same list> --csv --page raw python scripts/ncu_compare.py target SUITE` (one call per entry between the
@@ -35,7 +36,7 @@ def _fmt(x: float | None) -> str:
 
 def suite(results: str, csv: str) -> int:
     recs = read_document(results).records
-    calls = [combined([counters_from_kernel(k) for k in g]) for g in split_groups(read_raw_csv(csv), MARKER) if g]
+    calls = _calls(csv)
     if len(calls) != len(recs):
         print(f"warning: {len(recs)} records, {len(calls)} ncu calls")
     print("| # | record | bound | " + " | ".join(f"{f} vs plain" for f in FIELDS) +
@@ -56,6 +57,30 @@ def suite(results: str, csv: str) -> int:
         print(f"| {i} | {rec.label} {rec.shape} | {rec.bound} | " + " | ".join(_fmt(diffs[f]) for f in FIELDS) +
               f" | {excess} | {ratio} |")
     print(f"\nworst time/bytes deviation from the plain ncu run: {worst:.2%} ({bad} past 1%)")
+    return 0
+
+
+def _calls(csv: str) -> list[Counters]:
+    return [combined([counters_from_kernel(k) for k in g]) for g in split_groups(read_raw_csv(csv), MARKER) if g]
+
+
+def plain(a_path: str, b_path: str) -> int:
+    """Two plain ncu runs of the same suite, call by call: how far ncu's own figures move between runs (the
+    floor under any tool's agreement with one ncu run)."""
+    a, b = _calls(a_path), _calls(b_path)
+    if len(a) != len(b) or not a:
+        print(f"different call counts: {len(a)} vs {len(b)}")
+        return 1
+    print("| # | " + " | ".join(f"{f} B/A" for f in FIELDS) + " |")
+    print("|---" * (1 + len(FIELDS)) + "|")
+    worst = dict.fromkeys(FIELDS, 0.0)
+    for i, (ca, cb) in enumerate(zip(a, b, strict=True), start=1):
+        diffs = {f: _rel(getattr(cb, f), getattr(ca, f)) for f in FIELDS}
+        for f, d in diffs.items():
+            if d is not None:
+                worst[f] = max(worst[f], abs(d))
+        print(f"| {i} | " + " | ".join(_fmt(diffs[f]) for f in FIELDS) + " |")
+    print("\nworst between two plain ncu runs: " + ", ".join(f"{f} {w:.2%}" for f, w in worst.items()))
     return 0
 
 
@@ -82,6 +107,8 @@ def imports(a_path: str, b_path: str) -> int:
 if __name__ == "__main__":
     if len(sys.argv) == 4 and sys.argv[1] == "suite":
         sys.exit(suite(sys.argv[2], sys.argv[3]))
+    if len(sys.argv) == 4 and sys.argv[1] == "plain":
+        sys.exit(plain(sys.argv[2], sys.argv[3]))
     if len(sys.argv) == 4 and sys.argv[1] == "imports":
         sys.exit(imports(sys.argv[2], sys.argv[3]))
     print(__doc__)

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The GPU check: runs on a machine with an NVIDIA GPU from the repository root, installs nothing, and
 # writes everything under $OUT (default ./out). Stages (default all): tests occupancy probe timing ncu small aa
-# calibrate check charts profile; only when named: framing and small-ncu (issue 21), counters (issue 17), collectives, docs,
-# comm-profile (collectives in profiles).
+# calibrate check charts profile; only when named: framing and small-ncu (issue 21), counters and
+# counters-repeat (issue 17), collectives, docs, comm-profile (collectives in profiles).
 #   bash scripts/gpu_check.sh tests timing
 # Results: $OUT/summary.txt (the figures that matter) and $OUT/gpu_check.tar.gz (every file).
 set -u
@@ -209,6 +209,17 @@ print(','.join(usable_metrics(available_metrics(find_ncu(), 'gpu_check'))))")
   python3 scripts/counters_compare.py imports "$C/forward_rep.json" "$C/forward_csv.json" | tee -a "$S"
   # the fixtures for tests/data (the CSV trimmed there if large), apart from the big tarball
   tar -czf "$OUT/counters_fixtures.tar.gz" -C "$C" ncu_forward.ncu-rep ncu_forward.csv gemm.json 2>/dev/null
+  ;;
+counters-repeat)
+  log "ncu's own repeatability: two plain ncu runs of kernels-h200 with the --counters metrics, call by call"
+  C=$W/counters; mkdir -p "$C"
+  M=$(python3 -c "from roofline.measuring.ncu import available_metrics, find_ncu, usable_metrics
+print(','.join(usable_metrics(available_metrics(find_ncu(), 'gpu_check'))))")
+  for i in 1 2; do
+    ncu --profile-from-start off --clock-control none --print-units base --metrics "$M" --csv --page raw \
+        python3 scripts/ncu_compare.py target suites/kernels-h200.toml > "$C/plain$i.csv" 2> "$C/plain$i.err"
+  done
+  python3 scripts/counters_compare.py plain "$C/plain1.csv" "$C/plain2.csv" | tee -a "$S"
   ;;
 collectives)
   # NVLink multicast (NVLS) is off on the lent machines: keep NCCL_NVLS_ENABLE=0 (set when absent, never unset)
