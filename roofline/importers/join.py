@@ -1,7 +1,7 @@
 """Nsight Compute's kernels joined to a profile's kernels (CUPTI, per op call), for `profile --counters`.
 
 Both lists are one profiled stretch of the same program in launch order: ncu's by kernel ID, the profile's
-by op call and, within a call, by launch. They are paired by position and each pair checked by name. The
+by op call. ncu's list is cut into each call's kernels by position and each call checked by name. The
 two tools spell a name differently (ncu: `void at::vectorized_elementwise_kernel<8, ...>(int, T2, T3)`,
 `at::<unnamed>::`; CUPTI via torch: `void at::native::vectorized_elementwise_kernel<8, ...>(int, at::native::
 CUDAFunctor_add<...>, std::array<char*, 3ul>)`, `(anonymous namespace)::`, sometimes still mangled), so the
@@ -75,17 +75,27 @@ class Launches:
 
 
 def pair(calls: Sequence[Launches], kernels: Sequence[NcuKernel]) -> list[list[NcuKernel]]:
-    """ncu's kernels of each call, by position in launch order, every pair checked by `kernel_key`;
-    a JoinError when the counts or a name differ."""
-    wanted = [(i, name) for i, c in enumerate(calls) for name in c.kernels if not is_copy(name)]
-    if len(wanted) != len(kernels):
-        raise JoinError(f"ncu profiled {len(kernels)} kernels where the profile saw {len(wanted)}")
-    out: list[list[NcuKernel]] = [[] for _ in calls]
-    for pos, ((i, name), k) in enumerate(zip(wanted, kernels, strict=True)):
-        if kernel_key(name) != kernel_key(k.name):
-            raise JoinError(f"kernel {pos + 1} of {len(kernels)} differs: the profile ran {kernel_key(name)!r}, "
-                            f"ncu profiled {kernel_key(k.name)!r}")
-        out[i].append(k)
+    """ncu's kernels of each call: its list cut into consecutive slices, one per call, as long as the call's
+    kernel count; each slice checked against the call's kernels by `kernel_key` as a multiset (the order of
+    kernels inside one call can differ between the two lists: CUPTI's comes from the profiler's events, not
+    from the launches; only the call's sum is used). A JoinError when the counts or a name differ."""
+    wanted = [[name for name in c.kernels if not is_copy(name)] for c in calls]
+    total = sum(len(w) for w in wanted)
+    if total != len(kernels):
+        raise JoinError(f"ncu profiled {len(kernels)} kernels where the profile saw {total}")
+    out: list[list[NcuKernel]] = []
+    pos = 0
+    for names in wanted:
+        got = list(kernels[pos:pos + len(names)])
+        ours, theirs = sorted(map(kernel_key, names)), sorted(kernel_key(k.name) for k in got)
+        if ours != theirs:
+            first = next(i for i, (a, b) in enumerate(zip(ours, theirs, strict=True)) if a != b)
+            where = (f"kernel {pos + 1} of {len(kernels)} differs" if len(names) == 1
+                     else f"kernels {pos + 1}-{pos + len(names)} of {len(kernels)} differ")
+            raise JoinError(f"{where}: the profile ran {ours[first]!r}, ncu profiled "
+                            f"{theirs[first]!r}")
+        out.append(got)
+        pos += len(names)
     return out
 
 
