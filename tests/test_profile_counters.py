@@ -302,3 +302,17 @@ def test_the_order_inside_one_call_may_differ() -> None:
     # ... but a call whose kernels are another's is not
     with pytest.raises(JoinError, match="kernels 1-3 of 110 differ"):
         pair([Launches(0, (first[0], first[0], first[0])), *rest], kernels)
+
+
+def test_the_chart_draws_the_levels_of_a_profile_record(tmp_path: Path) -> None:
+    from roofline.core.document import read_document
+    from roofline.report.chart.model import chart_model
+
+    doc = json.loads((VIT / "vit_profile.json").read_text())
+    rec = doc["records"][0]  # the patch-embedding conv of the real vit profile
+    rec["counters"] = {"dram_bytes": 2 * rec["bytes"], "l2_bytes": 4 * rec["bytes"], "l1_bytes": 8 * rec["bytes"]}
+    chart = chart_model([read_document(write(tmp_path / "v.json", json.dumps(doc)))])
+    point = next(p for p in chart.points if p.record == 0)
+    levels = {v.level: v for v in chart.levels}
+    assert set(levels) == {"L1", "L2", "DRAM"} and all(v.record == 0 for v in chart.levels)
+    assert levels["DRAM"].ai == pytest.approx(point.ai / 2)  # FLOPs over twice the minimum bytes

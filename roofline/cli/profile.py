@@ -111,9 +111,11 @@ def _counters(prof: Any, script: Path, args: list[str], ncu: str, keep: Path | N
     """The profile's records with their Nsight Compute counters (capture/counters.py), under a progress line
     that says ncu is slow; a join that did not match is a note (the summary's notes say why)."""
     from roofline.capture.counters import add_counters
+    from roofline.measuring.ncu import SLOW
     from roofline.measuring.progress import StatusLine
 
     started = time.perf_counter()
+    _say(f"counters: running {script.name} again under Nsight Compute ({SLOW})")
     with StatusLine(shorter="leave out --counters: the timed profile alone is much quicker") as line:
         add_counters(prof, script, args, ncu, line, keep)
     got = prof.summary.get("counters") or {}
