@@ -316,3 +316,22 @@ def test_the_chart_draws_the_levels_of_a_profile_record(tmp_path: Path) -> None:
     levels = {v.level: v for v in chart.levels}
     assert set(levels) == {"L1", "L2", "DRAM"} and all(v.record == 0 for v in chart.levels)
     assert levels["DRAM"].ai == pytest.approx(point.ai / 2)  # FLOPs over twice the minimum bytes
+
+
+def test_the_child_runs_the_script_and_gates_the_chosen_entry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """`python -m roofline.capture.ncu_script PLAN` in this process, on the CPU, with a recorder for
+    cudaProfilerStart/Stop: tests/scripts/mlp_steps.py enters region 'step' 6 times; entry 6 is profiled."""
+    from roofline.capture import ncu_script
+
+    log = _Profiler()
+    monkeypatch.setattr(ncu_script, "_CudaProfiler", lambda: log)
+    plan = tmp_path / "plan.json"
+    ncu_script.write_plan(ROOT / "tests" / "scripts" / "mlp_steps.py", ["--steps", "6"], {"step": 5}, plan)
+    assert ncu_script.main(str(plan)) == 0
+    assert log.log == ["start", "stop"]
+    out, err = capsys.readouterr()
+    assert out == "" and "mlp_steps done" in err  # stdout is ncu's CSV: the script's output goes to stderr
+    ncu_script.write_plan(ROOT / "tests" / "scripts" / "mlp_steps.py", ["--steps", "2"], {"step": 5}, plan)
+    assert ncu_script.main(str(plan)) == 3  # entry 6 never reached: said on stderr
+    assert "did not reach step (entry 6, entered 2 times)" in capsys.readouterr().err

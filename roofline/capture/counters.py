@@ -111,7 +111,8 @@ def attach(prof: Profile, kernels: Sequence[NcuKernel], entries: dict[str, int] 
     for r, c in found.items():
         prof.records[r] = with_advice(with_counters(prof.records[r], c), spec)
     info["records"] = len(found)
-    timed_without = sum(1 for i, rec in enumerate(prof.records) if i not in found and rec.kernels)
+    timed_without = sum(1 for i, rec in enumerate(prof.records)
+                        if i not in found and any(not is_copy(k) for k in rec.kernels or []))
     if timed_without:
         notes.append(f"{timed_without} record(s) launched kernels only outside {where}: no counters")
     notes.append(f"counters: {len(kernels)} kernels of {where} under Nsight Compute, per call")

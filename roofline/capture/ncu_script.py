@@ -71,8 +71,11 @@ class _CudaProfiler:
 
 
 def main(plan_path: str) -> int:
-    from roofline.capture import profile as capture
+    import importlib
+
     from roofline.capture.script import run_as_main
+
+    capture = importlib.import_module("roofline.capture.profile")  # the module: the package's `profile` is a function
 
     plan = json.loads(Path(plan_path).read_text(encoding="utf-8"))
     script, args, entries = Path(plan["script"]), plan["args"], plan["entries"]
@@ -96,7 +99,7 @@ def main(plan_path: str) -> int:
             profiler.stop()
     missing = [f"{r} (entry {i + 1}, entered {gate.seen[r]} times)" for r, i in entries.items() if gate.seen[r] <= i]
     if missing:
-        sys.stderr.write(f"roofline: under ncu the script did not reach {', '.join(missing)}\n")
+        sys.stderr.write(f"roofline error: under ncu the script did not reach {', '.join(missing)}\n")
         return 3
     return 0
 
