@@ -335,3 +335,19 @@ def test_the_child_runs_the_script_and_gates_the_chosen_entry(tmp_path: Path, mo
     ncu_script.write_plan(ROOT / "tests" / "scripts" / "mlp_steps.py", ["--steps", "2"], {"step": 5}, plan)
     assert ncu_script.main(str(plan)) == 3  # entry 6 never reached: said on stderr
     assert "did not reach step (entry 6, entered 2 times)" in capsys.readouterr().err
+
+
+def test_a_real_profile_knows_each_entrys_calls() -> None:
+    """A CPU profile of tests/scripts/mlp_steps.py (2 blocks, region 'step' entered 3 times): the last entry's
+    calls are one forward's, and they reach every record (each aggregates the 3 steps' calls)."""
+    from roofline.capture.counters import chosen_entries, launches
+    from roofline.capture.script import profile_script
+
+    prof = profile_script(ROOT / "tests" / "scripts" / "mlp_steps.py", ["--steps", "3"], device="cpu")
+    spans = prof.region_spans["step"]
+    assert len(spans) == 3 and spans[0][1] <= spans[1][0] and spans[1][1] <= spans[2][0]
+    entries = chosen_entries(prof)
+    assert entries == {"step": 2}
+    last = launches(prof, entries)
+    assert len(last) == len(prof.calls) // 3 and {c.record for c in last} == set(range(len(prof.records)))
+    assert all(r.count == 3 for r in prof.records)

@@ -125,6 +125,11 @@ def add_counters(prof: Profile, script: Path, args: Sequence[str], ncu: str, rep
     docstring)."""
     entries = chosen_entries(prof)
     expected = sum(1 for c in launches(prof, entries) for k in c.kernels if not is_copy(k))
+    if not expected:  # nothing for ncu to profile (ncu would print no CSV at all)
+        prof.summary.setdefault("notes", []).append(f"counters: no kernel ran in {_where(entries, prof)}")
+        prof.summary["counters"] = {"source": f"ncu ({ncu})", "profiled": _where(entries, prof), "kernels": 0,
+                                    "records": 0}
+        return prof
     kernels = profile_kernels(prof, script, args, entries, ncu, expected, reporter, keep_csv)
     attach(prof, kernels, entries, f"ncu ({ncu})")
     return prof

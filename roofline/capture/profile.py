@@ -274,6 +274,9 @@ class Profile:
         self._region_walls.setdefault(name, []).append(wall)
         wall.start()
         first = self._tracer._next if self._tracer is not None else 0
+        spans = self.region_spans.setdefault(name, [])
+        entry = len(spans)  # numbered as entered (a region nested in itself closes before its parent)
+        spans.append((first, first))
         marker = (torch.profiler.record_function(kernel_times.REGION_PREFIX + name)
                   if self._torch_prof is not None else None)
         try:
@@ -286,7 +289,7 @@ class Profile:
             wall.stop()
             self._regions.pop()
             end = self._tracer._next if self._tracer is not None else 0
-            self.region_spans.setdefault(name, []).append((first, end))
+            spans[entry] = (first, end)
 
     # -- results
     def _build(self) -> None:
