@@ -351,3 +351,20 @@ def test_a_real_profile_knows_each_entrys_calls() -> None:
     last = launches(prof, entries)
     assert len(last) == len(prof.calls) // 3 and {c.record for c in last} == set(range(len(prof.records)))
     assert all(r.count == 3 for r in prof.records)
+
+
+def test_the_top_table_shows_dram_over_the_minimum_at_80_columns() -> None:
+    from rich.console import Console
+
+    from roofline.core.document import validate_document
+    from roofline.report.profile import top_table
+
+    doc = json.loads((VIT / "vit_profile.json").read_text())
+    for rec in doc["records"]:
+        if rec.get("bytes"):  # 1.36x the minimum on every record (the LayerNorm of issue 17)
+            rec["counters"] = {"dram_bytes": 1.36 * rec["bytes"], "excess_traffic": 1.36}
+    d = validate_document(doc, "vit_profile.json")
+    con = Console(width=80, record=True)
+    con.print(top_table(d.records, d.extra["profile"], top=5, width=80))
+    text = con.export_text()
+    assert "×min" in text and "1.36" in text and max(len(line) for line in text.splitlines()) <= 80
