@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The GPU check: runs on a machine with an NVIDIA GPU from the repository root, installs nothing, and
 # writes everything under $OUT (default ./out). Stages (default all): tests occupancy probe timing ncu small aa
-# calibrate check charts profile; only when named: framing and small-ncu (issue 21), counters and
-# counters-repeat (issue 17), collectives, docs, comm-profile (collectives in profiles).
+# calibrate check charts profile; only when named: framing and small-ncu (issue 21), counters (it goes on
+# into profile-counters), profile-counters and counters-repeat (issue 17), collectives, docs, comm-profile.
 #   bash scripts/gpu_check.sh tests timing
 # Results: $OUT/summary.txt (the figures that matter) and $OUT/gpu_check.tar.gz (every file).
 set -u
@@ -209,6 +209,41 @@ print(','.join(usable_metrics(available_metrics(find_ncu(), 'gpu_check'))))")
   python3 scripts/counters_compare.py imports "$C/forward_rep.json" "$C/forward_csv.json" | tee -a "$S"
   # the fixtures for tests/data (the CSV trimmed there if large), apart from the big tarball
   tar -czf "$OUT/counters_fixtures.tar.gz" -C "$C" ncu_forward.ncu-rep ncu_forward.csv gemm.json 2>/dev/null
+  ;&  # on into profile-counters
+profile-counters)
+  log "profile --counters: the cnn example's forward and a 3-step MLP, ncu's kernels joined to the profile's"
+  P=$W/profile_counters; mkdir -p "$P"
+  python3 -m pytest -q -m gpu tests/test_profile_counters_gpu.py 2>&1 | tail -8 | tee -a "$S"
+  for i in 1 2; do  # twice: counter bytes must repeat (the dram_bytes gate below)
+    t0=$(secs); $RL profile examples/cnn.py --counters --ncu-csv "$P/cnn_ncu$i.csv" -o "$P/cnn$i.json" --force \
+        -- --preset tiny > "$P/cnn$i.txt" 2>&1; e=$?; t1=$(secs)
+    echo "profile examples/cnn.py --counters -- --preset tiny (run $i): exit $e, wall $(python3 -c "print(round($t1-$t0,2))") s" | tee -a "$S"
+  done
+  t0=$(secs); $RL profile examples/cnn.py -o "$P/cnn_plain.json" --force -- --preset tiny > /dev/null 2>&1; t1=$(secs)
+  echo "the same without --counters: $(python3 -c "print(round($t1-$t0,2))") s" | tee -a "$S"
+  grep -E "^roofline: counters|counters left off" "$P/cnn1.txt" | tee -a "$S"
+  python3 - "$P/cnn1.json" <<'PY' | tee -a "$S"
+import json, sys
+d = json.load(open(sys.argv[1])); p = d["profile"]; recs = d["records"]
+print("summary counters:", p.get("counters")); print("notes:", *p.get("notes", []), sep="\n  ")
+with_c = [r for r in recs if r.get("counters")]
+print(f"{len(with_c)} of {len(recs)} records with counters")
+for r in sorted(with_c, key=lambda r: -(r.get("time_s") or 0) * (r.get("count") or 1))[:12]:
+    c = r["counters"]
+    print(f"  {r['op'][:26]:26} {(r.get('module') or '')[:22]:22} excess {c.get('excess_traffic') or 0:6.2f}"
+          f" flops_ratio {c.get('flops_ratio') or 0:7.2f} dram {c.get('dram_bytes') or 0:12,.0f}"
+          f" ncu {(c.get('duration_s') or 0) * 1e6:8.2f} us ours {(r.get('time_s') or 0) * 1e6:8.2f} us")
+PY
+  rm -f "$P/base.json"; $RL baseline update "$P/cnn1.json" --baseline "$P/base.json" > /dev/null 2>&1
+  $RL check "$P/cnn2.json" --baseline "$P/base.json" --fail-on dram_bytes:1% > "$P/check.txt" 2>&1
+  echo "check run 2 against run 1 --fail-on dram_bytes:1%: exit $? (0: bytes repeat)" | tee -a "$S"
+  tail -3 "$P/check.txt" | tee -a "$S"
+  $RL plot "$P/cnn1.json" -o "$P/cnn_counters.png" --force 2>&1 | tail -1
+  $RL profile tests/scripts/gpu_mlp_steps.py --counters -o "$P/steps.json" --force > "$P/steps.txt" 2>&1
+  echo "profile tests/scripts/gpu_mlp_steps.py --counters: exit $?" | tee -a "$S"; grep -E "^roofline: counters" "$P/steps.txt" | tee -a "$S"
+  # the matched pair (profile document + the ncu CSV it joined) for CPU fixtures in tests/data
+  cp "$P/cnn1.json" "$OUT/prof_counters.json"; cp "$P/cnn_ncu1.csv" "$OUT/prof_counters_ncu.csv"
+  cp "$P/cnn_counters.png" "$OUT/" 2>/dev/null
   ;;
 counters-repeat)
   log "ncu's own repeatability: two plain ncu runs of kernels-h200 with the --counters metrics, call by call"

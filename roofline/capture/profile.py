@@ -64,6 +64,9 @@ from roofline.measuring.target import RoofChoice, Target, resolve_target
 
 # Profiles now running, innermost last: region() marks the innermost one's ops.
 _ACTIVE: list[Profile] = []
+# Told of every region entry and exit (`enter(name)`, `exit(name)`), profiled or not: the gate of a run under
+# Nsight Compute (capture/ncu_script.py) profiles the entries `profile --counters` chose.
+REGION_HOOKS: list[Any] = []
 _FAKE: Any = None  # the shared FakeTensorMode of fake_mode()
 
 INSTRUMENTED_NOTE = ("wall_s and gpu_idle_s include the profiler's and the op trace's host overhead, which "
@@ -168,6 +171,8 @@ class Profile:
         self._regions: list[str] = []
         self._region_entries: Counter[str] = Counter()
         self._region_walls: dict[str, list[_Wall]] = {}
+        # Each entry's op calls, by call index [first, end): `profile --counters` joins one entry's kernels.
+        self.region_spans: dict[str, list[tuple[int, int]]] = {}
         self._done = False
         self._phases: dict[str, float] = {}  # host seconds: warm-up, the profiled run, the analysis
         self._entered = 0.0
@@ -268,6 +273,10 @@ class Profile:
         wall = _Wall(self._time_device)
         self._region_walls.setdefault(name, []).append(wall)
         wall.start()
+        first = self._tracer._next if self._tracer is not None else 0
+        spans = self.region_spans.setdefault(name, [])
+        entry = len(spans)  # numbered as entered (a region nested in itself closes before its parent)
+        spans.append((first, first))
         marker = (torch.profiler.record_function(kernel_times.REGION_PREFIX + name)
                   if self._torch_prof is not None else None)
         try:
@@ -279,6 +288,8 @@ class Profile:
         finally:
             wall.stop()
             self._regions.pop()
+            end = self._tracer._next if self._tracer is not None else 0
+            spans[entry] = (first, end)
 
     # -- results
     def _build(self) -> None:
@@ -409,11 +420,15 @@ def region(name: str) -> Iterator[None]:
     if nvtx:
         torch.cuda.nvtx.range_push(name)
     try:
+        for hook in REGION_HOOKS:
+            hook.enter(name)
         if prof is None:
             yield
         else:
             with prof._region(name):
                 yield
     finally:
+        for hook in reversed(REGION_HOOKS):
+            hook.exit(name)
         if nvtx:
             torch.cuda.nvtx.range_pop()

@@ -7,12 +7,13 @@ from __future__ import annotations
 import runpy
 import sys
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from roofline.capture.profile import Profile
 from roofline.core.errors import RooflineError, UsageError
+from roofline.measuring.target import Target
 
 
 class ScriptError(RooflineError):
@@ -40,23 +41,20 @@ def _is_oom(exc: BaseException) -> bool:
 
 
 def profile_script(path: str | Path, args: Sequence[str] = (), *, regions: Sequence[str] = (),
-                   name: str | None = None, **options: Any) -> Profile:
-    """Run `path` with `args` as its command line inside a `Profile` (options as for `roofline.profile`)."""
+                   name: str | None = None, check: Callable[[Target], None] | None = None,
+                   **options: Any) -> Profile:
+    """Run `path` with `args` as its command line inside a `Profile` (options as for `roofline.profile`);
+    `check` is shown the resolved target before the script starts (it raises to refuse)."""
     script = Path(path).resolve()
     if not script.is_file():
         raise UsageError(f"{path}: no such script")
     prof = Profile(name or script.stem, regions=regions, **options)
-    prof.resolve()  # a bad --gpu/--device is a usage error before the script starts
-    argv, sys_path0 = sys.argv[:], sys.path[0] if sys.path else None
-    sys.argv = [str(script), *args]
-    sys.path.insert(0, str(script.parent))  # as `python SCRIPT.py` does: the script's folder is importable
+    target = prof.resolve()  # a bad --gpu/--device is a usage error before the script starts
+    if check is not None:
+        check(target)
     try:
         with prof:
-            try:
-                runpy.run_path(str(script), run_name="__main__")
-            except SystemExit as exc:  # sys.exit(0) ends a script normally: the profile stands
-                if exc.code not in (None, 0):
-                    raise RooflineError(f"{script.name} exited with status {exc.code}") from None
+            run_as_main(script, args)
     except RooflineError:
         raise
     except BaseException as exc:
@@ -66,8 +64,21 @@ def profile_script(path: str | Path, args: Sequence[str] = (), *, regions: Seque
             raise RooflineError(f"{script.name} ran out of device memory: {str(exc).splitlines()[0]}") from None
         raise ScriptError(f"{script.name} raised {type(exc).__name__} (its traceback is above)",
                           _script_traceback(exc, script)) from None
+    return prof
+
+
+def run_as_main(script: Path, args: Sequence[str]) -> None:
+    """Run `script` as `python SCRIPT ARGS` would (its argv, its folder importable, run as __main__); a
+    sys.exit(0) ends it normally, another status is a RooflineError."""
+    argv, sys_path0 = sys.argv[:], sys.path[0] if sys.path else None
+    sys.argv = [str(script), *args]
+    sys.path.insert(0, str(script.parent))  # as `python SCRIPT.py` does: the script's folder is importable
+    try:
+        runpy.run_path(str(script), run_name="__main__")
+    except SystemExit as exc:  # sys.exit(0) ends a script normally: the profile stands
+        if exc.code not in (None, 0):
+            raise RooflineError(f"{script.name} exited with status {exc.code}") from None
     finally:
         sys.argv = argv
         if sys.path and sys.path[0] == str(script.parent) and sys_path0 != sys.path[0]:
             sys.path.pop(0)
-    return prof

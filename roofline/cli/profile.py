@@ -6,7 +6,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -33,6 +33,11 @@ def profile_cmd(
     device: Annotated[str | None, typer.Option("--device", help="cpu, cuda or cuda:N.")] = None,
     no_time: Annotated[bool, typer.Option("--no-time", help="Run without data (FakeTensorMode): FLOPs, bytes "
                                           "and the predicted time only, no memory used.")] = False,
+    counters: Annotated[bool, typer.Option("--counters", help="Then run the script once more under Nsight "
+                                           "Compute (ncu): each record gets its kernels' DRAM/L2/L1 bytes and "
+                                           "FLOPs (the last entry of each region; docs/counters.md).")] = False,
+    ncu_csv: Annotated[Path | None, typer.Option("--ncu-csv", help="With --counters: keep ncu's raw CSV "
+                                                 "here.")] = None,
 ) -> None:
     """Profile a script: every aten operator it runs, with FLOPs, minimum bytes, device time and what fixing
     each is worth. Profiles the regions the script marks with `with roofline.region("step"):` (the whole run
@@ -40,8 +45,9 @@ def profile_cmd(
     from roofline.capture.script import ScriptError, profile_script
 
     check_choice("--by", by, BY)
+    ncu = _counters_preflight(counters, no_time, ncu_csv)
     rank, device, output = _torchrun(device, output, no_time)
-    check_outputs(force, files=(output,))
+    check_outputs(force, files=(output, ncu_csv))
     if not script.is_file():
         raise UsageError(f"{script}: no such script")
     options = {"gpu": gpu, "device": device, "time": not no_time}
@@ -49,7 +55,8 @@ def profile_cmd(
     _say(f"profiling {script.name} ({'analytic' if no_time else 'timed'}; the script's output follows)")
     _warn_if_shared(device, no_time)
     try:
-        prof = profile_script(script, args or [], regions=region or (), **options)
+        prof = profile_script(script, args or [], regions=region or (), check=_counters_check if ncu else None,
+                              **options)
     except ScriptError as exc:
         sys.stderr.write(exc.script_traceback)
         raise
@@ -58,6 +65,8 @@ def profile_cmd(
     s = prof.summary
     _say(f"{s.get('calls', 0)} op calls in {len(prof.records)} records, analysed in "
          f"{time.perf_counter() - started:.1f} s")
+    if ncu:
+        _counters(prof, script, args or [], ncu, ncu_csv)
     doc = prof.document()
     save_and_print(doc, output, force, json_ and rank == 0)
     if rank:
@@ -72,6 +81,51 @@ def profile_cmd(
             con.print(view)
         if output is not None:
             note(f"results written to {output}")
+
+
+def _counters_preflight(counters: bool, no_time: bool, ncu_csv: Path | None) -> str | None:
+    """`--counters`: the ncu to run, checked before any work (no ncu, --no-time, a torchrun job, --ncu-csv
+    alone: one line, exit 2); None without --counters."""
+    if ncu_csv is not None and not counters:
+        raise UsageError("--ncu-csv keeps the CSV of a --counters run: add --counters")
+    if not counters:
+        return None
+    from roofline.cli.analyze import counters_preflight
+    from roofline.measuring.collectives import in_torchrun
+
+    if no_time:
+        raise UsageError("--counters runs the script again under Nsight Compute: it cannot go with --no-time "
+                         "(nothing runs on a GPU to count)")
+    if in_torchrun() and int(os.environ.get("WORLD_SIZE", "1")) > 1:
+        raise UsageError("--counters profiles one process: run it outside torchrun")
+    return counters_preflight(no_time)
+
+
+def _counters_check(target: Any) -> None:
+    from roofline.cli.analyze import counters_target
+
+    counters_target(target)
+
+
+def _counters(prof: Any, script: Path, args: list[str], ncu: str, keep: Path | None) -> None:
+    """The profile's records with their Nsight Compute counters (capture/counters.py), under a progress line
+    that says ncu is slow; a join that did not match is a note (the summary's notes say why)."""
+    from roofline.capture.counters import add_counters
+    from roofline.measuring.ncu import SLOW
+    from roofline.measuring.progress import StatusLine
+
+    started = time.perf_counter()
+    _say(f"counters: running {script.name} again under Nsight Compute ({SLOW})")
+    with StatusLine(shorter="leave out --counters: the timed profile alone is much quicker") as line:
+        add_counters(prof, script, args, ncu, line, keep)
+    got = prof.summary.get("counters") or {}
+    if got.get("error"):
+        note(f"counters left off: {got['error']} (in {got['profiled']})")
+    else:
+        _say(f"counters of {got.get('kernels', 0)} kernels on {got.get('records', 0)} records "
+             f"({got.get('profiled')}), in {time.perf_counter() - started:.1f} s")
+    if keep is not None:
+        note(f"ncu's raw CSV written to {keep}")
 
 
 def _torchrun(device: str | None, output: Path | None, no_time: bool) -> tuple[int, str | None, Path | None]:

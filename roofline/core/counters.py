@@ -65,3 +65,19 @@ def combined(parts: list[Counters], source: str | None = None) -> Counters:
         l1_bytes=_sum(p.l1_bytes for p in parts), tensor_flops=tensor or None,
         fp32_flops=_sum(p.fp32_flops for p in parts), fp64_flops=_sum(p.fp64_flops for p in parts),
         fp16_flops=_sum(p.fp16_flops for p in parts), flops=_sum(p.flops for p in parts))
+
+
+def scaled(counters: Counters, factor: float) -> Counters:
+    """The counters with every count (bytes, FLOPs, duration, kernels) times `factor`; the clock and the derived
+    ratios kept. `scaled(combined(n calls), 1 / n)` is the mean call of a record that aggregates n calls."""
+    def times(v: float | None) -> float | None:
+        return None if v is None else v * factor
+
+    return dataclasses.replace(
+        counters, kernels=None if counters.kernels is None else round(counters.kernels * factor),
+        duration_s=times(counters.duration_s), dram_bytes_read=times(counters.dram_bytes_read),
+        dram_bytes_written=times(counters.dram_bytes_written), dram_bytes=times(counters.dram_bytes),
+        l2_bytes=times(counters.l2_bytes), l1_bytes=times(counters.l1_bytes),
+        tensor_flops={k: v * factor for k, v in counters.tensor_flops.items()} if counters.tensor_flops else None,
+        fp32_flops=times(counters.fp32_flops), fp64_flops=times(counters.fp64_flops),
+        fp16_flops=times(counters.fp16_flops), flops=times(counters.flops))

@@ -24,7 +24,7 @@ from typing import Any
 from roofline.core.counters import combined, with_counters
 from roofline.core.errors import RooflineError, UsageError
 from roofline.core.record import Record
-from roofline.importers.ncu import COUNTER_METRICS, counters_from_kernel, parse_raw_csv, split_groups
+from roofline.importers.ncu import COUNTER_METRICS, NcuKernel, counters_from_kernel, parse_raw_csv, split_groups
 from roofline.measuring.ncu_target import MARKER
 from roofline.measuring.progress import QUIET, Reporter
 
@@ -115,6 +115,17 @@ def ncu_command(ncu: str, metrics: Sequence[str], plan: Path) -> list[str]:
             "raw", sys.executable, "-m", "roofline.measuring.ncu_target", str(plan)]
 
 
+def run_ncu(command: Sequence[str]) -> subprocess.CompletedProcess[str]:
+    """Run an ncu command line with this process's imports visible to the child (PYTHONPATH), its output
+    captured; one RooflineError line past TIMEOUT_S."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    try:
+        return subprocess.run(list(command), capture_output=True, text=True, check=False, timeout=TIMEOUT_S,
+                              env=env)
+    except subprocess.TimeoutExpired:
+        raise RooflineError(f"ncu did not finish in {TIMEOUT_S:.0f} s") from None
+
+
 def run_counters(ops: Sequence[tuple[Any, Any]], ncu: str, gpu_name: str, reporter: Reporter = QUIET) -> list[Any]:
     """One Counters per (operator, dtype), in order, from one ncu run of them all."""
     reporter.status(f"ncu: querying the metrics this GPU offers ({SLOW})")
@@ -123,25 +134,26 @@ def run_counters(ops: Sequence[tuple[Any, Any]], ncu: str, gpu_name: str, report
         plan = Path(tmp) / "plan.json"
         write_plan(ops, plan)
         reporter.status(f"ncu: profiling {len(ops)} operator(s) once each, {len(metrics)} metrics ({SLOW})")
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
-        try:
-            got = subprocess.run(ncu_command(ncu, metrics, plan), capture_output=True, text=True, check=False,
-                                 timeout=TIMEOUT_S, env=env)
-        except subprocess.TimeoutExpired:
-            raise RooflineError(f"ncu did not finish in {TIMEOUT_S:.0f} s") from None
+        got = run_ncu(ncu_command(ncu, metrics, plan))
     return counters_from_output(got.stdout, got.stderr, got.returncode, len(ops), ncu)
 
 
-def counters_from_output(stdout: str, stderr: str, returncode: int, expected: int, source: str) -> list[Any]:
-    """The Counters of each call in ncu's CSV output; a failed or short run is one RooflineError line."""
+def kernels_from_output(stdout: str, stderr: str, returncode: int) -> list[NcuKernel]:
+    """The kernels in ncu's CSV output; a failed run, or output with no CSV, is one RooflineError line (with
+    ncu's last error line)."""
     last = next((ln for ln in reversed(stderr.splitlines() + stdout.splitlines()) if "ERR" in ln or "rror" in ln),
                 "")
     if returncode != 0:
         raise RooflineError(f"ncu failed (exit status {returncode}){': ' + last.strip() if last else ''}")
     try:
-        kernels = parse_raw_csv(stdout.splitlines(), "ncu output")
+        return parse_raw_csv(stdout.splitlines(), "ncu output")
     except RooflineError as exc:
         raise RooflineError(f"{exc}{'; ' + last.strip() if last else ''}") from None
+
+
+def counters_from_output(stdout: str, stderr: str, returncode: int, expected: int, source: str) -> list[Any]:
+    """The Counters of each call in ncu's CSV output; a failed or short run is one RooflineError line."""
+    kernels = kernels_from_output(stdout, stderr, returncode)
     groups = split_groups(kernels, MARKER)
     if len(groups) != expected:
         raise RooflineError(f"ncu profiled {len(groups)} calls for {expected} operators (kernels: {len(kernels)})")

@@ -352,6 +352,8 @@ def top_table(records: Sequence[Record], summary: Mapping[str, Any], top: int = 
     cols = [Column("share"), Column(f"time\n{unit}"), Column("calls"),
             Column("op", False, shorten_right), Column("module", False, shorten_left), Column("bound", False)]
     cols += [Column("FLOP/B")] if predicted else [Column("roof\n%"), Column(f"headroom\n{hunit}")]
+    counted = any(records[x.records[0]].counters is not None for x in lines)  # `profile --counters`
+    cols += [Column("DRAM\n×min")] if counted else []
     rows = []
     for x in lines:
         r = records[x.records[0]]
@@ -362,10 +364,15 @@ def top_table(records: Sequence[Record], summary: Mapping[str, Any], top: int = 
         else:
             row += [percent(x.roof_fraction, 0),
                     fixed(x.headroom_s * hscale) if x.headroom_s is not None else "-"]
+        if counted:
+            excess = r.counters.excess_traffic if r.counters is not None else None
+            row.append(f"{excess:.2f}" if excess is not None else "-")
         rows.append(row)
     what = "predicted time (roofline)" if predicted else "measured time"
-    return table(f"Top {len(lines)} of {len(records)} records by {what}", cols, rows, width,
-                 caption=None if predicted else "headroom: time - roofline time")
+    caption = None if predicted else "headroom: time - roofline time"
+    if counted:
+        caption = f"{caption + '; ' if caption else ''}DRAM ×min: ncu DRAM bytes / minimum"
+    return table(f"Top {len(lines)} of {len(records)} records by {what}", cols, rows, width, caption=caption)
 
 
 def rollup_table(records: Sequence[Record], summary: Mapping[str, Any], by: str = "op", depth: int | None = None,

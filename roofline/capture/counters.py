@@ -1,0 +1,136 @@
+"""`roofline profile SCRIPT --counters`: the profiled stretch run once more under Nsight Compute, each op
+record given the counters of its kernels (docs/counters.md, "Profiles").
+
+After the timed profile, the same script runs in a child process under
+`ncu --profile-from-start off --clock-control none --print-units base --nvtx --metrics ... --csv --page raw
+python -m roofline.capture.ncu_script PLAN.json`. The child profiles the LAST entry of each region the
+profile kept (the script's steady state: warm-up, autotuning and lazy allocation done before it), or the whole
+run when the script marks no region; each kernel is profiled once (one replay pass set). ncu's kernels are
+joined to the profile's by position in launch order, each pair checked by name (`importers.join`): a count or
+name mismatch leaves every record without counters and says why in the summary's notes, never a wrong join.
+Each record's counters are per call (its calls in that entry summed, divided by their number), derived
+against its own FLOPs and minimum bytes (`core.counters.with_counters`), and its advice redone.
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from roofline.capture.ncu_script import WHOLE_RUN, write_plan
+from roofline.capture.profile import Profile
+from roofline.core.counters import with_counters
+from roofline.core.files import atomic_write
+from roofline.importers.join import JoinError, Launches, is_copy, record_counters
+from roofline.importers.ncu import NcuKernel
+from roofline.measuring.ncu import (
+    NCU_OPTIONS,
+    SLOW,
+    available_metrics,
+    kernels_from_output,
+    run_ncu,
+    usable_metrics,
+)
+from roofline.measuring.progress import QUIET, Reporter
+
+
+def chosen_entries(prof: Profile) -> dict[str, int] | None:
+    """The 0-based entry profiled per region kept by the profile (each one's last), or None: the whole run."""
+    kept = sorted(prof.summary.get("regions") or {})
+    if not kept:
+        return WHOLE_RUN
+    return {name: len(prof.region_spans[name]) - 1 for name in kept if prof.region_spans.get(name)}
+
+
+def launches(prof: Profile, entries: dict[str, int] | None) -> list[Launches]:
+    """The profile's op calls in the chosen entries, in call order, each with its kernels and record."""
+    if entries is WHOLE_RUN:
+        calls = list(prof.calls)
+    else:
+        spans = {name: prof.region_spans[name][i] for name, i in entries.items()}
+        calls = [p for p in prof.calls if p.call.region in spans
+                 and spans[p.call.region][0] <= p.call.index < spans[p.call.region][1]]
+    calls.sort(key=lambda p: p.call.index)
+    return [Launches(p.record, tuple(name for name, _ in p.kernels)) for p in calls]
+
+
+def ncu_command(ncu: str, metrics: Sequence[str], plan: Path) -> list[str]:
+    """ncu on the child: the chosen stretch only (the child's cudaProfilerStart/Stop), NVTX ranges recorded so
+    the CSV names each kernel's region, the metric list, raw CSV on stdout."""
+    return [ncu, "--profile-from-start", "off", *NCU_OPTIONS, "--nvtx", "--metrics", ",".join(metrics), "--csv",
+            "--page", "raw", sys.executable, "-m", "roofline.capture.ncu_script", str(plan)]
+
+
+def _where(entries: dict[str, int] | None, prof: Profile) -> str:
+    if entries is WHOLE_RUN:
+        return "the whole run"
+    return ", ".join(f"region {name!r} (entry {i + 1} of {len(prof.region_spans[name])})"
+                     for name, i in entries.items())
+
+
+def profile_kernels(prof: Profile, script: Path, args: Sequence[str], entries: dict[str, int] | None, ncu: str,
+                    expected: int, reporter: Reporter = QUIET, keep_csv: Path | None = None) -> list[NcuKernel]:
+    """ncu's kernels of the chosen stretch of `script` (one child run); its raw CSV kept at `keep_csv`."""
+    gpu_name = str((prof.target.device_info.get("name") if prof.target else "") or "")
+    reporter.status(f"ncu: querying the metrics this GPU offers ({SLOW})")
+    metrics = usable_metrics(available_metrics(ncu, gpu_name))
+    with tempfile.TemporaryDirectory(prefix="roofline-ncu-") as tmp:
+        plan = Path(tmp) / "plan.json"
+        write_plan(script.resolve(), list(args), entries, plan)
+        reporter.status(f"ncu: running {script.name} again, profiling {expected} kernels of "
+                        f"{_where(entries, prof)} once each, {len(metrics)} metrics ({SLOW})")
+        got = run_ncu(ncu_command(ncu, metrics, plan))
+    if keep_csv is not None:
+        atomic_write(keep_csv, got.stdout)
+    return kernels_from_output(got.stdout, got.stderr, got.returncode)
+
+
+def attach(prof: Profile, kernels: Sequence[NcuKernel], entries: dict[str, int] | None, source: str) -> None:
+    """Each record of `prof` with the counters of its kernels in the chosen entries (advice redone); on a join
+    mismatch none, and a note saying why. The summary's `counters` says what was profiled and joined."""
+    from roofline.analysis.advice import with_advice
+
+    calls = launches(prof, entries)
+    where = _where(entries, prof)
+    info: dict[str, Any] = {"source": source, "profiled": where, "kernels": len(kernels), "records": 0}
+    notes = prof.summary.setdefault("notes", [])
+    try:
+        found = record_counters(calls, kernels, source)
+    except JoinError as exc:
+        outside = sum(u.get("launches", 0) for u in prof.summary.get("unattributed") or []
+                      if not is_copy(str(u.get("kernel", ""))))
+        why = f"; {outside} kernel launch(es) ran outside any recorded op" if outside else ""
+        notes.append(f"counters left off: {exc} in {where}{why}")
+        info["error"] = str(exc)
+        prof.summary["counters"] = info
+        return
+    spec = prof.target.spec if prof.target else None
+    for r, c in found.items():
+        prof.records[r] = with_advice(with_counters(prof.records[r], c), spec)
+    info["records"] = len(found)
+    timed_without = sum(1 for i, rec in enumerate(prof.records)
+                        if i not in found and any(not is_copy(k) for k in rec.kernels or []))
+    if timed_without:
+        notes.append(f"{timed_without} record(s) launched kernels only outside {where}: no counters")
+    notes.append(f"counters: {len(kernels)} kernels of {where} under Nsight Compute, per call")
+    prof.summary["counters"] = info
+
+
+def add_counters(prof: Profile, script: Path, args: Sequence[str], ncu: str, reporter: Reporter = QUIET,
+                 keep_csv: Path | None = None) -> Profile:
+    """`profile --counters` after the timed profile: run ncu on the chosen stretch and attach (module
+    docstring)."""
+    entries = chosen_entries(prof)
+    expected = sum(1 for c in launches(prof, entries) for k in c.kernels if not is_copy(k))
+    if not expected:  # nothing for ncu to profile (ncu would print no CSV at all)
+        prof.summary.setdefault("notes", []).append(f"counters: no kernel ran in {_where(entries, prof)}")
+        prof.summary["counters"] = {"source": f"ncu ({ncu})", "profiled": _where(entries, prof), "kernels": 0,
+                                    "records": 0}
+        return prof
+    kernels = profile_kernels(prof, script, args, entries, ncu, expected, reporter, keep_csv)
+    attach(prof, kernels, entries, f"ncu ({ncu})")
+    return prof
+
