@@ -321,6 +321,21 @@ def test_the_counter_gate_fails_on_20_percent_more_dram_bytes(tmp_path: Path,
     assert code == 1 and json.loads(rep.read_text())["rows"][0]["verdict"] == "worse"
 
 
+def test_a_few_hundred_bytes_on_a_small_kernel_are_not_a_change(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    # The H200's two profiles of examples/cnn.py --preset tiny: an add_ of 2048 elements read 14,592 then
+    # 14,848 DRAM bytes (+256 B = +1.75%, past 1%): under COUNTER_BYTES_FLOOR (4096 B), so `same`. Record 2
+    # moves 14,592 -> 19,456 B (+4,864 B, +33%): past the floor, so `worse`.
+    base = _doc_with_dram(tmp_path, "base.json", [14_592, 14_592] + [1e6] * 4)
+    cur = _doc_with_dram(tmp_path, "cur.json", [14_848, 19_456] + [1e6] * 4)
+    rep = tmp_path / "r.json"
+    code, _, err = run(capsys, "check", str(cur), "--baseline", str(base), "--fail-on", "dram_bytes:1%",
+                       "--json", str(rep))
+    rows = json.loads(rep.read_text())["rows"]
+    assert [r["verdict"] for r in rows[:2]] == ["same", "worse"] and code == 1, err
+    assert "256 B" in rows[0]["reason"]
+
+
 def test_the_counter_gate_without_counters_is_not_comparable(tmp_path: Path,
                                                              capsys: pytest.CaptureFixture[str]) -> None:
     base = _doc_with_dram(tmp_path, "base.json", [None] * 6)

@@ -32,7 +32,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from roofline.ci.regions import RegionRun, profile_regions
-from roofline.ci.rules import COUNTERS, DEFAULT_FAIL_ON, FailOn, parse_fail_on
+from roofline.ci.rules import COUNTER_BYTES_FLOOR, COUNTERS, DEFAULT_FAIL_ON, FailOn, parse_fail_on
 from roofline.ci.rules import STATISTICS as STATISTICS  # re-exported: callers take the rules from ci.judge
 from roofline.ci.rules import Rule as Rule
 from roofline.ci.runs import Noise, check_runs, noise_factor, noise_of, pool_noise, run_samples
@@ -355,8 +355,8 @@ def _judge_record(cur: Record, base: Record, key: Key, rules: FailOn, alpha: flo
 
 def _judge_counters(cur: Record, base: Record, common: dict[str, Any], rules: FailOn) -> Row:
     """Counter rules (`dram_bytes:1%`): counter bytes and FLOPs are deterministic, so a relative change past the
-    threshold is WORSE (more) or BETTER (less) with no significance test; a side without counters is
-    not_comparable."""
+    threshold is WORSE (more) or BETTER (less) with no significance test (bytes: unless under
+    COUNTER_BYTES_FLOOR); a side without counters is not_comparable."""
     best: tuple[int, Row] | None = None
     for rule in rules.rules:
         field = COUNTERS[rule.statistic]
@@ -371,6 +371,9 @@ def _judge_counters(cur: Record, base: Record, common: dict[str, Any], rules: Fa
         word = "more" if change > 0 else "fewer"
         if abs(change) <= rule.threshold:
             verdict, reason = SAME, f"{rule.statistic} {change * 100:+.1f}%, within {percent(rule.threshold)}"
+        elif field != "flops" and abs(c - b) < COUNTER_BYTES_FLOOR:
+            verdict, reason = SAME, (f"{rule.statistic} {change * 100:+.1f}%, but {count(abs(c - b))} B: under "
+                                     f"the {count(COUNTER_BYTES_FLOOR)} B a small kernel's counters move")
         else:
             verdict = WORSE if change > 0 else BETTER
             reason = (f"{rule.statistic} {percent(abs(change))} {word} ({count(b)} -> {count(c)}), past "
