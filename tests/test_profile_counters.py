@@ -368,3 +368,27 @@ def test_the_top_table_shows_dram_over_the_minimum_at_80_columns() -> None:
     con.print(top_table(d.records, d.extra["profile"], top=5, width=80))
     text = con.export_text()
     assert "×min" in text and "1.36" in text and max(len(line) for line in text.splitlines()) <= 80
+
+
+def test_the_h200_profile_keeps_every_counted_byte_of_the_csv_it_joined() -> None:
+    # A matched pair recorded on the H200 (2026-12-01, scripts/gpu_check.sh profile-counters):
+    # `roofline profile examples/cnn.py --counters --ncu-csv ... -- --preset tiny` and the ncu CSV it joined
+    # (110 kernels of the region 'forward'). Each record holds its mean call's counters, so the sum over
+    # records of counters x count must give back ncu's totals, byte for byte (any kernel dropped, joined
+    # twice or divided by the wrong count breaks it).
+    from roofline.core.counters import combined
+    from roofline.importers.ncu import counters_from_kernel, parse_raw_csv
+
+    doc = json.loads(gzip.decompress((DATA / "profile_counters_cnn.json.gz").read_bytes()))
+    text = gzip.decompress((DATA / "profile_counters_cnn_ncu.csv.gz").read_bytes()).decode()
+    kernels = parse_raw_csv(text.splitlines())
+    assert len(kernels) == 110 and doc["profile"]["counters"]["kernels"] == 110
+    total = combined([counters_from_kernel(k) for k in kernels])
+    counted = [r for r in doc["records"] if r.get("counters")]
+    assert len(counted) == 60  # every record but aten::as_strided_, which launched no kernel
+    for field in ("dram_bytes", "l2_bytes", "flops", "duration_s"):
+        joined = sum(r["counters"][field] * r["count"] for r in counted if r["counters"].get(field) is not None)
+        assert joined == pytest.approx(getattr(total, field), rel=1e-9), field
+    # the kernels each record names are the ones ncu profiled, by both tools' spellings
+    ours = {kernel_key(k) for r in counted for k in r["kernels"] or [] if not is_copy(k)}
+    assert ours == {kernel_key(k.name) for k in kernels}
