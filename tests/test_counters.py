@@ -66,6 +66,17 @@ def test_derived_fields_against_the_model() -> None:
     assert derive(c, None, None).excess_traffic is None  # no model: nothing to hold the bytes against
 
 
+def test_reads_are_held_against_the_minimum_reads() -> None:
+    # The H200 profile of examples/cnn.py --preset tiny (tests/data/profile_counters_cnn.json.gz): the
+    # maxpool reads 131,072 B and writes 163,840 B at least; ncu counted 137,728 B read from DRAM and 0 B
+    # written (its output stayed in the L2). All traffic: 137,728 / 294,912 = 0.467, below the minimum;
+    # reads against reads: 137,728 / 131,072 = 1.051.
+    c = Counters(dram_bytes_read=137_728.0, dram_bytes_written=0.0, dram_bytes=137_728.0)
+    d = derive(c, flops=None, min_bytes=294_912.0, min_bytes_read=131_072.0)
+    assert d.excess_traffic == pytest.approx(0.467, abs=1e-3) and d.read_excess == pytest.approx(1.051, abs=1e-3)
+    assert derive(c, None, 294_912.0).read_excess is None  # no minimum read known
+
+
 def test_a_multi_kernel_call_sums_bytes_and_weights_the_clock() -> None:
     a = Counters(kernels=1, duration_s=10e-6, sm_clock_mhz=1000.0, dram_bytes=100.0, l2_bytes=None,
                  tensor_flops={"bf16": 4.0})

@@ -1,6 +1,10 @@
 """What follows from a kernel's counters beside the model: pure arithmetic on `Counters`, no torch, no ncu.
 
 - `excess_traffic` = DRAM bytes / the model's minimum bytes: 1.0 moves the minimum, 1.36 moves 36% more.
+  It reads below 1.0 where the output stays in the L2: a write-back cache writes a line to DRAM when it is
+  evicted, often after the kernel (writes 0 B on outputs that fit in the L2; 0.93 on 128 MiB outputs, H200).
+- `read_excess` = DRAM bytes read / the model's minimum bytes read: reads cannot hide in the L2 when the caches
+  are flushed before the kernel (as Nsight Compute does by default), so it is at least 1.0 but for rounding.
 - `flops_ratio` = counter FLOPs / the model's FLOPs: 2.0 does twice the arithmetic (padding, recompute).
 - `intensity_<level>` = counter FLOPs / bytes at that level (L1, L2, DRAM): Nsight Compute's hierarchical
   roofline, one FLOP count over three byte counts.
@@ -23,10 +27,12 @@ def _ratio(num: float | None, den: float | None) -> float | None:
     return num / den if num is not None and den else None
 
 
-def derive(counters: Counters, flops: float | None, min_bytes: float | None) -> Counters:
+def derive(counters: Counters, flops: float | None, min_bytes: float | None,
+           min_bytes_read: float | None = None) -> Counters:
     """The counters with their derived fields set against the model's FLOPs and minimum bytes (None: unknown)."""
     return dataclasses.replace(
         counters, excess_traffic=_ratio(counters.dram_bytes, min_bytes),
+        read_excess=_ratio(counters.dram_bytes_read, min_bytes_read),
         flops_ratio=_ratio(counters.flops, flops) if counters.flops else None,
         intensity_dram=_ratio(counters.flops, counters.dram_bytes),
         intensity_l2=_ratio(counters.flops, counters.l2_bytes),
@@ -35,7 +41,7 @@ def derive(counters: Counters, flops: float | None, min_bytes: float | None) -> 
 
 def with_counters(record: Record, counters: Counters) -> Record:
     """The record carrying `counters`, derived against its own FLOPs and minimum bytes."""
-    return dataclasses.replace(record, counters=derive(counters, record.flops, record.bytes))
+    return dataclasses.replace(record, counters=derive(counters, record.flops, record.bytes, record.bytes_read))
 
 
 def _sum(values: Iterable[float | None]) -> float | None:

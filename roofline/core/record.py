@@ -153,6 +153,7 @@ class Counters(_Serial):
     flops: float | None = None  # tensor + FP32 + FP64 + FP16
     # Derived (core.counters.derive): against the model's minimum bytes and FLOPs, and per memory level.
     excess_traffic: float | None = None
+    read_excess: float | None = None  # DRAM bytes read / the model's minimum bytes read
     flops_ratio: float | None = None
     intensity_dram: float | None = None
     intensity_l2: float | None = None
