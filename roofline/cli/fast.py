@@ -44,12 +44,11 @@ def fast_path(argv: list[str]) -> int | None:
     """Run `analyze OP ... --no-time` here and return its exit status (0), or None for typer to run it."""
     if len(argv) < 3 or argv[0] != "analyze" or "--no-time" not in argv[2:]:
         return None
-    from roofline.ops import OPERATORS, get_operator
+    from roofline.ops.base import CATALOG, get_operator
 
-    get_operator("gemm")  # imports the catalog
-    cls = OPERATORS.get(argv[1])
-    if cls is None:
+    if argv[1] not in CATALOG:
         return None
+    cls = get_operator(argv[1])  # its own family's module alone
     flags = _table(cls)
     given: dict[str, Any] = {}
     words = argv[2:]
