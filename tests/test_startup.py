@@ -5,6 +5,7 @@ a machine without NVIDIA's device files is not asked through NVML. (docs/guide.m
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -135,3 +136,36 @@ def test_no_nvidia_device_files_no_nvml(monkeypatch: pytest.MonkeyPatch, tmp_pat
     assert device._nvml() is None and asked == []  # no device file: NVML not asked
     control.write_text("")
     assert device._nvml() is fake and asked == ["init"]  # with it, as before
+
+
+@pytest.mark.parametrize(("args", "families"), [
+    (["analyze", "gemm", "--m", "4096", "--no-time", "--gpu", "h100"], ["base", "counts", "gemm"]),
+    (["analyze", "attention", "--batch", "8", "--heads", "32", "--seq", "4096", "--head-dim", "128", "--causal",
+      "--no-time", "--gpu", "h100"], ["attention", "base", "softmax"]),  # attention reads softmax's FLOPs
+])
+def test_the_analytic_path_imports_one_operator_family_and_no_rich(args: list[str], families: list[str]) -> None:
+    """The import graph of `analyze OP --no-time` to a pipe (not its time, which a busy machine moves): no rich
+    (`roofline.report.plain` draws the table), no typer, only the operator's own family of the catalog."""
+    code = ("import sys; from roofline.cli.app import main; rc = main(sys.argv[1:]); sys.stdout.flush(); "
+            "print(rc, sorted(m for m in sys.modules if m.split('.')[0] in ('rich', 'typer', 'click', 'pydantic', "
+            "'torch', 'matplotlib') or m == 'roofline.report.text'), "
+            "sorted(m.split('.')[2] for m in sys.modules if m.startswith('roofline.ops.')), file=sys.stderr)")
+    env = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "TTY_COMPATIBLE")}  # rich's own switches
+    out = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, cwd=ROOT, check=True,
+                         env=env)
+    assert out.stdout.startswith(" " * 20) and "┌" in out.stdout  # the table was printed (to a pipe)
+    assert out.stderr.splitlines()[-1] == f"0 [] {families}", out.stderr
+
+
+def test_the_catalog_index_names_every_operator_where_it_is_defined() -> None:
+    """`ops.base.CATALOG` (name -> module, what `get_operator` imports) agrees with the registrations, and
+    `roofline.ops.OPERATORS` lists the catalog in its order whichever family was imported first."""
+    code = ("import sys; from roofline.ops import get_operator; get_operator('rope'); "
+            "first = sorted(m for m in sys.modules if m.startswith('roofline.ops.')); "
+            "from roofline.ops import OPERATORS; from roofline.ops.base import CATALOG; "
+            "print(first); print({n: c.__module__ for n, c in OPERATORS.items()} == CATALOG, "
+            "list(OPERATORS) == list(CATALOG))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    # rope reads attention's head check, attention softmax's FLOPs: three families and the registry
+    assert out.stdout.splitlines() == [str(["roofline.ops.attention", "roofline.ops.base", "roofline.ops.rope",
+                                            "roofline.ops.softmax"]), "True True"], out.stderr

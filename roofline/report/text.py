@@ -265,10 +265,15 @@ def ops_table(ops: dict[str, type]) -> Table:
 # ---------------------------------------------------------------- one record (analyze)
 def record_table(r: Record) -> Table:
     """One record as label/value rows; long values wrap at spaces within the console's width."""
-    t = Table(show_header=False, title=f"roofline: {r.op}")
+    return rows_table(f"roofline: {r.op}", record_rows(r))
+
+
+def rows_table(title: str, rows: list[tuple[str, str]]) -> Table:
+    """Label/value rows under a title (`roofline.report.plain.boxed` draws the same without rich)."""
+    t = Table(show_header=False, title=title)
     t.add_column("", style="bold", no_wrap=True)
     t.add_column("", overflow="fold")
-    for label, value in record_rows(r):
+    for label, value in rows:
         t.add_row(label, Text(value))
     return t
 

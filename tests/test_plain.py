@@ -1,0 +1,94 @@
+"""`roofline.report.plain`: one record's table drawn without rich gives rich's bytes, byte for byte, wherever
+it draws at all; where it cannot be sure it says so (None) and rich draws."""
+
+from __future__ import annotations
+
+import io
+import random
+import sys
+
+import pytest
+from rich.console import Console
+
+from roofline.analysis.advice import with_advice
+from roofline.ceilings.specs import gpu_ceilings, resolve
+from roofline.core.dtypes import get_dtype
+from roofline.core.record import analytic_record
+from roofline.ops import OPERATORS, make
+from roofline.report import plain
+from roofline.report.rows import record_rows
+from roofline.report.text import rows_table
+
+
+def rich_bytes(title: str, rows: list[tuple[str, str]], width: int) -> str:
+    """What `show(record_table(r))` writes to a pipe at `width` columns (`text.console` off a terminal)."""
+    buf = io.StringIO()
+    Console(file=buf, width=width, highlight=False, soft_wrap=False).print(rows_table(title, rows))
+    return buf.getvalue()
+
+
+@pytest.mark.parametrize("gpu", ["h100", "mi300x"])
+def test_every_catalog_operator_reads_as_rich_draws_it(gpu: str) -> None:
+    spec = resolve(gpu)
+    drawn = 0
+    for name in OPERATORS:
+        op = make(name)
+        dt = get_dtype("fp16" if "fp16" in op.dtypes else op.dtypes[0])
+        r = with_advice(analytic_record(op, dt, gpu_ceilings(spec), True), spec)
+        for width in (80, 60, 120):
+            text = plain.boxed(f"roofline: {r.op}", record_rows(r), width)
+            if text is not None:
+                assert text == rich_bytes(f"roofline: {r.op}", record_rows(r), width), (name, width)
+                drawn += 1
+    assert drawn == 3 * len(OPERATORS)  # every one drawn here, none left to rich: plain characters only
+
+
+# Words to wrap: short and long, one longer than any cell (folded), runs of spaces, a trailing space, µ and ±.
+WORDS = ["m=4096", "n=8192", "x", "bandwidth-bound", "1.11", "ms", "±", "2.0%", "µs", "(IQR/2;", "samples)",
+         "a" * 70, "kernel_name_" * 4, "", " ", "  "]
+
+
+def test_random_rows_wrap_and_fold_as_rich_does() -> None:
+    rng = random.Random(19)  # fixed: the same 400 tables every run
+    drawn = 0
+    for _ in range(400):
+        rows = []
+        for i in range(rng.randint(1, 5)):
+            words = [rng.choice(WORDS) for _ in range(rng.randint(0, 14))]
+            value = " ".join(words)
+            if rng.random() < 0.2:
+                value = value.replace(" ", "\n", 2)  # a value of several lines (the kernels row)
+            rows.append((rng.choice(["operator", "shape", "measured (median)", "note", "k"]) + str(i), value))
+        width = rng.randint(30, 130)
+        text = plain.boxed("roofline: gemm", rows, width)
+        if text is not None:
+            assert text == rich_bytes("roofline: gemm", rows, width), (rows, width)
+            drawn += 1
+    assert drawn > 350  # 391 of these 400: the rest are narrower than their title, which rich wraps
+
+
+@pytest.mark.parametrize(("title", "rows"), [
+    ("roofline: [bold]x", [("a", "b")]),  # markup rich would read
+    ("roofline: :fire:", [("a", "b")]),  # an emoji code
+    ("roofline: gemm", [("a", "宽字符")]),  # wide characters
+    ("roofline: gemm", [("a", "tab\there")]),  # a tab, expanded by rich
+    ("roofline: gemm", [("a" * 90, "b")]),  # a label wider than the console
+])
+def test_what_it_cannot_be_sure_of_goes_to_rich(title: str, rows: list[tuple[str, str]]) -> None:
+    assert plain.boxed(title, rows, 80) is None
+
+
+def test_the_width_is_rich_s_off_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    out = io.StringIO()
+    monkeypatch.setattr(sys, "stdout", out)
+    monkeypatch.delenv("COLUMNS", raising=False)
+    monkeypatch.delenv("FORCE_COLOR", raising=False)
+    monkeypatch.delenv("TTY_COMPATIBLE", raising=False)
+    assert plain.plain_width() == plain.DEFAULT_WIDTH == 80
+    monkeypatch.setenv("COLUMNS", "100")
+    assert plain.plain_width() == 100
+    monkeypatch.setenv("FORCE_COLOR", "1")  # rich would write styles
+    assert plain.plain_width() is None
+    monkeypatch.delenv("FORCE_COLOR")
+    monkeypatch.setattr(out, "isatty", lambda: True)  # a terminal: styles and its own width
+    assert plain.plain_width() is None
