@@ -4,6 +4,7 @@ it draws at all; where it cannot be sure it says so (None) and rich draws."""
 from __future__ import annotations
 
 import io
+import os
 import random
 import sys
 
@@ -20,10 +21,12 @@ from roofline.report.rows import record_rows
 from roofline.report.text import rows_table
 
 
-def rich_bytes(title: str, rows: list[tuple[str, str]], width: int) -> str:
-    """What `show(record_table(r))` writes to a pipe at `width` columns (`text.console` off a terminal)."""
+def rich_bytes(title: str, rows: list[tuple[str, str]], width: int, terminal: str | None = None) -> str:
+    """What `show(record_table(r))` writes at `width` columns: to a pipe (`text.console` off a terminal), or
+    to a terminal of the colour system `terminal` (bold and italic read the same in each)."""
     buf = io.StringIO()
-    Console(file=buf, width=width, highlight=False, soft_wrap=False).print(rows_table(title, rows))
+    Console(file=buf, width=width, highlight=False, soft_wrap=False, force_terminal=terminal is not None,
+            color_system=terminal).print(rows_table(title, rows))  # type: ignore[arg-type]
     return buf.getvalue()
 
 
@@ -35,23 +38,27 @@ def test_every_catalog_operator_reads_as_rich_draws_it(gpu: str) -> None:
         op = make(name)
         dt = get_dtype("fp16" if "fp16" in op.dtypes else op.dtypes[0])
         r = with_advice(analytic_record(op, dt, gpu_ceilings(spec), True), spec)
-        for width in (80, 60, 120):
+        for width in (80, 60):
             text = plain.boxed(f"roofline: {r.op}", record_rows(r), width)
             if text is not None:
                 assert text == rich_bytes(f"roofline: {r.op}", record_rows(r), width), (name, width)
+                styled = plain.boxed(f"roofline: {r.op}", record_rows(r), width, styled=True)
+                assert styled == rich_bytes(f"roofline: {r.op}", record_rows(r), width, "truecolor"), (name, width)
                 drawn += 1
-    assert drawn == 3 * len(OPERATORS)  # every one drawn here, none left to rich: plain characters only
+    assert drawn == 2 * len(OPERATORS)  # every one drawn here, none left to rich: plain characters only
 
 
+# rich's colour systems of a terminal (256 colours: "256"; Windows' legacy console is left to rich).
+SYSTEMS = ["standard", "256", "truecolor"]
 # Words to wrap: short and long, one longer than any cell (folded), runs of spaces, a trailing space, µ and ±.
 WORDS = ["m=4096", "n=8192", "x", "bandwidth-bound", "1.11", "ms", "±", "2.0%", "µs", "(IQR/2;", "samples)",
          "a" * 70, "kernel_name_" * 4, "", " ", "  "]
 
 
 def test_random_rows_wrap_and_fold_as_rich_does() -> None:
-    rng = random.Random(19)  # fixed: the same 400 tables every run
+    rng = random.Random(19)  # fixed: the same 250 tables every run
     drawn = 0
-    for _ in range(400):
+    for _ in range(250):
         rows = []
         for i in range(rng.randint(1, 5)):
             words = [rng.choice(WORDS) for _ in range(rng.randint(0, 14))]
@@ -63,8 +70,10 @@ def test_random_rows_wrap_and_fold_as_rich_does() -> None:
         text = plain.boxed("roofline: gemm", rows, width)
         if text is not None:
             assert text == rich_bytes("roofline: gemm", rows, width), (rows, width)
+            styled = plain.boxed("roofline: gemm", rows, width, styled=True)
+            assert styled == rich_bytes("roofline: gemm", rows, width, rng.choice(SYSTEMS)), (rows, width)
             drawn += 1
-    assert drawn > 350  # 391 of these 400: the rest are narrower than their title, which rich wraps
+    assert drawn > 220  # 245 of these 250: the rest are narrower than their title, which rich wraps
 
 
 @pytest.mark.parametrize(("title", "rows"), [
@@ -78,17 +87,21 @@ def test_what_it_cannot_be_sure_of_goes_to_rich(title: str, rows: list[tuple[str
     assert plain.boxed(title, rows, 80) is None
 
 
-def test_the_width_is_rich_s_off_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_width_and_styles_are_rich_s(monkeypatch: pytest.MonkeyPatch) -> None:
     out = io.StringIO()
     monkeypatch.setattr(sys, "stdout", out)
-    monkeypatch.delenv("COLUMNS", raising=False)
-    monkeypatch.delenv("FORCE_COLOR", raising=False)
-    monkeypatch.delenv("TTY_COMPATIBLE", raising=False)
-    assert plain.plain_width() == plain.DEFAULT_WIDTH == 80
+    for name in ("COLUMNS", "FORCE_COLOR", "TTY_COMPATIBLE", "TERM"):
+        monkeypatch.delenv(name, raising=False)
+    assert plain.layout() == (plain.DEFAULT_WIDTH, False) == (80, False)  # a pipe: 80 columns, no styles
     monkeypatch.setenv("COLUMNS", "100")
-    assert plain.plain_width() == 100
-    monkeypatch.setenv("FORCE_COLOR", "1")  # rich would write styles
-    assert plain.plain_width() is None
+    assert plain.layout() == (100, False)
+    monkeypatch.setenv("FORCE_COLOR", "1")  # rich's switch: it decides
+    assert plain.layout() is None
     monkeypatch.delenv("FORCE_COLOR")
-    monkeypatch.setattr(out, "isatty", lambda: True)  # a terminal: styles and its own width
-    assert plain.plain_width() is None
+    monkeypatch.setattr(out, "isatty", lambda: True)  # a terminal: styles, COLUMNS or the terminal's width
+    assert plain.layout() == (100, True)
+    monkeypatch.delenv("COLUMNS")
+    monkeypatch.setattr(plain.os, "get_terminal_size", lambda fd: os.terminal_size((132, 40)))
+    assert plain.layout() == (132, True)
+    monkeypatch.setenv("TERM", "dumb")  # rich writes no styles to a dumb terminal: it decides
+    assert plain.layout() is None

@@ -323,7 +323,7 @@ def _parsed(files: list[Path]) -> dict[str, dict[str, Any]]:
     stamps = {}
     for p in files:
         st = p.stat()
-        stamps[p.name] = [str(p.resolve()), st.st_mtime_ns, st.st_size]
+        stamps[p.name] = [str(p), st.st_mtime_ns, st.st_size]  # specs_dir() is absolute, links resolved
     try:
         cached = json.loads(path.read_text())
         if cached.get("stamps") == stamps:

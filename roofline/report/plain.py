@@ -1,14 +1,13 @@
-"""One record's table without rich: the same bytes `roofline.report.text.record_table` prints through rich, for
-output that is not a terminal (a pipe, a file, CI), where rich writes no colour or style.
+"""One record's table without rich: the bytes `roofline.report.text.record_table` prints through rich, drawn
+here (importing rich is ~45 ms, a quarter of `roofline analyze OP --no-time`).
 
-Importing rich costs ~45 ms, a quarter of `roofline analyze OP --no-time`; this module draws the one layout
-that command prints (a title centred over a two-column box: labels, then values that wrap at spaces) as rich
-15 lays it out: the label column at its widest label, the value column at its longest line, or narrowed to
-the console's width, its values wrapped as rich wraps (`rich._wrap.divide_line`). Where the same bytes are not
-certain it returns None and rich draws the table: a terminal (styles, the terminal's width), FORCE_COLOR or
-TTY_COMPATIBLE set, a non-UTF-8 stdout (rich draws ASCII boxes), a character whose cell width is not plainly
-one, markup or an emoji code in the title or a label, a table wider than the console. tests/test_plain.py
-checks the bytes against rich's.
+The one layout that command prints, as rich 15 lays it out: a title centred over a two-column box, the label
+column at its widest label, the value column at its longest line or narrowed to the console's width, its values
+wrapped where rich wraps them (`rich._wrap.divide_line`), and on a terminal rich's escape codes (an italic
+title, bold labels). Where the same bytes are not certain it returns None and rich draws the table: FORCE_COLOR
+or TTY_COMPATIBLE set, a dumb terminal, Windows, a non-UTF-8 stdout (rich draws ASCII boxes), a character whose
+cell width is not plainly one, markup or an emoji code in the title or a label, a table narrower than its title
+or wider than the console. tests/test_plain.py checks the bytes against rich's, styled and not.
 """
 
 from __future__ import annotations
@@ -33,6 +32,8 @@ _MARKUP = re.compile(r"\[|:[\w+-]+:")
 _WORD = re.compile(r"\s*\S+\s*")
 # The box rich draws a table without a header in (box.SQUARE, as `get_plain_headed_box` makes HEAVY_HEAD).
 TOP, BOTTOM, BAR, RULE = "┌┬┐", "└┴┘", "│", "─"
+# On a terminal: the title's style (rich's theme: table.title is italic) and the label column's (bold).
+_ITALIC, _BOLD = "\x1b[3m{}\x1b[0m", "\x1b[1m{}\x1b[0m"
 EDGES = 3  # the table's three vertical lines (left, between, right)
 PAD = 2  # a cell's padding: one space each side
 
@@ -73,11 +74,12 @@ def _divide(line: str, width: int) -> list[str]:
     return out
 
 
-def boxed(title: str, rows: list[tuple[str, str]], width: int) -> str | None:
-    """`rows` as rich draws `record_table`'s table at a console `width` columns wide, or None where that is
-    not certain (see the module docstring)."""
+def boxed(title: str, rows: list[tuple[str, str]], width: int, styled: bool = False) -> str | None:
+    """`rows` as rich draws `record_table`'s table at a console `width` columns wide (`styled`: on a terminal,
+    the title in italics and the labels in bold, with rich's escape codes), or None where that is not certain
+    (see the module docstring)."""
     texts = [title, *(label for label, _ in rows)]
-    if any(_MARKUP.search(t) or "\n" in t for t in texts) or not all(_narrow(t) for t in texts) \
+    if any(_MARKUP.search(t) or "\n" in t or not t for t in texts) or not all(_narrow(t) for t in texts) \
             or not all(_narrow(v) for _, v in rows):
         return None
     labels = max((len(label) for label, _ in rows), default=0) + PAD
@@ -90,45 +92,64 @@ def boxed(title: str, rows: list[tuple[str, str]], width: int) -> str | None:
     table = labels + values + EDGES
     if len(title) > table:
         return None
+    italic, bold = (_ITALIC, _BOLD) if styled else ("{}", "{}")
     left = (table - len(title)) // 2
-    lines = [" " * left + title + " " * (table - len(title) - left)]
+    lines = [italic.format(" " * left + title + " " * (table - len(title) - left))]
     lines.append(TOP[0] + RULE * labels + TOP[1] + RULE * values + TOP[2])
     inner = values - PAD
     for label, value in rows:
         wrapped = [piece for line in value.split("\n") for piece in _divide(line, inner)]
         for i, piece in enumerate(wrapped):
-            cell = f" {label if i == 0 else ''}".ljust(labels)
+            if i == 0:  # rich's segments: the padding, the label, the padding, each in the column's style
+                cell = bold.format(" ") + bold.format(label.ljust(labels - PAD)) + bold.format(" ")
+            else:  # a blank line of the cell: one segment
+                cell = bold.format(" " * labels)
             lines.append(f"{BAR}{cell}{BAR} {piece.ljust(inner)} {BAR}")
     lines.append(BOTTOM[0] + RULE * labels + BOTTOM[1] + RULE * values + BOTTOM[2])
     return "\n".join(lines) + "\n"
 
 
-def plain_width() -> int | None:
-    """The width rich would print stdout at when it is no terminal (COLUMNS, else 80: `text.console`), or
-    None when rich would see a terminal, write styles or draw ASCII boxes."""
+def layout() -> tuple[int, bool] | None:
+    """The width rich would print stdout at and whether it would write styles (a terminal), or None where
+    rich's own checks are not all repeated here. Off a terminal: COLUMNS, else 80 (`text.console`). On one:
+    COLUMNS, else the first of stdin, stdout, stderr that reports a size, else 80 (rich's `Console.size`)."""
     import builtins
 
     env = os.environ
-    if "FORCE_COLOR" in env or "TTY_COMPATIBLE" in env or hasattr(builtins, "get_ipython"):  # rich's checks
+    if "FORCE_COLOR" in env or "TTY_COMPATIBLE" in env or hasattr(builtins, "get_ipython") \
+            or sys.platform == "win32":  # rich's switches, Jupyter, the Windows console
         return None
     stream = sys.stdout
     try:
-        if stream.isatty():
-            return None
+        terminal = stream.isatty()
     except (AttributeError, ValueError):
         return None
     if not (getattr(stream, "encoding", None) or "utf-8").lower().startswith("utf"):
         return None
-    columns = env.get("COLUMNS", "")
-    return int(columns) if columns.isdigit() and int(columns) > 0 else DEFAULT_WIDTH
+    columns = env.get("COLUMNS")
+    if columns is not None and not (columns.isdigit() and int(columns) > 0):
+        return None
+    if not terminal:
+        return (int(columns) if columns else DEFAULT_WIDTH), False
+    if env.get("TERM", "").lower() in ("dumb", "unknown") \
+            or getattr(sys.stdin, "__module__", "").startswith("idlelib"):  # rich writes no styles there
+        return None
+    if columns:
+        return int(columns), True
+    for fd in (0, 1, 2):
+        try:
+            return os.get_terminal_size(fd).columns or DEFAULT_WIDTH, True
+        except (AttributeError, ValueError, OSError):
+            continue
+    return DEFAULT_WIDTH, True
 
 
 def show_record(r: Record) -> None:
     """Print one record's table on stdout: drawn here when that gives rich's bytes, else by rich."""
     from roofline.report.rows import record_rows
 
-    width = plain_width()
-    text = None if width is None else boxed(f"roofline: {r.op}", record_rows(r), width)
+    how = layout()
+    text = None if how is None else boxed(f"roofline: {r.op}", record_rows(r), how[0], styled=how[1])
     if text is None:
         from roofline.report.text import record_table, show
 
