@@ -9,6 +9,7 @@ import random
 import sys
 
 import pytest
+from helpers import ROOT, run
 from rich.console import Console
 
 from roofline.analysis.advice import with_advice
@@ -105,3 +106,32 @@ def test_the_width_and_styles_are_rich_s(monkeypatch: pytest.MonkeyPatch) -> Non
     assert plain.layout() == (132, True)
     monkeypatch.setenv("TERM", "dumb")  # rich writes no styles to a dumb terminal: it decides
     assert plain.layout() is None
+
+
+# ---------------------------------------------------------------- scripts/startup.py
+def _startup_script():  # type: ignore[no-untyped-def]
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("startup_script", ROOT / "scripts" / "startup.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_startup_script_checks_a_document_s_tables(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    doc = tmp_path / "sweep.json"
+    assert run(capsys, "analyze", "gemm", "--m", "1024,4096", "--no-time", "--gpu", "h100", "-o", str(doc))[0] == 0
+    assert _startup_script().check_table(str(doc)) == 0
+    # 2 records x 2 widths (80, 160) x plain and styled = 8 tables
+    assert capsys.readouterr().out.startswith("8 of 8 tables the same bytes as rich's")
+
+
+def test_startup_script_interleaves_the_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    script = _startup_script()
+    order: list[str] = []
+    monkeypatch.setattr(script, "_once", lambda argv, env: order.append(argv[-1]) or 0.1)
+    times = script.measure("python", 2)
+    # one warm-up of each of the 4, then 2 rounds of the 4: 12 runs, each round in the same order
+    assert len(order) == 12 and order[:4] == order[4:8] == order[8:]
+    assert {len(t) for t in times.values()} == {2} and "PYTHONDONTWRITEBYTECODE" not in script._env()
