@@ -34,6 +34,7 @@ def _typer_only(monkeypatch: pytest.MonkeyPatch) -> None:
     ["analyze", "gemm", "--epilogue", "gelu", "--variant", "unfused", "--no-tensor-cores", "--no-time",
      "--gpu", "h100", "--json"],
     ["analyze", "rmsnorm", "--no-time"],  # the CPU's (seeded) roof
+    ["specs", "list"], ["specs", "list", "--wide", "--json"], ["ops", "list"],  # the listings (`fast.LISTINGS`)
 ])
 def test_fast_path_prints_what_typer_prints(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
                                             args: list[str]) -> None:
@@ -48,7 +49,8 @@ def test_fast_path_prints_what_typer_prints(capsys: pytest.CaptureFixture[str], 
     if "--json" in args:  # the same document, but for the time it was made
         docs = [json.loads(out) for _, out, _ in (fast, slow)]
         for d in docs:
-            d.pop("created")
+            if isinstance(d, dict):  # a results document (a listing's JSON has no time)
+                d.pop("created")
         assert docs[0] == docs[1]
     else:
         assert fast == slow
@@ -65,6 +67,9 @@ def test_fast_path_prints_what_typer_prints(capsys: pytest.CaptureFixture[str], 
     ["analyze", "gemm", "--m", "4096"],  # timed: torch's start-up dwarfs typer's
     ["analyze", "nosuchop", "--no-time"],
     ["specs", "show", "h100"],
+    ["specs", "list", "--help"],
+    ["specs", "list", "--json", "--json"],  # repeated
+    ["ops", "list", "--wide"],  # a flag of another listing
 ])
 def test_other_command_lines_go_to_typer(args: list[str]) -> None:
     from roofline.cli.fast import fast_path
