@@ -6,7 +6,7 @@ command whose own work is ~10 ms. This path reads the same declarations typer do
 `analyze`, an operator's name, `--no-time`, then only known options, each once, each option's value a
 separate word that does not start with `-`. Anything else (`--help`, `--m=4`, an unknown or repeated option,
 a missing value, a negative number) returns None and typer runs the command, with its own help and errors.
-`specs list` and `ops list` (`LISTINGS`) call their command's function the same way, without building the app.
+`specs list` and `ops list` (`LISTINGS`) call the function their typer command hands off to, the same way.
 """
 
 from __future__ import annotations
@@ -44,13 +44,13 @@ def _table(cls: type) -> dict[str, tuple[str, Any]]:
 # Listings run without building the typer app (its options go through pydantic: ~0.2 s): the command line ->
 # (module, function, its flags -> parameter). Only these flags, each at most once; anything else goes to typer.
 LISTINGS: dict[tuple[str, str], tuple[str, str, dict[str, str]]] = {
-    ("specs", "list"): ("roofline.cli.specs", "specs_list", {"--json": "json_", "--wide": "wide"}),
-    ("ops", "list"): ("roofline.cli.specs", "ops_list", {"--json": "json_"}),
+    ("specs", "list"): ("roofline.cli.listings", "list_specs", {"--json": "json_", "--wide": "wide"}),
+    ("ops", "list"): ("roofline.cli.listings", "list_ops", {"--json": "json_"}),
 }
 
 
 def _listing(argv: list[str]) -> int | None:
-    """`specs list`, `ops list` with known flags: the command's own function, called as typer would."""
+    """`specs list`, `ops list` with known flags: the function the typer command hands off to."""
     import importlib
 
     module, function, flags = LISTINGS[(argv[0], argv[1])]
