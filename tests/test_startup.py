@@ -174,3 +174,10 @@ def test_the_catalog_index_names_every_operator_where_it_is_defined() -> None:
     # rope reads attention's head check, attention softmax's FLOPs: three families and the registry
     assert out.stdout.splitlines() == [str(["roofline.ops.attention", "roofline.ops.base", "roofline.ops.rope",
                                             "roofline.ops.softmax"]), "True True"], out.stderr
+
+
+def test_the_listings_import_no_typer() -> None:
+    code = ("import sys; from roofline.cli.app import main; rc = [main(['specs', 'list']), main(['ops', 'list'])]; "
+            "print(rc, sorted(m for m in ('typer', 'pydantic', 'click') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert out.stdout.splitlines()[-1] == "[0, 0] []", out.stderr
