@@ -24,7 +24,7 @@ from roofline.cli.common import (
 from roofline.cli.results import save_and_print
 from roofline.core.dtypes import DTYPES
 from roofline.core.errors import UsageError
-from roofline.measuring.timing import DEFAULT_POWER, METHODS, POWER_MODES  # torch-free constants
+from roofline.measuring.choices import DEFAULT_POWER, METHODS, POWER_MODES
 
 if TYPE_CHECKING:
     from roofline.core.document import Document
