@@ -134,4 +134,6 @@ def test_startup_script_interleaves_the_runs(monkeypatch: pytest.MonkeyPatch) ->
     times = script.measure("python", 2)
     # one warm-up of each of the 4, then 2 rounds of the 4: 12 runs, each round in the same order
     assert len(order) == 12 and order[:4] == order[4:8] == order[8:]
-    assert {len(t) for t in times.values()} == {2} and "PYTHONDONTWRITEBYTECODE" not in script._env()
+    assert {len(t) for t in times.values()} == {2}
+    env = script._env("/tmp/x")
+    assert "PYTHONDONTWRITEBYTECODE" not in env and env["ROOFLINE_CACHE_DIR"] == "/tmp/x"
