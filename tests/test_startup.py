@@ -181,3 +181,27 @@ def test_the_listings_import_no_typer() -> None:
             "print(rc, sorted(m for m in ('typer', 'pydantic', 'click') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert out.stdout.splitlines()[-1] == "[0, 0] []", out.stderr
+
+
+@pytest.mark.parametrize(("args", "quick"), [
+    (["analyze", "gemm", "--no-time", "--gpu", "h100"], True),  # the fast path: no teardown
+    (["specs", "show", "h100"], False),  # typer's: the interpreter's own exit
+])
+def test_the_fast_path_exits_without_teardown(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+                                              args: list[str], quick: bool) -> None:
+    asked: list[tuple[int, bool]] = []
+    monkeypatch.setattr(sys, "argv", ["roofline", *args])
+    monkeypatch.setattr(roofline.cli.app, "exit_now", lambda code, quick=False: asked.append((code, quick)))
+    roofline.cli.app.run()
+    assert asked == [(0, quick)] and capsys.readouterr().out
+
+
+def test_a_quick_exit_leaves_whole_outputs(tmp_path: Path) -> None:
+    """`python -m roofline analyze ... --no-time -o DOC --json` to a pipe, exiting by os._exit: both the pipe
+    and the file hold the whole document."""
+    doc = tmp_path / "doc.json"
+    out = subprocess.run([sys.executable, "-m", "roofline", "analyze", "gemm", "--m", "1024,4096", "--no-time",
+                          "--gpu", "h100", "-o", str(doc), "--json"], capture_output=True, text=True, cwd=ROOT,
+                         check=True)
+    printed, written = json.loads(out.stdout), json.loads(doc.read_text())
+    assert printed == written and len(printed["records"]) == 2  # one record per shape of the sweep
