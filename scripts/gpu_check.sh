@@ -236,12 +236,13 @@ startup)
   log "start-up: scripts/startup.py (median and fastest of 20 runs each, interleaved with a bare python)"
   python3 scripts/startup.py --runs 20 2>/dev/null | tee -a "$S"
   log "timed records' tables, report/plain.py against rich (scripts/startup.py --check-table)"
-  $RL analyze gemm --m 4096 -o "$W/startup_gemm.json" --force > /dev/null 2>&1
+  $RL analyze gemm --m 4096 -o "$W/startup_gemm.json" --force > "$W/startup_gemm.txt" 2>&1
   $RL analyze attention --batch 8 --heads 32 --seq 4096 --head-dim 128 --causal -o "$W/startup_attn.json" \
-      --force > /dev/null 2>&1
-  $RL analyze gemv --m 1 --counters -o "$W/startup_counters.json" --force > /dev/null 2>&1
+      --force > "$W/startup_attn.txt" 2>&1
+  $RL analyze gemv --m 1 --counters -o "$W/startup_counters.json" --force > "$W/startup_counters.txt" 2>&1
   for f in startup_gemm startup_attn startup_counters; do
-    python3 scripts/startup.py --check-table "$W/$f.json" 2>&1 | tail -3 | tee -a "$S"
+    if [ -f "$W/$f.json" ]; then python3 scripts/startup.py --check-table "$W/$f.json" 2>&1 | tail -3 | tee -a "$S"
+    else echo "$f: no document ($(tail -1 "$W/$f.txt"))" | tee -a "$S"; fi
   done
   ;;
 *) echo "unknown stage $stage" ;;
