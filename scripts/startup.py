@@ -87,8 +87,15 @@ def check_table(path: str) -> int:
     from roofline.report.rows import record_rows
     from roofline.report.text import rows_table
 
+    from roofline.core.errors import RooflineError
+
+    try:
+        records = read_document(path).records
+    except RooflineError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.exit_code
     bad = drawn = 0
-    for r in read_document(path).records:
+    for r in records:
         title, rows = f"roofline: {r.op}", record_rows(r)
         for width in (80, 160):
             for styled in (False, True):
