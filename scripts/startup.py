@@ -83,11 +83,10 @@ def check_table(path: str) -> int:
     from rich.console import Console
 
     from roofline.core.document import read_document
+    from roofline.core.errors import RooflineError
     from roofline.report.plain import boxed
     from roofline.report.rows import record_rows
     from roofline.report.text import rows_table
-
-    from roofline.core.errors import RooflineError
 
     try:
         records = read_document(path).records
