@@ -2,7 +2,8 @@
 # The GPU check: runs on a machine with an NVIDIA GPU from the repository root, installs nothing, and
 # writes everything under $OUT (default ./out). Stages (default all): tests occupancy probe timing ncu small aa
 # calibrate check charts profile; only when named: framing and small-ncu (issue 21), counters (it goes on
-# into profile-counters), profile-counters and counters-repeat (issue 17), collectives, docs, comm-profile.
+# into profile-counters), profile-counters and counters-repeat (issue 17), collectives, docs, comm-profile,
+# startup (issue 19).
 #   bash scripts/gpu_check.sh tests timing
 # Results: $OUT/summary.txt (the figures that matter) and $OUT/gpu_check.tar.gz (every file).
 set -u
@@ -299,6 +300,20 @@ comm-profile)
       -o "$W/tp.json" --force > "$W/tp.txt" 2>&1; echo "exit $?" | tee -a "$S"
   grep -v "^\*\*\*\|OMP_NUM_THREADS" "$W/tp.txt" | head -30 | tee -a "$S"
   ls "$W"/tp*.json | tee -a "$S"
+  ;;
+startup)
+  # issue 19: the analytic path's start-up, and a timed record's table drawn without rich (report/plain.py)
+  log "start-up: scripts/startup.py (median and fastest of 20 runs each, interleaved with a bare python)"
+  python3 scripts/startup.py --runs 20 2>/dev/null | tee -a "$S"
+  log "timed records' tables, report/plain.py against rich (scripts/startup.py --check-table)"
+  $RL analyze gemm --m 4096 -o "$W/startup_gemm.json" --force > "$W/startup_gemm.txt" 2>&1
+  $RL analyze attention --batch 8 --heads 32 --seq 4096 --head-dim 128 --causal -o "$W/startup_attn.json" \
+      --force > "$W/startup_attn.txt" 2>&1
+  $RL analyze gemv --m 1 --counters -o "$W/startup_counters.json" --force > "$W/startup_counters.txt" 2>&1
+  for f in startup_gemm startup_attn startup_counters; do
+    if [ -f "$W/$f.json" ]; then python3 scripts/startup.py --check-table "$W/$f.json" 2>&1 | tail -3 | tee -a "$S"
+    else echo "$f: no document ($(tail -1 "$W/$f.txt"))" | tee -a "$S"; fi
+  done
   ;;
 *) echo "unknown stage $stage" ;;
 esac

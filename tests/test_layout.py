@@ -16,7 +16,7 @@ ANALYTIC = [PKG / "core", PKG / "ops", PKG / "analysis", PKG / "ci", PKG / "impo
             PKG / "ceilings" / "specs.py", PKG / "ceilings" / "store.py", PKG / "ceilings" / "prices.py",
             PKG / "report" / "format.py", PKG / "report" / "style.py", PKG / "report" / "chart" / "model.py",
             PKG / "report" / "chart" / "placer.py", PKG / "report" / "chart" / "grid.py",
-            PKG / "report" / "profile.py"]
+            PKG / "report" / "profile.py", PKG / "report" / "plain.py", PKG / "report" / "rows.py"]
 FORBIDDEN = ("torch", "matplotlib", "triton", "roofline.measuring")
 
 

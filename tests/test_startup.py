@@ -5,6 +5,7 @@ a machine without NVIDIA's device files is not asked through NVML. (docs/guide.m
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -33,6 +34,7 @@ def _typer_only(monkeypatch: pytest.MonkeyPatch) -> None:
     ["analyze", "gemm", "--epilogue", "gelu", "--variant", "unfused", "--no-tensor-cores", "--no-time",
      "--gpu", "h100", "--json"],
     ["analyze", "rmsnorm", "--no-time"],  # the CPU's (seeded) roof
+    ["specs", "list"], ["specs", "list", "--wide", "--json"], ["ops", "list"],  # the listings (`fast.LISTINGS`)
 ])
 def test_fast_path_prints_what_typer_prints(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
                                             args: list[str]) -> None:
@@ -47,7 +49,8 @@ def test_fast_path_prints_what_typer_prints(capsys: pytest.CaptureFixture[str], 
     if "--json" in args:  # the same document, but for the time it was made
         docs = [json.loads(out) for _, out, _ in (fast, slow)]
         for d in docs:
-            d.pop("created")
+            if isinstance(d, dict):  # a results document (a listing's JSON has no time)
+                d.pop("created")
         assert docs[0] == docs[1]
     else:
         assert fast == slow
@@ -64,6 +67,9 @@ def test_fast_path_prints_what_typer_prints(capsys: pytest.CaptureFixture[str], 
     ["analyze", "gemm", "--m", "4096"],  # timed: torch's start-up dwarfs typer's
     ["analyze", "nosuchop", "--no-time"],
     ["specs", "show", "h100"],
+    ["specs", "list", "--help"],
+    ["specs", "list", "--json", "--json"],  # repeated
+    ["ops", "list", "--wide"],  # a flag of another listing
 ])
 def test_other_command_lines_go_to_typer(args: list[str]) -> None:
     from roofline.cli.fast import fast_path
@@ -135,3 +141,67 @@ def test_no_nvidia_device_files_no_nvml(monkeypatch: pytest.MonkeyPatch, tmp_pat
     assert device._nvml() is None and asked == []  # no device file: NVML not asked
     control.write_text("")
     assert device._nvml() is fake and asked == ["init"]  # with it, as before
+
+
+@pytest.mark.parametrize(("args", "families"), [
+    (["analyze", "gemm", "--m", "4096", "--no-time", "--gpu", "h100"], ["base", "counts", "gemm"]),
+    (["analyze", "attention", "--batch", "8", "--heads", "32", "--seq", "4096", "--head-dim", "128", "--causal",
+      "--no-time", "--gpu", "h100"], ["attention", "base", "softmax"]),  # attention reads softmax's FLOPs
+])
+def test_the_analytic_path_imports_one_operator_family_and_no_rich(args: list[str], families: list[str]) -> None:
+    """The import graph of `analyze OP --no-time` to a pipe (not its time, which a busy machine moves): no rich
+    (`roofline.report.plain` draws the table), no typer, only the operator's own family of the catalog."""
+    code = ("import sys; from roofline.cli.app import main; rc = main(sys.argv[1:]); sys.stdout.flush(); "
+            "print(rc, sorted(m for m in sys.modules if m.split('.')[0] in ('rich', 'typer', 'click', 'pydantic', "
+            "'torch', 'matplotlib') or m == 'roofline.report.text'), "
+            "sorted(m.split('.')[2] for m in sys.modules if m.startswith('roofline.ops.')), file=sys.stderr)")
+    env = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "TTY_COMPATIBLE")}  # rich's own switches
+    out = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, cwd=ROOT, check=True,
+                         env=env)
+    assert out.stdout.startswith(" " * 20) and "┌" in out.stdout  # the table was printed (to a pipe)
+    assert out.stderr.splitlines()[-1] == f"0 [] {families}", out.stderr
+
+
+def test_the_catalog_index_names_every_operator_where_it_is_defined() -> None:
+    """`ops.base.CATALOG` (name -> module, what `get_operator` imports) agrees with the registrations, and
+    `roofline.ops.OPERATORS` lists the catalog in its order whichever family was imported first."""
+    code = ("import sys; from roofline.ops import get_operator; get_operator('rope'); "
+            "first = sorted(m for m in sys.modules if m.startswith('roofline.ops.')); "
+            "from roofline.ops import OPERATORS; from roofline.ops.base import CATALOG; "
+            "print(first); print({n: c.__module__ for n, c in OPERATORS.items()} == CATALOG, "
+            "list(OPERATORS) == list(CATALOG))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    # rope reads attention's head check, attention softmax's FLOPs: three families and the registry
+    assert out.stdout.splitlines() == [str(["roofline.ops.attention", "roofline.ops.base", "roofline.ops.rope",
+                                            "roofline.ops.softmax"]), "True True"], out.stderr
+
+
+def test_the_listings_import_no_typer() -> None:
+    code = ("import sys; from roofline.cli.app import main; rc = [main(['specs', 'list']), main(['ops', 'list'])]; "
+            "print(rc, sorted(m for m in ('typer', 'pydantic', 'click') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert out.stdout.splitlines()[-1] == "[0, 0] []", out.stderr
+
+
+@pytest.mark.parametrize(("args", "quick"), [
+    (["analyze", "gemm", "--no-time", "--gpu", "h100"], True),  # the fast path: no teardown
+    (["specs", "show", "h100"], False),  # typer's: the interpreter's own exit
+])
+def test_the_fast_path_exits_without_teardown(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+                                              args: list[str], quick: bool) -> None:
+    asked: list[tuple[int, bool]] = []
+    monkeypatch.setattr(sys, "argv", ["roofline", *args])
+    monkeypatch.setattr(roofline.cli.app, "exit_now", lambda code, quick=False: asked.append((code, quick)))
+    roofline.cli.app.run()
+    assert asked == [(0, quick)] and capsys.readouterr().out
+
+
+def test_a_quick_exit_leaves_whole_outputs(tmp_path: Path) -> None:
+    """`python -m roofline analyze ... --no-time -o DOC --json` to a pipe, exiting by os._exit: both the pipe
+    and the file hold the whole document."""
+    doc = tmp_path / "doc.json"
+    out = subprocess.run([sys.executable, "-m", "roofline", "analyze", "gemm", "--m", "1024,4096", "--no-time",
+                          "--gpu", "h100", "-o", str(doc), "--json"], capture_output=True, text=True, cwd=ROOT,
+                         check=True)
+    printed, written = json.loads(out.stdout), json.loads(doc.read_text())
+    assert printed == written and len(printed["records"]) == 2  # one record per shape of the sweep

@@ -6,7 +6,6 @@ this module only knows which fields exist, what unit each carries and how to che
 
 from __future__ import annotations
 
-import difflib
 import re
 from dataclasses import dataclass, field
 from functools import cache
@@ -324,7 +323,7 @@ def _parsed(files: list[Path]) -> dict[str, dict[str, Any]]:
     stamps = {}
     for p in files:
         st = p.stat()
-        stamps[p.name] = [str(p.resolve()), st.st_mtime_ns, st.st_size]
+        stamps[p.name] = [str(p), st.st_mtime_ns, st.st_size]  # specs_dir() is absolute, links resolved
     try:
         cached = json.loads(path.read_text())
         if cached.get("stamps") == stamps:
@@ -364,6 +363,8 @@ CLOSE_COUNT = 3
 
 def closest_names(key: str, specs: dict[str, GPUSpec]) -> list[str]:
     """Up to CLOSE_COUNT ids or aliases nearest to `key`, most similar first, one per GPU."""
+    import difflib  # for an unknown name only, not every start
+
     owner = {n.lower(): s.id for s in specs.values() for n in (s.id, *s.aliases)}
     # Ties go to names that start as `key` does ("h300": h100 and h200 before 3080), then to shorter names.
     ranked = sorted(owner, key=lambda n: (-difflib.SequenceMatcher(None, key, n).ratio(), n[:1] != key[:1],

@@ -24,7 +24,7 @@ from roofline.cli.common import (
 from roofline.cli.results import save_and_print
 from roofline.core.dtypes import DTYPES
 from roofline.core.errors import UsageError
-from roofline.measuring.timing import DEFAULT_POWER, METHODS, POWER_MODES  # torch-free constants
+from roofline.measuring.choices import DEFAULT_POWER, METHODS, POWER_MODES
 
 if TYPE_CHECKING:
     from roofline.core.document import Document
@@ -123,11 +123,13 @@ def run_analyze(op_name: str, shape: dict[str, Any], *, dtype: str | None, gpu: 
     doc = target.document(records, extra={"sweep": swept} if swept else None)
     save_and_print(doc, output, force, json_)
     if not json_:
-        from roofline.report.text import record_table, records_table, show
-
         if len(records) == 1:
-            show(record_table(records[0]))
+            from roofline.report.plain import show_record
+
+            show_record(records[0])
         else:
+            from roofline.report.text import records_table, show
+
             title = f"{op_name} sweep of {', '.join(swept)} on {target.ceilings.device_name}"
             show(records_table(records, title=title))
         if target.is_cpu and target.time_device:

@@ -6,6 +6,7 @@ command whose own work is ~10 ms. This path reads the same declarations typer do
 `analyze`, an operator's name, `--no-time`, then only known options, each once, each option's value a
 separate word that does not start with `-`. Anything else (`--help`, `--m=4`, an unknown or repeated option,
 a missing value, a negative number) returns None and typer runs the command, with its own help and errors.
+`specs list` and `ops list` (`LISTINGS`) call the function their typer command hands off to, the same way.
 """
 
 from __future__ import annotations
@@ -40,16 +41,38 @@ def _table(cls: type) -> dict[str, tuple[str, Any]]:
     return flags
 
 
+# Listings run without building the typer app (its options go through pydantic: ~0.2 s): the command line ->
+# (module, function, its flags -> parameter). Only these flags, each at most once; anything else goes to typer.
+LISTINGS: dict[tuple[str, str], tuple[str, str, dict[str, str]]] = {
+    ("specs", "list"): ("roofline.cli.listings", "list_specs", {"--json": "json_", "--wide": "wide"}),
+    ("ops", "list"): ("roofline.cli.listings", "list_ops", {"--json": "json_"}),
+}
+
+
+def _listing(argv: list[str]) -> int | None:
+    """`specs list`, `ops list` with known flags: the function the typer command hands off to."""
+    import importlib
+
+    module, function, flags = LISTINGS[(argv[0], argv[1])]
+    words = argv[2:]
+    if any(w not in flags for w in words) or len(set(words)) != len(words):
+        return None
+    getattr(importlib.import_module(module), function)(**{flags[w]: True for w in words})
+    return 0
+
+
 def fast_path(argv: list[str]) -> int | None:
-    """Run `analyze OP ... --no-time` here and return its exit status (0), or None for typer to run it."""
+    """Run `analyze OP ... --no-time` (or a listing, `LISTINGS`) here and return its exit status (0), or None
+    for typer to run it."""
+    if len(argv) >= 2 and (argv[0], argv[1]) in LISTINGS:
+        return _listing(argv)
     if len(argv) < 3 or argv[0] != "analyze" or "--no-time" not in argv[2:]:
         return None
-    from roofline.ops import OPERATORS, get_operator
+    from roofline.ops.base import CATALOG, get_operator
 
-    get_operator("gemm")  # imports the catalog
-    cls = OPERATORS.get(argv[1])
-    if cls is None:
+    if argv[1] not in CATALOG:
         return None
+    cls = get_operator(argv[1])  # its own family's module alone
     flags = _table(cls)
     given: dict[str, Any] = {}
     words = argv[2:]

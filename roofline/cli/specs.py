@@ -3,13 +3,13 @@ what this machine has."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from typing import Annotated
 
 import typer
 
 from roofline.cli.common import out
+from roofline.cli.listings import list_ops, list_specs
 
 specs_app = typer.Typer(no_args_is_help=True, help="GPU spec tables (dense peaks, with sources).")
 ops_app = typer.Typer(no_args_is_help=True, help="The operator catalog.")
@@ -20,15 +20,7 @@ def specs_list(json_: Annotated[bool, typer.Option("--json", help="Print JSON.")
                wide: Annotated[bool, typer.Option("--wide", help="Every column (name, aliases, boost clock), "
                                                   "at full width.")] = False) -> None:
     """List every GPU spec file."""
-    from roofline.ceilings.specs import load_all
-
-    specs = sorted(load_all().values(), key=lambda s: s.id)
-    if json_:
-        out(json.dumps([s.to_dict() for s in specs], indent=2))
-        return
-    from roofline.report.text import show, specs_table
-
-    show(specs_table(specs, wide=wide), wide=wide)
+    list_specs(json_=json_, wide=wide)
 
 
 @specs_app.command("show")
@@ -49,18 +41,7 @@ def specs_show(gpu: Annotated[str, typer.Argument(help="Spec id, alias or NVML n
 @ops_app.command("list")
 def ops_list(json_: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
     """List every operator with its parameters, defaults and variants."""
-    from roofline.ops import OPERATORS
-
-    if json_:
-        catalog = {name: {"family": cls.family, "summary": cls.summary, "ignores": cls.ignores, "dtypes": cls.dtypes,
-                          "params": {f.name: {"default": f.default, **dict(f.metadata.items())}
-                                     for f in dataclasses.fields(cls)}}
-                   for name, cls in sorted(OPERATORS.items())}
-        out(json.dumps(catalog, indent=2, default=list))
-        return
-    from roofline.report.text import ops_table, show
-
-    show(ops_table(OPERATORS))
+    list_ops(json_=json_)
 
 
 def device_cmd(json_: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:

@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 import math
 import os
+import time
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +24,9 @@ SCHEMA_VERSION = 1
 
 
 def now_iso() -> str:
-    return datetime.now(timezone.utc).replace(microsecond=0).isoformat()
+    """Now in UTC to the second, ISO 8601 ('2026-12-01T03:36:51+00:00', as datetime's isoformat writes it; the
+    time module is already loaded, datetime costs ~5 ms of the analytic path)."""
+    return time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime())
 
 
 @dataclass

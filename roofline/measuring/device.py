@@ -6,7 +6,6 @@ NVML is optional at run time: a machine without the driver (or without nvidia-ml
 from __future__ import annotations
 
 import os
-import platform
 import sys
 from dataclasses import dataclass
 from typing import Any
@@ -75,10 +74,14 @@ def cpu_name() -> str:
                     return line.split(":", 1)[1].strip()
     except OSError:
         pass
+    import platform  # ~3 ms: imported where used, not by every analytic command
+
     return platform.processor() or platform.machine() or "unknown CPU"
 
 
 def cpu_description() -> dict[str, Any]:
+    import platform
+
     return {"kind": "cpu", "name": cpu_name(), "cores": os.cpu_count(), "machine": platform.machine()}
 
 

@@ -10,9 +10,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from roofline.core.record import Clocks, Timing
-from roofline.core.stats import Summary, summarize
+from roofline.measuring.choices import DEFAULT_POWER, METHODS, POWER_MODES  # noqa: F401 - --timer, --power
+
+if TYPE_CHECKING:
+    from roofline.core.stats import Summary
 
 # Budgets: at least 10 ms of warm-up and 25 ms of samples (a quarter of triton's do_bench default). At these
 # budgets two runs of the H200's 16 acceptance kernels agreed within 1.4% (docs/measurements.md), and a
@@ -23,15 +27,6 @@ REP_BUDGET_S = 0.025
 MIN_REPS = 10
 MAX_REPS = 2000
 
-# How a GPU is timed (--timer, --power); the CPU has one timer, the host clock, and the runner says so in a
-# note when either is given there.
-# "cupti": the operator's kernels' own device timestamps (`timing_cupti`), auto's choice for short operators.
-METHODS = ("auto", "graph", "graph-loop", "events", "cupti")
-POWER_MODES = ("sustained", "burst")
-# Burst is the default: isolated kernels repeat within 0.6% from run to run and match Nsight Compute, while a
-# power-capped (sustained) time follows the GPU's temperature, which a regression check cannot hold still
-# (docs/timing.md, "Burst or sustained").
-DEFAULT_POWER = "burst"
 # "read" is the default and the right one; "write" (zeroing the buffer, as triton's do_bench does) is kept so
 # that the difference can be shown: its dirty lines are written back inside the next timed kernel.
 FLUSH_MODES = ("read", "write")
@@ -74,6 +69,8 @@ class Measurement:
 
     @property
     def summary(self) -> Summary:
+        from roofline.core.stats import summarize  # not at import: `analyze --no-time` reads the constants alone
+
         return summarize(self.times_s)
 
     @property

@@ -9,16 +9,8 @@ from dataclasses import dataclass
 
 from roofline.core.dtypes import DType
 from roofline.ops.base import ACTIVATIONS, INTERMEDIATES, Operator, Traffic, choice, operator, param, rw
+from roofline.ops.counts import FLOPS_PER_ELEMENT  # FLOPs per output element, by function
 
-# FLOPs per output element, by function. Counting convention: one FLOP per add, mul, compare, and
-# per transcendental call (see the module note).
-FLOPS_PER_ELEMENT: dict[str, int] = {
-    "relu": 1,  # max(x, 0)
-    "add": 1,  # a + b
-    "mul": 1,  # a * b
-    "gelu": 5,  # 0.5 * x * (1 + erf(x / sqrt 2)): div, erf, add, mul, mul
-    "silu": 4,  # x / (1 + exp(-x)): neg, exp, add, div
-}
 # Number of tensor inputs each function reads.
 ARITY: dict[str, int] = {"relu": 1, "add": 2, "mul": 2, "gelu": 1, "silu": 1}
 

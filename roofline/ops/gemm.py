@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from roofline.core.dtypes import DType
 from roofline.ops.base import ACTIVATIONS, INTERMEDIATES, WEIGHTS, Operator, Traffic, choice, operator, param, rw
-from roofline.ops.elementwise import FLOPS_PER_ELEMENT
+from roofline.ops.counts import FLOPS_PER_ELEMENT
 
 GEMM_DTYPES = ("fp64", "fp32", "tf32", "fp16", "bf16", "fp8", "int8", "fp6", "mxfp6", "mxfp4", "nvfp4")
 # Low-precision GEMMs write a wider output: the elements of C in this dtype (int32 from int8, bf16 from fp8 and

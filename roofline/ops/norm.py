@@ -31,7 +31,7 @@ from roofline.ops.base import (
     param,
     rw,
 )
-from roofline.ops.elementwise import FLOPS_PER_ELEMENT
+from roofline.ops.counts import FLOPS_PER_ELEMENT
 
 NORM_DTYPES = HALF_AND_WIDER
 

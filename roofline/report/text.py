@@ -24,12 +24,10 @@ from rich.table import Table
 from rich.text import Text
 
 from roofline.ceilings.specs import GPUSpec
-from roofline.core.record import Record, Timing, shape_text
-from roofline.report.format import count, duration, number, percent, si
-
-# The width of output that is not a terminal (pipes, files, CI logs) unless COLUMNS says otherwise: the
-# width every default view is laid out for.
-DEFAULT_WIDTH = 80
+from roofline.core.record import Record, shape_text
+from roofline.report.format import duration, number, percent, si
+from roofline.report.plain import DEFAULT_WIDTH
+from roofline.report.rows import counter_rows, record_rows  # noqa: F401 - where they were
 
 
 def console(stderr: bool = False) -> Console:
@@ -265,104 +263,17 @@ def ops_table(ops: dict[str, type]) -> Table:
 
 
 # ---------------------------------------------------------------- one record (analyze)
-def record_rows(r: Record) -> list[tuple[str, str]]:
-    """The fields a person reads, in order, as (label, value) pairs."""
-    rows = [
-        ("operator", r.op + (f" ({r.variant})" if r.variant else "")),
-        ("shape", " ".join(f"{k}={v}" for k, v in r.params.items())),
-        ("dtype", f"{r.dtype} on {r.compute_pipe_label or r.compute_pipe or ''}"),
-        ("device", f"{r.gpu} ({r.roof_source or 'datasheet'} roof)"),
-        ("FLOPs", count(r.flops or 0) + (f" (+{count(r.extra_flops)} elementwise)"
-                                         if r.extra_flops else "")),
-        ("bytes", f"{count(r.bytes or 0)} (read {count(r.bytes_read or 0)}, written {count(r.bytes_written or 0)})"),
-        ("arithmetic intensity", f"{r.arithmetic_intensity or 0:.4g} FLOP/byte"),
-        ("ridge point", f"{r.ridge_point:.4g} FLOP/byte"),
-        ("peak", f"{si(r.peak_flops_per_s, 'FLOP/s')}, {si(r.peak_bytes_per_s, 'B/s')}"),
-        ("bound", r.bound or "-"),
-        ("roofline time", duration(r.roofline_time_s)),
-        ("attainable", si(r.attainable_flops_per_s, "FLOP/s")),
-    ]
-    if r.timed:
-        rows += _timed_rows(r)
-    if r.counters is not None:
-        rows += counter_rows(r)
-    for adv in r.advice or []:
-        rows.append(("advice", adv.get("message", str(adv)) if isinstance(adv, dict) else str(adv)))
-    for n in r.notes or []:
-        rows.append(("note", n))
-    return rows
-
-
-def counter_rows(r: Record) -> list[tuple[str, str]]:
-    """What Nsight Compute counted (`record.counters`), beside the model's minimum and FLOPs."""
-    c = r.counters
-    assert c is not None
-    rows = []
-    if c.dram_bytes is not None:
-        split = (f"; read {count(c.dram_bytes_read)}, written {count(c.dram_bytes_written)}"
-                 if c.dram_bytes_read is not None and c.dram_bytes_written is not None else "")
-        times = f" = {c.excess_traffic:.2f}x the minimum" if c.excess_traffic is not None else ""
-        rows.append(("ncu DRAM bytes", f"{count(c.dram_bytes)}{times}{split}"))
-    if c.l2_bytes is not None or c.l1_bytes is not None:
-        rows.append(("ncu L2 / L1 bytes", f"{count(c.l2_bytes) if c.l2_bytes is not None else '-'} / "
-                                          f"{count(c.l1_bytes) if c.l1_bytes is not None else '-'}"))
-    if c.flops is not None:
-        pipes = [f"{k} tensor {count(v)}" for k, v in (c.tensor_flops or {}).items() if v] + \
-            [f"{k} {count(v)}" for k, v in (("fp32", c.fp32_flops), ("fp64", c.fp64_flops), ("fp16", c.fp16_flops))
-             if v]
-        ratio = f" = {c.flops_ratio:.2f}x the model's" if c.flops_ratio is not None else ""
-        rows.append(("ncu FLOPs", f"{count(c.flops)}{ratio}" + (f" ({', '.join(pipes)})" if pipes else "")))
-    levels = [(n, v) for n, v in (("L1", c.intensity_l1), ("L2", c.intensity_l2), ("DRAM", c.intensity_dram))
-              if v is not None]
-    if levels:
-        rows.append(("ncu intensity", ", ".join(f"{n} {v:.4g}" for n, v in levels) + " FLOP/byte"))
-    if c.duration_s is not None:
-        clock = f" at {c.sm_clock_mhz:.0f} MHz" if c.sm_clock_mhz else ""
-        rows.append(("ncu time", f"{duration(c.duration_s)}{clock} ({c.kernels or 1} kernel"
-                                 f"{'s' if (c.kernels or 1) > 1 else ''}, one profiled call)"))
-    return rows
-
-
-def _timed_rows(r: Record) -> list[tuple[str, str]]:
-    timing = r.timing or Timing()
-    stats = timing.stats or {}
-    n = stats.get("n", len(r.time_samples_s or []))
-    flushed = ", L2 flushed" if timing.l2_flush else ""
-    rows = [
-        ("measured (median)", f"{duration(r.time_s)} ± {stats.get('relative_iqr', 0) * 50:.1f}% "
-                              f"(IQR/2; {n} samples, {timing.method or '?'}{flushed})"),
-        ("achieved", f"{si(r.achieved_flops_per_s, 'FLOP/s')}, {si(r.achieved_bytes_per_s, 'B/s')}"),
-        ("fraction of roofline", f"{r.roofline_fraction:.1%}" if r.roofline_fraction is not None else "-"),
-    ]
-    clocks = r.clocks
-    sm = clocks.sm_mhz if clocks else None
-    if clocks and sm:
-        limited = ", ".join(clocks.limited_by or []) or "not limited"
-        source = clocks.sm_mhz_source or ""
-        if clocks.in_kernel_trace:
-            source += f", {clocks.in_kernel_trace['coverage']:.0%} of the kernel covered"
-        rows.append(("SM clock", f"{sm['median']:.0f} MHz (min {sm['min']:.0f}, max {sm['max']:.0f}; {limited}"
-                                 + (f"; {source})" if source else ")")))
-    if timing.timer_overhead_s:
-        rows.append(("timer overhead", f"{duration(timing.timer_overhead_s)} (an empty event pair) subtracted "
-                                       "from every sample"))
-    if r.impl:
-        rows.append(("ran", r.impl))
-    if r.kernels:
-        times = r.kernel_times_s or []
-        rows.append(("kernels", "\n".join((f"{duration(times[i])}  " if i < len(times) else "") + k[:100]
-                                           for i, k in enumerate(r.kernels[:6]))))
-    if r.verdict:
-        rows.append(("verdict", r.verdict))
-    return rows
-
-
 def record_table(r: Record) -> Table:
     """One record as label/value rows; long values wrap at spaces within the console's width."""
-    t = Table(show_header=False, title=f"roofline: {r.op}")
+    return rows_table(f"roofline: {r.op}", record_rows(r))
+
+
+def rows_table(title: str, rows: list[tuple[str, str]]) -> Table:
+    """Label/value rows under a title (`roofline.report.plain.boxed` draws the same without rich)."""
+    t = Table(show_header=False, title=title)
     t.add_column("", style="bold", no_wrap=True)
     t.add_column("", overflow="fold")
-    for label, value in record_rows(r):
+    for label, value in rows:
         t.add_row(label, Text(value))
     return t
 
