@@ -42,10 +42,10 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from torch.utils.module_tracker import ModuleTracker
 
 from roofline.capture import kernels as kernel_times
 from roofline.capture.comm import communication
+from roofline.capture.compiled import CompiledAwareTracker
 from roofline.capture.records import (
     Edge,
     ProfiledCall,
@@ -162,6 +162,7 @@ class Profile:
         self._options = dict(gpu=gpu, device=device, time=time, roof=roof)
         self._stack: contextlib.ExitStack | None = None
         self._tracer: Tracer | None = None
+        self._tracker: CompiledAwareTracker | None = None
         self._torch_prof: Any = None
         self._wall: _Wall | None = None
         self._wall_plain: float | None = None
@@ -230,7 +231,8 @@ class Profile:
             self._wall = _Wall(target.time_device)
             self._wall.start()
             stack.callback(self._wall.stop, True)  # after the trace stops, before the profiler does
-            tracker = stack.enter_context(ModuleTracker())
+            tracker = stack.enter_context(CompiledAwareTracker(ranges=on_gpu))
+            self._tracker = tracker
             self._tracer = stack.enter_context(Tracer(lambda: innermost_module(tracker.parents),
                                                       lambda: self._regions[-1] if self._regions else None,
                                                       ranges=on_gpu, clock=target.time_device == "cpu"))
