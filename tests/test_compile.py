@@ -215,3 +215,15 @@ def test_a_fake_event_without_profiler_fields_is_not_a_launch() -> None:
     from roofline.capture.kernels import _is_triton_launch
 
     assert not _is_triton_launch(evt)
+
+
+def test_a_compiled_root_is_named_by_the_module_it_compiled() -> None:
+    torch._dynamo.reset()
+    mlp = torch.compile(_Mlp(), backend="eager")
+    x = torch.randn(2, 16)
+    with torch.no_grad():
+        prof = profile(lambda: mlp(x), warmup=1, device="cpu")
+    assert prof.summary["module_root"] == "_Mlp"  # not "OptimizedModule"
+    assert prof.summary["compiled"]["modules"] == {"": 1}  # the root, entered once in the profiled call
+    assert {r.op for r in prof.records} == {"aten::mm", "aten::silu"}
+    torch._dynamo.reset()

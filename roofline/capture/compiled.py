@@ -47,6 +47,12 @@ class CompiledAwareTracker(ModuleTracker):
         self.compiled: dict[str, int] = {}
         self._aside: list[Any] = []  # per-run restore hooks (nested compiled modules run none: no hooks inside)
 
+    def _get_mod_name(self, mod: Any) -> str:
+        """A compiled root is named by the module it compiled ('Net', not 'OptimizedModule')."""
+        if is_compiled_module(mod) and mod not in self._known_modules:
+            self._known_modules[mod] = type(mod._orig_mod).__name__
+        return super()._get_mod_name(mod)
+
     def _fw_pre_hook(self, mod: Any, input: Any) -> None:
         super()._fw_pre_hook(mod, input)
         if is_compiled_module(mod) and not self._aside:

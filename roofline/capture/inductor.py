@@ -189,8 +189,8 @@ def fused_call(launch: Launch, index: int, module: str) -> OpCall | str:
             numels[param] = launch.values[i]
     x = numels.get("xnumel", 1) * numels.get("ynumel", 1)
     r = math.prod(v for k, v in numels.items() if k.startswith("r"))
-    args = {"kernel": launch.name, "kernel_file": launch.kernel_file, "kind": kn.kind, "aten_ops": kn.ops, "rows": x, "cols": r,
-            "numel": x * r if kn.kind in REDUCTION_KINDS else x}
+    args = {"kernel": launch.name, "kernel_file": launch.kernel_file, "kind": kn.kind, "aten_ops": kn.ops,
+            "rows": x, "cols": r, "numel": x * r if kn.kind in REDUCTION_KINDS else x}
     return OpCall(index=index, op=FUSED_PREFIX + "+".join(kn.ops), module=module, region=launch.region,
                   inputs=tuple(inputs), outputs=tuple(outputs), args=args, raw_args=(), raw_kwargs={},
                   out_tree=None, mutated=frozenset(mutated), not_read=frozenset(), tags=frozenset({"fused"}))
