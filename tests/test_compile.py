@@ -227,3 +227,34 @@ def test_a_compiled_root_is_named_by_the_module_it_compiled() -> None:
     assert prof.summary["compiled"]["modules"] == {"": 1}  # the root, entered once in the profiled call
     assert {r.op for r in prof.records} == {"aten::mm", "aten::silu"}
     torch._dynamo.reset()
+
+
+def test_launches_become_records_and_unreadable_ones_stay_unattributed(tmp_path: object,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """The GPU path of Profile._build, fed launches on the CPU (the profiler's part is tested above)."""
+    from roofline.capture import kernels
+
+    good, bad = _launch(tmp_path), _launch(tmp_path, file=False)
+    good.region = bad.region = None
+    good.after, bad.after = 0, 0
+    plain = kernels.cpu_timeline
+
+    def with_launches_too(calls: list) -> kernels.Timeline:  # type: ignore[type-arg]
+        t = plain(calls)
+        t.launches = [good, bad]
+        return t
+
+    monkeypatch.setattr(kernels, "cpu_timeline", with_launches_too)
+    x = torch.randn(4, 8)
+    prof = profile(lambda: torch.relu(x) + 1, warmup=0, device="cpu")
+    fused = [r for r in prof.records if r.op.startswith("fused: ")]
+    assert len(fused) == 1 and fused[0].op == "fused: _fused_rms_norm+add"
+    assert fused[0].flops == 4 * 32768 + 3 * 64 + 32768  # as in the test above
+    assert fused[0].time_s == pytest.approx(3e-6) and fused[0].kernels == ["triton_red_fused__fused_rms_norm_add_0"]
+    assert [r.op for r in prof.records][:2] == ["aten::relu", "fused: _fused_rms_norm+add"]  # after call 0
+    s = prof.summary
+    assert s["compiled"] == {"modules": {}, "triton_launches": 2,
+                             "unattributed_launches": {"its generated source could not be read": 1}}
+    assert s["unattributed"] == [{"kernel": "triton_red_fused__fused_rms_norm_add_0", "launches": 1,
+                                  "time_s": pytest.approx(3e-6)}]
+    assert any(n.startswith("1 of 2 Triton launches") for n in s["notes"])

@@ -118,7 +118,7 @@ def _is_device(evt: Any) -> bool:
     if not (kind.endswith("CUDA") or kind.endswith("PrivateUse1") or kind.endswith("XPU")):
         return False
     return not (getattr(evt, "is_user_annotation", False) or RANGE.match(evt.name)
-                or evt.name.startswith(REGION_PREFIX))
+                or evt.name.startswith((REGION_PREFIX, COMPILED_PREFIX)))
 
 
 def gpu_timeline(events: list[Any]) -> Timeline:
