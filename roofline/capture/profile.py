@@ -174,7 +174,9 @@ class Profile:
         self._done = False
         self._phases: dict[str, float] = {}  # host seconds: warm-up, the profiled run, the analysis
         self._compiled: dict[str, int] = {}  # compiled modules run, by module path
-        self._launches: tuple[int, Counter[str]] = (0, Counter())  # Triton launches, and why some stayed unattributed
+        self._regions_kept: set[str] | None = None  # the regions the records keep (None: the whole run)
+        # Triton launches (their regions), and why those left unattributed were
+        self._launches: tuple[list[str | None], list[tuple[str | None, str]]] = ([], [])
         self._entered = 0.0
 
     # -- where it runs
@@ -307,7 +309,8 @@ class Profile:
             for call, launch in fused:
                 timeline.calls[call.index] = kernel_times.CallTime(list(launch.kernels))
             timeline.unattributed += [(k, t, launch.region) for launch, _ in failed for k, t in launch.kernels]
-            self._launches = (len(timeline.launches), Counter(why for _, why in failed))
+            self._launches = ([launch.region for launch in timeline.launches],
+                              [(launch.region, why) for launch, why in failed])
         compiled = list(self._tracker.compiled) if self._tracker is not None else []
         names, root = strip_root([c.module for c in calls] + compiled)
         for c in calls:
@@ -332,6 +335,7 @@ class Profile:
             edges = [e for e in edges if e.producer in kept and e.consumer in kept]
         self.calls, self.edges = items, edges
         self.records = build_records(items, target.ceilings, timeline.method if timeline else None)
+        self._regions_kept = regions
         self.summary = self._summary(timeline, root, regions)
         self._phases["analysis"] = time.perf_counter() - start
         self.summary["phases_s"] = dict(self._phases)
@@ -387,7 +391,9 @@ class Profile:
         """What the profile says of torch.compile'd code: the compiled modules run, the Triton launches and
         those left unattributed (the summary's `compiled`)."""
         modules = self._compiled
-        launches, why = self._launches
+        kept = self._regions_kept
+        launches = sum(1 for r in self._launches[0] if kept is None or r in kept)
+        why = Counter(reason for r, reason in self._launches[1] if kept is None or r in kept)
         if not modules and not launches:
             return []
         s["compiled"] = {"modules": modules, "triton_launches": launches,
