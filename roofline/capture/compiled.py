@@ -14,8 +14,10 @@ What torch does (torch 2.11 to 2.13, _dynamo/convert_frame.py and utils/_python_
   global hooks and puts them back when the wrapper returns: the compiled code runs exactly as it did in the
   warm-up. Ops inside it are attributed to the compiled module (its submodules run no hooks).
 
-NB: `module.compile()` and a compiled function that calls modules run the hooks inside the compiled frame:
-they recompile under the profile (the docs say to profile `torch.compile(module)`, or to warm up outside it).
+NB: `module.compile()` runs the hooks inside the compiled frame: it recompiles under the profile, with graph
+breaks at the hooks (torch 2.13; the docs say to profile `torch.compile(module)`). A compiled function that
+calls modules inlines them without guarding the global hooks: it runs as compiled, its ops under the module
+that called it.
 """
 
 from __future__ import annotations
