@@ -3,7 +3,7 @@
 # writes everything under $OUT (default ./out). Stages (default all): tests occupancy probe timing ncu small aa
 # calibrate check charts profile; only when named: framing and small-ncu (issue 21), counters (it goes on
 # into profile-counters), profile-counters and counters-repeat (issue 17), collectives, docs, comm-profile,
-# startup (issue 19).
+# startup (issue 19), compile (torch.compile'd models in profiles).
 #   bash scripts/gpu_check.sh tests timing
 # Results: $OUT/summary.txt (the figures that matter) and $OUT/gpu_check.tar.gz (every file).
 set -u
@@ -314,6 +314,17 @@ startup)
     if [ -f "$W/$f.json" ]; then python3 scripts/startup.py --check-table "$W/$f.json" 2>&1 | tail -3 | tee -a "$S"
     else echo "$f: no document ($(tail -1 "$W/$f.txt"))" | tee -a "$S"; fi
   done
+  ;;
+compile)
+  # torch.compile'd models (issue 16): Triton kernels attributed to the aten ops they fused; the generated
+  # kernel files and launch arguments come back in $OUT/compile_fixture.tar.gz (fixtures for tests/test_compile.py)
+  log "pytest -m gpu tests/test_compile_gpu.py"
+  ROOFLINE_COMPILE_OUT=$W/compile python3 -m pytest -q -s -m gpu tests/test_compile_gpu.py 2>&1 \
+      | grep -E "^eager|^compiled|^fused|^aten|passed|failed|Error|assert" | tail -30 | tee -a "$S"
+  log "roofline profile examples/compiled_mlp.py, compiled and eager"
+  $RL profile examples/compiled_mlp.py -o "$W/compile/compiled.json" --force 2>&1 | tail -40 | tee -a "$S"
+  $RL profile examples/compiled_mlp.py -o "$W/compile/eager.json" --force -- --eager 2>&1 | tail -12 | tee -a "$S"
+  tar -czf "$OUT/compile_fixture.tar.gz" -C "$W" compile 2>/dev/null; ls "$W/compile" | tee -a "$S"
   ;;
 *) echo "unknown stage $stage" ;;
 esac

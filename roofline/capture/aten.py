@@ -4,7 +4,8 @@ element-count rules for the ops without one, and the lookup.
 Each formula takes an `OpCall` (shapes and arguments, never tensor data) and returns a `Cost`: FLOPs per
 call, where they come from (`source`), the one-line NB of what the count ignores, and the catalog operator it
 maps to when the project's catalog (`roofline.ops`) has one, so a profile's GEMM counts what
-`roofline analyze gemm` counts. Order of lookup (`cost_of`):
+`roofline analyze gemm` counts. Order of lookup (`cost_of`; a torch.compile'd kernel, "fused: ...", sums
+the rules of the ops it fused: capture/inductor.py):
 1. a formula registered for the overload ("aten::add.Tensor") or its packet ("aten::add");
 2. copies and fills (0 FLOPs: data movement only);
 3. pointwise ops (torch's `pointwise` tag): output elements x FLOPs per element (`POINTWISE_FLOPS`,
@@ -56,6 +57,10 @@ class Cost:
 
 Formula = Callable[[OpCall], "Cost | None"]  # None: the formula does not apply to these arguments
 FORMULAS: dict[str, Formula] = {}
+
+
+# The op of a torch.compile'd kernel's call: "fused: mul+silu" (its fused aten ops; capture/inductor.py).
+FUSED_PREFIX = "fused: "
 
 
 def formula(*names: str) -> Callable[[Formula], Formula]:
@@ -219,6 +224,8 @@ def _torch_cost(call: OpCall) -> Cost | None:
 
 def cost_of(call: OpCall) -> Cost:
     """The FLOPs of one call (see the module docstring for the order of lookup)."""
+    if call.op.startswith(FUSED_PREFIX):
+        return _inductor.fused_cost(call)
     packet = call.op.split(".")[0]
     fn = FORMULAS.get(call.op) or FORMULAS.get(packet)
     if fn is not None:
@@ -245,3 +252,4 @@ def cost_of(call: OpCall) -> Cost:
 # families, and torch.distributed's collectives.
 from roofline.capture import comm as _comm  # noqa: E402, F401
 from roofline.capture import formulas as _formulas  # noqa: E402, F401
+from roofline.capture import inductor as _inductor  # noqa: E402

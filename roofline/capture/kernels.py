@@ -5,8 +5,10 @@ device kernel (and memcpy/memset) to the CPU op that launched it by CUPTI's corr
 (`FunctionEvent.kernels`: name and device duration from the device's own timestamps, never host-side events,
 which overstate GPU time by launch gaps). Each launching op is walked up its CPU parents to the nearest
 `roofline#i` range: its kernels' device time is the call's time. Kernels with no such range (launched by a
-torch.compile'd region's Triton code, a CUDA graph replay, or code outside the profiled mode) are kept as
-unattributed rows with their time, so coverage shows them.
+CUDA graph replay, or code outside the profiled mode) are kept as unattributed rows with their time, so
+coverage shows them. A torch.compile'd region's Triton kernels are launched under a CPU op of their own (the
+kernel's name, its arguments and generated source): they are kept as `launches`, which capture/inductor.py
+turns into calls of the aten ops they fused (unattributed when it cannot).
 
 On the CPU there are no kernels: a call's time is the host time of the op, taken by the tracer around the
 call (the time the op's range would hold; torch.profiler is not started, which saves its first start, seconds
@@ -23,6 +25,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
+from roofline.capture.compiled import COMPILED_PREFIX
+from roofline.capture.inductor import Launch
 from roofline.capture.trace import OpCall
 
 RANGE = re.compile(r"^roofline#(\d+)$")
@@ -58,6 +62,7 @@ class Timeline:
     busy_s: float = 0.0  # union of device intervals
     span_s: float = 0.0  # first kernel start to last kernel end
     device_total_s: float = 0.0  # sum of device event durations (concurrent kernels counted each)
+    launches: list[Launch] = field(default_factory=list)  # torch.compile'd Triton launches (inductor.py)
 
     @property
     def idle_s(self) -> float:
@@ -69,20 +74,28 @@ def _range_index(evt: Any) -> int | None:
     return int(m.group(1)) if m else None
 
 
-def _owner(evt: Any) -> tuple[int | None, str | None]:
-    """The nearest enclosing roofline#i range of a CPU event (itself included), and the nearest region."""
+def _owner(evt: Any) -> tuple[int | None, str | None, str | None]:
+    """The nearest enclosing roofline#i range of a CPU event (itself included), the nearest region and the
+    compiled module it ran in."""
     index: int | None = None
     region: str | None = None
+    compiled: str | None = None
     e = evt
     while e is not None:
         if index is None:
             index = _range_index(e)
         if region is None and e.name.startswith(REGION_PREFIX):
             region = e.name[len(REGION_PREFIX):]
-        if index is not None and region is not None:
-            break
+        if compiled is None and e.name.startswith(COMPILED_PREFIX):
+            compiled = e.name[len(COMPILED_PREFIX):]
         e = e.cpu_parent
-    return index, region
+    return index, region, compiled
+
+
+def _is_triton_launch(evt: Any) -> bool:
+    """The CPU op Inductor wraps each Triton launch in while the profiler runs (inductor.py)."""
+    kw = getattr(evt, "kwinputs", None) or {}
+    return kw.get("kernel_backend") == "triton" or evt.name.startswith("triton_")
 
 
 def union_length(intervals: list[tuple[float, float]]) -> float:
@@ -105,7 +118,7 @@ def _is_device(evt: Any) -> bool:
     if not (kind.endswith("CUDA") or kind.endswith("PrivateUse1") or kind.endswith("XPU")):
         return False
     return not (getattr(evt, "is_user_annotation", False) or RANGE.match(evt.name)
-                or evt.name.startswith(REGION_PREFIX))
+                or evt.name.startswith((REGION_PREFIX, COMPILED_PREFIX)))
 
 
 def gpu_timeline(events: list[Any]) -> Timeline:
@@ -115,7 +128,11 @@ def gpu_timeline(events: list[Any]) -> Timeline:
     attributed_us = 0.0
     intervals: list[tuple[float, float]] = []
     device_us = 0.0
+    launches: list[Launch] = []
+    last_index: int | None = None  # the latest op call range started: program order for the launches
     for evt in events:
+        if (i := _range_index(evt)) is not None:
+            last_index = i
         if _is_device(evt):
             start, end = evt.time_range.start, evt.time_range.end
             intervals.append((start, end))
@@ -124,7 +141,14 @@ def gpu_timeline(events: list[Any]) -> Timeline:
         kernels = getattr(evt, "kernels", None) or []
         if not kernels:
             continue
-        index, region = _owner(evt)
+        index, region, compiled = _owner(evt)
+        if index is None and _is_triton_launch(evt):
+            kw = getattr(evt, "kwinputs", None) or {}
+            launches.append(Launch(evt.name, kw.get("kernel_file") or None, list(getattr(evt, "input_shapes", None)
+                                   or []), list(getattr(evt, "concrete_inputs", None) or []),
+                                   [(k.name, k.duration * US) for k in kernels], region, compiled, last_index))
+            attributed_us += sum(k.duration for k in kernels)
+            continue
         for k in kernels:
             attributed_us += k.duration
             if index is None:
@@ -145,7 +169,7 @@ def gpu_timeline(events: list[Any]) -> Timeline:
             unattributed.append((UNLINKED, rest * US, None))
     busy = union_length(intervals) * US
     span = (max(e for _, e in intervals) - min(s for s, _ in intervals)) * US if intervals else 0.0
-    return Timeline(dict(calls), unattributed, GPU_METHOD, busy, span, device_us * US)
+    return Timeline(dict(calls), unattributed, GPU_METHOD, busy, span, device_us * US, launches)
 
 
 def cpu_timeline(calls: list[OpCall]) -> Timeline:

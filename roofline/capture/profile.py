@@ -36,16 +36,18 @@ from __future__ import annotations
 
 import contextlib
 import time
+import warnings
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import torch
-from torch.utils.module_tracker import ModuleTracker
 
 from roofline.capture import kernels as kernel_times
 from roofline.capture.comm import communication
+from roofline.capture.compiled import CompiledAwareTracker
+from roofline.capture.inductor import with_launches
 from roofline.capture.records import (
     Edge,
     ProfiledCall,
@@ -165,6 +167,7 @@ class Profile:
         self._options = dict(gpu=gpu, device=device, time=time, roof=roof)
         self._stack: contextlib.ExitStack | None = None
         self._tracer: Tracer | None = None
+        self._tracker: CompiledAwareTracker | None = None
         self._torch_prof: Any = None
         self._wall: _Wall | None = None
         self._wall_plain: float | None = None
@@ -175,6 +178,10 @@ class Profile:
         self.region_spans: dict[str, list[tuple[int, int]]] = {}
         self._done = False
         self._phases: dict[str, float] = {}  # host seconds: warm-up, the profiled run, the analysis
+        self._compiled: dict[str, int] = {}  # compiled modules run, by module path
+        self._regions_kept: set[str] | None = None  # the regions the records keep (None: the whole run)
+        # Triton launches (their regions), and why those left unattributed were
+        self._launches: tuple[list[str | None], list[tuple[str | None, str]]] = ([], [])
         self._entered = 0.0
 
     # -- where it runs
@@ -230,12 +237,18 @@ class Profile:
             if on_gpu:  # device kernels need the profiler; on the CPU the tracer times each op itself
                 from roofline.measuring.cupti import device_profiler
 
-                self._torch_prof = stack.enter_context(device_profiler(cuda=True, cpu=True))
+                # shapes: the launch arguments of torch.compile'd Triton kernels (capture/inductor.py)
+                self._torch_prof = stack.enter_context(device_profiler(cuda=True, cpu=True, record_shapes=True))
                 torch.cuda.synchronize(target.time_device)
             self._wall = _Wall(target.time_device)
             self._wall.start()
             stack.callback(self._wall.stop, True)  # after the trace stops, before the profiler does
-            tracker = stack.enter_context(ModuleTracker())
+            # the tracker steps aside in compiled modules (compiled.py): torch's warning about global hooks and
+            # torch.compile(module) does not apply
+            stack.enter_context(warnings.catch_warnings())
+            warnings.filterwarnings("ignore", message=r"Using `torch.compile\(module\)` when there are global hooks")
+            tracker = stack.enter_context(CompiledAwareTracker(ranges=on_gpu))
+            self._tracker = tracker
             self._tracer = stack.enter_context(Tracer(lambda: innermost_module(tracker.parents),
                                                       lambda: self._regions[-1] if self._regions else None,
                                                       ranges=on_gpu, clock=target.time_device == "cpu"))
@@ -301,11 +314,21 @@ class Profile:
             timeline = kernel_times.timeline(self._torch_prof)
         elif target.time_device is not None:
             timeline = kernel_times.cpu_timeline(tracer.calls)
-        names, root = strip_root([c.module for c in tracer.calls])
-        for c in tracer.calls:
+        calls = tracer.calls
+        if timeline is not None and timeline.launches:
+            calls, fused, failed = with_launches(calls, timeline.launches, tracer._next)
+            for call, launch in fused:
+                timeline.calls[call.index] = kernel_times.CallTime(list(launch.kernels))
+            timeline.unattributed += [(k, t, launch.region) for launch, _ in failed for k, t in launch.kernels]
+            self._launches = ([launch.region for launch in timeline.launches],
+                              [(launch.region, why) for launch, why in failed])
+        compiled = list(self._tracker.compiled) if self._tracker is not None else []
+        names, root = strip_root([c.module for c in calls] + compiled)
+        for c in calls:
             c.module = names[c.module]
+        self._compiled = {names[m]: n for m, n in self._tracker.compiled.items()} if self._tracker else {}
         on_gpu_roof = target.ceilings.kind == "gpu"
-        items = profiled_calls(tracer.calls, timeline,
+        items = profiled_calls(calls, timeline,
                                tf32_matmul=on_gpu_roof and torch.backends.cuda.matmul.allow_tf32,
                                tf32_conv=on_gpu_roof and torch.backends.cudnn.allow_tf32)
         edges = dataflow(items)
@@ -323,6 +346,7 @@ class Profile:
             edges = [e for e in edges if e.producer in kept and e.consumer in kept]
         self.calls, self.edges = items, edges
         self.records = build_records(items, target.ceilings, timeline.method if timeline else None)
+        self._regions_kept = regions
         self.summary = self._summary(timeline, root, regions)
         self._phases["analysis"] = time.perf_counter() - start
         self.summary["phases_s"] = dict(self._phases)
@@ -368,10 +392,32 @@ class Profile:
             s["notes"].append(f"{s['attention_masked_calls']} attention call(s) took a mask tensor: every score "
                               "counted (a causal mask would halve them). Without data (analytic runs) Hugging "
                               "Face models pass their causal mask as a tensor instead of is_causal")
+        s["notes"] += self._compiled_notes(s, on_gpu)
         if on_gpu and self.calls and not s["kernel_time_s"]:
             s["notes"].append(f"no device kernel ran on {target.time_device}: if the program runs on the CPU, "
                               "profile it with device='cpu'")
         return s
+
+    def _compiled_notes(self, s: dict[str, Any], on_gpu: bool) -> list[str]:
+        """What the profile says of torch.compile'd code: the compiled modules run, the Triton launches and
+        those left unattributed (the summary's `compiled`)."""
+        modules = self._compiled
+        kept = self._regions_kept
+        launches = sum(1 for r in self._launches[0] if kept is None or r in kept)
+        why = Counter(reason for r, reason in self._launches[1] if kept is None or r in kept)
+        if not modules and not launches:
+            return []
+        s["compiled"] = {"modules": modules, "triton_launches": launches,
+                         "unattributed_launches": dict(why)}
+        notes = []
+        if why:
+            reasons = "; ".join(f"{n}: {r}" for r, n in why.most_common())
+            notes.append(f"{sum(why.values())} of {launches} Triton launches of compiled code are not attributed to "
+                         f"aten ops ({reasons}): listed as unattributed kernels")
+        if modules and not on_gpu:
+            notes.append("compiled code ran on the CPU: its generated C++ kernels are neither timed nor counted "
+                         "(only the aten ops it still calls, such as mm): profile it on a GPU, or uncompiled")
+        return notes
 
     def _require(self) -> None:
         if not self._done or self._stack is not None:

@@ -18,6 +18,8 @@ Rules:
 - Module paths: the innermost module `torch.utils.module_tracker.ModuleTracker` reports, as
   `root.named_modules()` names it ("layers.0.mlp.fc1") when one root module ran; the root's own ops and ops
   outside any module get "". With several root modules the root's class name is kept as the first part.
+- torch.compile'd code runs compiled (`ignore_compile_internals`): its extern kernels (mm.out, SDPA) are
+  recorded like any op; its Triton kernels reach only the profiler (capture/inductor.py).
 - Analytic runs (no data) record each F.scaled_dot_product_attention as one op (`WholeAttention`), the fused
   kernel a GPU would run, whatever torch decomposes it into without data.
 - torch.distributed ops (namespaces `c10d`, `_c10d_functional`) carry their process group's size and backend
@@ -239,6 +241,12 @@ class Tracer(TorchDispatchMode):
         self.skipped: Counter[str] = Counter()
         self._weak: dict[int, Any] = {}  # storage key -> StorageWeakRef (keeps the key unique for the pass)
         self._params: set[int] = set()  # storage keys of nn.Parameters seen
+
+    @classmethod
+    def ignore_compile_internals(cls) -> bool:
+        """torch.compile'd code runs compiled under this mode (by default Dynamo would run it eagerly and skip
+        its frames for good): the mode sees the aten ops it still dispatches (capture/compiled.py)."""
+        return True
 
     # -- tensor metadata
     def _storage_key(self, t: torch.Tensor) -> tuple[int, int]:

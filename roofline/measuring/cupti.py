@@ -14,12 +14,13 @@ _CYCLE_WARNING = "Profiler clears events at the end of each cycle"
 
 
 @contextlib.contextmanager
-def device_profiler(cuda: bool = True, cpu: bool = False) -> Iterator[Any]:
-    """A torch.profiler.profile recording CUDA kernels (and CPU ops when `cpu`), without its cycle warning."""
+def device_profiler(cuda: bool = True, cpu: bool = False, record_shapes: bool = False) -> Iterator[Any]:
+    """A torch.profiler.profile recording CUDA kernels (and CPU ops when `cpu`; their arguments' shapes when
+    `record_shapes`), without its cycle warning."""
     from torch.profiler import ProfilerActivity, profile
 
     activities = [a for a, on in ((ProfilerActivity.CPU, cpu), (ProfilerActivity.CUDA, cuda)) if on]
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=_CYCLE_WARNING)
-        with profile(activities=activities) as prof:
+        with profile(activities=activities, record_shapes=record_shapes) as prof:
             yield prof
