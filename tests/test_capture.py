@@ -8,6 +8,7 @@ attention score for the softmax, 4D per attention score for QK^T and PV, causal 
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 import torch
@@ -225,6 +226,19 @@ def test_regions_keep_only_the_marked_ops() -> None:
     step = prof.summary["regions"]["step"]
     assert step["entered"] == 1 and step["calls"] == 3 and step["wall_s"] > 0
     assert step["time_s"] == pytest.approx(prof.summary["kernel_time_s"])
+
+
+def test_with_regions_the_wall_time_is_the_regions_own() -> None:
+    # 0.3 s of sleep outside the region (a stand-in for a warm-up or a compilation) must not count: the
+    # summary's wall is the region entries' (a few ms for two tiny matmuls here), not the whole run's.
+    model, x = MLP(d=8, h=8), torch.randn(2, 8)
+    with torch.no_grad(), profile(name="walls") as prof:
+        time.sleep(0.3)
+        for _ in range(2):
+            with region("step"):
+                model(x)
+    s = prof.summary
+    assert s["wall_s"] == pytest.approx(sum(s["regions"]["step"]["entry_wall_s"])) and s["wall_s"] < 0.2
 
 
 def test_without_regions_everything_is_one_region(mlp_profile) -> None:  # type: ignore[no-untyped-def]
