@@ -258,3 +258,30 @@ def test_launches_become_records_and_unreadable_ones_stay_unattributed(tmp_path:
     assert s["unattributed"] == [{"kernel": "triton_red_fused__fused_rms_norm_add_0", "launches": 1,
                                   "time_s": pytest.approx(3e-6)}]
     assert any(n.startswith("1 of 2 Triton launches") for n in s["notes"])
+
+
+# -- real kernel files -------------------------------------------------------------------------------------
+# tests/data/inductor_h200/: the two kernel files Inductor (torch 2.11, Triton 3.6) generated on the H200 for
+# examples/compiled_mlp.py (2048 tokens, width 1024, hidden 4096, bf16; scripts/gpu_check.sh compile,
+# 2026-12-01), with the launch arguments the profiler recorded there (launches.json of that run).
+REAL = Path(__file__).parent / "data" / "inductor_h200"
+
+
+@pytest.mark.parametrize(("name", "shapes", "values", "flops", "read", "written"), [
+    # SwiGLU's mul+silu in place: in_out_ptr0 (the gate's output, read and written) and in_ptr0 (up's), 2048x4096
+    # bf16 each = 16,777,216 B; 8,388,608 elements x (silu 4 + mul 1) FLOPs
+    ("triton_poi_fused_mul_silu_1", [[2048, 4096], [2048, 4096], []], [None, None, 8388608],
+     5 * 8388608, 2 * 16777216, 16777216),
+    # RMSNorm over 2048 rows of 1024: x and the 1024-wide weight read, the normed rows written;
+    # 4 FLOPs per element + 3 per row
+    ("triton_per_fused__fused_rms_norm_0", [[2048, 1024], [1024], [2048, 1024], [], []],
+     [None, None, None, 2048, 1024], 4 * 2048 * 1024 + 3 * 2048, 2048 * 1024 * 2 + 1024 * 2, 2048 * 1024 * 2),
+])
+def test_the_h200_kernels_give_the_fused_ops_cost(name: str, shapes: list, values: list, flops: float, read: float,
+                                                  written: float) -> None:
+    launch = Launch(name, str(REAL / f"{name}.py.txt"), shapes, values, [(name, 1e-5)], "forward", None, 0)
+    call = fused_call(launch, 0, "")
+    assert not isinstance(call, str), call
+    cost = cost_of(call)
+    t = traffic(call, cost)
+    assert (cost.flops, t.bytes_read, t.bytes_written) == (flops, read, written)
