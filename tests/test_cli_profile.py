@@ -17,7 +17,8 @@ MLP_FLOPS = 262_144 + 2_048 + 262_144
 
 def profile_json(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict, str]:
     code, out, err = run(capsys, "profile", SCRIPT, "--json", *args)
-    return code, (json.loads(out[out.index("{"):]) if code == 0 else {}), err
+    # stdout is the document alone: the script's own print ("tiny_mlp done") goes to stderr with --json
+    return code, (json.loads(out) if code == 0 else {}), err
 
 
 def test_the_region_is_profiled_with_module_paths_and_flops(capsys: pytest.CaptureFixture[str]) -> None:
@@ -29,6 +30,11 @@ def test_the_region_is_profiled_with_module_paths_and_flops(capsys: pytest.Captu
     assert {r["module"] for r in recs if r["op"].startswith("aten::addmm")} == {"fc1", "fc2"}
     assert doc["profile"]["coverage"] == 1.0 and all(r["time_s"] > 0 for r in recs)
     assert "roofline: profiling" in err  # progress on stderr, the script's own output on stdout
+
+
+def test_with_json_the_scripts_prints_go_to_stderr(capsys: pytest.CaptureFixture[str]) -> None:
+    code, doc, err = profile_json(capsys)
+    assert code == 0 and doc["profile"]["name"] == "tiny_mlp" and "tiny_mlp done" in err
 
 
 def test_script_arguments_after_the_separator(capsys: pytest.CaptureFixture[str]) -> None:

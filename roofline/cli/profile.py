@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import time
@@ -54,9 +55,12 @@ def profile_cmd(
     started = time.perf_counter()
     _say(f"profiling {script.name} ({'analytic' if no_time else 'timed'}; the script's output follows)")
     _warn_if_shared(device, no_time)
+    # with --json stdout carries the document alone: the script's own prints go to stderr
+    quiet = contextlib.redirect_stdout(sys.stderr) if json_ else contextlib.nullcontext()
     try:
-        prof = profile_script(script, args or [], regions=region or (), check=_counters_check if ncu else None,
-                              **options)
+        with quiet:
+            prof = profile_script(script, args or [], regions=region or (),
+                                  check=_counters_check if ncu else None, **options)
     except ScriptError as exc:
         sys.stderr.write(exc.script_traceback)
         raise
