@@ -148,18 +148,12 @@ def measure(script: str, out_dir: Path, gpu: str, args: list[str]) -> dict[str, 
 NOT_KERNELS = ("Memcpy", "Memset")  # copies and memsets are timed by CUPTI but not profiled by ncu
 
 
-def base_name(kernel: str) -> str:
-    """A kernel's name as both tools print it: torch says 'at::native::(anonymous namespace)::k<...>', ncu
-    'at::<unnamed>::k<...>'; the identifier before the template or argument list is the same."""
-    head = kernel.removeprefix("void ").split("<")[0].split("(")[0]
-    return head.split("::")[-1]
-
-
 def ncu_compare(launches_path: str, csv_path: str) -> dict[str, Any]:
     """Totals and, per op call (paired with ncu's kernels in launch order by kernel name), the ten heaviest
     (op, module) records."""
     from difflib import SequenceMatcher
 
+    from roofline.importers.join import kernel_key
     from roofline.importers.ncu import read_raw_csv
 
     ours = [k for k in json.loads(Path(launches_path).read_text()) if not k["kernel"].startswith(NOT_KERNELS)]
@@ -175,7 +169,7 @@ def ncu_compare(launches_path: str, csv_path: str) -> dict[str, Any]:
             paired[key][1] += m.duration_s
             matched += 1
     else:
-        a, b = [base_name(k["kernel"]) for k in ours], [base_name(k.name) for k in theirs]
+        a, b = [kernel_key(k["kernel"]) for k in ours], [kernel_key(k.name) for k in theirs]
         for block in SequenceMatcher(a=a, b=b, autojunk=False).get_matching_blocks():
             for n in range(block.size):
                 k, m = ours[block.a + n], theirs[block.b + n]
