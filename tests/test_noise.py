@@ -309,3 +309,20 @@ def test_run_repeat_in_fresh_processes(capsys: pytest.CaptureFixture[str], tmp_p
     assert doc["command"] != doc["runs"][0]["command"]  # the command that merged them, not the first run's
     code, _, err = run(capsys, "run", str(suite), "--repeat", "2", "--no-time")
     assert code == 2 and "--repeat needs timed runs" in err
+
+
+def test_a_child_process_imports_this_roofline_from_any_folder(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    # `run --repeat` / `--devices` and the ncu targets start `python -m roofline...`: from another folder and
+    # without the caller's PYTHONPATH, the child must still import the roofline this process imported (on the
+    # GPU machine the source tree is not installed: a child in a scratch folder found no roofline at all).
+    import subprocess
+    import sys
+
+    import roofline
+    from roofline.core.process import child_env
+
+    monkeypatch.delenv("PYTHONPATH", raising=False)
+    got = subprocess.run([sys.executable, "-c", "import roofline; print(roofline.__file__)"], cwd=tmp_path,
+                         env=child_env(), capture_output=True, text=True, check=True).stdout.strip()
+    assert Path(got).resolve() == Path(roofline.__file__).resolve()

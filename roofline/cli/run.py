@@ -41,7 +41,9 @@ def _run_child(cmd: list[str]) -> int:
     (stderr) pass through."""
     import subprocess
 
-    return subprocess.run(cmd, stdout=subprocess.DEVNULL, check=False).returncode
+    from roofline.core.process import child_env
+
+    return subprocess.run(cmd, stdout=subprocess.DEVNULL, check=False, env=child_env()).returncode
 
 
 def run_repeated(suite: Path, repeat: int, args: list[str]) -> Document:
@@ -220,6 +222,7 @@ def run_on_devices(suite: Path, indices: list[int], mode: str, args: list[str]) 
 
     from roofline.analysis.devices import merge_devices
     from roofline.ci.judge import load_for_check
+    from roofline.core.process import child_env
     from roofline.measuring.progress import StatusLine
     from roofline.measuring.target import command_line
 
@@ -238,8 +241,8 @@ def run_on_devices(suite: Path, indices: list[int], mode: str, args: list[str]) 
                 line.status(f"{suite.name} on GPUs {', '.join(map(str, indices))} at once")
                 logs = {i: open(Path(tmp) / f"gpu{i}.err", "w") for i in indices}  # closed below
                 try:
-                    procs = {i: subprocess.Popen(cmds[i], stdout=subprocess.DEVNULL, stderr=logs[i])
-                             for i in indices}
+                    procs = {i: subprocess.Popen(cmds[i], stdout=subprocess.DEVNULL, stderr=logs[i],
+                                                 env=child_env()) for i in indices}
                     codes = {i: p.wait() for i, p in procs.items()}
                 finally:
                     for f in logs.values():

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -118,10 +117,11 @@ def ncu_command(ncu: str, metrics: Sequence[str], plan: Path) -> list[str]:
 def run_ncu(command: Sequence[str]) -> subprocess.CompletedProcess[str]:
     """Run an ncu command line with this process's imports visible to the child (PYTHONPATH), its output
     captured; one RooflineError line past TIMEOUT_S."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    from roofline.core.process import child_env
+
     try:
         return subprocess.run(list(command), capture_output=True, text=True, check=False, timeout=TIMEOUT_S,
-                              env=env)
+                              env=child_env())
     except subprocess.TimeoutExpired:
         raise RooflineError(f"ncu did not finish in {TIMEOUT_S:.0f} s") from None
 
