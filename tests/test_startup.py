@@ -205,3 +205,15 @@ def test_a_quick_exit_leaves_whole_outputs(tmp_path: Path) -> None:
                          check=True)
     printed, written = json.loads(out.stdout), json.loads(doc.read_text())
     assert printed == written and len(printed["records"]) == 2  # one record per shape of the sweep
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs Linux's /dev/full")
+@pytest.mark.parametrize("args", [["analyze", "gemm", "--m", "4096", "--no-time", "--gpu", "h100"],
+                                  ["specs", "show", "h100"]])
+def test_a_full_output_device_is_one_line_not_a_traceback(args: list[str]) -> None:
+    # the fast path (analyze) and a typer command (specs show) writing into a device with no space left
+    with open("/dev/full", "w") as full:
+        got = subprocess.run([sys.executable, "-m", "roofline", *args], stdout=full, stderr=subprocess.PIPE,
+                             text=True, check=False)
+    assert got.returncode == 1 and got.stderr.strip().splitlines() == [
+        "error: could not write the output: No space left on device"]

@@ -8,6 +8,7 @@ matplotlib are imported only by the commands that time or draw.
 
 from __future__ import annotations
 
+import errno
 import importlib
 import sys
 from typing import Any
@@ -102,6 +103,11 @@ def main(argv: list[str] | None = None, answered: dict[str, bool] | None = None)
         return exc.exit_code
     except BrokenPipeError:
         return 0
+    except OSError as exc:
+        if exc.errno != errno.ENOSPC:  # a full disk or device under stdout: one line, not a traceback
+            raise
+        sys.stderr.write(f"error: could not write the output: {exc.strerror}\n")
+        return 1
     except Exception as exc:
         if type(exc).__name__ in ("Exit", "Abort"):  # typer.Exit, typer.Abort (typer may vendor click)
             return int(getattr(exc, "exit_code", 130))
