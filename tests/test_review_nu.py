@@ -1,0 +1,40 @@
+"""Defects a new user met in this session's features (check on a profile with counters, the terminal chart's
+points, profile's refusals), each pinned by what it printed before the fix."""
+
+from __future__ import annotations
+
+import copy
+import gzip
+import json
+
+from helpers import DATA
+from rich.console import Console
+
+from roofline.ci.formats import render_table
+from roofline.ci.judge import judge
+from roofline.core.document import validate_document
+
+
+def _profile_with_counters() -> dict:
+    # The H200 profile of examples/cnn.py --preset tiny with ncu counters (61 records; conv1 read+wrote
+    # 209,152 DRAM bytes, bn1 179,200)
+    return json.loads(gzip.decompress((DATA / "profile_counters_cnn.json.gz").read_bytes()))
+
+
+def _render(table: object, width: int = 80) -> str:
+    con = Console(record=True, width=width, highlight=False)
+    con.print(table)
+    return con.export_text()
+
+
+def test_check_prints_counter_rules_in_bytes_not_seconds() -> None:
+    base = _profile_with_counters()
+    cur = copy.deepcopy(base)
+    conv1 = next(r for r in cur["records"] if r.get("module") == "conv1")
+    conv1["counters"]["dram_bytes"] *= 1.2  # 209,152 -> 250,982.4 B: +20%, past dram_bytes:1%
+    report = judge(validate_document(cur, "cur"), validate_document(base, "base"), "dram_bytes:1%")
+    text = _render(render_table(report, wide=True), width=400)
+    line = next(x for x in text.splitlines() if "conv1" in x and "convolution" in x)
+    # 209,152 B at 4 significant digits: 209.2 kB; 250,982 B: 251 kB. Before: "2.092e+05 s"
+    assert "209.2 kB" in line and "251 kB" in line and " s " not in line, line
+    assert text.splitlines()[0].strip() == "roofline check (dram_bytes; alpha 0.01)"  # before: "(time; ...)"
