@@ -38,3 +38,18 @@ def test_check_prints_counter_rules_in_bytes_not_seconds() -> None:
     # 209,152 B at 4 significant digits: 209.2 kB; 250,982 B: 251 kB. Before: "2.092e+05 s"
     assert "209.2 kB" in line and "251 kB" in line and " s " not in line, line
     assert text.splitlines()[0].strip() == "roofline check (dram_bytes; alpha 0.01)"  # before: "(time; ...)"
+
+
+def test_a_profile_check_at_80_columns_cuts_no_number() -> None:
+    # op (max_pool2d_with_indices, 23 letters) and where (forward: layer1.0.downsample.0, 21) at their longest
+    # words, beside baseline, current, change, p-value and verdict, need more than 80 columns: the words fold,
+    # the numbers stay whole. Before: "209.2 …", "chan…", "p-va…"
+    base = _profile_with_counters()
+    report = judge(validate_document(base, "cur"), validate_document(base, "base"), "median:5%,dram_bytes:1%")
+    lines = _render(render_table(report)).splitlines()
+    assert max(len(x) for x in lines) <= 80
+    assert not [x for x in lines if "…" in x]
+    assert lines[1].split() == ["op", "where", "baseline", "current", "change", "p-value", "verdict"]
+    # conv1's median kernel time on both sides (the time rule's row: both rules say same), whole
+    assert any(x.count("23.62 µs") == 2 for x in lines)
+
