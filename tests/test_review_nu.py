@@ -53,3 +53,14 @@ def test_a_profile_check_at_80_columns_cuts_no_number() -> None:
     # conv1's median kernel time on both sides (the time rule's row: both rules say same), whole
     assert any(x.count("23.62 µs") == 2 for x in lines)
 
+
+def test_a_profile_charts_points_keep_their_share_of_the_time_at_80_columns() -> None:
+    from roofline.report.terminal import render_terminal
+
+    # the eight largest of the cnn profile: "A   aten::convolution direct bf16 in conv1   816 GFLOP/s   0% of roof
+    # 8.1% of time   timed" is 95 columns or more: before, each line was cut at 80 ("0% of roo")
+    text = render_terminal([validate_document(_profile_with_counters(), "cnn")], width=80)
+    points = [x for x in text.splitlines() if x.startswith("  ") and "of roof" in x]
+    assert len(points) == 8 and all(len(x) <= 80 and x.endswith("of time") for x in points), points
+    assert "8.1% of time" in points[0] and "in conv1" in points[0]  # conv1: 8.1% of the profile's time
+    assert len({x.split("   ")[2] for x in points}) == 8  # the shortened labels still tell the points apart
