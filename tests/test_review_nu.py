@@ -64,3 +64,32 @@ def test_a_profile_charts_points_keep_their_share_of_the_time_at_80_columns() ->
     assert len(points) == 8 and all(len(x) <= 80 and x.endswith("of time") for x in points), points
     assert "8.1% of time" in points[0] and "in conv1" in points[0]  # conv1: 8.1% of the profile's time
     assert len({x.split("   ")[2] for x in points}) == 8  # the shortened labels still tell the points apart
+
+
+def test_profile_refuses_bad_flags_before_importing_torch(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import subprocess
+    import sys
+
+    from helpers import ROOT
+
+    # each refusal is one line and exit 2 without the 3 s of `import torch` (a 2-core VM) that came first before
+    code = ("import sys; from roofline.cli.app import main\n"
+            "for args in (['profile', 'x.py', '--ncu-csv', 'n.csv'], ['profile', 'no_such_script.py'],\n"
+            "             ['profile', 'x.py', '--counters', '--no-time']):\n"
+            "    print(main(args), 'torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path,
+                         env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}, check=True)
+    assert out.stdout.split("\n")[:3] == ["2 False"] * 3, out.stdout + out.stderr
+    assert "add --counters" in out.stderr and "no such script" in out.stderr and "--no-time" in out.stderr
+
+
+def test_the_instrumented_note_names_only_the_fields_the_summary_has() -> None:
+    from roofline.capture.profile import instrumented_note
+
+    # a script's profile on the CPU: no gpu_idle_s, no wall_uninstrumented_s (no timed warm-up call); before,
+    # the note said "wall_uninstrumented_s is a plain call (warm-up)" beside "wall_uninstrumented_s": null
+    cpu = instrumented_note({"wall_s": 3e-3, "gpu_idle_s": None, "wall_uninstrumented_s": None})
+    assert cpu == "wall_s includes the profiler's and the op trace's host overhead"
+    gpu = instrumented_note({"wall_s": 3e-3, "gpu_idle_s": 1e-3, "wall_uninstrumented_s": 2e-3})
+    assert gpu == ("wall_s and gpu_idle_s include the profiler's and the op trace's host overhead, which widens "
+                   "the gaps between kernels; wall_uninstrumented_s is a plain call (warm-up)")
