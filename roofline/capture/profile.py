@@ -71,8 +71,15 @@ _ACTIVE: list[Profile] = []
 REGION_HOOKS: list[Any] = []
 _FAKE: Any = None  # the shared FakeTensorMode of fake_mode()
 
-INSTRUMENTED_NOTE = ("wall_s and gpu_idle_s include the profiler's and the op trace's host overhead, which "
-                     "widens the gaps between kernels; wall_uninstrumented_s is a plain call (warm-up)")
+def instrumented_note(summary: dict[str, Any]) -> str:
+    """What an instrumented run's wall and idle hold, naming only the fields the summary has: no gpu_idle_s on
+    the CPU, no wall_uninstrumented_s without a timed warm-up call (a script's profile)."""
+    idle = " and gpu_idle_s" if summary.get("gpu_idle_s") is not None else ""
+    note = (f"wall_s{idle} include{'s' if not idle else ''} the profiler's and the op trace's host overhead"
+            + (", which widens the gaps between kernels" if idle else ""))
+    if summary.get("wall_uninstrumented_s") is not None:
+        note += "; wall_uninstrumented_s is a plain call (warm-up)"
+    return note
 
 
 def fake_mode() -> Any:
@@ -394,7 +401,7 @@ class Profile:
                              s["unattributed"])
         if comm is not None:  # only a program that called collectives has the key
             s["communication"] = comm
-        s["notes"] = [*target.messages, *([INSTRUMENTED_NOTE] if timeline else [])]
+        s["notes"] = [*target.messages, *([instrumented_note(s)] if timeline else [])]
         if s["attention_masked_calls"]:
             s["notes"].append(f"{s['attention_masked_calls']} attention call(s) took a mask tensor: every score "
                               "counted (a causal mask would halve them). Without data (analytic runs) Hugging "
