@@ -93,3 +93,31 @@ def test_the_instrumented_note_names_only_the_fields_the_summary_has() -> None:
     gpu = instrumented_note({"wall_s": 3e-3, "gpu_idle_s": 1e-3, "wall_uninstrumented_s": 2e-3})
     assert gpu == ("wall_s and gpu_idle_s include the profiler's and the op trace's host overhead, which widens "
                    "the gaps between kernels; wall_uninstrumented_s is a plain call (warm-up)")
+
+
+def test_an_analytic_profile_runs_compiled_code_eager() -> None:
+    import torch
+
+    from roofline.capture.profile import profile
+
+    # under FakeTensorMode a compiled kernel would read fake tensors' data: Inductor's C++ kernels crashed the
+    # process on the CPU (`roofline profile examples/compiled_mlp.py --no-time`: segmentation fault). The
+    # backend below runs the graph in Python, so here the crash is a graph run on fake tensors: none may run.
+    runs = []
+
+    def backend(gm: torch.fx.GraphModule, inputs: list[torch.Tensor]) -> object:
+        def run(*args: torch.Tensor) -> object:
+            runs.append(1)
+            return gm(*args)
+        return run
+
+    torch._dynamo.reset()
+    lin = torch.compile(torch.nn.Linear(16, 32, bias=False), backend=backend)
+    with torch.no_grad():
+        prof = profile(lambda: torch.nn.functional.silu(lin(torch.randn(8, 16))), warmup=0, time=False)
+    assert runs == []
+    # eager, unfused: the matmul 8x32x16 (2*8*32*16 = 8,192 FLOPs) and the silu
+    assert {r.op for r in prof.records} >= {"aten::mm", "aten::silu"}
+    assert sum(r.flops * r.count for r in prof.records if r.op == "aten::mm") == 2 * 8 * 32 * 16
+    assert any("compiled code ran eager in the analytic run" in n for n in prof.summary["notes"])
+    torch._dynamo.reset()

@@ -238,8 +238,14 @@ class Profile:
         target = self.resolve()
         stack = contextlib.ExitStack()
         try:
-            if target.time_device is None and _active_fake_mode() is None:
-                stack.enter_context(fake_mode())
+            if target.time_device is None:
+                if _active_fake_mode() is None:
+                    stack.enter_context(fake_mode())
+                # torch.compile'd code runs eager: compiled kernels would read fake tensors' data (Inductor's C++
+                # kernels crashed the process on the CPU with a segmentation fault)
+                import torch._dynamo
+
+                stack.enter_context(torch._dynamo.config.patch(disable=True))
             on_gpu = bool(target.time_device and target.time_device.startswith("cuda"))
             if on_gpu:  # device kernels need the profiler; on the CPU the tracer times each op itself
                 from roofline.measuring.cupti import device_profiler
@@ -428,7 +434,10 @@ class Profile:
             reasons = "; ".join(f"{n}: {r}" for r, n in why.most_common())
             notes.append(f"{sum(why.values())} of {launches} Triton launches of compiled code are not attributed to "
                          f"aten ops ({reasons}): listed as unattributed kernels")
-        if modules and not on_gpu:
+        if modules and not self.timed:
+            notes.append("compiled code ran eager in the analytic run (no data to run compiled kernels on): the "
+                         "records are the unfused aten ops; profile it timed on a GPU to see the fused kernels")
+        elif modules and not on_gpu:
             notes.append("compiled code ran on the CPU: its generated C++ kernels are neither timed nor counted "
                          "(only the aten ops it still calls, such as mm): profile it on a GPU, or uncompiled")
         return notes
