@@ -121,3 +121,22 @@ def test_an_analytic_profile_runs_compiled_code_eager() -> None:
     assert sum(r.flops * r.count for r in prof.records if r.op == "aten::mm") == 2 * 8 * 32 * 16
     assert any("compiled code ran eager in the analytic run" in n for n in prof.summary["notes"])
     torch._dynamo.reset()
+
+
+def test_the_compiled_modules_count_only_the_kept_regions() -> None:
+    import torch
+
+    from roofline.capture.profile import profile, region
+
+    # two warm-up calls outside the region, one inside: the summary's compiled modules, like its Triton launches,
+    # count the region's one (before: 3, as examples/compiled_mlp.py's 3 warm-ups + 1 read {'': 4})
+    torch._dynamo.reset()
+    lin = torch.compile(torch.nn.Linear(16, 16), backend="eager")
+    x = torch.randn(4, 16)
+    with torch.no_grad(), profile(device="cpu") as prof:
+        lin(x)
+        lin(x)
+        with region("step"):
+            lin(x)
+    assert prof.summary["compiled"]["modules"] == {"": 1}
+    torch._dynamo.reset()

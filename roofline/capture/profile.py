@@ -185,7 +185,7 @@ class Profile:
         self.region_spans: dict[str, list[tuple[int, int]]] = {}
         self._done = False
         self._phases: dict[str, float] = {}  # host seconds: warm-up, the profiled run, the analysis
-        self._compiled: dict[str, int] = {}  # compiled modules run, by module path
+        self._compiled: list[tuple[str, str | None]] = []  # compiled modules run: (module path, region)
         self._regions_kept: set[str] | None = None  # the regions the records keep (None: the whole run)
         # Triton launches (their regions), and why those left unattributed were
         self._launches: tuple[list[str | None], list[tuple[str | None, str]]] = ([], [])
@@ -260,7 +260,8 @@ class Profile:
             # torch.compile(module) does not apply
             stack.enter_context(warnings.catch_warnings())
             warnings.filterwarnings("ignore", message=r"Using `torch.compile\(module\)` when there are global hooks")
-            tracker = stack.enter_context(CompiledAwareTracker(ranges=on_gpu))
+            tracker = stack.enter_context(CompiledAwareTracker(
+                ranges=on_gpu, region=lambda: self._regions[-1] if self._regions else None))
             self._tracker = tracker
             self._tracer = stack.enter_context(Tracer(lambda: innermost_module(tracker.parents),
                                                       lambda: self._regions[-1] if self._regions else None,
@@ -339,7 +340,7 @@ class Profile:
         names, root = strip_root([c.module for c in calls] + compiled)
         for c in calls:
             c.module = names[c.module]
-        self._compiled = {names[m]: n for m, n in self._tracker.compiled.items()} if self._tracker else {}
+        self._compiled = [(names[m], r) for m, r in self._tracker.runs] if self._tracker else []
         on_gpu_roof = target.ceilings.kind == "gpu"
         items = profiled_calls(calls, timeline,
                                tf32_matmul=on_gpu_roof and torch.backends.cuda.matmul.allow_tf32,
@@ -421,8 +422,8 @@ class Profile:
     def _compiled_notes(self, s: dict[str, Any], on_gpu: bool) -> list[str]:
         """What the profile says of torch.compile'd code: the compiled modules run, the Triton launches and
         those left unattributed (the summary's `compiled`)."""
-        modules = self._compiled
         kept = self._regions_kept
+        modules = dict(Counter(name for name, r in self._compiled if kept is None or r in kept))
         launches = sum(1 for r in self._launches[0] if kept is None or r in kept)
         why = Counter(reason for r, reason in self._launches[1] if kept is None or r in kept)
         if not modules and not launches:
