@@ -140,3 +140,17 @@ def test_the_compiled_modules_count_only_the_kept_regions() -> None:
             lin(x)
     assert prof.summary["compiled"]["modules"] == {"": 1}
     torch._dynamo.reset()
+
+
+def test_an_output_under_a_file_says_the_file_is_not_a_folder(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import pytest
+
+    from roofline.core.errors import RooflineError
+    from roofline.core.files import refuse_existing
+
+    # `profile ... -o c.json/x.json` with c.json a file said "no folder c.json", which is there
+    (tmp_path / "c.json").write_text("{}")
+    with pytest.raises(RooflineError, match=r"c.json is a file, not a folder$"):
+        refuse_existing(tmp_path / "c.json" / "x.json", force=False)
+    with pytest.raises(RooflineError, match=r"no folder .*nope$"):
+        refuse_existing(tmp_path / "nope" / "x.json", force=False)
