@@ -154,3 +154,16 @@ def test_an_output_under_a_file_says_the_file_is_not_a_folder(tmp_path) -> None:
         refuse_existing(tmp_path / "c.json" / "x.json", force=False)
     with pytest.raises(RooflineError, match=r"no folder .*nope$"):
         refuse_existing(tmp_path / "nope" / "x.json", force=False)
+
+
+def test_the_root_module_has_one_name_in_every_view() -> None:
+    from roofline.ci.judge import where_text
+    from roofline.report.html import report_html
+    from roofline.report.profile import ROOT
+
+    # ops the root module runs itself: the profile views said "(root)", check and the HTML report "(top)"
+    assert ROOT == "(root)" and where_text("", "forward") == "forward: (root)" and where_text(None, None) == "(root)"
+    doc = _profile_with_counters()
+    doc["records"][0]["module"] = ""  # conv1's op, as if the root module ran it
+    page = report_html([validate_document(doc, "cnn")])
+    assert "(top)" not in page and "forward: (root)" in page
