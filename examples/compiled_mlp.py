@@ -26,12 +26,12 @@ PRESETS = {"tiny": {"tokens": 64, "d": 256}, "full": {"tokens": 4096, "d": 4096}
 class GatedBlock(nn.Module):
     """x + down(silu(gate(n)) * up(n)), n = RMSNorm(x): a Llama MLP with its norm."""
 
-    def __init__(self, d: int, hidden: int) -> None:
+    def __init__(self, d: int, hidden: int, **where: object) -> None:
         super().__init__()
-        self.norm = nn.RMSNorm(d)
-        self.gate = nn.Linear(d, hidden, bias=False)
-        self.up = nn.Linear(d, hidden, bias=False)
-        self.down = nn.Linear(hidden, d, bias=False)
+        self.norm = nn.RMSNorm(d, **where)
+        self.gate = nn.Linear(d, hidden, bias=False, **where)
+        self.up = nn.Linear(d, hidden, bias=False, **where)
+        self.down = nn.Linear(hidden, d, bias=False, **where)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         n = self.norm(x)
@@ -47,7 +47,7 @@ def main() -> None:
     cuda = torch.cuda.is_available()
     p = PRESETS[a.preset or ("full" if cuda else "tiny")]
     device, dtype = ("cuda", torch.bfloat16) if cuda else ("cpu", torch.float32)
-    block = GatedBlock(p["d"], 4 * p["d"]).to(device, dtype).eval()
+    block = GatedBlock(p["d"], 4 * p["d"], device=device, dtype=dtype).eval()  # built in place: no .to() copy
     model = block if a.eager else torch.compile(block)
     x = torch.randn(p["tokens"], p["d"], device=device, dtype=dtype)
     with torch.no_grad():

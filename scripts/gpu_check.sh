@@ -3,7 +3,7 @@
 # writes everything under $OUT (default ./out). Stages (default all): tests occupancy probe timing ncu small aa
 # calibrate check charts profile; only when named: framing and small-ncu (issue 21), counters (it goes on
 # into profile-counters), profile-counters and counters-repeat (issue 17), collectives, docs, comm-profile,
-# startup (issue 19), compile (torch.compile'd models in profiles).
+# startup (issue 19), compile (torch.compile'd models in profiles), review-nu (a new user's review).
 #   bash scripts/gpu_check.sh tests timing
 # Results: $OUT/summary.txt (the figures that matter) and $OUT/gpu_check.tar.gz (every file).
 set -u
@@ -325,6 +325,20 @@ compile)
   $RL profile examples/compiled_mlp.py -o "$W/compile/compiled.json" --force 2>&1 | tail -40 | tee -a "$S"
   $RL profile examples/compiled_mlp.py -o "$W/compile/eager.json" --force -- --eager 2>&1 | tail -12 | tee -a "$S"
   tar -czf "$OUT/compile_fixture.tar.gz" -C "$W" compile 2>/dev/null; ls "$W/compile" | tee -a "$S"
+  ;;
+review-nu)
+  # a new user's review (branch nu): compiled code in analytic profiles, compiled-module counts, 80 columns
+  log "pytest -m gpu tests/test_review_nu_gpu.py"
+  python3 -m pytest -q -m gpu tests/test_review_nu_gpu.py 2>&1 | tail -5 | tee -a "$S"
+  log "profile examples/compiled_mlp.py --no-time (exit 0, a note that compiled code ran eager; was a crash)"
+  $RL profile examples/compiled_mlp.py --no-time > "$W/nu_analytic.txt" 2>&1; echo "exit $?" | tee -a "$S"
+  grep -A2 "ran eager" "$W/nu_analytic.txt" | tee -a "$S"
+  $RL profile examples/compiled_mlp.py -o "$W/nu_compiled.json" --force > /dev/null 2>&1
+  python3 -c "import json,sys; print('compiled:', json.load(open(sys.argv[1]))['profile']['compiled'])" \
+      "$W/nu_compiled.json" 2>&1 | tee -a "$S"
+  log "check and plot --terminal of it at 80 columns (no cut cell: no '…' in the check table)"
+  COLUMNS=80 $RL check "$W/nu_compiled.json" --baseline "$W/nu_compiled.json" 2>&1 | head -12 | tee -a "$S"
+  COLUMNS=80 $RL plot "$W/nu_compiled.json" --terminal 2>&1 | tail -12 | tee -a "$S"
   ;;
 *) echo "unknown stage $stage" ;;
 esac

@@ -23,6 +23,7 @@ that called it.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -41,12 +42,15 @@ def is_compiled_module(mod: Any) -> bool:
 
 class CompiledAwareTracker(ModuleTracker):
     """torch's ModuleTracker, which removes its global hooks while a compiled module runs (module docstring).
-    `compiled` counts the compiled modules entered, by name; with `ranges`, each run is a profiler range."""
+    `compiled` counts the compiled modules entered, by name, and `runs` lists each entry's (name, region) with
+    the region `region()` names then; with `ranges`, each run is a profiler range."""
 
-    def __init__(self, ranges: bool = False) -> None:
+    def __init__(self, ranges: bool = False, region: Callable[[], str | None] = lambda: None) -> None:
         super().__init__()
         self.ranges = ranges
+        self.region = region
         self.compiled: dict[str, int] = {}
+        self.runs: list[tuple[str, str | None]] = []
         self._aside: list[Any] = []  # per-run restore hooks (nested compiled modules run none: no hooks inside)
 
     def _get_mod_name(self, mod: Any) -> str:
@@ -63,6 +67,7 @@ class CompiledAwareTracker(ModuleTracker):
     def _step_aside(self, mod: Any) -> None:
         name = self._get_mod_name(mod)
         self.compiled[name] = self.compiled.get(name, 0) + 1
+        self.runs.append((name, self.region()))
         self._fw_pre_handle.remove()
         self._fw_post_handle.remove()
         marker = torch.profiler.record_function(COMPILED_PREFIX + name) if self.ranges else None

@@ -71,8 +71,15 @@ _ACTIVE: list[Profile] = []
 REGION_HOOKS: list[Any] = []
 _FAKE: Any = None  # the shared FakeTensorMode of fake_mode()
 
-INSTRUMENTED_NOTE = ("wall_s and gpu_idle_s include the profiler's and the op trace's host overhead, which "
-                     "widens the gaps between kernels; wall_uninstrumented_s is a plain call (warm-up)")
+def instrumented_note(summary: dict[str, Any]) -> str:
+    """What an instrumented run's wall and idle hold, naming only the fields the summary has: no gpu_idle_s on
+    the CPU, no wall_uninstrumented_s without a timed warm-up call (a script's profile)."""
+    idle = " and gpu_idle_s" if summary.get("gpu_idle_s") is not None else ""
+    note = (f"wall_s{idle} include{'s' if not idle else ''} the profiler's and the op trace's host overhead"
+            + (", which widens the gaps between kernels" if idle else ""))
+    if summary.get("wall_uninstrumented_s") is not None:
+        note += "; wall_uninstrumented_s is a plain call (warm-up)"
+    return note
 
 
 def fake_mode() -> Any:
@@ -178,7 +185,7 @@ class Profile:
         self.region_spans: dict[str, list[tuple[int, int]]] = {}
         self._done = False
         self._phases: dict[str, float] = {}  # host seconds: warm-up, the profiled run, the analysis
-        self._compiled: dict[str, int] = {}  # compiled modules run, by module path
+        self._compiled: list[tuple[str, str | None]] = []  # compiled modules run: (module path, region)
         self._regions_kept: set[str] | None = None  # the regions the records keep (None: the whole run)
         # Triton launches (their regions), and why those left unattributed were
         self._launches: tuple[list[str | None], list[tuple[str | None, str]]] = ([], [])
@@ -231,8 +238,14 @@ class Profile:
         target = self.resolve()
         stack = contextlib.ExitStack()
         try:
-            if target.time_device is None and _active_fake_mode() is None:
-                stack.enter_context(fake_mode())
+            if target.time_device is None:
+                if _active_fake_mode() is None:
+                    stack.enter_context(fake_mode())
+                # torch.compile'd code runs eager: compiled kernels would read fake tensors' data (Inductor's C++
+                # kernels crashed the process on the CPU with a segmentation fault)
+                import torch._dynamo
+
+                stack.enter_context(torch._dynamo.config.patch(disable=True))
             on_gpu = bool(target.time_device and target.time_device.startswith("cuda"))
             if on_gpu:  # device kernels need the profiler; on the CPU the tracer times each op itself
                 from roofline.measuring.cupti import device_profiler
@@ -247,7 +260,8 @@ class Profile:
             # torch.compile(module) does not apply
             stack.enter_context(warnings.catch_warnings())
             warnings.filterwarnings("ignore", message=r"Using `torch.compile\(module\)` when there are global hooks")
-            tracker = stack.enter_context(CompiledAwareTracker(ranges=on_gpu))
+            tracker = stack.enter_context(CompiledAwareTracker(
+                ranges=on_gpu, region=lambda: self._regions[-1] if self._regions else None))
             self._tracker = tracker
             self._tracer = stack.enter_context(Tracer(lambda: innermost_module(tracker.parents),
                                                       lambda: self._regions[-1] if self._regions else None,
@@ -326,7 +340,7 @@ class Profile:
         names, root = strip_root([c.module for c in calls] + compiled)
         for c in calls:
             c.module = names[c.module]
-        self._compiled = {names[m]: n for m, n in self._tracker.compiled.items()} if self._tracker else {}
+        self._compiled = [(names[m], r) for m, r in self._tracker.runs] if self._tracker else []
         on_gpu_roof = target.ceilings.kind == "gpu"
         items = profiled_calls(calls, timeline,
                                tf32_matmul=on_gpu_roof and torch.backends.cuda.matmul.allow_tf32,
@@ -394,7 +408,7 @@ class Profile:
                              s["unattributed"])
         if comm is not None:  # only a program that called collectives has the key
             s["communication"] = comm
-        s["notes"] = [*target.messages, *([INSTRUMENTED_NOTE] if timeline else [])]
+        s["notes"] = [*target.messages, *([instrumented_note(s)] if timeline else [])]
         if s["attention_masked_calls"]:
             s["notes"].append(f"{s['attention_masked_calls']} attention call(s) took a mask tensor: every score "
                               "counted (a causal mask would halve them). Without data (analytic runs) Hugging "
@@ -408,8 +422,8 @@ class Profile:
     def _compiled_notes(self, s: dict[str, Any], on_gpu: bool) -> list[str]:
         """What the profile says of torch.compile'd code: the compiled modules run, the Triton launches and
         those left unattributed (the summary's `compiled`)."""
-        modules = self._compiled
         kept = self._regions_kept
+        modules = dict(Counter(name for name, r in self._compiled if kept is None or r in kept))
         launches = sum(1 for r in self._launches[0] if kept is None or r in kept)
         why = Counter(reason for r, reason in self._launches[1] if kept is None or r in kept)
         if not modules and not launches:
@@ -421,7 +435,10 @@ class Profile:
             reasons = "; ".join(f"{n}: {r}" for r, n in why.most_common())
             notes.append(f"{sum(why.values())} of {launches} Triton launches of compiled code are not attributed to "
                          f"aten ops ({reasons}): listed as unattributed kernels")
-        if modules and not on_gpu:
+        if modules and not self.timed:
+            notes.append("compiled code ran eager in the analytic run (no data to run compiled kernels on): the "
+                         "records are the unfused aten ops; profile it timed on a GPU to see the fused kernels")
+        elif modules and not on_gpu:
             notes.append("compiled code ran on the CPU: its generated C++ kernels are neither timed nor counted "
                          "(only the aten ops it still calls, such as mm): profile it on a GPU, or uncompiled")
         return notes

@@ -27,9 +27,10 @@ from roofline.ci.judge import (
     Report,
     Row,
 )
+from roofline.ci.rules import COUNTERS
 from roofline.core.errors import RooflineError
 from roofline.core.files import atomic_write
-from roofline.report.format import duration
+from roofline.report.format import duration, si
 
 # Significant figures of a time in the report: a 5% threshold needs the third and fourth digit to show why a
 # change was (or was not) past it.
@@ -40,9 +41,12 @@ COLUMNS = ("op", "variant", "dtype", "shape", "baseline", "current", "change", "
 PROFILE_COLUMNS = (*COLUMNS[:1], "where", *COLUMNS[1:])
 
 
-def _value(x: float | None, metric: str) -> str:
+def _value(x: float | None, metric: str, statistic: str = "median") -> str:
+    """A judged value in its unit: a counter rule's bytes or FLOPs (`dram_bytes`), else the metric's."""
     if x is None:
         return "-"
+    if statistic in COUNTERS:
+        return si(x, "FLOP" if statistic == "counter_flops" else "B", digits=TIME_DIGITS)
     return f"{x:.1%}" if metric == "fraction" else duration(x, digits=TIME_DIGITS)
 
 
@@ -55,8 +59,9 @@ def cells(row: Row, cols: tuple[str, ...] = COLUMNS) -> list[str]:
     """One cell per column; baseline and current hold the judged statistic (the median when none was)."""
     base = row.baseline_value if row.baseline_value is not None else row.baseline_median
     cur = row.current_value if row.current_value is not None else row.current_median
-    out = [row.op, row.variant or "-", row.dtype if row.kind != REGION else "-", row.shape, _value(base, row.metric),
-           _value(cur, row.metric), "-" if row.change is None else f"{row.change * 100:+.1f}%",
+    out = [row.op, row.variant or "-", row.dtype if row.kind != REGION else "-", row.shape,
+           _value(base, row.metric, row.statistic), _value(cur, row.metric, row.statistic),
+           "-" if row.change is None else f"{row.change * 100:+.1f}%",
            "-" if row.p_value is None else f"{row.p_value:.2g}", row.threshold or "-", row.verdict, row.reason]
     return [out[0], row.where or "-", *out[1:]] if "where" in cols else out
 
@@ -85,7 +90,9 @@ def render_table(report: Report, wide: bool = False) -> Any:
     judged statistic named in `threshold`."""
     from roofline.report.text import FitTable
 
-    unit = "fraction of roofline" if report.metric == "fraction" else "time"
+    # what the baseline and current columns hold: the metric, and the counters a counter rule compares
+    unit = ", ".join((["fraction of roofline" if report.metric == "fraction" else "time"]
+                      if report.rules.timing.rules else []) + [r.statistic for r in report.rules.counters.rules])
     cols = columns(report)
     rows = []
     for row in report.rows:

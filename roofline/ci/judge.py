@@ -38,7 +38,7 @@ from roofline.ci.rules import Rule as Rule
 from roofline.ci.runs import Noise, check_runs, noise_factor, noise_of, pool_noise, run_samples
 from roofline.core.document import Document, read_document
 from roofline.core.errors import RooflineError, UsageError
-from roofline.core.record import Key, Record, label, shape_text
+from roofline.core.record import ROOT_MODULE, Key, Record, label, shape_text
 from roofline.core.stats import mann_whitney_u, median, statistic
 from roofline.report.format import count, percent
 
@@ -94,8 +94,8 @@ def _require_timed(doc: Document, where: str) -> None:
 
 
 def where_text(module: str | None, region: str | None) -> str:
-    """Where a profile record ran: 'fc1', 'step: fc1', '(top)' for the model itself."""
-    return (f"{region}: " if region else "") + (module or "(top)")
+    """Where a profile record ran: 'fc1', 'step: fc1', '(root)' for the model itself."""
+    return (f"{region}: " if region else "") + (module or ROOT_MODULE)
 
 
 def record_name(rec: Record, case: str = "") -> str:

@@ -43,14 +43,14 @@ def profile_cmd(
     """Profile a script: every aten operator it runs, with FLOPs, minimum bytes, device time and what fixing
     each is worth. Profiles the regions the script marks with `with roofline.region("step"):` (the whole run
     when it marks none). Inside a torchrun job each rank profiles its own GPU and writes its own document."""
-    from roofline.capture.script import ScriptError, profile_script
-
     check_choice("--by", by, BY)
     ncu = _counters_preflight(counters, no_time, ncu_csv)
     rank, device, output = _torchrun(device, output, no_time)
     check_outputs(force, files=(output, ncu_csv))
     if not script.is_file():
         raise UsageError(f"{script}: no such script")
+    from roofline.capture.script import ScriptError, profile_script  # torch: after the refusals (3 s here)
+
     options = {"gpu": gpu, "device": device, "time": not no_time}
     started = time.perf_counter()
     _say(f"profiling {script.name} ({'analytic' if no_time else 'timed'}; the script's output follows)")

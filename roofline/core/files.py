@@ -19,7 +19,8 @@ def refuse_existing(path: str | os.PathLike[str], force: bool) -> Path:
         raise RooflineError(f"cannot write {p}: it is a folder")
     folder = p.parent
     if not folder.is_dir():
-        raise RooflineError(f"cannot write {p}: no folder {folder}")
+        why = f"{folder} is a file, not a folder" if folder.exists() else f"no folder {folder}"
+        raise RooflineError(f"cannot write {p}: {why}")
     if not os.access(folder, os.W_OK):
         raise RooflineError(f"cannot write {p}: the folder {folder} is not writable")
     return p

@@ -161,6 +161,10 @@ class Counters(_Serial):
 
 
 # The fields every record has (schema v1); a document whose record lacks one is refused.
+# The module name shown for ops the profiled root module runs itself (its path is ""): one word in every
+# view (terminal, check, HTML).
+ROOT_MODULE = "(root)"
+
 REQUIRED = ("op", "params", "dtype", "flops", "bytes_read", "bytes_written", "bytes", "arithmetic_intensity", "gpu",
             "peak_flops_per_s", "peak_bytes_per_s", "ridge_point", "bound", "roofline_time_s")
 # Of those, the ones that must be non-negative numbers.

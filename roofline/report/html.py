@@ -24,7 +24,7 @@ from roofline._version import __version__
 from roofline.core.document import Document, now_iso
 from roofline.core.files import atomic_write, refuse_existing
 from roofline.core.model import pipe_label
-from roofline.core.record import Record
+from roofline.core.record import ROOT_MODULE, Record
 from roofline.report.chart.model import (
     Chart,
     Point,
@@ -141,7 +141,7 @@ def _headroom_s(rec: Record) -> float | None:
 
 
 def _where(rec: Record) -> str:
-    return (f"{rec.region}: " if rec.region else "") + (rec.module or "(top)") if rec.count is not None else ""
+    return (f"{rec.region}: " if rec.region else "") + (rec.module or ROOT_MODULE) if rec.count is not None else ""
 
 
 # The hover details of a point, in this order; a record's are its texts for these names, null where it has none
@@ -361,7 +361,7 @@ def _whatif(doc: Document) -> str:
             parts.append(f'<p class="note">{_esc(duration(a.unmodelled_s))} of ops without a formula keep their '
                          "measured time.</p>")
     if w.fusions:
-        rows = [[f.label, f.title, f.module or "(top)", (f.occurrences, count(f.occurrences)),
+        rows = [[f.label, f.title, f.module or ROOT_MODULE, (f.occurrences, count(f.occurrences)),
                  (f.bytes_saved, si(f.bytes_saved, "B")), (f.saved_s, duration(f.saved_s)), (f.share, percent(f.share))]
                 for f in w.fusions]
         parts.append("<p>Fusions the dataflow allows, by time saved:</p>")
@@ -382,7 +382,7 @@ def _rollups(doc: Document, summary: Mapping[str, Any]) -> str:
     parts = []
     for by, title in (("module", "by module (layer indices rolled together as *)"), ("op", "by op type")):
         lines = rollup(doc.records, summary, by=by)
-        rows: list[list[Cell]] = [[x.key or "(top)", (x.time_s, duration(x.time_s)), (x.share, percent(x.share)),
+        rows: list[list[Cell]] = [[x.key or ROOT_MODULE, (x.time_s, duration(x.time_s)), (x.share, percent(x.share)),
                                    (x.calls, count(x.calls)), (x.roofline_s, duration(x.roofline_s)),
                                    (x.headroom_s, _signed_duration(x.headroom_s))] for x in lines[:ROLLUP_ROWS]]
         parts.append(f"<h3>{_esc(title)}</h3>")

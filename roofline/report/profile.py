@@ -31,12 +31,12 @@ from rich.text import Text
 from roofline.analysis.whatif import KIND_ORDER, KINDS, WhatIf, base_name, record_total, short_op, what_if
 from roofline.core.document import Document, clean_json
 from roofline.core.errors import UsageError
-from roofline.core.record import Record
+from roofline.core.record import ROOT_MODULE, Record
 from roofline.report.format import count, duration, si
 
 BY = ("op", "module", "kernel")
 TOP = 20
-ROOT = "(root)"  # the module name shown for ops the root module runs itself
+ROOT = ROOT_MODULE  # the module name shown for ops the root module runs itself
 ELLIPSIS = "…"
 OP_WIDTH = 18  # an op name is cut past this (the longest abbreviated aten names fit)
 TEXT_MIN = 10  # a text column never gets less than this, whatever the width asks

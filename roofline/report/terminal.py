@@ -243,9 +243,10 @@ def _legend(chart: Chart, marks: dict[tuple[int, int], str], numbers: dict[str, 
             row.append("-" if p.share is None else f"{p.share:.1%} of time")
         rows.append(row + [kind, f"{p.bound}-bound"] + ([chart.series[p.doc]] if many else []))
     n = len(rows[0]) if rows else 0
-    # when narrow, leave out the bound (the roof under a point says it), then the intensity (its column says it)
-    drop = (n - 1 - many, 2)
-    out += _columns(rows, right={2, 3, 4, 5} if chart.profile else {2, 3, 4}, width=width, drop=drop)
+    # when narrow, leave out the bound (the roof under a point says it), then (a profile's points, all timed or
+    # all not) timed/model only, then the intensity (its column says it)
+    drop = (n - 1 - many, *((n - 2 - many,) if chart.profile else ()), 2)
+    out += _columns(rows, right={2, 3, 4, 5} if chart.profile else {2, 3, 4}, width=width, drop=drop, shorten=1)
     if (note := unlabelled_note(chart, numbers)) is not None:
         out += textwrap.wrap(f"{UNLABELLED_CHAR}: {note}", width)
     if chart.skipped:
@@ -253,17 +254,25 @@ def _legend(chart: Chart, marks: dict[tuple[int, int], str], numbers: dict[str, 
     return out
 
 
-def _columns(rows: list[list[str]], right: set[int], width: int, drop: Sequence[int] = ()) -> list[str]:
+def _columns(rows: list[list[str]], right: set[int], width: int, drop: Sequence[int] = (),
+             shorten: int | None = None) -> list[str]:
     """The rows as aligned text columns within `width`: the columns in `drop` are left out, in that order,
-    while a line is wider; a line still too wide is cut at `width` (its label is the last to go)."""
+    while a line is wider; then column `shorten` (a label) is cut short in its middle with '…' (to LABEL_MIN at
+    least), so the numbers after it stay whole; a line still too wide is cut at `width`."""
     if not rows:
         return []
     keep = list(range(len(rows[0])))
+    cap: dict[int, int] = {}
+
+    def cell(row: list[str], k: int) -> str:  # cut in the middle: a label's end (the module) tells points apart
+        text, room = row[k], cap.get(k, len(row[k])) - 1
+        return text if len(text) <= room + 1 else text[:room - room * 3 // 5] + "…" + text[-(room * 3 // 5):]
 
     def lines() -> list[str]:
-        widths = {k: max(len(r[k]) for r in rows) for k in keep}
+        shown = [[cell(r, k) for k in range(len(r))] for r in rows]
+        widths = {k: max(len(r[k]) for r in shown) for k in keep}
         return ["  " + "   ".join(row[k].rjust(widths[k]) if k in right else row[k].ljust(widths[k])
-                                   for k in keep).rstrip() for row in rows]
+                                   for k in keep).rstrip() for row in shown]
 
     text = lines()
     for k in drop:
@@ -272,7 +281,15 @@ def _columns(rows: list[list[str]], right: set[int], width: int, drop: Sequence[
         if k in keep:
             keep.remove(k)
             text = lines()
+    over = max(map(len, text)) - width
+    if over > 0 and shorten in keep:
+        cap[shorten] = max(LABEL_MIN, max(len(r[shorten]) for r in rows) - over)
+        text = lines()
     return [line[:width] for line in text]
+
+
+# The shortest a point's label is cut to in the legend ("aten::co…layer4.1.conv2": the op and module still read).
+LABEL_MIN = 20
 
 
 # The chart's width when the console is wider: wider charts add no resolution worth reading.

@@ -64,6 +64,9 @@ WIDE = 1_000  # Column.drop of a column shown only with --wide
 # A word in a wrapping column longer than this may be folded over lines (Nsight Compute's kernel names run to
 # 60 characters; op names, shapes and dtypes stay under 20 and never fold).
 FOLD_ABOVE = 24
+# The narrowest a wrapping column folds to when its words and the numbers beside it do not fit ("forward:",
+# "compute-", an eight-letter word, still reads whole).
+FOLD_MIN = 8
 GAP = 1  # one space between columns (box.SIMPLE_HEAD without edges): the most columns in 80
 
 
@@ -138,6 +141,11 @@ class FitTable:
         if sum(widths[k] for k in wrap) <= room:
             return widths
         low = {k: self._minimum(shown[k]) for k in wrap}
+        # numbers are never cut: when the wrapping columns' longest words leave them too little room, the
+        # longest words fold (the widest column first, none below FOLD_MIN)
+        while sum(low.values()) > room and max(low.values()) > FOLD_MIN:
+            k = max(low, key=lambda k: low[k])
+            low[k] -= 1
         # the widest wrapping columns give way first, none below its longest word
         level = max(widths[k] for k in wrap)
         while level > 1 and sum(max(low[k], min(widths[k], level)) for k in wrap) > room:
