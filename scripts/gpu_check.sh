@@ -3,7 +3,7 @@
 # writes everything under $OUT (default ./out). Stages (default all): tests occupancy probe timing ncu small aa
 # calibrate check charts profile; only when named: framing and small-ncu (issue 21), counters (it goes on
 # into profile-counters), profile-counters and counters-repeat (issue 17), collectives, docs, comm-profile,
-# startup (issue 19), compile (torch.compile'd models in profiles), review-nu (a new user's review).
+# startup (issue 19), compile (torch.compile'd models in profiles), usability (a new user's findings).
 #   bash scripts/gpu_check.sh tests timing
 # Results: $OUT/summary.txt (the figures that matter) and $OUT/gpu_check.tar.gz (every file).
 set -u
@@ -326,10 +326,10 @@ compile)
   $RL profile examples/compiled_mlp.py -o "$W/compile/eager.json" --force -- --eager 2>&1 | tail -12 | tee -a "$S"
   tar -czf "$OUT/compile_fixture.tar.gz" -C "$W" compile 2>/dev/null; ls "$W/compile" | tee -a "$S"
   ;;
-review-nu)
+usability)
   # a new user's review (branch nu): compiled code in analytic profiles, compiled-module counts, 80 columns
-  log "pytest -m gpu tests/test_review_nu_gpu.py"
-  python3 -m pytest -q -m gpu tests/test_review_nu_gpu.py 2>&1 | tail -5 | tee -a "$S"
+  log "pytest -m gpu tests/test_usability_gpu.py"
+  python3 -m pytest -q -m gpu tests/test_usability_gpu.py 2>&1 | tail -5 | tee -a "$S"
   log "profile examples/compiled_mlp.py --no-time (exit 0, a note that compiled code ran eager; was a crash)"
   $RL profile examples/compiled_mlp.py --no-time > "$W/nu_analytic.txt" 2>&1; echo "exit $?" | tee -a "$S"
   grep -A2 "ran eager" "$W/nu_analytic.txt" | tee -a "$S"

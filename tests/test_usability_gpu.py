@@ -1,5 +1,5 @@
 """On a CUDA GPU: torch.compile'd code in an analytic profile runs eager (no compiled kernel on fake data), and
-the summary's compiled modules count only the kept region's runs (tests/test_review_nu.py has the CPU side)."""
+the summary's compiled modules count only the kept region's runs (tests/test_usability.py has the CPU side)."""
 
 from __future__ import annotations
 
