@@ -347,14 +347,18 @@ def test_a_few_hundred_bytes_on_a_small_kernel_are_not_a_change(tmp_path: Path,
     assert "256 B" in rows[0]["reason"]
 
 
-def test_the_counter_gate_without_counters_is_not_comparable(tmp_path: Path,
-                                                             capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_counter_gate_without_counters_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # no record on a side has counters: the gate would compare nothing and pass, so it is refused (exit 2)
     base = _doc_with_dram(tmp_path, "base.json", [None] * 6)
+    code, _, err = run(capsys, "check", str(base), "--baseline", str(base), "--fail-on", "dram_bytes:1%")
+    assert code == 2 and "have none: make them with --counters" in err and len(err.strip().splitlines()) == 1
+    # some records with counters: those without are not_comparable, the others judged
+    cur = _doc_with_dram(tmp_path, "cur.json", [1e6, None, None, None, None, None])
     rep = tmp_path / "r.json"
-    code, _, _ = run(capsys, "check", str(base), "--baseline", str(base), "--fail-on", "dram_bytes:1%",
+    code, _, _ = run(capsys, "check", str(cur), "--baseline", str(cur), "--fail-on", "dram_bytes:1%",
                      "--json", str(rep))
-    assert code == 0
-    assert {r["verdict"] for r in json.loads(rep.read_text())["rows"]} == {"not_comparable"}
+    verdicts = [r["verdict"] for r in json.loads(rep.read_text())["rows"]]
+    assert code == 0 and verdicts == ["same"] + ["not_comparable"] * 5
     code, _, err = run(capsys, "check", str(base), "--baseline", str(base), "--fail-on", "dram:1%")
     assert code == 2 and "dram_bytes" in err  # the unknown name lists the counter rules too
 

@@ -546,6 +546,11 @@ def judge(results: Document, baseline: Document, rules: FailOn | str = DEFAULT_F
         raise UsageError(f"alpha must be between 0 and 1, got {alpha!r}")
     _require_timed(results, "results")
     _require_timed(baseline, "baseline")
+    if fail_on.counters.rules:  # a counter gate over documents without counters would compare nothing and pass
+        for doc, side in ((results, "results"), (baseline, "baseline")):
+            if not any(r.counters for r in doc.records):
+                raise UsageError(f"--fail-on {fail_on.counters} reads Nsight Compute counters and the {side} "
+                                 "have none: make them with --counters")
     cur_idx, base_idx = records_by_key(results, "results"), records_by_key(baseline, "baseline")
     if cur_idx and base_idx and not cur_idx.keys() & base_idx.keys():
         raise UsageError("the results and the baseline share no record (same operator, variant, shape and dtype): "
