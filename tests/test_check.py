@@ -408,6 +408,20 @@ def test_files_sharing_no_record_are_a_usage_error() -> None:
         judge(cur, document([record(lognormal())]))
 
 
+def test_an_eager_and_a_compiled_profile_share_their_region() -> None:
+    # Real H200 profiles of examples/compiled_mlp.py (docs/results/2026-12-01-h200-session2/): eager and
+    # torch.compile'd share no op record (Inductor fused them) but both have the region "forward", whose whole
+    # kernel time is what compiling changed (2.503 -> 2.187 ms); the check compares it instead of refusing.
+    from roofline.core.document import read_document
+
+    where = Path(__file__).parent.parent / "docs" / "results" / "2026-12-01-h200-session2"
+    compiled, eager = (read_document(where / f"compiled_mlp_{k}.json") for k in ("compiled", "eager"))
+    report = judge(compiled, eager)
+    region = [r for r in report.rows if r.name.startswith("region")]
+    assert len(region) == 1 and region[0].change == pytest.approx(2.187 / 2.503 - 1, abs=1e-3)
+    assert {r.verdict for r in report.rows if r not in region} == {"new", "missing"}
+
+
 @pytest.mark.parametrize(("kw", "fragment"), [({"metric": "speed"}, "--metric"), ({"alpha": 0.0}, "alpha"),
                                               ({"alpha": 1.5}, "alpha"), ({"rules": "median"}, "--fail-on")])
 def test_bad_arguments_are_usage_errors(kw: dict[str, Any], fragment: str) -> None:

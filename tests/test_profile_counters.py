@@ -265,6 +265,7 @@ def test_counters_on_the_cpu_is_exit_2_before_the_script(capsys: pytest.CaptureF
     monkeypatch.setenv("PATH", str(tmp_path))
     code, out, err = run(capsys, "profile", SCRIPT, "--counters", "--device", "cpu")
     assert code == 2 and "NVIDIA GPU" in err and "tiny_mlp done" not in out, err
+    assert "profiling" not in err  # refused before it announces the run
 
 
 # ---------------------------------------------------------------- the counter gate on a profile document

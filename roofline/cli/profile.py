@@ -53,14 +53,19 @@ def profile_cmd(
 
     options = {"gpu": gpu, "device": device, "time": not no_time}
     started = time.perf_counter()
-    _say(f"profiling {script.name} ({'analytic' if no_time else 'timed'}; the script's output follows)")
-    _warn_if_shared(device, no_time)
+
+    def starting(target: Any) -> None:
+        """Once the target is resolved and before the script runs: refuse, or say what follows."""
+        if ncu:
+            _counters_check(target)
+        _say(f"profiling {script.name} ({'analytic' if no_time else 'timed'}; the script's output follows)")
+        _warn_if_shared(device, no_time)
+
     # with --json stdout carries the document alone: the script's own prints go to stderr
     quiet = contextlib.redirect_stdout(sys.stderr) if json_ else contextlib.nullcontext()
     try:
         with quiet:
-            prof = profile_script(script, args or [], regions=region or (),
-                                  check=_counters_check if ncu else None, **options)
+            prof = profile_script(script, args or [], regions=region or (), check=starting, **options)
     except ScriptError as exc:
         sys.stderr.write(exc.script_traceback)
         raise
