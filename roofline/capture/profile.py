@@ -395,9 +395,8 @@ class Profile:
                                "wall_s": sum(entry_walls[name]) if timeline else None,
                                "entry_wall_s": entry_walls[name] if timeline else None}
                         for name in sorted(regions or ())}
-        kept = set(self.only_regions or ()) or set(regions or ())
-        if timeline and kept:  # the program marked regions: wall and idle over their entries, not the whole run
-            s["wall_s"] = sum(r["wall_s"] for name, r in s["regions"].items() if name in kept)
+        if timeline and regions:  # regions kept: wall and idle over their entries, not the whole run
+            s["wall_s"] = sum(r["wall_s"] for r in s["regions"].values())
             if on_gpu:  # (the warm-up, compilation and the model's build ran outside them)
                 s["gpu_span_s"] = None
                 s["gpu_busy_s"] = s["kernel_time_s"]

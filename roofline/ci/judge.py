@@ -510,10 +510,9 @@ def _region_identity(name: str, metric: str, rules: FailOn) -> dict[str, Any]:
             "kind": REGION, "region": name}
 
 
-def _region_rows(results: Document, baseline: Document, rules: FailOn, alpha: float, metric: str,
-                 diffs: list[str]) -> list[Row]:
+def _region_rows(cur_regions: dict[str, RegionRun], base_regions: dict[str, RegionRun], rules: FailOn,
+                 alpha: float, metric: str, diffs: list[str]) -> list[Row]:
     """A row per region of either document (profiles only), the results' first."""
-    cur_regions, base_regions = profile_regions(results), profile_regions(baseline)
     rows: list[Row] = []
     for name, cur in cur_regions.items():
         common = _region_identity(name, metric, rules)
@@ -552,8 +551,8 @@ def judge(results: Document, baseline: Document, rules: FailOn | str = DEFAULT_F
                 raise UsageError(f"--fail-on {fail_on.counters} reads Nsight Compute counters and the {side} "
                                  "have none: make them with --counters")
     cur_idx, base_idx = records_by_key(results, "results"), records_by_key(baseline, "baseline")
-    shared_regions = profile_regions(results).keys() & profile_regions(baseline).keys()
-    if cur_idx and base_idx and not cur_idx.keys() & base_idx.keys() and not shared_regions:
+    cur_regions, base_regions = profile_regions(results), profile_regions(baseline)
+    if cur_idx and base_idx and not cur_idx.keys() & base_idx.keys() and not cur_regions.keys() & base_regions.keys():
         raise UsageError("the results and the baseline share no record (same operator, variant, shape and dtype): "
                          "is this the baseline of this suite?")
     dev_diffs = device_differences(results, baseline)
@@ -571,8 +570,8 @@ def judge(results: Document, baseline: Document, rules: FailOn | str = DEFAULT_F
         if rd.get(key) and bd.get(key) and rd[key] != bd[key]:
             notes.append(f"{what} differs (baseline {bd[key]}, results {rd[key]}): a change may come from it")
 
-    rows = _region_rows(results, baseline, fail_on.timing, float(alpha), metric, dev_diffs) if fail_on.timing.rules \
-        else []
+    rows = (_region_rows(cur_regions, base_regions, fail_on.timing, float(alpha), metric, dev_diffs)
+            if fail_on.timing.rules else [])
     for key, cur in cur_idx.items():
         base = base_idx.get(key)
         rec_rules = _rules_for(cur, base, fail_on)
