@@ -20,6 +20,7 @@ from pathlib import Path
 
 from roofline.core.document import read_document
 from roofline.core.record import Record
+from roofline.importers.join import is_copy
 from roofline.importers.ncu import read_raw_csv, split_calls
 
 MARKER = "spin"  # torch.cuda._sleep launches a kernel whose name contains this
@@ -53,10 +54,10 @@ def target(suite_path: str, repeats: int = 1) -> None:
 
 
 def memset_s(record: Record) -> float:
-    """Seconds of memsets in the record's one-call kernel breakdown: part of the operator's time, but not
-    of ncu's kernel sum (ncu profiles kernels only)."""
+    """Seconds of memsets (and memcpys) in the record's one-call kernel breakdown: part of the operator's time,
+    but not of ncu's kernel sum (ncu profiles kernels only)."""
     names, times = record.kernels or [], record.kernel_times_s or []
-    return sum(t for n, t in zip(names, times, strict=False) if n.startswith("Memset"))
+    return sum(t for n, t in zip(names, times, strict=False) if is_copy(n))
 
 
 def compare(results_path: str, ncu_path: str, markdown: str | None) -> int:

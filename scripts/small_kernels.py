@@ -6,7 +6,7 @@
     roofline run suites/decode-small.toml -o small.json
     python scripts/small_kernels.py small.json ncu.csv [--markdown OUT.md]
 
-For every entry and every kernel it launched (memsets aside: ncu profiles kernels only), our time (the
+For every entry and every kernel it launched (memsets and memcpys aside: ncu profiles kernels only), our time (the
 median over the samples of that kernel's device time, `record.kernel_times_s`) beside ncu's median over five
 profiled calls. A kernel agrees when it is within max(3%, 0.3 µs) of that median or inside the range of the
 five calls (ncu itself spreads up to 10% on an 8 µs kernel). Nsight Compute flushes the caches before every
@@ -24,6 +24,7 @@ from pathlib import Path
 from ncu_compare import MARKER  # type: ignore[import-not-found]  # scripts/ is on sys.path when run as a script
 
 from roofline.core.document import read_document
+from roofline.importers.join import is_copy
 from roofline.importers.ncu import read_raw_csv, split_calls
 
 REL_TOL = 0.03  # the bound: 3% ...
@@ -48,7 +49,7 @@ def main(results: str, ncu_csv: str, markdown: str | None) -> int:
     for i, rec in enumerate(recs):
         mine = calls[i * repeats:(i + 1) * repeats]
         kernels = [(n, t) for n, t in zip(rec.kernels or [], rec.kernel_times_s or [], strict=False)
-                   if not n.startswith("Memset")]
+                   if not is_copy(n)]
         label = f"{rec.op} {rec.shape}"
         method = rec.timing.method if rec.timing else "-"
         if any(len(c.kernel_times_s) != len(kernels) for c in mine):
