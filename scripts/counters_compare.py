@@ -3,6 +3,7 @@
     python scripts/counters_compare.py suite RESULTS.json NCU.csv   # `run --counters` vs a plain ncu run
     python scripts/counters_compare.py imports A.json B.json        # import-ncu of a .ncu-rep vs of its CSV
     python scripts/counters_compare.py plain A.csv B.csv            # two plain ncu runs: ncu's own repeatability
+    python scripts/counters_compare.py spread METRICS A.csv B.csv ...  # each metric's spread over several runs
 
 `suite`: RESULTS.json from `roofline run SUITE --counters`; NCU.csv from `ncu --profile-from-start off --metrics
 <the same list> --csv --page raw python scripts/ncu_compare.py target SUITE` (one call per entry between the
@@ -84,6 +85,45 @@ def plain(a_path: str, b_path: str) -> int:
     return 0
 
 
+def spread(metrics: str, paths: list[str]) -> int:
+    """Each metric's spread over several ncu runs of the same suite (each call's kernels summed): the worst
+    (max / min - 1) over the calls, with the call it happened in, then the per-call spreads of every metric
+    whose worst is past 0.1%. Which byte counters depend on where the data landed, and which do not."""
+    runs = [split_groups(read_raw_csv(p), MARKER) for p in paths]
+    if len({len(r) for r in runs}) != 1 or not runs[0]:
+        print("different call counts: " + ", ".join(str(len(r)) for r in runs))
+        return 1
+    names = [m for m in metrics.split(",") if m]
+
+    def total(group: list, metric: str) -> float | None:
+        got = [k.metrics.get(metric) for k in group]
+        return None if any(v is None for v in got) else sum(got)  # type: ignore[arg-type]
+
+    table: dict[str, list[float | None]] = {}
+    for m in names:
+        row: list[float | None] = []
+        for calls in zip(*runs, strict=True):
+            vals = [total(g, m) for g in calls]
+            ok = [v for v in vals if v is not None]
+            row.append(max(ok) / min(ok) - 1 if len(ok) == len(vals) and min(ok) > 0 else None)
+        table[m] = row
+    print(f"{len(paths)} runs, {len(runs[0])} calls; spread = max/min - 1 over the runs, per call")
+    print("| metric | worst spread | call |")
+    print("|---|---|---|")
+    for m, row in table.items():
+        got = [(v, i) for i, v in enumerate(row, start=1) if v is not None]
+        worst = max(got) if got else None
+        print(f"| {m} | " + (f"{worst[0]:.3%} | {worst[1]}" if worst else "- | -") + " |")
+    noisy = [m for m, row in table.items() if any(v is not None and v > 1e-3 for v in row)]
+    if noisy:
+        print("\n| call | " + " | ".join(noisy) + " |")
+        print("|---" * (1 + len(noisy)) + "|")
+        for i in range(len(runs[0])):
+            print(f"| {i + 1} | " + " | ".join("-" if (v := table[m][i]) is None else f"{v:.2%}" for m in noisy) +
+                  " |")
+    return 0
+
+
 def imports(a_path: str, b_path: str) -> int:
     a, b = read_document(a_path).records, read_document(b_path).records
     if len(a) != len(b):
@@ -109,6 +149,8 @@ if __name__ == "__main__":
         sys.exit(suite(sys.argv[2], sys.argv[3]))
     if len(sys.argv) == 4 and sys.argv[1] == "plain":
         sys.exit(plain(sys.argv[2], sys.argv[3]))
+    if len(sys.argv) >= 5 and sys.argv[1] == "spread":
+        sys.exit(spread(sys.argv[2], sys.argv[3:]))
     if len(sys.argv) == 4 and sys.argv[1] == "imports":
         sys.exit(imports(sys.argv[2], sys.argv[3]))
     print(__doc__)
