@@ -243,9 +243,9 @@ class Profile:
                     stack.enter_context(fake_mode())
                 # torch.compile'd code runs eager: compiled kernels would read fake tensors' data (Inductor's C++
                 # kernels crashed the process on the CPU with a segmentation fault)
-                import torch._dynamo
+                from torch import _dynamo  # not `import torch._dynamo`: that makes `torch` local to this method
 
-                stack.enter_context(torch._dynamo.config.patch(disable=True))
+                stack.enter_context(_dynamo.config.patch(disable=True))
             on_gpu = bool(target.time_device and target.time_device.startswith("cuda"))
             if on_gpu:  # device kernels need the profiler; on the CPU the tracer times each op itself
                 from roofline.measuring.cupti import device_profiler
