@@ -482,3 +482,32 @@ def test_the_nvtx_range_of_a_real_forward_csv() -> None:
 
     kernels = read_raw_csv(DATA / "ncu_forward.csv")
     assert len(kernels) == 110 and {nvtx_range(k) for k in kernels} == {"forward"}
+
+
+def test_ncu_starts_after_this_process_gives_its_cached_gpu_memory_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    """run_ncu empties torch's caching allocator first (the child gets the memory a plain ncu run has), and only
+    where CUDA is initialised: a torch that never touched the GPU is left alone. A stand-in torch records the
+    calls; a real one has no GPU here."""
+    import subprocess
+    import sys
+
+    from roofline.measuring import ncu as ncu_mod
+
+    calls: list[str] = []
+
+    def fake_torch(initialized: bool) -> SimpleNamespace:
+        return SimpleNamespace(cuda=SimpleNamespace(is_initialized=lambda: initialized,
+                                                    empty_cache=lambda: calls.append("empty_cache")))
+
+    def fake_run(cmd: list[str], **kw: object) -> subprocess.CompletedProcess[str]:
+        calls.append("ncu")
+        return subprocess.CompletedProcess(cmd, 0, "", "")
+
+    monkeypatch.setattr(subprocess, "run", fake_run)
+    monkeypatch.setitem(sys.modules, "torch", fake_torch(True))
+    ncu_mod.run_ncu(["ncu"])
+    assert calls == ["empty_cache", "ncu"]
+    calls.clear()
+    monkeypatch.setitem(sys.modules, "torch", fake_torch(False))
+    ncu_mod.run_ncu(["ncu"])
+    assert calls == ["ncu"]

@@ -114,11 +114,26 @@ def ncu_command(ncu: str, metrics: Sequence[str], plan: Path) -> list[str]:
             "raw", sys.executable, "-m", "roofline.measuring.ncu_target", str(plan)]
 
 
+def release_gpu_memory() -> None:
+    """Give this process's cached GPU memory back to the driver before ncu's child starts: the child then has
+    the GPU's memory as a plain ncu run would (the timing pass's cached blocks, up to tens of GB on a suite,
+    would shrink what a large operator can allocate, and put its data at other pages, which moves the L2 and
+    DRAM-write counters: docs/counters.md "What repeats")."""
+    torch = sys.modules.get("torch")
+    if torch is None or not torch.cuda.is_initialized():
+        return
+    import gc
+
+    gc.collect()
+    torch.cuda.empty_cache()
+
+
 def run_ncu(command: Sequence[str]) -> subprocess.CompletedProcess[str]:
     """Run an ncu command line with this process's imports visible to the child (PYTHONPATH), its output
-    captured; one RooflineError line past TIMEOUT_S."""
+    captured, after this process's cached GPU memory is released; one RooflineError line past TIMEOUT_S."""
     from roofline.core.process import child_env
 
+    release_gpu_memory()
     try:
         return subprocess.run(list(command), capture_output=True, text=True, check=False, timeout=TIMEOUT_S,
                               env=child_env())
