@@ -89,7 +89,8 @@ def spread(metrics: str, paths: list[str]) -> int:
     """Each metric's spread over several ncu runs of the same suite (each call's kernels summed): the worst
     (max / min - 1) over the calls, with the call it happened in, then the per-call spreads of every metric
     whose worst is past 0.1%. Which byte counters depend on where the data landed, and which do not."""
-    runs = [split_groups(read_raw_csv(p), MARKER) for p in paths]
+    # a suite's CSV has marker kernels between calls; a profile's (`profile --ncu-csv`) has none: kernel by kernel
+    runs = [split_groups(ks, MARKER) or [[k] for k in ks] for ks in (read_raw_csv(p) for p in paths)]
     if len({len(r) for r in runs}) != 1 or not runs[0]:
         print("different call counts: " + ", ".join(str(len(r)) for r in runs))
         return 1

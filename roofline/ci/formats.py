@@ -104,7 +104,7 @@ def render_table(report: Report, wide: bool = False) -> Any:
         rows.append([*first, c["shape"], c["baseline"], c["current"], c["change"], c["p-value"], verdict,
                      c["threshold"], c["reason"]])
     thresholds = sorted({r.threshold for r in report.rows if r.threshold}) or [str(report.rules)]
-    caption = [report.summary(), f"threshold: {', '.join(thresholds)}"]
+    caption = [report.summary(), f"threshold: {', '.join(thresholds)}", *(f"note: {n}" for n in report.notes)]
     caption += [f"{r.op} {r.shape}: {r.verdict}: {r.reason}" for r in report.rows
                 if r.reason and r.verdict not in (SAME, BETTER, BETTER_NOT_SIGNIFICANT)]
     return FitTable(_terminal_columns(report.profile), rows, title=f"roofline check ({unit}; alpha {report.alpha:g})",

@@ -32,7 +32,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from roofline.ci.regions import RegionRun, profile_regions
-from roofline.ci.rules import COUNTER_BYTES_FLOOR, COUNTERS, DEFAULT_FAIL_ON, FailOn, parse_fail_on
+from roofline.ci.rules import COUNTER_BYTES_FLOOR, COUNTER_SPREAD, COUNTERS, DEFAULT_FAIL_ON, FailOn, parse_fail_on
 from roofline.ci.rules import STATISTICS as STATISTICS  # re-exported: callers take the rules from ci.judge
 from roofline.ci.rules import Rule as Rule
 from roofline.ci.runs import Noise, check_runs, noise_factor, noise_of, pool_noise, run_samples
@@ -354,9 +354,10 @@ def _judge_record(cur: Record, base: Record, key: Key, rules: FailOn, alpha: flo
 
 
 def _judge_counters(cur: Record, base: Record, common: dict[str, Any], rules: FailOn) -> Row:
-    """Counter rules (`dram_bytes:1%`): counter bytes and FLOPs are deterministic, so a relative change past the
-    threshold is WORSE (more) or BETTER (less) with no significance test (bytes: unless under
-    COUNTER_BYTES_FLOOR); a side without counters is not_comparable."""
+    """Counter rules (`dram_bytes_read:1%`): one value per side (ncu profiles one call), so a relative change past
+    the threshold is WORSE (more) or BETTER (less) with no significance test (bytes: unless under
+    COUNTER_BYTES_FLOOR); how far each counter moves on its own is in the check's notes (`spread_notes`); a side
+    without counters is not_comparable."""
     best: tuple[int, Row] | None = None
     for rule in rules.rules:
         field = COUNTERS[rule.statistic]
@@ -377,7 +378,7 @@ def _judge_counters(cur: Record, base: Record, common: dict[str, Any], rules: Fa
         else:
             verdict = WORSE if change > 0 else BETTER
             reason = (f"{rule.statistic} {percent(abs(change))} {word} ({count(b)} -> {count(c)}), past "
-                      f"{percent(rule.threshold)}; counters are deterministic: no noise test")
+                      f"{percent(rule.threshold)}; one profiled call a side: no noise test")
         row = Row(**row_common, verdict=verdict, reason=reason, baseline_value=b, current_value=c, change=change,
                   n_baseline=1, n_current=1)
         if best is None or _SEVERITY[verdict] > best[0]:
@@ -566,6 +567,7 @@ def judge(results: Document, baseline: Document, rules: FailOn | str = DEFAULT_F
                          "fractions of each device's roofline instead")
         else:
             notes.append(f"across devices: {'; '.join(dev_diffs)}")
+    notes += spread_notes(fail_on)
     for key, what in (("torch_version", "torch"), ("cuda_version", "CUDA")):
         if rd.get(key) and bd.get(key) and rd[key] != bd[key]:
             notes.append(f"{what} differs (baseline {bd[key]}, results {rd[key]}): a change may come from it")
@@ -602,6 +604,21 @@ def judge(results: Document, baseline: Document, rules: FailOn | str = DEFAULT_F
 def _span(values: list[int]) -> str:
     lo, hi = min(values), max(values)
     return f"{lo}" if lo == hi else f"{lo}-{hi}"
+
+
+def spread_notes(fail_on: FailOn) -> list[str]:
+    """A note for each counter rule tighter than the counter moves between runs of unchanged code
+    (`ci.rules.COUNTER_SPREAD`): such a rule can fail on where the data landed, not on a change of the code."""
+    notes = []
+    for rule in fail_on.counters.rules:
+        spread = COUNTER_SPREAD[rule.statistic]
+        if rule.threshold < spread:
+            steady = ("; dram_bytes_read (DRAM reads) repeats to "
+                      f"{COUNTER_SPREAD['dram_bytes_read']:.1%}" if rule.statistic in ("dram_bytes", "l2_bytes")
+                      else "")
+            notes.append(f"{rule} is tighter than {rule.statistic} moves between runs of unchanged code (up to "
+                         f"{spread:.1%} on the H200: docs/counters.md, What repeats){steady}")
+    return notes
 
 
 def _noise_notes(rows: list[Row]) -> list[str]:
