@@ -4,6 +4,7 @@
     python scripts/counters_compare.py imports A.json B.json        # import-ncu of a .ncu-rep vs of its CSV
     python scripts/counters_compare.py plain A.csv B.csv            # two plain ncu runs: ncu's own repeatability
     python scripts/counters_compare.py spread METRICS A.csv B.csv ...  # each metric's spread over several runs
+    python scripts/counters_compare.py envelope R1.json ... -- A.csv B.csv ...  # `run --counters` vs plain runs
 
 `suite`: RESULTS.json from `roofline run SUITE --counters`; NCU.csv from `ncu --profile-from-start off --metrics
 <the same list> --csv --page raw python scripts/ncu_compare.py target SUITE` (one call per entry between the
@@ -125,6 +126,36 @@ def spread(metrics: str, paths: list[str]) -> int:
     return 0
 
 
+ENVELOPE_FIELDS = ("duration_s", "dram_bytes_read", "dram_bytes_written", "dram_bytes", "l2_bytes", "l1_bytes",
+                   "flops")
+
+
+def envelope(results: list[str], csvs: list[str]) -> int:
+    """`run --counters` documents against several plain ncu runs of the same suite: for each field, how far
+    outside the plain runs' own range (min..max over the runs, call by call) our figure lies; 0 inside it.
+    One plain run is no reference for a counter that moves between plain runs; their range is."""
+    plains = [_calls(p) for p in csvs]
+    if len({len(p) for p in plains}) != 1:
+        print("different call counts among the plain runs")
+        return 1
+    for path in results:
+        recs = read_document(path).records
+        worst: dict[str, tuple[float, int]] = dict.fromkeys(ENVELOPE_FIELDS, (0.0, 0))
+        for i, rec in enumerate(recs):
+            c = rec.counters or Counters()
+            for f in ENVELOPE_FIELDS:
+                v, ps = getattr(c, f), [getattr(p[i], f) for p in plains]
+                if v is None or any(x is None for x in ps) or min(ps) <= 0:
+                    continue
+                lo, hi = min(ps), max(ps)
+                out = v / hi - 1 if v > hi else v / lo - 1 if v < lo else 0.0
+                if abs(out) > abs(worst[f][0]):
+                    worst[f] = (out, i + 1)
+        print(f"{path}: outside the range of {len(csvs)} plain runs: " +
+              ", ".join(f"{f} {w:+.2%}" + (f" (#{n})" if n else "") for f, (w, n) in worst.items()))
+    return 0
+
+
 def imports(a_path: str, b_path: str) -> int:
     a, b = read_document(a_path).records, read_document(b_path).records
     if len(a) != len(b):
@@ -150,6 +181,9 @@ if __name__ == "__main__":
         sys.exit(suite(sys.argv[2], sys.argv[3]))
     if len(sys.argv) == 4 and sys.argv[1] == "plain":
         sys.exit(plain(sys.argv[2], sys.argv[3]))
+    if len(sys.argv) >= 5 and sys.argv[1] == "envelope" and "--" in sys.argv:
+        cut = sys.argv.index("--")
+        sys.exit(envelope(sys.argv[2:cut], sys.argv[cut + 1:]))
     if len(sys.argv) >= 5 and sys.argv[1] == "spread":
         sys.exit(spread(sys.argv[2], sys.argv[3:]))
     if len(sys.argv) == 4 and sys.argv[1] == "imports":

@@ -237,9 +237,15 @@ for r in sorted(with_c, key=lambda r: -(r.get("time_s") or 0) * (r.get("count") 
           f" ncu {(c.get('duration_s') or 0) * 1e6:8.2f} us ours {(r.get('time_s') or 0) * 1e6:8.2f} us")
 PY
   rm -f "$P/base.json"; $RL baseline update "$P/cnn1.json" --baseline "$P/base.json" > /dev/null 2>&1
-  $RL check "$P/cnn2.json" --baseline "$P/base.json" --fail-on dram_bytes:1% > "$P/check.txt" 2>&1
-  echo "check run 2 against run 1 --fail-on dram_bytes:1%: exit $? (0: bytes repeat)" | tee -a "$S"
-  tail -3 "$P/check.txt" | tee -a "$S"
+  for rule in dram_bytes:1% dram_bytes_read:1% l2_bytes:1% l1_bytes:1% counter_flops:0%; do
+    COLUMNS=160 $RL check "$P/cnn2.json" --baseline "$P/base.json" --fail-on "$rule" --wide > "$P/check_${rule%%:*}.txt" 2>&1
+    echo "check run 2 against run 1 --fail-on $rule: exit $? (0: the counter repeats)" | tee -a "$S"
+    grep -E "^roofline check" "$P/check_${rule%%:*}.txt" | tail -1 | tee -a "$S"
+  done
+  # kernel by kernel, each metric's spread between the two profiles' ncu runs (the small kernels of a forward)
+  M=$(python3 -c "from roofline.measuring.ncu import available_metrics, find_ncu, usable_metrics
+print(','.join(usable_metrics(available_metrics(find_ncu(), 'gpu_check'))))")
+  python3 scripts/counters_compare.py spread "$M" "$P/cnn_ncu1.csv" "$P/cnn_ncu2.csv" | head -30 | tee -a "$S"
   $RL plot "$P/cnn1.json" -o "$P/cnn_counters.png" --force 2>&1 | tail -1
   $RL profile tests/scripts/gpu_mlp_steps.py --counters -o "$P/steps.json" --force > "$P/steps.txt" 2>&1
   echo "profile tests/scripts/gpu_mlp_steps.py --counters: exit $?" | tee -a "$S"; grep -E "^roofline: counters" "$P/steps.txt" | tee -a "$S"
@@ -265,7 +271,7 @@ extra = ['lts__t_sectors.sum', 'lts__t_sectors_srcunit_tex.sum', 'lts__t_sectors
          'l1tex__m_l1tex2xbar_write_bytes.sum']
 print(','.join(usable_metrics(have) + [m for m in extra if base_name(m) in have]))")
   echo "metrics: $M" | tee -a "$S"
-  for run in fresh1 hog40 fresh2 hog20; do
+  for run in ${L2_RUNS:-fresh1 hog40 fresh2 hog20}; do
     hog=""
     case $run in hog*)
       rm -f "$C/hog.ready"
@@ -282,13 +288,15 @@ torch.cuda.synchronize(); open(sys.argv[2], 'w').write('ready'); time.sleep(900)
     [ -n "$hog" ] && kill "$hog" && wait "$hog" 2>/dev/null
   done
   python3 scripts/counters_compare.py spread "$M" "$C/fresh1.csv" "$C/fresh2.csv" | head -40 | tee -a "$S"
-  python3 scripts/counters_compare.py spread "$M" "$C"/fresh1.csv "$C"/fresh2.csv "$C"/hog40.csv "$C"/hog20.csv \
-      | tee -a "$S"
+  [ -f "$C/hog20.csv" ] && python3 scripts/counters_compare.py spread "$M" "$C"/fresh1.csv "$C"/fresh2.csv \
+      "$C"/hog40.csv "$C"/hog20.csv | tee -a "$S"
   for i in 1 2; do
     $RL run suites/kernels-h200.toml --counters -o "$C/ours$i.json" --force > "$C/ours$i.txt" 2>&1
     echo "run --counters ($i): exit $?" | tee -a "$S"
     python3 scripts/counters_compare.py suite "$C/ours$i.json" "$C/fresh1.csv" | tee -a "$S"
   done
+  python3 scripts/counters_compare.py envelope "$C"/ours1.json "$C"/ours2.json -- "$C"/fresh*.csv "$C"/hog*.csv \
+      2>/dev/null | tee -a "$S"
   ;;
 counters-repeat)
   log "ncu's own repeatability: two plain ncu runs of kernels-h200 with the --counters metrics, call by call"
