@@ -594,3 +594,16 @@ def test_update_baseline_with_bad_input_touches_nothing(tmp_path: Path) -> None:
     assert corrupted.read_text() == "{"
     update_baseline(good, corrupted, force=True)
     assert corrupted.read_bytes() == good.read_bytes()
+
+
+def test_check_wide_shows_the_reason_column_it_promises(tmp_path: Path,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    # the narrow table ends with "--wide adds: reason"; `check --wide` must exist and show that column
+    from helpers import DATA, run
+
+    doc = str(DATA / "results_h200.json")
+    code, out, _ = run(capsys, "check", doc, "--baseline", doc)
+    assert code == 0 and "--wide adds: reason" in out
+    code, out, err = run(capsys, "check", doc, "--baseline", doc, "--wide")
+    assert code == 0, err
+    assert "reason" in out.splitlines()[1] and "--wide adds" not in out

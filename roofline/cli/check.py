@@ -30,6 +30,8 @@ def check_cmd(
     json_path: Annotated[Path | None, typer.Option("--json", help="Write the report as JSON.")] = None,
     html: Annotated[Path | None, typer.Option("--html", help="Write the report as one HTML page (verdicts, "
                                                  "chart, records; a CI artifact, replaced like --junit).")] = None,
+    wide: Annotated[bool, typer.Option("--wide", help="Every column of the table (the reason of each verdict), "
+                                       "at full width.")] = False,
 ) -> None:
     """Compare a run with a baseline; exit 1 only on a regression that is past the threshold AND past the
     between-run noise (when the documents hold several runs) AND significant on the raw samples
@@ -44,7 +46,7 @@ def check_cmd(
 
         check_html_path(html)
     report = run_check(results, baseline, fail_on, metric=metric, fail_on_missing=fail_on_missing)
-    show(render_table(report))
+    show(render_table(report, wide=wide), wide=wide)
     write_outputs(report, markdown=markdown, junit=junit, json_path=json_path)
     if html is not None:
         _write_html(report, results, baseline, html, fail_on, metric)
