@@ -5,6 +5,7 @@ and bad reports (one line, exit 2)."""
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 from types import SimpleNamespace
@@ -23,6 +24,7 @@ from roofline.importers.ncu import (
     L2_BYTES,
     SCALAR,
     SM_CLOCK,
+    STORED,
     TENSOR,
     NcuKernel,
     counters_from_kernel,
@@ -35,10 +37,10 @@ SMOKE = DATA / "ncu_smoke_roofline.csv"
 
 def test_the_metric_list_says_why_for_each_and_counts_fma_as_two() -> None:
     assert all(why for why in COUNTER_METRICS.values())
-    assert {DURATION, SM_CLOCK["avg"], DRAM_READ, DRAM_WRITE, L2_BYTES, L1_BYTES} <= COUNTER_METRICS.keys()
+    assert {DURATION, SM_CLOCK["avg"], DRAM_READ, DRAM_WRITE, L2_BYTES, L1_BYTES, STORED} <= COUNTER_METRICS.keys()
     assert len(TENSOR) == 6 and sum(len(v) for v in SCALAR.values()) == 9
-    # 3 plain + 1 clock... : 6 named + 6 tensor + 9 CUDA-core = 21
-    assert len(COUNTER_METRICS) == 21
+    # 7 named (time, clock, DRAM read/write, L2, L1, stored) + 6 tensor + 9 CUDA-core = 22
+    assert len(COUNTER_METRICS) == 22
     assert SCALAR["fp32"]["smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"] == 2
 
 
@@ -439,12 +441,20 @@ def test_the_record_view_and_the_run_table_show_the_counters() -> None:
                                                l2_bytes=800.0, flops=1000.0, fp32_flops=1000.0), rows=10, cols=10)
     rows = dict(record_rows(rec))
     # layernorm 10x10 fp32: minimum 10 x 10 x 4 read + 2 x 10 x 4 weights + 10 x 10 x 4 written = 880 bytes
-    assert rows["ncu DRAM bytes"] == "400 = 0.45x the minimum; read 300, written 100"  # 400 / 880
+    assert rows["ncu DRAM bytes"] == "400 (read 300, written 100)"
+    assert rows["ncu bytes / min"] == "0.45x the minimum (DRAM)"  # 400 / 880: no stored-bytes counter
+    assert "ncu stored bytes" not in rows
     assert rows["ncu L2 / L1 bytes"] == "800 / -"
     assert rows["ncu intensity"] == "L2 1.25, DRAM 2.5 FLOP/byte"  # 1000 / 800, 1000 / 400
     assert "2 kernels" in rows["ncu time"] and "1980 MHz" in rows["ncu time"]
     table = records_table([rec])
     assert table.rows[0][-1] == "0.45"
+    # with the stored bytes: (300 read + 480 stored) / 880 = 0.89, and the row names what it adds
+    rec = _timed("layernorm", "fp32", Counters(dram_bytes_read=300.0, dram_bytes_written=100.0, dram_bytes=400.0,
+                                               stored_bytes=480.0), rows=10, cols=10)
+    rows = dict(record_rows(rec))
+    assert rows["ncu bytes / min"] == "0.89x the minimum (DRAM reads + stored)"
+    assert rows["ncu stored bytes"].startswith("480 ")
 
 
 def test_the_gpu_checks_import_comparison_passes_on_equal_documents_and_fails_on_a_change(
@@ -536,3 +546,51 @@ def test_the_dram_read_gate_and_notes_on_rules_tighter_than_a_counter_moves(
     assert code == 0 and len(notes) == 2 and all("dram_bytes_read" in n for n in notes), notes
     assert "up to 12.0%" in notes[0] and "up to 2.3%" in notes[1]
     assert "l2_bytes:1% is tighter" in out + err
+    # stored_bytes (the SMs' writes into the L2) repeated to the sector over six runs: its own gate, no note
+    for rec in doc["records"]:
+        rec["counters"]["stored_bytes"] = 5e5
+    doc["records"][1]["counters"]["stored_bytes"] = 6e5  # an intermediate now written: +20%
+    cur = write(tmp_path / "cur2.json", json.dumps(doc))
+    code, _, err = run(capsys, "check", str(cur), "--baseline", str(cur), "--fail-on", "stored_bytes:1%")
+    assert code == 0, err
+    doc["records"][1]["counters"]["stored_bytes"] = 5e5
+    base2 = write(tmp_path / "base2.json", json.dumps(doc))
+    code, _, err = run(capsys, "check", str(cur), "--baseline", str(base2), "--fail-on", "stored_bytes:1%",
+                       "--json", str(rep))
+    report = json.loads(rep.read_text())
+    assert code == 1 and report["rows"][1]["verdict"] == "worse" and report["notes"] == [], err
+
+
+def test_stored_bytes_are_the_minimum_writes_on_the_h200(tmp_path: Path) -> None:
+    """A plain ncu run of suites/kernels-h200.toml on the H200 (2026-12-01, `gpu_check.sh counters-l2`, with the
+    L2 metrics beside --counters' own: tests/data/ncu_kernels_h200_l2.csv.gz). The sectors the SMs wrote, x32,
+    are the model's minimum writes to four digits on the elementwise kernels (relu: 268,435,456 bf16 = 536,870,912
+    B), where DRAM writes are 4% short (lines still dirty in the L2 at the kernel's end); so DRAM reads + stored
+    bytes hold the whole minimum (excess_traffic >= 1) where DRAM bytes alone read below it."""
+    from roofline.analysis.suite import load_suite
+    from roofline.ceilings.specs import gpu_ceilings
+    from roofline.core.dtypes import get_dtype
+    from roofline.core.record import analytic_record
+    from roofline.importers.ncu import read_raw_csv, split_groups
+
+    csv = tmp_path / "plain.csv"
+    csv.write_bytes(gzip.decompress((DATA / "ncu_kernels_h200_l2.csv.gz").read_bytes()))
+    calls = split_groups(read_raw_csv(csv), "spin")
+    suite = load_suite(Path(__file__).resolve().parents[1] / "suites" / "kernels-h200.toml")
+    assert len(calls) == len(suite.entries) == 16
+    memory_bound = 0
+    for entry, group in zip(suite.entries, calls, strict=True):
+        rec = analytic_record(entry.operator(True), get_dtype(entry.dtype_for(True)), gpu_ceilings("h200"))
+        c = with_counters(rec, combined([counters_from_kernel(k) for k in group])).counters
+        assert c is not None and c.stored_bytes is not None
+        if rec.bound != "memory":
+            continue
+        memory_bound += 1
+        assert 1.0 <= c.stored_bytes / rec.bytes_written < 1.01, rec.label  # layernorm 1.0078: its fp32 stats
+        assert c.read_excess is not None and 0.9999 <= c.read_excess < 1.03, rec.label
+        assert 1.0 <= c.excess_traffic < 1.02, rec.label  # type: ignore[operator]
+        if rec.op == "relu":
+            assert c.stored_bytes == 536_870_912
+            assert c.dram_bytes_written < 0.97 * rec.bytes_written  # type: ignore[operator]
+            assert c.dram_bytes / rec.bytes < 0.99  # type: ignore[operator]  # the old DRAM-only ratio
+    assert memory_bound == 10

@@ -454,21 +454,22 @@ def excess_traffic(record: Record, spec: GPUSpec | None) -> list[Advice]:
     if c is None or c.excess_traffic is None or c.dram_bytes is None or c.excess_traffic < EXCESS_TRAFFIC_MIN:
         return []
     # It matters where the bytes set the time: a memory-bound operator, or one the real bytes make so.
-    memory_time = c.dram_bytes / record.peak_bytes_per_s if record.peak_bytes_per_s else 0.0
+    moved = c.excess_traffic * (record.bytes or 0)
+    memory_time = moved / record.peak_bytes_per_s if record.peak_bytes_per_s else 0.0
     if record.bound != "memory" and not (record.roofline_time_s and memory_time > record.roofline_time_s):
         return []
     if c.l1_bytes is not None and c.l1_bytes > L1_OVER_DRAM_UNCOALESCED * c.dram_bytes:
         cause = (f"L1 moved {c.l1_bytes / c.dram_bytes:.1f}x the DRAM bytes: uncoalesced or strided access "
                  "fetches whole sectors and uses part of each; make the fastest-varying index the contiguous one")
-    elif c.dram_bytes_written is not None and record.bytes_written and \
-            c.dram_bytes_written > EXCESS_TRAFFIC_MIN * record.bytes_written:
-        cause = (f"it wrote {c.dram_bytes_written / record.bytes_written:.2f}x the output's bytes: an "
+    elif (written := c.stored_bytes if c.stored_bytes is not None else c.dram_bytes_written) is not None and \
+            record.bytes_written and written > EXCESS_TRAFFIC_MIN * record.bytes_written:
+        cause = (f"it wrote {written / record.bytes_written:.2f}x the output's bytes: an "
                  "intermediate is written to memory and read back; fuse the steps into one kernel")
     else:
         cause = ("the input is read more than once (a two-pass kernel, e.g. a norm that reads each row for its "
                  "statistics and again to scale it, or rows too large to stay in L2 or registers)")
     return [{"rule": "excess-traffic", "message": (
-        f"Moves {c.excess_traffic:.2f}x the minimum bytes from DRAM ({si(c.dram_bytes, 'B')} against "
+        f"Moves {c.excess_traffic:.2f}x the minimum bytes ({si(moved, 'B')} read from DRAM and stored, against "
         f"{si(record.bytes or 0, 'B')}, Nsight Compute's counters): that, not bandwidth, holds it from its roof. "
         f"Likely cause: {cause}."),
         "excess_traffic": c.excess_traffic, "dram_bytes": c.dram_bytes, "min_bytes": record.bytes}]

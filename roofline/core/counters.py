@@ -1,8 +1,10 @@
 """What follows from a kernel's counters beside the model: pure arithmetic on `Counters`, no torch, no ncu.
 
-- `excess_traffic` = DRAM bytes / the model's minimum bytes: 1.0 moves the minimum, 1.36 moves 36% more.
-  It reads below 1.0 where the output stays in the L2: a write-back cache writes a line to DRAM when it is
-  evicted, often after the kernel (writes 0 B on outputs that fit in the L2; 0.93 on 128 MiB outputs, H200).
+- `excess_traffic` = (DRAM bytes read + bytes stored) / the model's minimum bytes: 1.0 moves the minimum, 1.36
+  moves 36% more. Writes count where the SMs store them (into the L2), not as DRAM writes: a write-back cache
+  writes a line to DRAM when it is evicted, often after the kernel, so DRAM bytes alone read below the minimum
+  where the output stays in the L2 (0 B written for outputs that fit; 0.93x for 128 MiB ones, H200) and move
+  with what else the L2 holds. Without the stored-bytes counter (an imported report): DRAM bytes / minimum.
 - `read_excess` = DRAM bytes read / the model's minimum bytes read: reads cannot hide in the L2 when the caches
   are flushed before the kernel (as Nsight Compute does by default), so it is at least 1.0 but for rounding.
 - `flops_ratio` = counter FLOPs / the model's FLOPs: 2.0 does twice the arithmetic (padding, recompute).
@@ -30,8 +32,11 @@ def _ratio(num: float | None, den: float | None) -> float | None:
 def derive(counters: Counters, flops: float | None, min_bytes: float | None,
            min_bytes_read: float | None = None) -> Counters:
     """The counters with their derived fields set against the model's FLOPs and minimum bytes (None: unknown)."""
+    c = counters
+    moved = c.dram_bytes_read + c.stored_bytes if c.dram_bytes_read is not None and c.stored_bytes is not None \
+        else c.dram_bytes
     return dataclasses.replace(
-        counters, excess_traffic=_ratio(counters.dram_bytes, min_bytes),
+        counters, excess_traffic=_ratio(moved, min_bytes),
         read_excess=_ratio(counters.dram_bytes_read, min_bytes_read),
         flops_ratio=_ratio(counters.flops, flops) if counters.flops else None,
         intensity_dram=_ratio(counters.flops, counters.dram_bytes),
@@ -67,7 +72,8 @@ def combined(parts: list[Counters], source: str | None = None) -> Counters:
         duration_s=duration, sm_clock_mhz=sum(d * c for d, c in clocked) / weight if weight else None,
         dram_bytes_read=_sum(p.dram_bytes_read for p in parts),
         dram_bytes_written=_sum(p.dram_bytes_written for p in parts),
-        dram_bytes=_sum(p.dram_bytes for p in parts), l2_bytes=_sum(p.l2_bytes for p in parts),
+        dram_bytes=_sum(p.dram_bytes for p in parts), stored_bytes=_sum(p.stored_bytes for p in parts),
+        l2_bytes=_sum(p.l2_bytes for p in parts),
         l1_bytes=_sum(p.l1_bytes for p in parts), tensor_flops=tensor or None,
         fp32_flops=_sum(p.fp32_flops for p in parts), fp64_flops=_sum(p.fp64_flops for p in parts),
         fp16_flops=_sum(p.fp16_flops for p in parts), flops=_sum(p.flops for p in parts))
@@ -83,7 +89,7 @@ def scaled(counters: Counters, factor: float) -> Counters:
         counters, kernels=None if counters.kernels is None else round(counters.kernels * factor),
         duration_s=times(counters.duration_s), dram_bytes_read=times(counters.dram_bytes_read),
         dram_bytes_written=times(counters.dram_bytes_written), dram_bytes=times(counters.dram_bytes),
-        l2_bytes=times(counters.l2_bytes), l1_bytes=times(counters.l1_bytes),
+        stored_bytes=times(counters.stored_bytes), l2_bytes=times(counters.l2_bytes), l1_bytes=times(counters.l1_bytes),
         tensor_flops={k: v * factor for k, v in counters.tensor_flops.items()} if counters.tensor_flops else None,
         fp32_flops=times(counters.fp32_flops), fp64_flops=times(counters.fp64_flops),
         fp16_flops=times(counters.fp16_flops), flops=times(counters.flops))

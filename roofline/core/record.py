@@ -144,6 +144,7 @@ class Counters(_Serial):
     dram_bytes_read: float | None = None
     dram_bytes_written: float | None = None
     dram_bytes: float | None = None
+    stored_bytes: float | None = None  # what the SMs wrote into the L2: every byte stored, in DRAM yet or not
     l2_bytes: float | None = None
     l1_bytes: float | None = None
     tensor_flops: dict[str, float] | None = None  # per source precision (bf16, fp16, tf32, fp8, fp64, int8)
@@ -152,7 +153,7 @@ class Counters(_Serial):
     fp16_flops: float | None = None
     flops: float | None = None  # tensor + FP32 + FP64 + FP16
     # Derived (core.counters.derive): against the model's minimum bytes and FLOPs, and per memory level.
-    excess_traffic: float | None = None
+    excess_traffic: float | None = None  # (DRAM bytes read + stored bytes) / the model's minimum bytes
     read_excess: float | None = None  # DRAM bytes read / the model's minimum bytes read
     flops_ratio: float | None = None
     intensity_dram: float | None = None

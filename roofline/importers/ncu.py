@@ -161,6 +161,10 @@ def _call(group: Sequence[NcuKernel]) -> Call:
 # needs. Names are Hopper's (`ncu --query-metrics --chip gh100`); `measuring.ncu` drops any a chip lacks.
 DRAM_READ, DRAM_WRITE = "dram__bytes_read.sum", "dram__bytes_write.sum"
 L2_BYTES, L1_BYTES = "lts__t_bytes.sum", "l1tex__t_bytes.sum"
+# The L2 sectors the SMs wrote: every byte the kernel stores passes the L2 (a write-back cache) whether or not it
+# reaches DRAM before the kernel ends, so unlike DRAM writes this does not depend on what else the L2 holds.
+# On the H200 it equals the model's minimum writes to four digits on every elementwise kernel of kernels-h200.
+STORED, SECTOR_BYTES = "lts__t_sectors_srcunit_tex_op_write.sum", 32  # an L2 sector is 32 bytes
 # Tensor-pipe operations per source precision: ncu counts them as FLOPs (2 per multiply-add): on the H200 the
 # bf16 GEMM 4096^3 read 137,438,953,472 = 2 x 4096^3 (tests/data/ncu_smoke_roofline.csv).
 TENSOR = {"bf16": "sm__ops_path_tensor_src_bf16_dst_fp32.sum", "fp16": "sm__ops_path_tensor_src_fp16.sum",
@@ -180,6 +184,7 @@ COUNTER_METRICS: dict[str, str] = {
     DRAM_WRITE: "bytes written to HBM (an intermediate written and read back shows here)",
     L2_BYTES: "bytes through L2: the L2 point of the hierarchical roofline",
     L1_BYTES: "bytes through L1/TEX: far above L2 means uncoalesced access or poor reuse",
+    STORED: "L2 sectors the SMs wrote (x32 bytes): every byte stored, in DRAM yet or still in the L2",
     **{m: f"{p} tensor-pipe FLOPs (2 per multiply-add)" for p, m in TENSOR.items()},
     **{m: f"{p} CUDA-core instructions (x{w} FLOPs each)" for p, ws in SCALAR.items() for m, w in ws.items()},
 }
@@ -204,8 +209,10 @@ def counters_from_kernel(kernel: NcuKernel, source: str | None = None) -> Counte
     fp = {p: scalar(p) for p in SCALAR}
     parts = [*tensor.values(), *(v for v in fp.values() if v is not None)]
     clock = m.get(SM_CLOCK["avg"])
+    stored = m.get(STORED)
     return Counters(source=source, kernels=1, duration_s=m.get(DURATION), sm_clock_mhz=clock / 1e6 if clock else None,
-                    dram_bytes_read=read, dram_bytes_written=written, dram_bytes=dram, l2_bytes=m.get(L2_BYTES),
+                    dram_bytes_read=read, dram_bytes_written=written, dram_bytes=dram,
+                    stored_bytes=stored * SECTOR_BYTES if stored is not None else None, l2_bytes=m.get(L2_BYTES),
                     l1_bytes=m.get(L1_BYTES), tensor_flops=tensor or None, fp32_flops=fp["fp32"],
                     fp64_flops=fp["fp64"], fp16_flops=fp["fp16"], flops=sum(parts) if parts else None)
 

@@ -353,7 +353,7 @@ def top_table(records: Sequence[Record], summary: Mapping[str, Any], top: int = 
             Column("op", False, shorten_right), Column("module", False, shorten_left), Column("bound", False)]
     cols += [Column("FLOP/B")] if predicted else [Column("roof\n%"), Column(f"headroom\n{hunit}")]
     counted = any(records[x.records[0]].counters is not None for x in lines)  # `profile --counters`
-    cols += [Column("DRAM\n×min")] if counted else []
+    cols += [Column("bytes\n×min")] if counted else []
     rows = []
     for x in lines:
         r = records[x.records[0]]
@@ -371,7 +371,7 @@ def top_table(records: Sequence[Record], summary: Mapping[str, Any], top: int = 
     what = "predicted time (roofline)" if predicted else "measured time"
     caption = None if predicted else "headroom: time - roofline time"
     if counted:
-        caption = f"{caption + '; ' if caption else ''}DRAM ×min: ncu DRAM bytes / minimum"
+        caption = f"{caption + '; ' if caption else ''}bytes ×min: ncu DRAM reads + stored / minimum"
     return table(f"Top {len(lines)} of {len(records)} records by {what}", cols, rows, width, caption=caption)
 
 

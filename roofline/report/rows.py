@@ -41,10 +41,14 @@ def counter_rows(r: Record) -> list[tuple[str, str]]:
     assert c is not None
     rows = []
     if c.dram_bytes is not None:
-        split = (f"; read {count(c.dram_bytes_read)}, written {count(c.dram_bytes_written)}"
+        split = (f" (read {count(c.dram_bytes_read)}, written {count(c.dram_bytes_written)})"
                  if c.dram_bytes_read is not None and c.dram_bytes_written is not None else "")
-        times = f" = {c.excess_traffic:.2f}x the minimum" if c.excess_traffic is not None else ""
-        rows.append(("ncu DRAM bytes", f"{count(c.dram_bytes)}{times}{split}"))
+        rows.append(("ncu DRAM bytes", f"{count(c.dram_bytes)}{split}"))
+    if c.stored_bytes is not None:
+        rows.append(("ncu stored bytes", f"{count(c.stored_bytes)} (the SMs' writes into the L2)"))
+    if c.excess_traffic is not None:
+        what = "DRAM reads + stored" if c.stored_bytes is not None and c.dram_bytes_read is not None else "DRAM"
+        rows.append(("ncu bytes / min", f"{c.excess_traffic:.2f}x the minimum ({what})"))
     if c.l2_bytes is not None or c.l1_bytes is not None:
         rows.append(("ncu L2 / L1 bytes", f"{count(c.l2_bytes) if c.l2_bytes is not None else '-'} / "
                                           f"{count(c.l1_bytes) if c.l1_bytes is not None else '-'}"))
