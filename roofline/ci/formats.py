@@ -103,9 +103,11 @@ def render_table(report: Report, wide: bool = False) -> Any:
         first = [op, c["where"], c["dtype"]] if report.profile else [f"{op} {c['dtype']}"]
         rows.append([*first, c["shape"], c["baseline"], c["current"], c["change"], c["p-value"], verdict,
                      c["threshold"], c["reason"]])
-    thresholds = sorted({r.threshold for r in report.rows if r.threshold}) or [str(report.rules)]
-    caption = [report.summary(), f"threshold: {', '.join(thresholds)}", *(f"note: {n}" for n in report.notes)]
-    caption += [f"{r.op} {r.shape}: {r.verdict}: {r.reason}" for r in report.rows
+    # every rule in force: the check's own, and any a suite entry set for its record
+    rules = dict.fromkeys([str(r) for r in report.rules.rules] +
+                          [part for row in report.rows if row.threshold for part in row.threshold.split(",")])
+    caption = [report.summary(), f"threshold: {', '.join(rules)}", *(f"note: {n}" for n in report.notes)]
+    caption += [f"{r.name}: {r.verdict}: {r.reason}" for r in report.rows
                 if r.reason and r.verdict not in (SAME, BETTER, BETTER_NOT_SIGNIFICANT)]
     return FitTable(_terminal_columns(report.profile), rows, title=f"roofline check ({unit}; alpha {report.alpha:g})",
                     caption=caption, wide=wide)
@@ -132,9 +134,13 @@ def to_markdown(report: Report) -> str:
     icon = ":x:" if not report.passed else ":white_check_mark:"
     lines = [f"### {icon} {_md_cell(report.summary())}", ""]
     unit = "fraction of each device's roofline (higher is better)" if report.metric == "fraction" else "time"
-    lines.append(f"Compared {unit}; a record fails only when its change is past the threshold **and** past "
-                 "the between-run noise, where the documents hold several runs (a t-test on the runs) **and** "
-                 f"significant on the samples (two-sided Mann–Whitney U, p < {report.alpha:g}).")
+    if report.rules.timing.rules:
+        lines.append(f"Compared {unit}; a record fails only when its change is past the threshold **and** past "
+                     "the between-run noise, where the documents hold several runs (a t-test on the runs) **and** "
+                     f"significant on the samples (two-sided Mann–Whitney U, p < {report.alpha:g}).")
+    if report.rules.counters.rules:
+        lines.append(f"Compared Nsight Compute counters ({report.rules.counters}): one profiled call a side, so a "
+                     "change past the threshold fails with no significance test.")
     lines.append("")
     if any(r.kind == REGION for r in report.rows):
         lines += [f"Rows with op `{REGION}` judge a whole region of the profile on its wall time per entry (a "

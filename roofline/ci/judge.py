@@ -88,6 +88,20 @@ def load_for_check(path: str | os.PathLike[str]) -> Document:
     return doc
 
 
+def _require_counters(fail_on: FailOn, results: Document, baseline: Document) -> None:
+    """A counter gate over documents without that counter would compare nothing and pass: refused (UsageError)."""
+    for doc, side in ((results, "results"), (baseline, "baseline")):
+        counted = [r.counters for r in doc.records if r.counters]
+        if fail_on.counters.rules and not counted:
+            raise UsageError(f"--fail-on {fail_on.counters} reads Nsight Compute counters and the {side} have none: "
+                             "make them with --counters")
+        for rule in fail_on.counters.rules:
+            if not any(getattr(c, COUNTERS[rule.statistic], None) is not None for c in counted):
+                raise UsageError(f"--fail-on {rule} reads the counter {rule.statistic}, which no record of the "
+                                 f"{side} has (made by an older roofline, or by an ncu without its metric): make "
+                                 "it again with --counters, or gate on a counter both have")
+
+
 def _require_timed(doc: Document, where: str) -> None:
     if doc.records and not doc.timed:
         raise UsageError(f"{where}: no timed record (analytic only, run with --no-time?): nothing to check")
@@ -257,7 +271,8 @@ class Report:
         status = "FAILED" if not self.passed else "passed"
         regions = sum(r.kind == REGION for r in self.rows)
         of = f"; {regions} of the rows {'are whole regions' if regions > 1 else 'is a whole region'}" if regions else ""
-        return f"roofline check {status}: {counts} ({self.metric}, {self.rules}, alpha {self.alpha:g}{of})"
+        what = f"{self.metric}, " if self.rules.timing.rules else ""
+        return f"roofline check {status}: {counts} ({what}{self.rules}, alpha {self.alpha:g}{of})"
 
 
 def device_differences(res_doc: Document, base_doc: Document) -> list[str]:
@@ -348,26 +363,32 @@ def _judge_record(cur: Record, base: Record, key: Key, rules: FailOn, alpha: flo
     counted = _judge_counters(cur, base, _identity(cur, key, metric, rules.counters), rules.counters)
     if timed is None:
         return counted
-    if counted.verdict == NOT_COMPARABLE:
+    if counted.verdict == NOT_COMPARABLE or _SEVERITY.get(counted.verdict, 0) <= _SEVERITY.get(timed.verdict, 0):
         return replace(timed, reason=f"{timed.reason}; {counted.reason}")
-    return counted if _SEVERITY.get(counted.verdict, 0) > _SEVERITY.get(timed.verdict, 0) else timed
+    # the counter verdict stands; the row keeps the time's figures too (medians, samples, runs, p-value)
+    return replace(timed, verdict=counted.verdict, statistic=counted.statistic, threshold=counted.threshold,
+                   baseline_value=counted.baseline_value, current_value=counted.current_value,
+                   change=counted.change, reason=f"{counted.reason}; {timed.reason}")
 
 
 def _judge_counters(cur: Record, base: Record, common: dict[str, Any], rules: FailOn) -> Row:
     """Counter rules (`dram_bytes_read:1%`): one value per side (ncu profiles one call), so a relative change past
     the threshold is WORSE (more) or BETTER (less) with no significance test (bytes: unless under
-    COUNTER_BYTES_FLOOR); how far each counter moves on its own is in the check's notes (`spread_notes`); a side
-    without counters is not_comparable."""
+    COUNTER_BYTES_FLOOR); how far each counter moves on its own is in the check's notes (`spread_notes`). The
+    most severe verdict of the rules both sides can be judged by stands, the others' reasons beside it; a record
+    that no rule can judge (no counters, or none of the rules' counters, on a side) is not_comparable."""
     best: tuple[int, Row] | None = None
+    missing: list[str] = []
     for rule in rules.rules:
         field = COUNTERS[rule.statistic]
         b = getattr(base.counters, field, None) if base.counters else None
         c = getattr(cur.counters, field, None) if cur.counters else None
         row_common = {**common, "threshold": str(rule), "statistic": rule.statistic}
         if b is None or c is None:
-            side = "baseline" if b is None else "results"
-            return Row(**row_common, verdict=NOT_COMPARABLE,
-                       reason=f"the {side} record has no {rule.statistic} counter (run with --counters)")
+            side, rec = ("baseline", base) if b is None else ("results", cur)
+            missing.append(f"the {side} record has no counters (none of its kernels was profiled)"
+                           if rec.counters is None else f"the {side} record's counters have no {rule.statistic}")
+            continue
         change = (c - b) / b if b else (0.0 if c == b else math.inf)
         word = "more" if change > 0 else "fewer"
         if abs(change) <= rule.threshold:
@@ -383,8 +404,11 @@ def _judge_counters(cur: Record, base: Record, common: dict[str, Any], rules: Fa
                   n_baseline=1, n_current=1)
         if best is None or _SEVERITY[verdict] > best[0]:
             best = (_SEVERITY[verdict], row)
-    assert best is not None
-    return best[1]
+    if best is None:
+        return Row(**{**common, "threshold": str(rules)}, verdict=NOT_COMPARABLE,
+                   reason="; ".join(dict.fromkeys(missing)))
+    row = best[1]
+    return replace(row, reason="; ".join([row.reason, *dict.fromkeys(missing)]))
 
 
 def _judge_timed(cur: Record, base: Record, key: Key, rules: FailOn, alpha: float, metric: str,
@@ -546,11 +570,7 @@ def judge(results: Document, baseline: Document, rules: FailOn | str = DEFAULT_F
         raise UsageError(f"alpha must be between 0 and 1, got {alpha!r}")
     _require_timed(results, "results")
     _require_timed(baseline, "baseline")
-    if fail_on.counters.rules:  # a counter gate over documents without counters would compare nothing and pass
-        for doc, side in ((results, "results"), (baseline, "baseline")):
-            if not any(r.counters for r in doc.records):
-                raise UsageError(f"--fail-on {fail_on.counters} reads Nsight Compute counters and the {side} "
-                                 "have none: make them with --counters")
+    _require_counters(fail_on, results, baseline)
     cur_idx, base_idx = records_by_key(results, "results"), records_by_key(baseline, "baseline")
     cur_regions, base_regions = profile_regions(results), profile_regions(baseline)
     if cur_idx and base_idx and not cur_idx.keys() & base_idx.keys() and not cur_regions.keys() & base_regions.keys():
@@ -614,10 +634,10 @@ def spread_notes(fail_on: FailOn) -> list[str]:
         spread = COUNTER_SPREAD[rule.statistic]
         if rule.threshold < spread:
             steady = ("; dram_bytes_read (DRAM reads) repeats to "
-                      f"{COUNTER_SPREAD['dram_bytes_read']:.1%}" if rule.statistic in ("dram_bytes", "l2_bytes")
+                      f"{COUNTER_SPREAD['dram_bytes_read'] * 100:.2g}%" if rule.statistic in ("dram_bytes", "l2_bytes")
                       else "")
             notes.append(f"{rule} is tighter than {rule.statistic} moves between runs of unchanged code (up to "
-                         f"{spread:.1%} on the H200: docs/counters.md, What repeats){steady}")
+                         f"{spread * 100:.2g}% on the H200: docs/counters.md, What repeats){steady}")
     return notes
 
 
