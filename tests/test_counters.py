@@ -648,3 +648,20 @@ def test_a_counter_one_record_lacks_does_not_hide_another_rules_regression(
     bare = write(tmp_path / "bare.json", json.dumps(doc))
     code, _, err = run(capsys, "check", str(bare), "--baseline", str(base), "--fail-on", "stored_bytes:1%")
     assert code == 2 and "no record of the results has" in err and len(err.strip().splitlines()) == 1
+
+
+def test_below_roof_with_counters_says_what_they_rule_out_instead_of_profile_it() -> None:
+    # kernels-h200's softmax on the H200: 26% of its roofline, DRAM reads + stored 1.00x the minimum; the
+    # fallback said "Profile the kernel: ncu ..." though the counters were there (a new user's find)
+    from roofline.ceilings.specs import gpu_ceilings
+    from roofline.core.dtypes import get_dtype
+    from roofline.core.record import analytic_record, with_time
+    from roofline.ops import make
+
+    rec = analytic_record(make("softmax", rows=16384, cols=4096), get_dtype("bf16"), gpu_ceilings("h200"))
+    rec = with_time(rec, rec.roofline_time_s / 0.26)
+    assert "Profile the kernel" in _rules(rec)["below-roof"]["message"]
+    counted = with_counters(rec, Counters(dram_bytes_read=rec.bytes_read, stored_bytes=rec.bytes_written,
+                                          flops=rec.flops))
+    message = _rules(counted)["below-roof"]["message"]
+    assert "Profile the kernel" not in message and "counters show 1.00x the minimum bytes" in message

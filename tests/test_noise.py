@@ -152,6 +152,21 @@ def test_merge_runs_keeps_every_run(tmp_path: Path) -> None:
     assert run_samples(again.records[0]) == relu.extra[RUN_SAMPLES]
 
 
+def test_merge_runs_keeps_the_counters_of_the_run_that_has_most() -> None:
+    # baseline update of three runs, only the third made with stored_bytes: its counters are kept (the first
+    # run's were, and a stored_bytes gate on the baseline then found nothing to compare)
+    from dataclasses import replace
+
+    from roofline.core.record import Counters
+
+    old, new = Counters(dram_bytes=1.0), Counters(dram_bytes=1.0, stored_bytes=2.0)
+    runs = [document([replace(record("relu", [1.0, 1.1]), counters=c)]) for c in (old, None, new)]
+    merged = merge_runs([(f"r{i}", d) for i, d in enumerate(runs)])
+    assert merged.records[0].counters == new
+    merged = merge_runs([("a", runs[0]), ("b", runs[1])])
+    assert merged.records[0].counters == old  # a run without counters takes none away
+
+
 def test_merge_runs_refuses_other_machines_and_profiles() -> None:
     a = document([record("relu", [1.0])])
     with pytest.raises(UsageError, match=r"driver differs.*one machine"):

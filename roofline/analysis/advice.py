@@ -505,6 +505,17 @@ def below_roof(record: Record, spec: GPUSpec | None) -> list[Advice]:
         return []
     bound = str(record.bound)
     sections = NCU_SECTIONS.get(bound, NCU_SECTIONS["memory"])
+    c = record.counters
+    if c is not None:  # counted already: say what the counters rule out, not "profile it"
+        found = [f"{c.excess_traffic:.2f}x the minimum bytes" if c.excess_traffic is not None else "",
+                 f"{c.flops_ratio:.2f}x the model's FLOPs" if c.flops_ratio is not None else ""]
+        moved = " and ".join(f for f in found if f) or "no excess the rules above act on"
+        return [{"rule": "below-roof", "message": (
+            f"Measured at {frac:.0%} of its roofline ({duration(t)} against {duration(record.roofline_time_s)}) "
+            f"while its counters show {moved}: the time goes where bytes and FLOPs do not show (latency, "
+            f"occupancy, stalls, or too little work to fill the GPU). ncu {sections} <your command> shows which: "
+            f"Speed Of Light the busiest unit, the second section why the {bound} roof is not reached."),
+            "roofline_fraction": frac, "ncu": f"ncu {sections}"}]
     return [{"rule": "below-roof", "message": (
         f"Measured at {frac:.0%} of its roofline ({duration(t)} against {duration(record.roofline_time_s)}) and "
         f"no rule above explains it. Profile the kernel: ncu {sections} <your command> "

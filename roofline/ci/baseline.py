@@ -3,6 +3,7 @@ and the merge of several runs into one document that it shares with `roofline ru
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -13,7 +14,7 @@ from roofline.ci.runs import learn_noise, noise_of, pool_noise, run_count, run_s
 from roofline.core.document import Document, dumps, now_iso
 from roofline.core.errors import UsageError
 from roofline.core.files import atomic_write
-from roofline.core.record import Key, Record
+from roofline.core.record import Counters, Key, Record
 
 RUNS = "runs"  # the document's list of its runs' provenance (ci.runs)
 
@@ -56,6 +57,10 @@ def _provenance(doc: Document) -> list[dict[str, object]]:
     return [{"created": doc.created, "command": doc.extra.get("command")}]
 
 
+def _known_counters(counters: Counters) -> int:
+    return sum(v is not None for v in dataclasses.asdict(counters).values())
+
+
 def merge_runs(docs: Sequence[tuple[str, Document]]) -> Document:
     """One document holding every run of `docs` ((where, document) pairs, in run order; each may itself hold
     several runs). The runs must be A/A runs of one suite on one machine: each record keeps every run's samples
@@ -81,7 +86,9 @@ def merge_runs(docs: Sequence[tuple[str, Document]]) -> Document:
     records = []
     for key in order:
         recs = [(where, idx[key]) for where, idx in indexed if key in idx]
-        head = recs[0][1]
+        # the counters of the run that has the most of them (one profiled call each: not merged)
+        counted = [rec.counters for _, rec in recs if rec.counters is not None]
+        head = replace(recs[0][1], counters=max(counted, key=_known_counters, default=None))
         runs: list[list[float]] = []
         notes: list[str] = []
         for where, rec in recs:

@@ -29,6 +29,14 @@ def _ratio(num: float | None, den: float | None) -> float | None:
     return num / den if num is not None and den else None
 
 
+def excess_basis(counters: Iterable[Counters]) -> str:
+    """What `excess_traffic` holds against the minimum for these counters: 'DRAM reads + stored', 'DRAM' (no
+    stored-bytes counter), or both named when the documents mix them."""
+    kinds = dict.fromkeys("DRAM reads + stored" if c.stored_bytes is not None and c.dram_bytes_read is not None
+                          else "DRAM" for c in counters)
+    return " or ".join(kinds) or "DRAM reads + stored"
+
+
 def derive(counters: Counters, flops: float | None, min_bytes: float | None,
            min_bytes_read: float | None = None) -> Counters:
     """The counters with their derived fields set against the model's FLOPs and minimum bytes (None: unknown)."""

@@ -371,7 +371,10 @@ def top_table(records: Sequence[Record], summary: Mapping[str, Any], top: int = 
     what = "predicted time (roofline)" if predicted else "measured time"
     caption = None if predicted else "headroom: time - roofline time"
     if counted:
-        caption = f"{caption + '; ' if caption else ''}bytes ×min: ncu DRAM reads + stored / minimum"
+        from roofline.core.counters import excess_basis
+
+        basis = excess_basis(r.counters for r in records if r.counters is not None)
+        caption = f"{caption + '; ' if caption else ''}bytes ×min: ncu {basis} bytes / minimum"
     return table(f"Top {len(lines)} of {len(records)} records by {what}", cols, rows, width, caption=caption)
 
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from roofline.core.counters import excess_basis
 from roofline.core.record import Record, Timing
 from roofline.report.format import count, duration, si
 
@@ -47,8 +48,7 @@ def counter_rows(r: Record) -> list[tuple[str, str]]:
     if c.stored_bytes is not None:
         rows.append(("ncu stored bytes", f"{count(c.stored_bytes)} (the SMs' writes into the L2)"))
     if c.excess_traffic is not None:
-        what = "DRAM reads + stored" if c.stored_bytes is not None and c.dram_bytes_read is not None else "DRAM"
-        rows.append(("ncu bytes / min", f"{c.excess_traffic:.2f}x the minimum ({what})"))
+        rows.append(("ncu bytes / min", f"{c.excess_traffic:.2f}x the minimum ({excess_basis([c])})"))
     if c.l2_bytes is not None or c.l1_bytes is not None:
         rows.append(("ncu L2 / L1 bytes", f"{count(c.l2_bytes) if c.l2_bytes is not None else '-'} / "
                                           f"{count(c.l1_bytes) if c.l1_bytes is not None else '-'}"))

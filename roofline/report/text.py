@@ -359,8 +359,11 @@ def records_table(records: list[Record], title: str = "results", wide: bool = Fa
         cols.append(Column("SM\nMHz", drop=1, note="SM MHz: the median SM clock during the samples"))
     counted = any(r.counters is not None for r in records)
     if counted:
-        cols.append(Column("bytes\n× min", note="bytes × min: Nsight Compute's DRAM reads + stored bytes / the "
-                                                  "model's minimum"))
+        from roofline.core.counters import excess_basis
+
+        basis = excess_basis(r.counters for r in records if r.counters is not None)
+        cols.append(Column("bytes\n× min", note=f"bytes × min: Nsight Compute's {basis} bytes / the model's "
+                                                  "minimum"))
     rows = []
     for r, shape in zip(records, shapes, strict=True):
         row = [*([str(r.device_index) if r.device_index is not None else "-"] if per_gpu else []),
