@@ -665,3 +665,30 @@ def test_below_roof_with_counters_says_what_they_rule_out_instead_of_profile_it(
                                           flops=rec.flops))
     message = _rules(counted)["below-roof"]["message"]
     assert "Profile the kernel" not in message and "counters show 1.00x the minimum bytes" in message
+
+
+def test_the_terminal_chart_of_an_imported_report_names_its_kernels(tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    # import-ncu of the H200's plain run of kernels-h200 (33 kernels: 17 marker spins, 16 operators). A new
+    # user's finds: the legend read "kernel fp32 id=13" (no kernel name), the "not drawn" line repeated the
+    # spins 17 times, the x axis ran to 10000k for level points the terminal chart does not draw, and the
+    # legend's heading named an intensity column it had dropped.
+    from roofline.core.document import read_document
+    from roofline.report.terminal import render_terminal
+
+    csv = tmp_path / "plain.csv"
+    csv.write_bytes(gzip.decompress((DATA / "ncu_kernels_h200_l2.csv.gz").read_bytes()))
+    code, _, err = run(capsys, "import-ncu", str(csv), "--gpu", "h200", "-o", str(tmp_path / "imp.json"))
+    assert code == 0, err
+    text = render_terminal([read_document(tmp_path / "imp.json")], width=80)
+    assert "cunn_SoftMaxForwardReg fp32" in text and "   kernel fp32 id=" not in text
+    assert "spin_kernel fp32: no finite arithmetic intensity (x17)" in " ".join(text.split())
+    assert "10000k" not in text and "counters: the L1, L2 and DRAM points of 15 record(s)" in text
+    assert "points (letter: operator, FLOP/s" in text  # at 80 columns the AI column is left out, and unnamed
+    assert max(len(line) for line in text.splitlines()) <= 80
+    # the heading names the intensity where its column is shown (a suite's short labels leave room at 100)
+    doc = read_document(tmp_path / "imp.json")
+    short = doc.__class__(device=doc.device, records=[r for r in doc.records if r.params.get("kernel") ==
+                                                     "cunn_SoftMaxForwardReg"], extra=doc.extra)
+    wide = render_terminal([short], width=100)
+    assert "(letter: operator, arithmetic intensity, FLOP/s" in wide and " AI " in wide

@@ -441,7 +441,7 @@ def report_html(docs: Sequence[Document], *, paths: Sequence[str | os.PathLike[s
                 labels: Sequence[str] | None = None, title: str | None = None, check: Report | None = None,
                 command: str | None = None) -> str:
     """The whole page, one string: chart, records, (a check's verdicts), profiles, machines."""
-    chart = chart_model(docs, labels, "both", title)
+    chart = chart_model(docs, labels, "both", title, fit_levels=False)
     numbers = point_numbers(chart)  # every point of a suite (the PNG names up to 8), a profile's top shares
     records, table = _records_data(docs, chart, numbers)
     data = {"chart": _chart_data(chart, numbers), "records": records, "table": table, "tipNames": TIP_NAMES}

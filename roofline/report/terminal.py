@@ -229,9 +229,7 @@ def _legend(chart: Chart, marks: dict[tuple[int, int], str], numbers: dict[str, 
         ridge = f"ridge {number(r.ridge)} FLOP/B" if r.ridge else ""
         rows.append([_roof_char(r), r.name, si(r.value, unit), ridge, r.source]
                     + ([chart.series[r.doc]] if many else []))
-    out += _columns(rows, right={2}, width=width, drop=(4, 3))  # the source, then the ridge, when narrow
-    share = ", share of the time" if chart.profile else ""
-    out += textwrap.wrap(f"points (letter: operator, arithmetic intensity, FLOP/s, % of its roof{share}):", width)
+    out += _columns(rows, right={2}, width=width, drop=(4, 3))[0]  # the source, then the ridge, when narrow
     rows = []
     points = sorted((p for p in chart.points if p.gid in numbers), key=lambda p: numbers[p.gid]) \
         if chart.profile else chart.points
@@ -246,7 +244,15 @@ def _legend(chart: Chart, marks: dict[tuple[int, int], str], numbers: dict[str, 
     # when narrow, leave out the bound (the roof under a point says it), then (a profile's points, all timed or
     # all not) timed/model only, then the intensity (its column says it)
     drop = (n - 1 - many, *((n - 2 - many,) if chart.profile else ()), 2)
-    out += _columns(rows, right={2, 3, 4, 5} if chart.profile else {2, 3, 4}, width=width, drop=drop, shorten=1)
+    table, kept = _columns(rows, right={2, 3, 4, 5} if chart.profile else {2, 3, 4}, width=width, drop=drop,
+                           shorten=1)
+    share = ", share of the time" if chart.profile else ""
+    ai = ", arithmetic intensity" if 2 in kept else ""
+    out += textwrap.wrap(f"points (letter: operator{ai}, FLOP/s, % of its roof{share}):", width) + table
+    if chart.levels:  # the hierarchical roofline's L1/L2/DRAM points: the image chart draws them
+        counted = len({(v.doc, v.record) for v in chart.levels})
+        out += textwrap.wrap(f"counters: the L1, L2 and DRAM points of {counted} record(s) are drawn in the image "
+                             "chart (roofline plot DOC -o chart.png)", width)
     if (note := unlabelled_note(chart, numbers)) is not None:
         out += textwrap.wrap(f"{UNLABELLED_CHAR}: {note}", width)
     if chart.skipped:
@@ -255,12 +261,12 @@ def _legend(chart: Chart, marks: dict[tuple[int, int], str], numbers: dict[str, 
 
 
 def _columns(rows: list[list[str]], right: set[int], width: int, drop: Sequence[int] = (),
-             shorten: int | None = None) -> list[str]:
+             shorten: int | None = None) -> tuple[list[str], list[int]]:
     """The rows as aligned text columns within `width`: the columns in `drop` are left out, in that order,
     while a line is wider; then column `shorten` (a label) is cut short in its middle with '…' (to LABEL_MIN at
-    least), so the numbers after it stay whole; a line still too wide is cut at `width`."""
+    least), so the numbers after it stay whole; a line still too wide is cut at `width`. Also the columns kept."""
     if not rows:
-        return []
+        return [], []
     keep = list(range(len(rows[0])))
     cap: dict[int, int] = {}
 
@@ -285,7 +291,7 @@ def _columns(rows: list[list[str]], right: set[int], width: int, drop: Sequence[
     if over > 0 and shorten in keep:
         cap[shorten] = max(LABEL_MIN, max(len(r[shorten]) for r in rows) - over)
         text = lines()
-    return [line[:width] for line in text]
+    return [line[:width] for line in text], keep
 
 
 # The shortest a point's label is cut to in the legend ("aten::co…layer4.1.conv2": the op and module still read).
@@ -310,7 +316,7 @@ def render_terminal(docs: Sequence[Document], width: int = MAX_WIDTH, height: in
     if width < MIN_WIDTH or height < MIN_HEIGHT:
         raise UsageError(f"a terminal chart needs at least {MIN_WIDTH} columns and {MIN_HEIGHT} lines "
                          f"(got {width}x{height})")
-    chart = chart_model(docs, labels=labels, roof=roof)
+    chart = chart_model(docs, labels=labels, roof=roof, fit_levels=False)
     ly0, ly1 = (math.log10(v) for v in chart.y_range)
     margin = max(len(_short(10.0**d)) for d in range(math.ceil(ly0), math.floor(ly1) + 1)) + 1 \
         if math.floor(ly1) >= math.ceil(ly0) else 2

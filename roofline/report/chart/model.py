@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from itertools import combinations
@@ -356,9 +357,17 @@ def _profile_label(rec: Record, regions: bool) -> str:
     return text + (f" [{rec.region}]" if regions and rec.region else "")
 
 
+def _label(rec: Record) -> str:
+    """A record's name on the chart: its label, or for a kernel of an imported report (`import-ncu`: params
+    {"kernel": short name, "id": ncu ID}) the kernel's name and dtype; records sharing it get their ID after."""
+    kernel = (rec.params or {}).get("kernel")
+    return f"{kernel} {rec.dtype}" if rec.op == "kernel" and kernel else rec.label
+
+
 def chart_model(docs: Sequence[Document], labels: Sequence[str] | None = None, roof: str = "both",
-                title: str | None = None) -> Chart:
-    """What a roofline chart of these documents shows (no drawing)."""
+                title: str | None = None, fit_levels: bool = True) -> Chart:
+    """What a roofline chart of these documents shows (no drawing). `fit_levels`: the x range makes room for
+    the counter level points (the image chart draws them; the terminal and HTML charts do not)."""
     if roof not in ROOF_CHOICES:
         raise UsageError(f"--roof must be one of {', '.join(ROOF_CHOICES)}, got {roof!r}")
     if not docs:
@@ -377,7 +386,7 @@ def chart_model(docs: Sequence[Document], labels: Sequence[str] | None = None, r
         regions = profile and len({r.region for r in doc.records}) > 1
         for j, rec in enumerate(doc.records):
             point = _point(i, j, rec, own)
-            name = _profile_label(rec, regions) if profile else rec.label
+            name = _profile_label(rec, regions) if profile else _label(rec)
             if isinstance(point, str):
                 skipped.append(f"{name}: {point}")
                 continue
@@ -387,13 +396,15 @@ def chart_model(docs: Sequence[Document], labels: Sequence[str] | None = None, r
             elif rec.device_index is not None:  # `run --devices`: one point per entry and GPU
                 points.append(replace(point, label=f"{name} [GPU {rec.device_index}]"))
             else:
-                points.append(point)
+                points.append(replace(point, label=name))
         # Before/after on one GPU: the second document's identical roofs are not drawn again.
         roofs += [r for r in own if not any(_same_roof(r, o) for o in roofs)]
+    # the same reason for many records (an imported report's marker kernels) is said once, with a count
+    skipped = [s if n == 1 else f"{s} (x{n})" for s, n in Counter(skipped).items()]
     if not points:
         raise RooflineError("no record can be drawn on a log-log chart: " + "; ".join(skipped))
     points = _distinct_labels(points, docs)
-    xs = [p.ai for p in points] + [v.ai for v in levels] + [r.ridge for r in roofs if r.ridge] + \
+    xs = [p.ai for p in points] + [v.ai for v in levels if fit_levels] + [r.ridge for r in roofs if r.ridge] + \
         [r.x_end for r in roofs if r.x_end]
     ys = [p.flops_per_s for p in points] + [r.value for r in roofs if r.kind == "compute"]
     x_range = _span(min(xs), max(xs), _PAD_LEFT, _PAD_RIGHT)
