@@ -94,6 +94,28 @@ def test_hover_details_name_shape_dtype_time_fraction_and_bound() -> None:
     assert tip["% of roof"] == "72.0%"  # 138.9 / 193 µs
 
 
+def test_records_with_counters_show_them_in_the_table_and_the_hover(tmp_path: Path) -> None:
+    # a run --counters of kernels-h200 on the H200 (docs/results/2026-12-01-h200-session3/ours_call3.json.gz):
+    # the page showed no counter at all (a new user's find); now a "bytes × min" column and a hover line
+    import gzip
+
+    path = tmp_path / "counters.json"
+    path.write_bytes(gzip.decompress((ROOT / "docs" / "results" / "2026-12-01-h200-session3" /
+                                      "ours_call3.json.gz").read_bytes()))
+    doc = read_document(path)
+    data = data_block(report_html([doc]))
+    cols, rows = data["table"]["cols"], data["table"]["rows"]
+    relu = next(r for r in rows if cell(r, cols, "operator") == "relu bf16")
+    x = cell(relu, cols, "bytes × min")
+    assert x[1] == "1.00" and x[0] == pytest.approx(1.0, abs=0.005)  # DRAM reads + stored / minimum
+    assert "DRAM reads + stored" in next(c["tip"] for c in cols if c["h"] == "bytes × min")
+    tip = dict(zip(TIP_NAMES, data["records"][5]["tip"], strict=True))  # relu, the sixth record
+    assert tip["counters"] is not None and "ncu stored bytes: 536,870,912" in tip["counters"]
+    # a document without counters has neither
+    plain = data_block(report_html([read_document(H200)]))
+    assert "bytes × min" not in [c["h"] for c in plain["table"]["cols"]]
+
+
 def test_record_texts_cannot_break_out_of_the_page(tmp_path: Path) -> None:
     doc = read_document(H200)
     evil = dataclasses.replace(doc.records[0], op="</script><img src=x onerror=alert(1)>")

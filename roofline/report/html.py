@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from roofline._version import __version__
+from roofline.core.counters import excess_basis
 from roofline.core.document import Document, now_iso
 from roofline.core.files import atomic_write, refuse_existing
 from roofline.core.model import pipe_label
@@ -37,6 +38,7 @@ from roofline.report.chart.model import (
     unlabelled_note,
 )
 from roofline.report.format import count, duration, number, percent, si
+from roofline.report.rows import counter_rows
 from roofline.report.style import BOUND_COLOURS, DOC_COLOURS, DOC_MARKERS, OTHER_BOUND_COLOUR
 
 if TYPE_CHECKING:
@@ -147,7 +149,8 @@ def _where(rec: Record) -> str:
 # The hover details of a point, in this order; a record's are its texts for these names, null where it has none
 # (the names are written once in the data block, not once per record).
 TIP_NAMES = ("document", "shape", "dtype", "module", "time", "share of time", "roofline time", "% of roof",
-             "headroom", "bound", "intensity", "achieved", "attainable", "SM clock", "verdict", "not drawn")
+             "headroom", "bound", "intensity", "achieved", "attainable", "SM clock", "counters", "verdict",
+             "not drawn")
 
 
 def _tip(rec: Record, point: Point | None, share: float | None, series: str | None, why: str | None
@@ -170,6 +173,8 @@ def _tip(rec: Record, point: Point | None, share: float | None, series: str | No
                                                             f"{si(point.roof_flops_per_s, 'FLOP/s')}")
     if rec.sm_clock_mhz is not None:
         tip["SM clock"] = f"{rec.sm_clock_mhz:.0f} MHz"
+    if rec.counters is not None:  # what Nsight Compute counted (`--counters`), as the record view says it
+        tip["counters"] = "; ".join(f"{name}: {text}" for name, text in counter_rows(rec))
     return [tip.get(name) or None for name in TIP_NAMES]
 
 
@@ -192,6 +197,9 @@ def _records_data(docs: Sequence[Document], chart: Chart, numbers: Mapping[str, 
              {"h": "roofline time", "num": True, "tip": "per call, at the roof"},
              {"h": "headroom", "num": True, "tip": "(time - roofline time) x calls: what reaching the roof saves"},
              {"h": "% of roof", "num": True}, {"h": "bound"}]
+    counted = [r.counters for d in docs for r in d.records if r.counters is not None]
+    cols += [{"h": "bytes × min", "num": True, "tip": f"Nsight Compute's {excess_basis(counted)} bytes / the "
+              "model's minimum"}] if counted else []
     cols += [{"h": "verdict", "wrap": True}] if verdicts else []
     records: list[dict[str, Any]] = []
     rows: list[list[Any]] = []
@@ -221,6 +229,9 @@ def _records_data(docs: Sequence[Document], chart: Chart, numbers: Mapping[str, 
             row += [[_r(shares[j]), percent(shares[j])], [_r(rec.roofline_time_s), duration(rec.roofline_time_s)],
                     [_r(head), _signed_duration(head)], [_r(rec.roofline_fraction), percent(rec.roofline_fraction)],
                     str(rec.bound or "-")]
+            if counted:
+                x = rec.counters.excess_traffic if rec.counters is not None else None
+                row += [[_r(x), f"{x:.2f}" if x is not None else "-"]]
             row += [rec.verdict or ""] if verdicts else []
             rows.append(row)
     if profile:  # a profile's table opens on its largest shares, as its chart numbers them
