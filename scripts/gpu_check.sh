@@ -2,9 +2,9 @@
 # The GPU check: runs on a machine with an NVIDIA GPU from the repository root, installs nothing, and
 # writes everything under $OUT (default ./out). Stages (default all): tests occupancy probe timing ncu small aa
 # calibrate check charts profile; only when named: framing and small-ncu (issue 21), counters (it goes on
-# into profile-counters), profile-counters, counters-repeat and counters-l2 (issue 17), collectives, docs,
-# comm-profile, startup (issue 19), compile (torch.compile'd models in profiles), usability (a new user's
-# findings).
+# into profile-counters), profile-counters, counters-repeat, counters-l2, counters-cost (issue 17),
+# collectives, docs, comm-profile, startup (issue 19), compile (torch.compile'd models in profiles),
+# usability (a new user's findings).
 #   bash scripts/gpu_check.sh tests timing
 # Results: $OUT/summary.txt (the figures that matter) and $OUT/gpu_check.tar.gz (every file).
 set -u
@@ -296,6 +296,29 @@ torch.cuda.synchronize(); open(sys.argv[2], 'w').write('ready'); time.sleep(900)
     python3 scripts/counters_compare.py suite "$C/ours$i.json" "$C/fresh1.csv" | tee -a "$S"
   done
   python3 scripts/counters_compare.py envelope "$C"/ours1.json "$C"/ours2.json -- "$C"/*.csv | tee -a "$S"
+  ;;
+counters-cost)
+  # issue 17: where the time of `analyze --counters` goes: ncu's passes per kernel with the --counters metric
+  # list, without its SASS instruction counters (CUDA-core FLOPs), and with `--set roofline`, on one GEMM
+  log "counters-cost: ncu passes and wall time per metric list, one fp16 GEMM 4096^3 call"
+  C=$W/counters_cost; mkdir -p "$C"
+  python3 -c "from pathlib import Path; from roofline.ops import make; from roofline.core.dtypes import get_dtype
+from roofline.measuring.ncu import write_plan; write_plan([(make('gemm', m=4096), get_dtype('fp16'))], Path('$C/plan.json'))"
+  M=$(python3 -c "from roofline.measuring.ncu import available_metrics, find_ncu, usable_metrics
+print(','.join(usable_metrics(available_metrics(find_ncu(), 'gpu_check'))))")
+  NOSASS=$(python3 -c "import sys; print(','.join(m for m in sys.argv[1].split(',') if 'sass' not in m))" "$M")
+  t0=$(secs); python3 -m roofline.measuring.ncu_target "$C/plan.json"; echo "target alone: $(python3 -c "print(round($(secs)-$t0,2))") s" | tee -a "$S"
+  for v in full nosass roofline; do
+    case $v in full) what=(--metrics "$M") ;; nosass) what=(--metrics "$NOSASS") ;; roofline) what=(--set roofline) ;; esac
+    t0=$(secs)
+    ncu --profile-from-start off --clock-control none "${what[@]}" python3 -m roofline.measuring.ncu_target \
+        "$C/plan.json" > "$C/$v.txt" 2>&1
+    echo "$v: exit $?, $(python3 -c "print(round($(secs)-$t0,2))") s, $(grep -o '[0-9]* passes' "$C/$v.txt" | sort | uniq -c | tr '\n' ' ')" | tee -a "$S"
+  done
+  t0=$(secs); $RL analyze gemm --m 4096 --counters -o "$C/gemm.json" --force > "$C/gemm.txt" 2>&1
+  echo "analyze gemm --m 4096 --counters: $(python3 -c "print(round($(secs)-$t0,2))") s" | tee -a "$S"
+  t0=$(secs); $RL analyze gemm --m 4096 -o "$C/gemm0.json" --force > /dev/null 2>&1
+  echo "analyze gemm --m 4096: $(python3 -c "print(round($(secs)-$t0,2))") s" | tee -a "$S"
   ;;
 counters-repeat)
   log "ncu's own repeatability: two plain ncu runs of kernels-h200 with the --counters metrics, call by call"
