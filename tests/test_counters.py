@@ -141,6 +141,8 @@ def test_short_kernel_names() -> None:
     ("name,time\nfoo,1\n", "no CSV rows"),  # another tool's CSV
     ('"a","b"\n"1","2"\n', "not an Nsight Compute raw CSV"),
     ('"ID","Kernel Name","gpu__time_duration.sum"\n"","","us"\n"0","k","1.0"\n"1","k2"\n', "truncated"),
+    ('"ID","Kernel Name","gpu__time_dur', "truncated"),  # cut inside its header (said "no kernel")
+    ('"ID","Kernel Name","gpu__time_duration.sum"\n"","","us"\n"0","k","1.', "truncated"),
 ])
 def test_bad_reports_are_one_line_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str,
                                          says: str) -> None:

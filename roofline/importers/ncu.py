@@ -71,6 +71,8 @@ def parse_raw_csv(lines: Iterable[str], where: str = "ncu CSV") -> list[NcuKerne
     rows = [line for line in lines if line.startswith('"')]
     if not rows:
         raise RooflineError(f"{where}: no CSV rows (expected the output of `ncu --csv --page raw`)")
+    if not rows[-1].rstrip("\r\n").endswith('"'):  # every field of ncu's CSV is quoted: a cut file ends inside one
+        raise RooflineError(f"{where}: truncated: its last line ends inside a field")
     reader = csv.DictReader(rows)
     if not reader.fieldnames or "ID" not in reader.fieldnames or "Kernel Name" not in reader.fieldnames:
         raise RooflineError(f"{where}: not an Nsight Compute raw CSV (no 'ID' and 'Kernel Name' columns)")
