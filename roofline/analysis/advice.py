@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from roofline.ceilings.specs import GPUSpec, as_spec, resolve
+from roofline.core.counters import excess_basis, moved_bytes
 from roofline.core.dtypes import DType, get_dtype
 from roofline.core.errors import RooflineError
 from roofline.core.record import Record
@@ -454,7 +455,7 @@ def excess_traffic(record: Record, spec: GPUSpec | None) -> list[Advice]:
     if c is None or c.excess_traffic is None or c.dram_bytes is None or c.excess_traffic < EXCESS_TRAFFIC_MIN:
         return []
     # It matters where the bytes set the time: a memory-bound operator, or one the real bytes make so.
-    moved = c.excess_traffic * (record.bytes or 0)
+    moved = moved_bytes(c) or 0.0
     memory_time = moved / record.peak_bytes_per_s if record.peak_bytes_per_s else 0.0
     if record.bound != "memory" and not (record.roofline_time_s and memory_time > record.roofline_time_s):
         return []
@@ -469,7 +470,7 @@ def excess_traffic(record: Record, spec: GPUSpec | None) -> list[Advice]:
         cause = ("the input is read more than once (a two-pass kernel, e.g. a norm that reads each row for its "
                  "statistics and again to scale it, or rows too large to stay in L2 or registers)")
     return [{"rule": "excess-traffic", "message": (
-        f"Moves {c.excess_traffic:.2f}x the minimum bytes ({si(moved, 'B')} read from DRAM and stored, against "
+        f"Moves {c.excess_traffic:.2f}x the minimum bytes ({si(moved, 'B')}, {excess_basis([c])}, against "
         f"{si(record.bytes or 0, 'B')}, Nsight Compute's counters): that, not bandwidth, holds it from its roof. "
         f"Likely cause: {cause}."),
         "excess_traffic": c.excess_traffic, "dram_bytes": c.dram_bytes, "min_bytes": record.bytes}]

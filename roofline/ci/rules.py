@@ -17,10 +17,10 @@ COUNTERS = {"dram_bytes": "dram_bytes", "dram_bytes_read": "dram_bytes_read", "s
 # How far each counter moved between runs of unchanged code on the H200: the worst call of suites/kernels-h200
 # over twelve runs (seven plain ncu runs, two beside another process holding 20 or 40 GiB, and five `run
 # --counters`), and the worst kernel past COUNTER_BYTES_FLOOR of two `profile examples/cnn.py --counters`, twice
-# (docs/counters.md "What repeats"). FLOPs (but
+# (docs/counters.md "What repeats"). FLOPs (but for
 # data-dependent branches: GELU's erf), L1 bytes, stores and DRAM reads are the kernel's; DRAM writes (which
-# output lines are still in the L2 when the kernel ends) and L2 bytes (which of the L2's two partitions holds a
-# line: a miss in the near one is looked up again in the far one) depend on where the data landed. A rule
+# output lines are still in the L2 when the kernel ends) and L2 bytes (which of the L2's two partitions holds
+# a line: a miss in the near one is looked up again in the far one) depend on where the data landed. A rule
 # tighter than its counter's spread gets a note.
 COUNTER_SPREAD = {"dram_bytes": 0.0223, "dram_bytes_read": 0.0068, "stored_bytes": 0.0, "l2_bytes": 0.118,
                   "l1_bytes": 0.0006, "counter_flops": 5.3e-6}

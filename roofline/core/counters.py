@@ -29,22 +29,27 @@ def _ratio(num: float | None, den: float | None) -> float | None:
     return num / den if num is not None and den else None
 
 
+def _reads_and_stores(c: Counters) -> bool:
+    return c.dram_bytes_read is not None and c.stored_bytes is not None
+
+
+def moved_bytes(c: Counters) -> float | None:
+    """The bytes `excess_traffic` holds against the minimum: DRAM reads + stored bytes, else DRAM bytes."""
+    return c.dram_bytes_read + c.stored_bytes if _reads_and_stores(c) else c.dram_bytes  # type: ignore[operator]
+
+
 def excess_basis(counters: Iterable[Counters]) -> str:
-    """What `excess_traffic` holds against the minimum for these counters: 'DRAM reads + stored', 'DRAM' (no
-    stored-bytes counter), or both named when the documents mix them."""
-    kinds = dict.fromkeys("DRAM reads + stored" if c.stored_bytes is not None and c.dram_bytes_read is not None
-                          else "DRAM" for c in counters)
+    """What `moved_bytes` counts for these counters: 'DRAM reads + stored', 'DRAM' (no stored-bytes counter), or
+    both named when the documents mix them."""
+    kinds = dict.fromkeys("DRAM reads + stored" if _reads_and_stores(c) else "DRAM" for c in counters)
     return " or ".join(kinds) or "DRAM reads + stored"
 
 
 def derive(counters: Counters, flops: float | None, min_bytes: float | None,
            min_bytes_read: float | None = None) -> Counters:
     """The counters with their derived fields set against the model's FLOPs and minimum bytes (None: unknown)."""
-    c = counters
-    moved = c.dram_bytes_read + c.stored_bytes if c.dram_bytes_read is not None and c.stored_bytes is not None \
-        else c.dram_bytes
     return dataclasses.replace(
-        counters, excess_traffic=_ratio(moved, min_bytes),
+        counters, excess_traffic=_ratio(moved_bytes(counters), min_bytes),
         read_excess=_ratio(counters.dram_bytes_read, min_bytes_read),
         flops_ratio=_ratio(counters.flops, flops) if counters.flops else None,
         intensity_dram=_ratio(counters.flops, counters.dram_bytes),
