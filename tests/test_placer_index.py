@@ -37,16 +37,7 @@ def _sat(a: Corners, b: Corners, gap: float = placer.GAP_PX) -> bool:
     """`clear` as it was before the short test for upright rectangles: boxes, then every edge normal."""
     if not _box_near(_bounds(a), _bounds(b), gap):
         return True
-    axes = []
-    for shape in (a, b):
-        n = len(shape)
-        for k in range(n if n > 2 else 1):
-            (x0, y0), (x1, y1) = shape[k], shape[(k + 1) % n]
-            nx, ny = -(y1 - y0), x1 - x0
-            norm = math.hypot(nx, ny)
-            if norm > 0:
-                axes.append((nx / norm, ny / norm))
-    for nx, ny in axes:
+    for nx, ny in placer._axes_of(a) + placer._axes_of(b):  # every edge normal of both shapes
         pa = [x * nx + y * ny for x, y in a]
         pb = [x * nx + y * ny for x, y in b]
         if max(pa) + gap <= min(pb) or max(pb) + gap <= min(pa):
