@@ -22,6 +22,9 @@ stages=${*:-tests occupancy probe timing ncu small aa calibrate check charts pro
 S=$OUT/summary.txt
 log() { echo "== $*" | tee -a "$S"; }
 secs() { python3 -c "import time; print(f'{time.time():.3f}')"; }
+# the --counters metric list, cut to what this GPU offers (as `measuring.ncu` asks ncu for it)
+counter_metrics() { python3 -c "from roofline.measuring.ncu import available_metrics, find_ncu, usable_metrics
+print(','.join(usable_metrics(available_metrics(find_ncu(), 'gpu_check'))))"; }
 
 log "$(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit --format=csv,noheader)"
 python3 -c "import torch, triton; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'triton', triton.__version__)" | tee -a "$S"
@@ -189,8 +192,7 @@ from roofline.measuring.ncu import write_plan; write_plan([(make('gemm', m=4096)
   t0=$(secs); ncu --set roofline --clock-control none --profile-from-start off \
       python3 -m roofline.measuring.ncu_target "$C/gemm_plan.json" > "$C/gemm_roofline.txt" 2>&1; t1=$(secs)
   echo "ncu --set roofline, same kernel (one call, same target): $(python3 -c "print(round($t1-$t0,2))") s" | tee -a "$S"
-  M=$(python3 -c "from roofline.measuring.ncu import available_metrics, find_ncu, usable_metrics
-print(','.join(usable_metrics(available_metrics(find_ncu(), 'gpu_check'))))")
+  M=$(counter_metrics)
   echo "metrics: $M" | tee -a "$S"
   t0=$(secs); $RL run suites/kernels-h200.toml --counters -o "$C/kernels.json" --force > "$C/kernels.txt" 2>&1; e=$?
   t1=$(secs); echo "run kernels-h200 --counters: exit $e, wall $(python3 -c "print(round($t1-$t0,2))") s" | tee -a "$S"
@@ -243,8 +245,7 @@ PY
     grep -E "^roofline check" "$P/check_${rule%%:*}.txt" | tail -1 | tee -a "$S"
   done
   # kernel by kernel, each metric's spread between the two profiles' ncu runs (the small kernels of a forward)
-  M=$(python3 -c "from roofline.measuring.ncu import available_metrics, find_ncu, usable_metrics
-print(','.join(usable_metrics(available_metrics(find_ncu(), 'gpu_check'))))")
+  M=$(counter_metrics)
   python3 scripts/counters_compare.py spread "$M" "$P/cnn_ncu1.csv" "$P/cnn_ncu2.csv" | head -30 | tee -a "$S"
   $RL plot "$P/cnn1.json" -o "$P/cnn_counters.png" --force 2>&1 | tail -1
   $RL profile tests/scripts/gpu_mlp_steps.py --counters -o "$P/steps.json" --force > "$P/steps.txt" 2>&1
@@ -304,8 +305,7 @@ counters-cost)
   C=$W/counters_cost; mkdir -p "$C"
   python3 -c "from pathlib import Path; from roofline.ops import make; from roofline.core.dtypes import get_dtype
 from roofline.measuring.ncu import write_plan; write_plan([(make('gemm', m=4096), get_dtype('fp16'))], Path('$C/plan.json'))"
-  M=$(python3 -c "from roofline.measuring.ncu import available_metrics, find_ncu, usable_metrics
-print(','.join(usable_metrics(available_metrics(find_ncu(), 'gpu_check'))))")
+  M=$(counter_metrics)
   NOSASS=$(python3 -c "import sys; print(','.join(m for m in sys.argv[1].split(',') if 'sass' not in m))" "$M")
   t0=$(secs); python3 -m roofline.measuring.ncu_target "$C/plan.json"; echo "target alone: $(python3 -c "print(round($(secs)-$t0,2))") s" | tee -a "$S"
   for v in full nosass roofline; do
@@ -323,8 +323,7 @@ print(','.join(usable_metrics(available_metrics(find_ncu(), 'gpu_check'))))")
 counters-repeat)
   log "ncu's own repeatability: two plain ncu runs of kernels-h200 with the --counters metrics, call by call"
   C=$W/counters; mkdir -p "$C"
-  M=$(python3 -c "from roofline.measuring.ncu import available_metrics, find_ncu, usable_metrics
-print(','.join(usable_metrics(available_metrics(find_ncu(), 'gpu_check'))))")
+  M=$(counter_metrics)
   for i in 1 2; do
     ncu --profile-from-start off --clock-control none --print-units base --metrics "$M" --csv --page raw \
         python3 scripts/ncu_compare.py target suites/kernels-h200.toml > "$C/plain$i.csv" 2> "$C/plain$i.err"
