@@ -36,9 +36,9 @@ def analyze(op: str | Operator, *, dtype: str | DType | Any | None = None, gpu: 
     status line on stderr when stderr is a terminal."""
     from roofline.analysis.advice import with_advice
     from roofline.core.record import analytic_record
-    from roofline.measuring.progress import StatusLine
     from roofline.measuring.target import resolve_target
     from roofline.ops.base import Operator, make
+    from roofline.report.progress import StatusLine
 
     if isinstance(op, Operator):
         if params:

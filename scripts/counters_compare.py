@@ -20,7 +20,7 @@ import sys
 from roofline.core.counters import combined
 from roofline.core.document import read_document
 from roofline.core.record import Counters
-from roofline.importers.ncu import counters_from_kernel, read_raw_csv, split_groups
+from roofline.ncu.read_csv import counters_from_kernel, read_raw_csv, split_groups
 
 MARKER = "spin"
 FIELDS = ("duration_s", "dram_bytes", "l2_bytes", "l1_bytes", "flops")

@@ -91,7 +91,7 @@ def _by_cycles(rows: list[dict[str, int]], key: str) -> dict[int, list[float]]:
 
 
 def compare(cupti_path: str, pairs: list[tuple[str, str]], markdown: str | None) -> None:
-    from roofline.importers.ncu import read_raw_csv
+    from roofline.ncu.read_csv import read_raw_csv
 
     rows = json.load(open(cupti_path))
     own, cup = _by_cycles(rows, "own_ns"), _by_cycles(rows, "cupti_ns")

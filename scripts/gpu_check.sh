@@ -22,8 +22,8 @@ stages=${*:-tests occupancy probe timing ncu small aa calibrate check charts pro
 S=$OUT/summary.txt
 log() { echo "== $*" | tee -a "$S"; }
 secs() { python3 -c "import time; print(f'{time.time():.3f}')"; }
-# the --counters metric list, cut to what this GPU offers (as `measuring.ncu` asks ncu for it)
-counter_metrics() { python3 -c "from roofline.measuring.ncu import available_metrics, find_ncu, usable_metrics
+# the --counters metric list, cut to what this GPU offers (as `ncu.run` asks ncu for it)
+counter_metrics() { python3 -c "from roofline.ncu.run import available_metrics, find_ncu, usable_metrics
 print(','.join(usable_metrics(available_metrics(find_ncu(), 'gpu_check'))))"; }
 
 log "$(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit --format=csv,noheader)"
@@ -188,9 +188,9 @@ counters)
   t0=$(secs); $RL analyze gemm --m 4096 -o "$C/gemm_plain.json" --force > /dev/null 2>&1; t1=$(secs)
   echo "the same without --counters: $(python3 -c "print(round($t1-$t0,2))") s" | tee -a "$S"
   python3 -c "from pathlib import Path; from roofline.ops import make; from roofline.core.dtypes import get_dtype
-from roofline.measuring.ncu import write_plan; write_plan([(make('gemm', m=4096), get_dtype('fp16'))], Path('$C/gemm_plan.json'))"
+from roofline.ncu.run import write_plan; write_plan([(make('gemm', m=4096), get_dtype('fp16'))], Path('$C/gemm_plan.json'))"
   t0=$(secs); ncu --set roofline --clock-control none --profile-from-start off \
-      python3 -m roofline.measuring.ncu_target "$C/gemm_plan.json" > "$C/gemm_roofline.txt" 2>&1; t1=$(secs)
+      python3 -m roofline.ncu.target_ops "$C/gemm_plan.json" > "$C/gemm_roofline.txt" 2>&1; t1=$(secs)
   echo "ncu --set roofline, same kernel (one call, same target): $(python3 -c "print(round($t1-$t0,2))") s" | tee -a "$S"
   M=$(counter_metrics)
   echo "metrics: $M" | tee -a "$S"
@@ -263,7 +263,7 @@ counters-l2)
   C=$W/counters_l2; mkdir -p "$C"
   ncu --query-metrics 2>/dev/null | grep -E "^(lts__t_(sectors|requests|bytes)|lts__lts2xbar|l1tex__m_)" \
       > "$C/query_lts.txt"; echo "L2/L1 metric names offered: $(wc -l < "$C/query_lts.txt")" | tee -a "$S"
-  M=$(python3 -c "from roofline.measuring.ncu import available_metrics, base_name, find_ncu, usable_metrics
+  M=$(python3 -c "from roofline.ncu.run import available_metrics, base_name, find_ncu, usable_metrics
 have = available_metrics(find_ncu(), 'gpu_check')
 extra = ['lts__t_sectors.sum', 'lts__t_sectors_srcunit_tex.sum', 'lts__t_sectors_srcunit_tex_op_read.sum',
          'lts__t_sectors_srcunit_tex_op_write.sum', 'lts__t_sectors_srcunit_ltcfabric.sum',
@@ -304,14 +304,14 @@ counters-cost)
   log "counters-cost: ncu passes and wall time per metric list, one fp16 GEMM 4096^3 call"
   C=$W/counters_cost; mkdir -p "$C"
   python3 -c "from pathlib import Path; from roofline.ops import make; from roofline.core.dtypes import get_dtype
-from roofline.measuring.ncu import write_plan; write_plan([(make('gemm', m=4096), get_dtype('fp16'))], Path('$C/plan.json'))"
+from roofline.ncu.run import write_plan; write_plan([(make('gemm', m=4096), get_dtype('fp16'))], Path('$C/plan.json'))"
   M=$(counter_metrics)
   NOSASS=$(python3 -c "import sys; print(','.join(m for m in sys.argv[1].split(',') if 'sass' not in m))" "$M")
-  t0=$(secs); python3 -m roofline.measuring.ncu_target "$C/plan.json"; echo "target alone: $(python3 -c "print(round($(secs)-$t0,2))") s" | tee -a "$S"
+  t0=$(secs); python3 -m roofline.ncu.target_ops "$C/plan.json"; echo "target alone: $(python3 -c "print(round($(secs)-$t0,2))") s" | tee -a "$S"
   for v in full nosass roofline; do
     case $v in full) what=(--metrics "$M") ;; nosass) what=(--metrics "$NOSASS") ;; roofline) what=(--set roofline) ;; esac
     t0=$(secs)
-    ncu --profile-from-start off --clock-control none "${what[@]}" python3 -m roofline.measuring.ncu_target \
+    ncu --profile-from-start off --clock-control none "${what[@]}" python3 -m roofline.ncu.target_ops \
         "$C/plan.json" > "$C/$v.txt" 2>&1
     echo "$v: exit $?, $(python3 -c "print(round($(secs)-$t0,2))") s, $(grep -o '[0-9]* passes' "$C/$v.txt" | sort | uniq -c | tr '\n' ' ')" | tee -a "$S"
   done

@@ -20,8 +20,8 @@ from pathlib import Path
 
 from roofline.core.document import read_document
 from roofline.core.record import Record
-from roofline.importers.join import is_copy
-from roofline.importers.ncu import read_raw_csv, split_calls
+from roofline.ncu.join import is_copy
+from roofline.ncu.read_csv import read_raw_csv, split_calls
 
 MARKER = "spin"  # torch.cuda._sleep launches a kernel whose name contains this
 

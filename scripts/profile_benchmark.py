@@ -153,8 +153,8 @@ def ncu_compare(launches_path: str, csv_path: str) -> dict[str, Any]:
     (op, module) records."""
     from difflib import SequenceMatcher
 
-    from roofline.importers.join import kernel_key
-    from roofline.importers.ncu import read_raw_csv
+    from roofline.ncu.join import kernel_key
+    from roofline.ncu.read_csv import read_raw_csv
 
     ours = [k for k in json.loads(Path(launches_path).read_text()) if not k["kernel"].startswith(NOT_KERNELS)]
     theirs = read_raw_csv(csv_path)

@@ -24,8 +24,8 @@ from pathlib import Path
 from ncu_compare import MARKER  # type: ignore[import-not-found]  # scripts/ is on sys.path when run as a script
 
 from roofline.core.document import read_document
-from roofline.importers.join import is_copy
-from roofline.importers.ncu import read_raw_csv, split_calls
+from roofline.ncu.join import is_copy
+from roofline.ncu.read_csv import read_raw_csv, split_calls
 
 REL_TOL = 0.03  # the bound: 3% ...
 ABS_TOL_S = 0.3e-6  # ... or 0.3 µs, whichever is larger

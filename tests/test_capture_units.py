@@ -13,9 +13,10 @@ from models import ConvNet
 from torch.utils.flop_counter import FlopCounterMode
 
 from roofline.capture import profile
-from roofline.capture.aten import FORMULAS, cost_of, formula
+from roofline.capture.cost import cost_of
 from roofline.capture.formulas import causal_pairs
 from roofline.capture.kernels import UNLINKED, gpu_timeline, union_length
+from roofline.capture.registry import FORMULAS, formula
 from roofline.capture.trace import OpCall, TensorMeta, innermost_module, op_info, strip_root
 
 # -- kernel attribution ----------------------------------------------------------------------------------

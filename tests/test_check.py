@@ -1,5 +1,5 @@
 """The CI regression check: threshold grammar, Mann–Whitney U (core.stats), every verdict (ci.judge), bad input,
-reports (ci.formats), baselines (ci.baseline).
+reports (report.check), baselines (ci.baseline).
 
 Samples are synthetic and deterministic: lognormal around 1.0 ms with 2% noise, 50 per record, fixed seeds.
 """
@@ -18,7 +18,6 @@ import pytest
 from helpers import write
 
 from roofline.ci.baseline import update_baseline
-from roofline.ci.formats import COLUMNS, render_table, to_json, to_junit, to_markdown, write_outputs
 from roofline.ci.judge import (
     ALPHA,
     BETTER,
@@ -45,6 +44,7 @@ from roofline.core.document import Document, dumps
 from roofline.core.errors import UsageError
 from roofline.core.record import Record
 from roofline.core.stats import mann_whitney_u
+from roofline.report.check import COLUMNS, render_table, to_json, to_junit, to_markdown, write_outputs
 
 GEMM = {"m": 4096, "n": 4096, "k": 4096, "batch": 1, "epilogue": "none"}
 RELU = {"numel": 268435456}

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from helpers import ROOT, SUITES, run, write
 
-from roofline.ceilings.calibrate import QUICK_CPU_PLAN
+from roofline.measuring.calibrate import QUICK_CPU_PLAN
 
 SMOKE = str(SUITES / "smoke.toml")
 

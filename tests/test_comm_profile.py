@@ -19,7 +19,7 @@ import pytest
 import torch
 
 from roofline.capture import profile
-from roofline.capture.comm import communication
+from roofline.capture.comm_summary import communication
 from roofline.core.document import read_document
 from roofline.report.comm import is_collectives
 from roofline.report.profile import header

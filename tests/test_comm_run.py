@@ -233,11 +233,11 @@ def test_one_rank_runs_as_on_a_one_gpu_machine(capsys: pytest.CaptureFixture[str
 
 def test_fits_and_chart_of_a_synthetic_gpu_run(tmp_path: Path) -> None:
     from roofline.analysis.commfit import fit_alpha_beta
+    from roofline.core.format import si
     from roofline.measuring.collectives import _with_fits
     from roofline.ops.collectives import algbw, busbw, ring_bytes_per_gpu
     from roofline.report.chart.comm_draw import save_comm_chart
     from roofline.report.comm import comm_chart, knee_busbw
-    from roofline.report.format import si
 
     # all_reduce over 2 GPUs that follows t = 8 us + bytes sent / 370 GB/s exactly, on the H200's 450 GB/s link
     recs = []

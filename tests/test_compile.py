@@ -13,7 +13,7 @@ import torch
 from test_capture_units import cpu, device
 
 from roofline.capture import profile
-from roofline.capture.aten import cost_of
+from roofline.capture.cost import cost_of
 from roofline.capture.inductor import Launch, fused_call, parse_name, parse_source, split_ops, with_launches
 from roofline.capture.kernels import gpu_timeline
 from roofline.capture.traffic import traffic

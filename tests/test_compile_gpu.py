@@ -16,7 +16,7 @@ import pytest
 import torch
 
 from roofline.capture import profile
-from roofline.capture.aten import FUSED_PREFIX
+from roofline.capture.registry import FUSED_PREFIX
 
 pytestmark = pytest.mark.gpu
 

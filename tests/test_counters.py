@@ -15,7 +15,7 @@ from helpers import DATA, run, write
 
 from roofline.core.counters import combined, derive, with_counters
 from roofline.core.record import Counters, Record
-from roofline.importers.ncu import (
+from roofline.ncu.read_csv import (
     COUNTER_METRICS,
     DRAM_READ,
     DRAM_WRITE,
@@ -29,8 +29,8 @@ from roofline.importers.ncu import (
     NcuKernel,
     counters_from_kernel,
 )
-from roofline.importers.ncu_rep import read_ncu_rep
-from roofline.importers.records import read_report, short_name
+from roofline.ncu.read_rep import read_ncu_rep
+from roofline.ncu.records import read_report, short_name
 
 SMOKE = DATA / "ncu_smoke_roofline.csv"
 
@@ -219,7 +219,7 @@ sm__cycles_elapsed                 Counter         cycle           # of cycles
 
 
 def test_the_metric_list_is_cut_to_what_the_chip_offers() -> None:
-    from roofline.measuring.ncu import parse_query_metrics, usable_metrics
+    from roofline.ncu.run import parse_query_metrics, usable_metrics
 
     names = parse_query_metrics(QUERY)  # lines copied from `ncu --query-metrics --chip gh100` (H200)
     assert names == {"dramc__cycles_elapsed", "dram__bytes_read", "gpu__time_duration", "sm__cycles_elapsed"}
@@ -239,7 +239,7 @@ def _profile_csv(calls: list[list[tuple[str, float, float]]]) -> str:
 
 
 def test_ncu_output_is_split_per_call_and_summed() -> None:
-    from roofline.measuring.ncu import counters_from_output
+    from roofline.ncu.run import counters_from_output
 
     text = _profile_csv([[("gemm", 10_000, 1_000)], [("a", 2_000, 300), ("b", 3_000, 700)]])
     one, two = counters_from_output(text, "", 0, 2, "ncu")
@@ -250,7 +250,7 @@ def test_ncu_output_is_split_per_call_and_summed() -> None:
 
 def test_a_failed_or_short_ncu_run_is_one_line() -> None:
     from roofline.core.errors import RooflineError
-    from roofline.measuring.ncu import counters_from_output
+    from roofline.ncu.run import counters_from_output
 
     with pytest.raises(RooflineError, match=r"exit status 1\): ==ERROR== ERR_NVGPUCTRPERM"):
         counters_from_output("", "==ERROR== ERR_NVGPUCTRPERM", 1, 1, "ncu")
@@ -264,7 +264,7 @@ def test_counters_attach_through_a_stand_in_ncu(tmp_path: Path, monkeypatch: pyt
     from roofline.ceilings.specs import gpu_ceilings
     from roofline.core.dtypes import get_dtype
     from roofline.core.record import analytic_record
-    from roofline.measuring.ncu import attach_counters
+    from roofline.ncu.run import attach_counters
     from roofline.ops import make
 
     op, dt = make("gemm", m=64), get_dtype("bf16")
@@ -287,7 +287,7 @@ esac
     assert args[:7] == ["--profile-from-start", "off", "--clock-control", "none", "--print-units", "base",
                         "--metrics"]
     assert args[7] == f"{DURATION},{SM_CLOCK['avg']},{DRAM_READ}"  # only what the chip offers
-    assert args[-3:-1] == ["-m", "roofline.measuring.ncu_target"]
+    assert args[-3:-1] == ["-m", "roofline.ncu.target_ops"]
     plan = json.loads(Path(args[-1]).read_text()) if Path(args[-1]).exists() else None
     assert plan is None  # the plan lives in a temporary directory, gone after the run
     assert list((tmp_path / "cache" / "ncu_metrics").iterdir())  # the query is cached
@@ -490,7 +490,7 @@ def test_the_nvtx_range_of_a_real_forward_csv() -> None:
     """tests/data/ncu_forward.csv: `ncu --nvtx --nvtx-include forward/ ... --csv --page raw` of examples/cnn.py
     --preset tiny on the H200 (2026-12-01): its NVTX column reads `2494  "<default domain>:forward:none:..."`
     on each of the 110 kernels; the range is `forward`, as the .ncu-rep of the same run gives it."""
-    from roofline.importers.ncu import nvtx_range, read_raw_csv
+    from roofline.ncu.read_csv import nvtx_range, read_raw_csv
 
     kernels = read_raw_csv(DATA / "ncu_forward.csv")
     assert len(kernels) == 110 and {nvtx_range(k) for k in kernels} == {"forward"}
@@ -503,7 +503,7 @@ def test_ncu_starts_after_this_process_gives_its_cached_gpu_memory_back(monkeypa
     import subprocess
     import sys
 
-    from roofline.measuring import ncu as ncu_mod
+    from roofline.ncu import run as ncu_mod
 
     calls: list[str] = []
 
@@ -573,7 +573,7 @@ def test_stored_bytes_are_the_minimum_writes_on_the_h200(tmp_path: Path) -> None
     from roofline.ceilings.specs import gpu_ceilings
     from roofline.core.dtypes import get_dtype
     from roofline.core.record import analytic_record
-    from roofline.importers.ncu import read_raw_csv, split_groups
+    from roofline.ncu.read_csv import read_raw_csv, split_groups
 
     csv = tmp_path / "plain.csv"
     csv.write_bytes(gzip.decompress((DATA / "ncu_kernels_h200_l2.csv.gz").read_bytes()))
@@ -604,7 +604,7 @@ def test_causal_attention_counts_its_diagonal_tiles_on_the_h200(tmp_path: Path) 
     computes whole 64x128 tiles on the diagonal (1056 of them a head: 8,650,752 pairs), the model the exact
     triangle (4096^2 / 2 = 8,388,608). So the counters do not meet a 2% bound there, by the kernel's tiling."""
     from roofline.analysis.suite import load_suite
-    from roofline.importers.ncu import read_raw_csv, split_groups
+    from roofline.ncu.read_csv import read_raw_csv, split_groups
 
     csv = tmp_path / "plain.csv"
     csv.write_bytes(gzip.decompress((DATA / "ncu_kernels_h200_l2.csv.gz").read_bytes()))

@@ -11,9 +11,12 @@ from typing import Any
 
 import pytest
 
-from roofline.ceilings import calibrate as calibrate_mod
 from roofline.ceilings import store
-from roofline.ceilings.calibrate import (
+from roofline.core.dtypes import get_dtype
+from roofline.core.model import Ceilings
+from roofline.core.record import Record, Timing, analytic_record, with_time
+from roofline.measuring import calibrate as calibrate_mod
+from roofline.measuring.calibrate import (
     CALIBRATION_WARNING,
     CONVERGED,
     MAX_CALL_S,
@@ -25,9 +28,6 @@ from roofline.ceilings.calibrate import (
     measure_cpu,
     recheck_cpu_roof,
 )
-from roofline.core.dtypes import get_dtype
-from roofline.core.model import Ceilings
-from roofline.core.record import Record, Timing, analytic_record, with_time
 from roofline.measuring.machine_load import (
     LOAD_PER_CPU_BUSY,
     MIN_WINDOW_S,

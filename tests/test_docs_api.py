@@ -223,7 +223,7 @@ def test_every_command_follows_the_exit_status_table(capsys: pytest.CaptureFixtu
 def fake_calibration(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """`calibrate` measuring nothing: fixed ceilings, and a log of each call (a refused output must leave it
     empty: the check comes before the work)."""
-    import roofline.ceilings.calibrate
+    import roofline.measuring.calibrate
     from roofline.core.model import Ceilings
 
     calls: list[str] = []
@@ -233,7 +233,7 @@ def fake_calibration(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         return (Ceilings(device_id="cpu", device_name="test CPU", kind="cpu", source="measured",
                          compute={"cpu_fp32": 1e11}, memory={"dram": 2e10}), {"matmul": {"fp32": {"n": 64}}})
 
-    monkeypatch.setattr(roofline.ceilings.calibrate, "calibrate", calibrate)
+    monkeypatch.setattr(roofline.measuring.calibrate, "calibrate", calibrate)
     return calls
 
 

@@ -1,4 +1,4 @@
-"""roofline.importers.ncu: ncu's raw CSV (units row, thousands separators, n/a), splitting at marker kernels,
+"""roofline.ncu.read_csv: ncu's raw CSV (units row, thousands separators, n/a), splitting at marker kernels,
 and scripts/ncu_compare.py's median over repeated calls. The CSVs are written here in the layout
 `ncu --csv --page raw` prints: a header, a row of units, then one row per kernel."""
 
@@ -14,7 +14,7 @@ from helpers import ROOT, write
 
 from roofline.core.errors import RooflineError
 from roofline.core.record import Record
-from roofline.importers.ncu import DURATION, SM_CLOCK, parse_raw_csv, read_raw_csv, split_calls
+from roofline.ncu.read_csv import DURATION, SM_CLOCK, parse_raw_csv, read_raw_csv, split_calls
 
 SPIN = "cuda::<unnamed>::spin_kernel(long)"
 

@@ -20,7 +20,6 @@ import pytest
 from helpers import run, write
 
 from roofline.ci.baseline import merge_runs, update_baseline
-from roofline.ci.formats import to_json
 from roofline.ci.judge import SAME, WORSE, WORSE_NOT_SIGNIFICANT, judge, load_for_check, noise_factor
 from roofline.ci.runs import RUN_NOISE, RUN_SAMPLES, Noise, learn_noise, noise_of, pool_noise, run_samples
 from roofline.cli.run import child_args
@@ -28,6 +27,7 @@ from roofline.core import stats
 from roofline.core.document import Document, dumps
 from roofline.core.errors import UsageError
 from roofline.core.record import Record
+from roofline.report.check import to_json
 
 OFFSET = 0.03  # each run's own offset: uniform in +-3%
 SCATTER = 0.02  # lognormal sigma of the samples within a run

@@ -31,6 +31,7 @@ from helpers import DATA, ROOT, write
 
 from roofline.core.document import Document
 from roofline.core.errors import RooflineError, UsageError
+from roofline.core.format import number
 from roofline.report.chart import (
     NUMBERED_ABOVE,
     Chart,
@@ -55,7 +56,6 @@ from roofline.report.chart.placer import (
     stack,
 )
 from roofline.report.chart.table import EDGE_IN, NUMBERED_MAX_WIDTH_IN, Entry, fill, plan_table
-from roofline.report.format import number
 from roofline.report.style import BOUND_COLOURS, DOC_MARKERS, OTHER_BOUND_COLOUR
 from roofline.report.terminal import LETTERS, render_terminal
 

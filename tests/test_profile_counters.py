@@ -16,10 +16,10 @@ from types import SimpleNamespace
 import pytest
 from helpers import DATA, ROOT, run, write
 
-from roofline.capture.ncu_script import EntryGate
 from roofline.core.record import Record
-from roofline.importers.join import JoinError, Launches, is_copy, kernel_key, pair, record_counters
-from roofline.importers.ncu import DRAM_READ, DRAM_WRITE, read_raw_csv
+from roofline.ncu.join import JoinError, Launches, is_copy, kernel_key, pair, record_counters
+from roofline.ncu.read_csv import DRAM_READ, DRAM_WRITE, read_raw_csv
+from roofline.ncu.target_profile import EntryGate
 
 FORWARD = DATA / "ncu_forward.csv"
 VIT = ROOT / "docs" / "results" / "2026-12-01-h200-profile"
@@ -52,7 +52,7 @@ def test_the_key_reads_both_tools_spellings_of_the_real_vit_forward() -> None:
 
 
 def read_raw_csv_lines(text: str) -> list:
-    from roofline.importers.ncu import parse_raw_csv
+    from roofline.ncu.read_csv import parse_raw_csv
 
     return parse_raw_csv(text.splitlines(), "vit_ncu.csv.gz")
 
@@ -133,7 +133,7 @@ def test_a_renamed_kernel_joins_nothing() -> None:
 
 # ---------------------------------------------------------------- attaching to a profile
 def _fake_profile(kernels: list, regions: bool = True) -> SimpleNamespace:
-    """A Profile's fields as capture.counters reads them: 110 calls, one record each, in region 'forward'
+    """A Profile's fields as ncu.profile reads them: 110 calls, one record each, in region 'forward'
     entered twice (calls 0-109 the first entry, 110-219 the second); each record has 1,000 minimum bytes."""
     calls, records = [], []
     for entry in range(2 if regions else 1):
@@ -149,7 +149,7 @@ def _fake_profile(kernels: list, regions: bool = True) -> SimpleNamespace:
 
 
 def test_the_last_entry_is_joined_and_each_record_derived() -> None:
-    from roofline.capture.counters import attach, chosen_entries, launches
+    from roofline.ncu.profile import attach, chosen_entries, launches
 
     kernels = read_raw_csv(FORWARD)
     prof = _fake_profile(kernels)
@@ -165,14 +165,14 @@ def test_the_last_entry_is_joined_and_each_record_derived() -> None:
 
 
 def test_without_regions_the_whole_run_is_joined() -> None:
-    from roofline.capture.counters import chosen_entries, launches
+    from roofline.ncu.profile import chosen_entries, launches
 
     prof = _fake_profile(read_raw_csv(FORWARD), regions=False)
     assert chosen_entries(prof) is None and len(launches(prof, None)) == 110
 
 
 def test_a_mismatch_leaves_every_record_without_counters_and_says_why() -> None:
-    from roofline.capture.counters import attach
+    from roofline.ncu.profile import attach
 
     kernels = read_raw_csv(FORWARD)
     prof = _fake_profile(kernels)
@@ -187,7 +187,7 @@ def test_a_mismatch_leaves_every_record_without_counters_and_says_why() -> None:
 def test_through_a_stand_in_ncu_the_csv_is_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The child-process path with a shell script for ncu that prints the real forward CSV: the command line it
     got, the plan, and --ncu-csv's copy of the CSV."""
-    from roofline.capture.counters import add_counters
+    from roofline.ncu.profile import add_counters
 
     ncu = write(tmp_path / "ncu", f"""#!/bin/sh
 case "$1" in
@@ -206,7 +206,7 @@ esac
     args = (tmp_path / "args").read_text().split()
     assert args[:8] == ["--profile-from-start", "off", "--clock-control", "none", "--print-units", "base", "--nvtx",
                         "--metrics"]
-    assert args[8] == DRAM_READ and args[-2] == "roofline.capture.ncu_script"  # only what the chip offers
+    assert args[8] == DRAM_READ and args[-2] == "roofline.ncu.target_profile"  # only what the chip offers
     plan = json.loads((tmp_path / "plan.json").read_text())
     assert plan["entries"] == {"forward": 1} and plan["args"] == ["--preset", "tiny"]
     assert plan["script"].endswith("examples/cnn.py")
@@ -321,9 +321,9 @@ def test_the_chart_draws_the_levels_of_a_profile_record(tmp_path: Path) -> None:
 
 def test_the_child_runs_the_script_and_gates_the_chosen_entry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                               capsys: pytest.CaptureFixture[str]) -> None:
-    """`python -m roofline.capture.ncu_script PLAN` in this process, on the CPU, with a recorder for
+    """`python -m roofline.ncu.target_profile PLAN` in this process, on the CPU, with a recorder for
     cudaProfilerStart/Stop: tests/scripts/mlp_steps.py enters region 'step' 6 times; entry 6 is profiled."""
-    from roofline.capture import ncu_script
+    from roofline.ncu import target_profile as ncu_script
 
     log = _Profiler()
     monkeypatch.setattr(ncu_script, "_CudaProfiler", lambda: log)
@@ -341,8 +341,8 @@ def test_the_child_runs_the_script_and_gates_the_chosen_entry(tmp_path: Path, mo
 def test_a_real_profile_knows_each_entrys_calls() -> None:
     """A CPU profile of tests/scripts/mlp_steps.py (2 blocks, region 'step' entered 3 times): the last entry's
     calls are one forward's, and they reach every record (each aggregates the 3 steps' calls)."""
-    from roofline.capture.counters import chosen_entries, launches
     from roofline.capture.script import profile_script
+    from roofline.ncu.profile import chosen_entries, launches
 
     prof = profile_script(ROOT / "tests" / "scripts" / "mlp_steps.py", ["--steps", "3"], device="cpu")
     spans = prof.region_spans["step"]
@@ -387,7 +387,7 @@ def test_the_h200_profile_keeps_every_counted_byte_of_the_csv_it_joined() -> Non
     # records of counters x count must give back ncu's totals, byte for byte (any kernel dropped, joined
     # twice or divided by the wrong count breaks it).
     from roofline.core.counters import combined
-    from roofline.importers.ncu import counters_from_kernel, parse_raw_csv
+    from roofline.ncu.read_csv import counters_from_kernel, parse_raw_csv
 
     doc = json.loads(gzip.decompress((DATA / "profile_counters_cnn.json.gz").read_bytes()))
     text = gzip.decompress((DATA / "profile_counters_cnn_ncu.csv.gz").read_bytes()).decode()

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from helpers import ROOT, run
 
-from roofline.importers.join import is_copy
+from roofline.ncu.join import is_copy
 
 pytestmark = [pytest.mark.gpu,
               pytest.mark.skipif(shutil.which("ncu") is None, reason="Nsight Compute's ncu is not on PATH")]

@@ -21,7 +21,6 @@ from typing import Any
 import pytest
 from helpers import ROOT, run
 
-from roofline.ci.formats import render_table, to_json, to_junit, to_markdown
 from roofline.ci.judge import (
     ALPHA,
     BETTER,
@@ -41,6 +40,7 @@ from roofline.core.document import Document, read_document, write_document
 from roofline.core.stats import median
 from roofline.report.chart import build_figure, chart_model, is_numbered, point_numbers
 from roofline.report.chart.model import PROFILE_LABELLED, PROFILE_MIN_PT, marker_pt, time_shares
+from roofline.report.check import render_table, to_json, to_junit, to_markdown
 from roofline.report.style import MARKER_PT
 from roofline.report.terminal import UNLABELLED_CHAR, render_terminal
 

@@ -12,10 +12,12 @@ import pytest
 from helpers import run
 from rich.console import Console
 
+from roofline.core.format import rough_duration
+from roofline.core.progress import LONG_RUN_S, REDRAW_S, Throttle
 from roofline.measuring import timing_cpu
 from roofline.measuring.machine_load import CpuTimes
-from roofline.measuring.progress import LONG_RUN_S, REDRAW_S, StatusLine, Throttle, rough_duration
 from roofline.measuring.timing_cpu import SLOW_CALL_S, planned_calls, time_cpu
+from roofline.report.progress import StatusLine
 
 
 class FakeClock:

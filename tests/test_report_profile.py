@@ -216,10 +216,8 @@ def test_views_json_is_json_able() -> None:
     assert back["whatif"]["fusions"][0]["title"] == "add -> mul"
 
 
-def test_profile_table_of_a_profile_uses_the_top_view() -> None:
-    from roofline.capture.table import profile_table
-
+def test_the_top_view_of_a_profile_fits_and_names_ops_without_their_namespace() -> None:
     doc = timed_doc()
-    text = render(profile_table(doc.records, doc.extra["profile"], top=2))
+    text = render(top_table(doc.records, doc.extra["profile"], 2, 80))
     assert_fits(text)
     assert "Top 2 of 7 records" in text and "sdpa_flash" in text and "aten::" not in text

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from roofline.ceilings import calibrate as calibrate_mod
 from roofline.ceilings import store
-from roofline.ceilings.calibrate import FULL_CPU_PLAN, QUICK_CPU_PLAN, CpuPlan, cpu_ceilings, measure_cpu
 from roofline.core.model import Ceilings
+from roofline.measuring import calibrate as calibrate_mod
+from roofline.measuring.calibrate import FULL_CPU_PLAN, QUICK_CPU_PLAN, CpuPlan, cpu_ceilings, measure_cpu
 
 
 def _ceilings(rate: float) -> Ceilings:

@@ -89,7 +89,7 @@ def test_timed_sweep_reports_shape_n_of_n(capsys: pytest.CaptureFixture[str], mo
     import roofline.measuring.runner
     import roofline.measuring.target
     from roofline.core.record import Record, analytic_record, with_time
-    from roofline.measuring.progress import StatusLine
+    from roofline.report.progress import StatusLine
 
     timed: list[int] = []
     steps: list[tuple[int | None, int, str]] = []

@@ -226,8 +226,8 @@ def test_gpu_modules_import_torch_and_triton_only_when_they_run() -> None:
     # module-level imports only: a CPU-only machine (no triton here) can import the GPU timer and calibration
     modules = ["roofline/measuring/timing.py", "roofline/measuring/timing_cpu.py", "roofline/measuring/timing_cuda.py",
                "roofline/measuring/sm_clock.py", "roofline/measuring/cuda_events.py",
-               "roofline/measuring/clocktrace.py", "roofline/ceilings/calibrate.py",
-               "roofline/ceilings/calibrate_gpu.py"]
+               "roofline/measuring/clocktrace.py", "roofline/measuring/calibrate.py",
+               "roofline/measuring/calibrate_gpu.py"]
     top = []
     for path in modules:
         for node in ast.parse((ROOT / path).read_text()).body:
@@ -237,7 +237,7 @@ def test_gpu_modules_import_torch_and_triton_only_when_they_run() -> None:
                 top.append(f"{path}: {node.module}")
     assert len(top) > 20
     assert [t for t in top if t.split(": ")[1].split(".")[0] in ("torch", "triton", "cupy")] == []
-    import roofline.ceilings.calibrate_gpu  # noqa: F401  (importable here, where triton is not installed)
+    import roofline.measuring.calibrate_gpu  # noqa: F401  (importable here, where triton is not installed)
 
 
 def test_memory_guard_refuses(monkeypatch: pytest.MonkeyPatch) -> None:

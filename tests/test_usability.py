@@ -10,9 +10,9 @@ import json
 from helpers import DATA
 from rich.console import Console
 
-from roofline.ci.formats import render_table
 from roofline.ci.judge import judge
 from roofline.core.document import validate_document
+from roofline.report.check import render_table
 
 
 def _profile_with_counters() -> dict:

@@ -17,8 +17,8 @@ from helpers import DATA, ROOT, SUITES, run, write
 from rich.cells import cell_len
 from rich.console import Console
 
-from roofline.ci.formats import TIME_DIGITS
-from roofline.report.format import count, duration, number
+from roofline.core.format import count, duration, number
+from roofline.report.check import TIME_DIGITS
 
 WIDTH = 80
 ELLIPSIS = "…"

@@ -22,9 +22,9 @@ from roofline.ceilings.specs import GPUSpec, as_spec, resolve
 from roofline.core.counters import excess_basis, moved_bytes
 from roofline.core.dtypes import DType, get_dtype
 from roofline.core.errors import RooflineError
+from roofline.core.format import duration, si
 from roofline.core.record import Record
 from roofline.ops.base import Operator, Traffic, get_operator, make
-from roofline.report.format import duration, si
 
 Advice = dict[str, Any]
 RuleFn = Callable[[Record, "GPUSpec | None"], list[Advice]]

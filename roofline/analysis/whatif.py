@@ -33,8 +33,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from roofline.core.document import Document, clean_json
+from roofline.core.format import duration
 from roofline.core.record import Record
-from roofline.report.format import duration
 
 # -- thresholds (each with its reason)
 # Idle gaps under 10% of the wall time are worth less than the usual fusion savings and sit within what the
@@ -55,7 +55,7 @@ NORM_OPS = frozenset({"native_layer_norm", "layer_norm", "_fused_rms_norm", "rms
 BN_INFERENCE_OPS = frozenset({"_native_batch_norm_legit_no_training"})
 BN_OPS = frozenset({"_native_batch_norm_legit_no_training", "_native_batch_norm_legit", "native_batch_norm",
                     "cudnn_batch_norm", "miopen_batch_norm", "batch_norm"})
-# Pointwise: the FLOP sources capture/aten.py gives pointwise ops, and the names for records without one.
+# Pointwise: the FLOP sources capture/registry.py gives pointwise ops, and the names for records without one.
 POINTWISE_SOURCES = frozenset({"rule:pointwise", "catalog:relu", "catalog:add", "catalog:mul", "catalog:gelu",
                                "catalog:silu"})
 POINTWISE_NAMES = frozenset({

@@ -28,63 +28,21 @@ time as `unattributed_time_s`. It is absent from a profile that ran no collectiv
 from __future__ import annotations
 
 import dataclasses
-from collections import defaultdict
-from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from torch.utils._pytree import tree_flatten
 
-from roofline.capture.aten import Cost, formula, rule
+from roofline.capture.collective_ops import COLLECTIVES, OUTPUTS
+from roofline.capture.registry import Cost, formula, rule
 from roofline.capture.trace import OpCall, TensorMeta
 from roofline.ops import make
 from roofline.ops.collectives import LINK, algbw, busbw, busbw_factor, reduction_flops
 
 if TYPE_CHECKING:
-    from roofline.capture.records import ProfiledCall
     from roofline.core.record import Record
+    from roofline.ops.base import Operator
 
-# NCCL's kernels are named ncclKernel_*, ncclDevKernel_* (a kernel of no op whose name holds this is
-# communication)
-NCCL_KERNEL = "nccl"
-OUTPUTS = "(outputs)"  # S is the call's outputs (a functional all_gather's gathered tensor)
-# torch op -> (the collective, the argument holding S as nccl-tests defines it, or OUTPUTS)
-COLLECTIVES: dict[str, tuple[str, str]] = {
-    "c10d::allreduce_": ("all_reduce", "tensors"),
-    "c10d::allreduce_coalesced_": ("all_reduce", "tensors"),
-    "c10d::broadcast_": ("broadcast", "tensors"),
-    "c10d::_allgather_base_": ("all_gather", "output_tensor"),
-    "c10d::allgather_": ("all_gather", "output_tensors"),
-    "c10d::allgather_coalesced_": ("all_gather", "output_lists"),
-    "c10d::allgather_into_tensor_coalesced_": ("all_gather", "outputs"),
-    "c10d::_reduce_scatter_base_": ("reduce_scatter", "input_tensor"),
-    "c10d::reduce_scatter_": ("reduce_scatter", "input_tensors"),
-    "c10d::reduce_scatter_tensor_coalesced_": ("reduce_scatter", "inputs"),
-    "c10d::alltoall_base_": ("all_to_all", "input"),
-    "c10d::alltoall_": ("all_to_all", "input_tensors"),
-    "_c10d_functional::all_reduce": ("all_reduce", "input"),
-    "_c10d_functional::all_reduce_": ("all_reduce", "input"),
-    "_c10d_functional::all_reduce_coalesced": ("all_reduce", "inputs"),
-    "_c10d_functional::all_reduce_coalesced_": ("all_reduce", "inputs"),
-    "_c10d_functional::all_gather_into_tensor": ("all_gather", OUTPUTS),
-    "_c10d_functional::all_gather_into_tensor_out": ("all_gather", "out"),
-    "_c10d_functional::all_gather_into_tensor_coalesced": ("all_gather", OUTPUTS),
-    "_c10d_functional::reduce_scatter_tensor": ("reduce_scatter", "input"),
-    "_c10d_functional::reduce_scatter_tensor_out": ("reduce_scatter", "input"),
-    "_c10d_functional::reduce_scatter_tensor_coalesced": ("reduce_scatter", "inputs"),
-    "_c10d_functional::all_to_all_single": ("all_to_all", "input"),
-    "_c10d_functional::broadcast": ("broadcast", "input"),
-    "_c10d_functional::broadcast_": ("broadcast", "input"),
-    # the legacy functional ops (torch < 2.3 names, still registered)
-    "c10d_functional::all_reduce": ("all_reduce", "self"),
-    "c10d_functional::all_reduce_coalesced": ("all_reduce", "self"),
-    "c10d_functional::all_gather_into_tensor": ("all_gather", OUTPUTS),
-    "c10d_functional::all_gather_into_tensor_coalesced": ("all_gather", OUTPUTS),
-    "c10d_functional::reduce_scatter_tensor": ("reduce_scatter", "input"),
-    "c10d_functional::reduce_scatter_tensor_coalesced": ("reduce_scatter", "inputs"),
-    "c10d_functional::all_to_all_single": ("all_to_all", "input"),
-    "c10d_functional::broadcast": ("broadcast", "self"),
-}
 ONE_RANK_NOTE = ("NB: one rank: no link traffic; bytes are the tensors' (a copy in memory, or none in place); "
                  "busbw = algbw x 0 by nccl-tests' convention (broadcast: x 1).")
 
@@ -142,20 +100,21 @@ def collective(call: OpCall) -> Cost | None:
     return Cost(reduction_flops(c.op, c.nbytes, c.ranks, c.element_bytes), f"catalog:{c.op}", op.ignores, op)
 
 
-def link_traffic(p: ProfiledCall) -> tuple[float, float, dict[str, float]] | None:
+def link_traffic(comm: Comm | None) -> tuple[float, float, dict[str, float]] | None:
     """(bytes received, bytes sent, by kind) of a collective over two ranks or more; None otherwise."""
-    if p.comm is None or p.comm.ranks < 2:
+    if comm is None or comm.ranks < 2:
         return None
-    sent = p.comm.link_bytes / 2
-    return sent, sent, {LINK: p.comm.link_bytes}
+    sent = comm.link_bytes / 2
+    return sent, sent, {LINK: comm.link_bytes}
 
 
-def on_interconnect(p: ProfiledCall, record: Record) -> Record:
-    """A collective's record (placed on the memory roof by the caller) moved onto the link (module docstring)."""
-    if p.comm is None:
+def on_interconnect(comm: Comm | None, catalog: Operator | None, record: Record) -> Record:
+    """A collective's record (placed on the memory roof by the caller) moved onto the link (module docstring);
+    `catalog` is the call's catalog collective."""
+    if comm is None:
         return record
-    rec = dataclasses.replace(record, op=p.comm.op, params=p.comm.params)
-    return rec if p.cost.catalog is None else p.cost.catalog.placed(rec)
+    rec = dataclasses.replace(record, op=comm.op, params=comm.params)
+    return rec if catalog is None else catalog.placed(rec)
 
 
 def _link_one_way(record: Record) -> float | None:
@@ -179,36 +138,3 @@ def with_bandwidth(c: Comm, record: Record) -> Record:
         "link_bytes_per_s_one_way": _link_one_way(record) if c.ranks >= 2 else None,
         "algbw_bytes_per_s": algbw(c.nbytes, t) if t else None,
         "busbw_bytes_per_s": busbw(c.op, c.nbytes, c.ranks, t) if t else None})
-
-
-def communication(items: Sequence[ProfiledCall], records: Sequence[Record], kernel_time_s: float | None,
-                  roofline_time_s: float | None, timed: bool,
-                  unattributed: Sequence[dict[str, Any]] = ()) -> dict[str, Any] | None:
-    """The summary's `communication` (module docstring), from the calls and the summary's `unattributed`
-    kernels; None when no collective ran."""
-    calls = [p for p in items if p.comm is not None]
-    nccl = sum(float(u.get("time_s") or 0.0) for u in unattributed if NCCL_KERNEL in str(u.get("kernel")).lower())
-    if not calls and not nccl:
-        return None
-    groups: dict[str, list[ProfiledCall]] = defaultdict(list)
-    for p in calls:
-        assert p.comm is not None
-        groups[p.comm.op].append(p)
-    roof = sum((records[p.record].roofline_time_s or 0.0) for p in calls if p.record >= 0)
-    time_s = sum(p.time_s or 0.0 for p in calls) + nccl if timed else None
-    by_op = []
-    for op, ps in groups.items():
-        t = sum(p.time_s or 0.0 for p in ps) if timed else None
-        size = sum(p.comm.nbytes for p in ps if p.comm)
-        moved = sum(p.comm.busbw_factor * p.comm.nbytes for p in ps if p.comm)
-        by_op.append({"op": op, "calls": len(ps), "bytes": size, "link_bytes": sum(p.comm.link_bytes for p in ps
-                                                                                 if p.comm),
-                      "time_s": t, "algbw_bytes_per_s": size / t if t else None,
-                      "busbw_bytes_per_s": moved / t if t else None})
-    return {"calls": len(calls), "ranks": sorted({p.comm.ranks for p in calls if p.comm}),
-            "backends": sorted({p.comm.backend or "?" for p in calls if p.comm}),
-            "time_s": time_s, "unattributed_time_s": nccl if timed else None,
-            "share": time_s / kernel_time_s if time_s is not None and kernel_time_s else None,
-            "roofline_time_s": roof, "roofline_share": roof / roofline_time_s if roofline_time_s else None,
-            "link_bytes": sum(p.comm.link_bytes for p in calls if p.comm),
-            "by_op": sorted(by_op, key=lambda d: (-(d["time_s"] or 0.0), d["op"]))}

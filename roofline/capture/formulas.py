@@ -1,5 +1,5 @@
-"""The registered FLOP formulas, one per family of aten operators (see aten.py for the registry, the order
-of lookup and the counting convention). Each is a pure function of a call's recorded shapes and arguments;
+"""The registered FLOP formulas, one per family of aten operators (registry.py holds the registry and the counting
+convention, cost.py the order of lookup). Each is a pure function of a call's recorded shapes and arguments;
 None means the formula does not apply to these arguments (the generic rules then take over)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
-from roofline.capture.aten import Cost, arg, catalog_cost, formula, rule, tensor
+from roofline.capture.registry import Cost, arg, catalog_cost, formula, rule, tensor
 from roofline.capture.trace import OpCall, TensorMeta
 from roofline.ops.elementwise import FLOPS_PER_ELEMENT
 from roofline.ops.gemm import mm_flops

@@ -10,7 +10,7 @@ and `kernel_backend: "triton"`; the device kernel is tied to that op. From them:
 - which arguments are read and written: the kernel's parameters in its source (`in_ptrN` read, `out_ptrN`
   written, `in_out_ptrN` both), their dtypes (`triton_meta`'s signature, '*bf16'), its sizes (`xnumel`,
   `r0_numel`, static ones written in the body);
-- FLOPs: our element-count rules (capture/aten.py) for each fused op over the kernel's elements (xnumel of a
+- FLOPs: our element-count rules (capture/registry.py) for each fused op over the kernel's elements (xnumel of a
   pointwise kernel, xnumel x r0_numel inputs of a reduction); norms and softmax by their per-element and
   per-row counts; bytes: every tensor argument read plus every one written (in_out both).
 A launch whose source, arguments or ops cannot be read stays an unattributed kernel (its time counted, the
@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from roofline.capture.aten import (
+from roofline.capture.registry import (
     COPIES,
     FUSED_PREFIX,
     POINTWISE_FLOPS,

@@ -3,7 +3,7 @@
     with roofline.profile(name="llama-prefill") as prof:    # the block, once
         model(x)
     prof = roofline.profile(lambda: model(x), warmup=3)     # warm-up calls, then one profiled call
-    prof.records, prof.summary, prof.table(), prof.save("llama.json")
+    prof.records, prof.summary, prof.save("llama.json")   # the table: roofline.report.profile.top_table
 
 Timed (the default): the program runs for real under torch.profiler and the trace's dispatch mode; each op
 call's device time is the sum of the kernels it launched (capture/kernels.py). Ops inside
@@ -45,7 +45,7 @@ from typing import Any
 import torch
 
 from roofline.capture import kernels as kernel_times
-from roofline.capture.comm import communication
+from roofline.capture.comm_summary import communication
 from roofline.capture.compiled import CompiledAwareTracker
 from roofline.capture.inductor import with_launches
 from roofline.capture.records import (
@@ -67,7 +67,7 @@ from roofline.measuring.target import RoofChoice, Target, resolve_target
 # Profiles now running, innermost last: region() marks the innermost one's ops.
 _ACTIVE: list[Profile] = []
 # Told of every region entry and exit (`enter(name)`, `exit(name)`), profiled or not: the gate of a run under
-# Nsight Compute (capture/ncu_script.py) profiles the entries `profile --counters` chose.
+# Nsight Compute (ncu/target_profile.py) profiles the entries `profile --counters` chose.
 REGION_HOOKS: list[Any] = []
 _FAKE: Any = None  # the shared FakeTensorMode of fake_mode()
 
@@ -455,13 +455,6 @@ class Profile:
     def save(self, path: str | Path, force: bool = False) -> Path:
         """Write the document; an existing file is kept unless `force`."""
         return write_document(self.document(), path, force=force)
-
-    def table(self, top: int = 20) -> Any:
-        """A rich Table of the `top` records by total time (by roofline time when analytic)."""
-        from roofline.capture.table import profile_table
-
-        self._require()
-        return profile_table(self.records, self.summary, top)
 
 
 def profile(fn: Callable[[], Any] | None = None, *, name: str | None = None, warmup: int = 3,

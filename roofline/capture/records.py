@@ -15,9 +15,10 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-from roofline.capture.aten import Cost, cost_of
 from roofline.capture.comm import Comm, collective_of, link_traffic, on_interconnect, with_bandwidth
+from roofline.capture.cost import cost_of
 from roofline.capture.kernels import Timeline
+from roofline.capture.registry import Cost
 from roofline.capture.trace import OpCall
 from roofline.capture.traffic import Traffic, compute_dtype, traffic
 from roofline.core.dtypes import DType, get_dtype
@@ -94,7 +95,7 @@ def _place(p: ProfiledCall, ceilings: Ceilings) -> Record:
     """The call's FLOPs and bytes on the device's roofs (null ones when it has no formula)."""
     op = p.cost.catalog
     flops = p.cost.flops if p.cost.flops is not None else 0.0
-    read, written, by_kind = link_traffic(p) or (p.traffic.bytes_read, p.traffic.bytes_written,
+    read, written, by_kind = link_traffic(p.comm) or (p.traffic.bytes_read, p.traffic.bytes_written,
                                                       dict(p.traffic.by_kind))
     kw: dict[str, Any] = dict(
         op=p.call.op, variant=op.variant_name() if op else None, params=op.params() if op else {},
@@ -111,7 +112,7 @@ def _place(p: ProfiledCall, ceilings: Ceilings) -> Record:
         rec = dataclasses.replace(rec, flops=None, bytes_read=None, bytes_written=None, bytes=None,
                                   bytes_by_kind=None, arithmetic_intensity=None, bound=None,
                                   attainable_flops_per_s=None, roofline_time_s=None)
-    return on_interconnect(p, rec)
+    return on_interconnect(p.comm, p.cost.catalog, rec)
 
 
 def _key(p: ProfiledCall) -> tuple[Any, ...]:

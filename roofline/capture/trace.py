@@ -45,6 +45,8 @@ from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten, tree_map
 
+from roofline.capture.collective_ops import COLLECTIVES
+
 # Ops whose schema says they may alias but which copy when the layout asks for it: never skipped.
 MAYBE_COPY = frozenset({"aten::contiguous", "aten::reshape", "aten::reshape_as", "aten::to", "aten::type_as"})
 # Ops that return fresh tensors without launching a kernel or moving bytes (allocation or metadata only).
@@ -364,8 +366,6 @@ class Tracer(TorchDispatchMode):
 
 
 def _is_collective(op: str) -> bool:
-    from roofline.capture.comm import COLLECTIVES  # it imports this module
-
     return op.split(".")[0] in COLLECTIVES
 
 

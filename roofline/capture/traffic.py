@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from roofline.capture.aten import Cost
+from roofline.capture.registry import Cost
 from roofline.capture.trace import OpCall, TensorMeta
 from roofline.ops.base import ACTIVATIONS, WEIGHTS
 

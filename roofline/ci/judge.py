@@ -20,7 +20,7 @@ once on either side is compared on its kernel time per entry against the thresho
 comparison with no p-value, so it can pass or warn but never fail. A profile that marks no region is one
 region, "(whole run)", compared on its total kernel time.
 Bad input (unreadable or corrupted files, a newer schema, files that share no record) raises UsageError (exit 2).
-Judging writes nothing: the report's formats are in `ci.formats`, and only `ci.baseline.update_baseline` (the
+Judging writes nothing: the report's formats are in `report.check`, and only `ci.baseline.update_baseline` (the
 user's `roofline baseline update`) writes a baseline.
 """
 
@@ -38,9 +38,9 @@ from roofline.ci.rules import Rule as Rule
 from roofline.ci.runs import Noise, check_runs, noise_factor, noise_of, pool_noise, run_samples
 from roofline.core.document import Document, read_document
 from roofline.core.errors import RooflineError, UsageError
+from roofline.core.format import count, percent
 from roofline.core.record import ROOT_MODULE, Key, Record, label, shape_text
 from roofline.core.stats import mann_whitney_u, median, statistic
-from roofline.report.format import count, percent
 
 # Significance level of the two-sided Mann–Whitney U test. A suite holds tens of records and CI runs on
 # every PR: at 0.01 a noise-only record is flagged as significant about once in a hundred checks, and the
@@ -235,7 +235,7 @@ class Row:
 
 @dataclass(frozen=True)
 class Report:
-    """Every record's verdict, and how they were reached. Its outputs (table, markdown, JUnit, JSON): ci.formats."""
+    """Every record's verdict, and how they were reached. Its outputs (table, markdown, JUnit, JSON): report.check."""
 
     rows: tuple[Row, ...]
     rules: FailOn

@@ -82,9 +82,9 @@ def run_analyze(op_name: str, shape: dict[str, Any], *, dtype: str | None, gpu: 
     from roofline.core.dtypes import get_dtype
     from roofline.core.record import analytic_record
     from roofline.core.sweep import expand
-    from roofline.measuring.progress import StatusLine
     from roofline.measuring.target import resolve_target
     from roofline.ops import get_operator, make
+    from roofline.report.progress import StatusLine
 
     shapes, swept = expand(shape, int_flags(get_operator(op_name)))
     ops = [make(op_name, **s) for s in shapes]  # every shape checked before anything is timed
@@ -140,7 +140,7 @@ def run_analyze(op_name: str, shape: dict[str, Any], *, dtype: str | None, gpu: 
 
 def counters_preflight(no_time: bool) -> str:
     """`--counters`: the ncu to run, checked before any work (no ncu, or --no-time: one line, exit 2)."""
-    from roofline.measuring.ncu import find_ncu
+    from roofline.ncu.run import find_ncu
 
     if no_time:
         raise UsageError("--counters runs the operator under Nsight Compute: it cannot go with --no-time")
@@ -155,9 +155,9 @@ def counters_target(target: Any) -> None:
 
 
 def add_counters(records: list[Any], ops: list[tuple[Any, Any]], target: Any, ncu: str) -> list[Any]:
-    """The records with their ncu counters (`measuring.ncu`), under a progress line that says ncu is slow."""
-    from roofline.measuring.ncu import attach_counters
-    from roofline.measuring.progress import StatusLine
+    """The records with their ncu counters (`ncu.run`), under a progress line that says ncu is slow."""
+    from roofline.ncu.run import attach_counters
+    from roofline.report.progress import StatusLine
 
     with StatusLine(shorter="leave out --counters: the timing alone takes a second") as line:
         return attach_counters(records, ops, line, ncu, str(target.device_info.get("name") or ""))

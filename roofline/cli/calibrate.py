@@ -27,9 +27,9 @@ def calibrate_cmd(
     `analyze` and `plot` then draw measured roofs beside the datasheet's."""
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-    from roofline.ceilings.calibrate import calibrate
     from roofline.ceilings.store import store_path
     from roofline.core.files import atomic_write
+    from roofline.measuring.calibrate import calibrate
     from roofline.report.text import calibration_table, console, l2_sweep_table
 
     if device is not None and device != "cpu" and not device.startswith("cuda"):

@@ -36,8 +36,8 @@ def check_cmd(
     """Compare a run with a baseline; exit 1 only on a regression that is past the threshold AND past the
     between-run noise (when the documents hold several runs) AND significant on the raw samples
     (Mann-Whitney U); 2 on bad input."""
-    from roofline.ci.formats import render_table, write_outputs
     from roofline.ci.judge import METRICS, run_check
+    from roofline.report.check import render_table, write_outputs
     from roofline.report.text import show
 
     check_choice("--metric", metric, METRICS)

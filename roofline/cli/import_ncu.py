@@ -1,5 +1,5 @@
 """`roofline import-ncu REPORT -o DOC.json`: an Nsight Compute report of your own application as a results
-document, one record per kernel placed on a spec's roofs (`importers.records`)."""
+document, one record per kernel placed on a spec's roofs (`ncu.records`)."""
 
 from __future__ import annotations
 
@@ -42,8 +42,8 @@ def import_ncu_cmd(
 ) -> None:
     """Turn an Nsight Compute report into a results document: one record per kernel, its counter FLOPs and
     bytes placed on the roofs, timed by ncu's duration."""
-    from roofline.importers.records import read_report, report_device, report_records
     from roofline.measuring.target import resolve_target
+    from roofline.ncu.records import read_report, report_device, report_records
     from roofline.report.text import kernels_table, show
 
     check_choice("--roof", roof, tuple(r for r in ROOF_CHOICES if r != "both"))

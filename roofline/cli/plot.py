@@ -45,8 +45,8 @@ def plot_cmd(
 
         out(render_terminal(docs, width=terminal_width(), roof=roof, labels=label))
     if output is not None:
-        from roofline.measuring.progress import StatusLine
         from roofline.report.chart.draw import save_chart
+        from roofline.report.progress import StatusLine
 
         with StatusLine() as line:  # a chart of a hundred points takes a few seconds to draw
             line.status(f"drawing the chart of {sum(len(d.records) for d in docs)} records")

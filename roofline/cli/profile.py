@@ -117,11 +117,11 @@ def _counters_check(target: Any) -> None:
 
 
 def _counters(prof: Any, script: Path, args: list[str], ncu: str, keep: Path | None) -> None:
-    """The profile's records with their Nsight Compute counters (capture/counters.py), under a progress line
+    """The profile's records with their Nsight Compute counters (ncu/profile.py), under a progress line
     that says ncu is slow; a join that did not match is a note (the summary's notes say why)."""
-    from roofline.capture.counters import add_counters
-    from roofline.measuring.ncu import SLOW
-    from roofline.measuring.progress import StatusLine
+    from roofline.ncu.profile import add_counters
+    from roofline.ncu.run import SLOW
+    from roofline.report.progress import StatusLine
 
     started = time.perf_counter()
     _say(f"counters: running {script.name} again under Nsight Compute ({SLOW})")

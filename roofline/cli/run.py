@@ -107,9 +107,9 @@ def run_cmd(
 ) -> None:
     """Run every entry of a suite (timed when a device is there) into one results document."""
     from roofline.analysis.suite import load_suite
-    from roofline.measuring.progress import StatusLine
     from roofline.measuring.runner import run_suite
     from roofline.measuring.target import resolve_target
+    from roofline.report.progress import StatusLine
     from roofline.report.text import records_table, show
 
     check_choice("--timer", timer, METHODS)
@@ -223,8 +223,8 @@ def run_on_devices(suite: Path, indices: list[int], mode: str, args: list[str]) 
     from roofline.analysis.devices import merge_devices
     from roofline.ci.judge import load_for_check
     from roofline.core.process import child_env
-    from roofline.measuring.progress import StatusLine
     from roofline.measuring.target import command_line
+    from roofline.report.progress import StatusLine
 
     with tempfile.TemporaryDirectory(prefix="roofline-devices-") as tmp:
         paths = {i: Path(tmp) / f"gpu{i}.json" for i in indices}

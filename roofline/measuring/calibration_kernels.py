@@ -1,4 +1,4 @@
-"""The device kernels of the GPU calibration (`roofline.ceilings.calibrate_gpu`): Triton kernels for HBM,
+"""The device kernels of the GPU calibration (`roofline.measuring.calibrate_gpu`): Triton kernels for HBM,
 the L2 sweep and FP32 FMA chains, and the CUDA C++ source of the shared-memory stream (built by NVRTC
 through CuPy, since Triton exposes no shared memory). Importing this module imports Triton: the calibration
 imports it only when it runs."""

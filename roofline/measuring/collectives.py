@@ -355,10 +355,10 @@ def build_records(results: list[RankResult], plan: Plan, target: Target) -> list
     from roofline.analysis.commfit import fit_alpha_beta
     from roofline.ceilings.specs import link_bytes_per_s
     from roofline.core.dtypes import get_dtype
+    from roofline.core.format import si
     from roofline.core.record import Timing, analytic_record, placed_record, with_time
     from roofline.core.stats import summarize
     from roofline.ops import make
-    from roofline.report.format import si
 
     ranks = len(results)
     dt = get_dtype(plan.dtype)

@@ -15,9 +15,9 @@ from roofline.ceilings.specs import gpu_ceilings
 from roofline.core.dtypes import DType, get_dtype
 from roofline.core.errors import RooflineError
 from roofline.core.model import Ceilings
+from roofline.core.progress import QUIET, Reporter
 from roofline.core.record import Clocks, Record, analytic_record, placed_record, requoted, with_time
 from roofline.measuring.correctness import check_reference
-from roofline.measuring.progress import QUIET, Reporter
 from roofline.measuring.target import Target, resolve_target
 from roofline.measuring.timing import DEFAULT_POWER, FLUSH_L2_MULTIPLE, Measurement
 from roofline.measuring.timing_cpu import time_cpu
@@ -204,7 +204,7 @@ def measure_op(op: Operator, dtype: DType, target: Target, *, warm_l2: bool = Fa
     record = finish_record(record, m, target, dtype, op.uses_tensor_cores, tensor_cores)
     roof_notes: list[str] = []
     if target.is_cpu and not device.startswith("cuda"):
-        from roofline.ceilings.calibrate import calibration_warnings, recheck_cpu_roof
+        from roofline.measuring.calibrate import calibration_warnings, recheck_cpu_roof
 
         ceilings, roof_notes = recheck_cpu_roof(record, target.ceilings, progress.status)
         if ceilings is not target.ceilings:

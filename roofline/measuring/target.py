@@ -112,7 +112,7 @@ def resolve_target(gpu: str | None = None, device: str | None = None, time: bool
         raise RooflineError(f"--device cuda:{index}: this machine has {len(local)} GPU(s)")
 
     if kind == "cpu" and gpu is None:
-        from roofline.ceilings.calibrate import cpu_ceilings  # lazy: may measure, which needs torch
+        from roofline.measuring.calibrate import cpu_ceilings  # lazy: may measure, which needs torch
 
         ceilings = cpu_ceilings(messages, progress)
         return Target(ceilings, "cpu" if time else None, cpu_description(), messages=messages)

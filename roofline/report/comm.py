@@ -14,8 +14,8 @@ from itertools import pairwise
 from typing import Any
 
 from roofline.core.document import Document
+from roofline.core.format import duration, number, percent, si
 from roofline.core.record import Record
-from roofline.report.format import duration, number, percent, si
 from roofline.report.text import Column, FitTable
 
 KIND = "collectives"

@@ -12,9 +12,9 @@ from typing import Any
 from roofline.analysis.compare import NO_PRICE, UNSUPPORTED, Comparison, GPURow, SuiteComparison, SuiteRow
 from roofline.ceilings.prices import Prices
 from roofline.core.errors import RooflineError
+from roofline.core.format import duration, number, si
 from roofline.core.record import shape_text
 from roofline.report.figures import DPI, figure_format, save_figure
-from roofline.report.format import duration, number, si
 from roofline.report.style import BOUND_COLOURS, FONT_PT, TITLE_PT, bound_colour
 from roofline.report.text import WIDE, Column, FitTable
 

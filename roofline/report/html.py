@@ -3,8 +3,8 @@
 The page opens offline: its one stylesheet and one script (html_assets/, read when the page is built) and
 all its data are inline; nothing is fetched. What it shows comes from the same places as the other views,
 so the numbers agree with them: the roofs, points, axis ranges and point numbers from the chart model
-(`report.chart.model`, as the PNG chart), the texts from `report.format`, a profile's what-if and roll-ups
-from `analysis.whatif` and `report.profile`, a check's verdicts from `ci.judge` (cells as in `ci.formats`).
+(`report.chart.model`, as the PNG chart), the texts from `core.format`, a profile's what-if and roll-ups
+from `analysis.whatif` and `report.profile`, a check's verdicts from `ci.judge` (cells as in `report.check`).
 
 Python decides every number and text; the script only places them (chart, hover details, the records table)
 and sorts and filters tables. Records go into one JSON block, each once: a 300-op profile makes about 280 KB.
@@ -24,6 +24,7 @@ from roofline._version import __version__
 from roofline.core.counters import excess_basis
 from roofline.core.document import Document, now_iso
 from roofline.core.files import atomic_write, refuse_existing
+from roofline.core.format import count, duration, number, percent, si
 from roofline.core.model import pipe_label
 from roofline.core.record import ROOT_MODULE, Record
 from roofline.report.chart.model import (
@@ -37,7 +38,6 @@ from roofline.report.chart.model import (
     time_shares,
     unlabelled_note,
 )
-from roofline.report.format import count, duration, number, percent, si
 from roofline.report.rows import counter_rows
 from roofline.report.style import BOUND_COLOURS, DOC_COLOURS, DOC_MARKERS, OTHER_BOUND_COLOUR
 
@@ -413,7 +413,7 @@ def _profile_section(doc: Document, name: str) -> str:
 
 # ---------------------------------------------------------------- a check's verdicts
 def _check_section(report: Report) -> str:
-    from roofline.ci.formats import cells, columns
+    from roofline.report.check import cells, columns
 
     cols = columns(report)
     numeric = {"baseline", "current", "change", "p-value"}

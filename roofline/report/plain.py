@@ -17,12 +17,11 @@ import re
 import sys
 from typing import TYPE_CHECKING
 
+from roofline.core.format import DEFAULT_WIDTH
+
 if TYPE_CHECKING:
     from roofline.core.record import Record
 
-# The width of output that is not a terminal (pipes, files, CI logs) unless COLUMNS says otherwise: the
-# width every default view is laid out for (`roofline.report.text.console`).
-DEFAULT_WIDTH = 80
 # Characters one cell wide in any terminal and in rich's cell widths: printable ASCII and the few symbols the
 # tables print (µs, ±, x, ·, ...). Anything else (wide CJK, combining marks, control codes, tabs) goes to rich.
 NARROW = frozenset(chr(c) for c in range(0x20, 0x7F)) | frozenset("µ±×·°²³≈≤≥→←–—…√∞")

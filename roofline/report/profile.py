@@ -31,8 +31,8 @@ from rich.text import Text
 from roofline.analysis.whatif import KIND_ORDER, KINDS, WhatIf, base_name, record_total, short_op, what_if
 from roofline.core.document import Document, clean_json
 from roofline.core.errors import UsageError
+from roofline.core.format import count, duration, si
 from roofline.core.record import ROOT_MODULE, Record
-from roofline.report.format import count, duration, si
 
 BY = ("op", "module", "kernel")
 TOP = 20

@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 from roofline.core.counters import excess_basis
+from roofline.core.format import count, duration, si
 from roofline.core.record import Record, Timing
-from roofline.report.format import count, duration, si
 
 
 def record_rows(r: Record) -> list[tuple[str, str]]:

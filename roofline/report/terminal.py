@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from roofline.core.errors import UsageError
+from roofline.core.format import number, si
 from roofline.report.chart.model import (
     Chart,
     Roof,
@@ -29,7 +30,6 @@ from roofline.report.chart.model import (
     point_numbers,
     unlabelled_note,
 )
-from roofline.report.format import number, si
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from roofline.core.document import Document

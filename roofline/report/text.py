@@ -24,9 +24,8 @@ from rich.table import Table
 from rich.text import Text
 
 from roofline.ceilings.specs import GPUSpec
+from roofline.core.format import DEFAULT_WIDTH, duration, number, percent, si
 from roofline.core.record import Record, shape_text
-from roofline.report.format import duration, number, percent, si
-from roofline.report.plain import DEFAULT_WIDTH
 from roofline.report.rows import counter_rows, record_rows  # noqa: F401 - where they were
 
 

@@ -6,45 +6,12 @@ Importing this package imports torch; the analytic commands never import it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
-
 from roofline.core.dtypes import DType, check_timeable
 from roofline.core.errors import UsageError
+from roofline.measuring.kernels.registry import BUILDERS, Builder, Built, Footprint, builder
 from roofline.ops.base import Operator
 
-
-@dataclass
-class Built:
-    """A ready-to-run kernel: `fn()` runs the operator once on inputs allocated by the builder."""
-
-    fn: Callable[[], Any]
-    impl: str  # what runs, e.g. "torch.matmul", "F.scaled_dot_product_attention", "torch.compile"
-    inputs: list[Any] = field(default_factory=list)  # keeps the tensors alive
-    graph_safe: bool = True  # False when fn cannot be captured in a CUDA graph
-    # passes the callable makes that the operator's model assumes fused away (e.g. an fp8 cache converted
-    # by a separate .to()): the timing includes them, the roofline does not
-    extra_passes: list[str] = field(default_factory=list)
-
-
-Builder = Callable[[Operator, DType, str], Built]
-Footprint = Callable[[Operator, DType], float]
-
-BUILDERS: dict[str, tuple[Builder, Footprint | None]] = {}
-
-
-def builder(op_name: str, footprint: Footprint | None = None) -> Callable[[Builder], Builder]:
-    """Register the builder of an operator; `footprint` estimates the bytes it allocates (default: the
-    operator's minimum traffic, i.e. every input, output and temporary once)."""
-
-    def wrap(fn: Builder) -> Builder:
-        if op_name in BUILDERS:
-            raise RuntimeError(f"builder for {op_name!r} registered twice")
-        BUILDERS[op_name] = (fn, footprint)
-        return fn
-
-    return wrap
+__all__ = ["BUILDERS", "Builder", "Built", "Footprint", "build", "builder", "footprint_bytes"]
 
 
 def _load() -> None:

@@ -25,8 +25,8 @@ import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 from roofline.core.dtypes import DType, get_dtype
-from roofline.measuring.kernels import Built, builder
 from roofline.measuring.kernels.common import rand, torch_dtype
+from roofline.measuring.kernels.registry import Built, builder
 from roofline.ops.attention import INDEX_BYTES, MASK_BYTES
 from roofline.ops.base import Operator
 

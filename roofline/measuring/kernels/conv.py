@@ -15,8 +15,8 @@ import torch
 import torch.nn.functional as F
 
 from roofline.core.dtypes import DType
-from roofline.measuring.kernels import Built, builder
 from roofline.measuring.kernels.common import rand, set_tf32
+from roofline.measuring.kernels.registry import Built, builder
 from roofline.ops.base import Operator
 
 

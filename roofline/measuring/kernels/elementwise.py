@@ -10,8 +10,8 @@ import torch.nn.functional as F
 
 from roofline.core.dtypes import DType
 from roofline.core.errors import UsageError
-from roofline.measuring.kernels import Built, builder
 from roofline.measuring.kernels.common import rand
+from roofline.measuring.kernels.registry import Built, builder
 from roofline.ops.base import Operator
 
 _UNARY: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {"relu": torch.relu, "gelu": F.gelu, "silu": F.silu}

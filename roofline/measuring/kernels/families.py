@@ -2,9 +2,8 @@
 
 import importlib
 import pkgutil
+from pathlib import Path
 
-import roofline.measuring.kernels as _pkg
-
-for _m in pkgutil.iter_modules(_pkg.__path__):
-    if _m.name not in ("families", "common"):
+for _m in pkgutil.iter_modules([str(Path(__file__).parent)]):
+    if _m.name not in ("families", "common", "registry"):
         importlib.import_module(f"roofline.measuring.kernels.{_m.name}")

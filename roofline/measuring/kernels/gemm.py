@@ -7,8 +7,8 @@ import torch.nn.functional as F
 
 from roofline.core.dtypes import DType
 from roofline.core.errors import UsageError
-from roofline.measuring.kernels import Built, builder
 from roofline.measuring.kernels.common import rand, set_tf32
+from roofline.measuring.kernels.registry import Built, builder
 from roofline.ops.base import Operator
 
 _EPILOGUE = {"gelu": F.gelu, "silu": F.silu}

@@ -9,9 +9,9 @@ import torch
 import torch.nn.functional as F
 
 from roofline.core.dtypes import DType
-from roofline.measuring.kernels import Built, builder
 from roofline.measuring.kernels.common import rand
 from roofline.measuring.kernels.elementwise import compiled
+from roofline.measuring.kernels.registry import Built, builder
 from roofline.ops.base import Operator
 
 EPS = 1e-5

@@ -7,9 +7,9 @@ from __future__ import annotations
 import torch
 
 from roofline.core.dtypes import DType
-from roofline.measuring.kernels import Built, builder
 from roofline.measuring.kernels.common import rand, torch_dtype
 from roofline.measuring.kernels.elementwise import compiled
+from roofline.measuring.kernels.registry import Built, builder
 from roofline.ops.base import Operator
 
 BASE = 10000.0  # rotary base theta (LLaMA 2)

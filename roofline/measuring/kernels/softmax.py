@@ -5,8 +5,8 @@ from __future__ import annotations
 import torch
 
 from roofline.core.dtypes import DType
-from roofline.measuring.kernels import Built, builder
 from roofline.measuring.kernels.common import rand
+from roofline.measuring.kernels.registry import Built, builder
 from roofline.ops.base import Operator
 
 

@@ -9,9 +9,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from roofline.core.format import si
 from roofline.report.comm import CommChart, _size, comm_chart, knee_busbw
 from roofline.report.figures import figure_format, save_figure
-from roofline.report.format import si
 from roofline.report.style import DOC_COLOURS, DOC_MARKERS, FONT_PT, TITLE_PT
 
 if TYPE_CHECKING:  # pragma: no cover - typing only

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from roofline.core.format import si
 from roofline.report.chart.model import (
     Chart,
     Roof,
@@ -30,7 +31,6 @@ from roofline.report.chart.model import (
 from roofline.report.chart.placer import Placement, Scene, place_labels, rect, stack
 from roofline.report.chart.table import EDGE_IN, draw_table, plan_table
 from roofline.report.figures import DPI, figure_format, save_figure
-from roofline.report.format import si
 from roofline.report.style import (
     BOUND_COLOURS,
     FONT_PT,

@@ -36,9 +36,9 @@ from typing import Any
 from roofline.core.counters import LEVELS
 from roofline.core.document import Document, read_document
 from roofline.core.errors import RooflineError, UsageError
+from roofline.core.format import si
 from roofline.core.model import pipe_label
 from roofline.core.record import Record
-from roofline.report.format import si
 from roofline.report.style import MARKER_PT
 
 ROOF_CHOICES = ("datasheet", "measured", "both")

@@ -16,8 +16,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from roofline.core.format import number
 from roofline.report.chart.model import Chart, Point
-from roofline.report.format import number
 from roofline.report.style import FONT_PT, MARKER_PT, NUMBER_WEIGHT, bound_colour, doc_colour, doc_marker
 
 if TYPE_CHECKING:  # pragma: no cover - typing only

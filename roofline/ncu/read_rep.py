@@ -1,5 +1,5 @@
 """Nsight Compute's binary report (`.ncu-rep`) read with NVIDIA's `ncu_report` module into the same kernels as
-the raw CSV gives (`importers.ncu.NcuKernel`, metrics in SI units).
+the raw CSV gives (`ncu.read_csv.NcuKernel`, metrics in SI units).
 
 `ncu_report` ships with Nsight Compute (`<install>/extras/python`) and on PyPI as `ncu-report` (the `ncu`
 extra: `pip install roofline[ncu]`). It is imported only here, only when a report is read; where it is not
@@ -18,11 +18,11 @@ from pathlib import Path
 from typing import Any
 
 from roofline.core.errors import UsageError
-from roofline.importers.ncu import NcuKernel, unit_factor
+from roofline.ncu.read_csv import NcuKernel, unit_factor
 
 NO_MODULE = ("reading a .ncu-rep needs NVIDIA's ncu_report module: `pip install 'roofline[ncu]'` (the PyPI "
              "package ncu-report), or export the report as CSV: ncu --import REPORT --csv --page raw > R.csv")
-# The column the NVTX range goes into, as `importers.ncu.nvtx_range` reads it.
+# The column the NVTX range goes into, as `ncu.read_csv.nvtx_range` reads it.
 NVTX_COLUMN = "NVTX Range"
 
 

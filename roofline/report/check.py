@@ -30,7 +30,7 @@ from roofline.ci.judge import (
 from roofline.ci.rules import COUNTERS
 from roofline.core.errors import RooflineError
 from roofline.core.files import atomic_write
-from roofline.report.format import duration, si
+from roofline.core.format import duration, si
 
 # Significant figures of a time in the report: a 5% threshold needs the third and fourth digit to show why a
 # change was (or was not) past it.

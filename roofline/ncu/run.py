@@ -1,10 +1,10 @@
 """`--counters`: the same operators run once more under Nsight Compute, their counters attached to the records.
 
 One child process (`ncu --profile-from-start off --metrics ... --csv --page raw python -m
-roofline.measuring.ncu_target PLAN.json`) profiles each operator's kernels for ONE call, between marker
+roofline.ncu.target_ops PLAN.json`) profiles each operator's kernels for ONE call, between marker
 kernels; its CSV is split at the markers and each call's kernels summed into `record.counters`
 (`core.counters`). ncu replays each kernel once per metric pass, so this costs seconds per operator: the
-progress line says so. The metric list (`importers.ncu.COUNTER_METRICS`) is intersected with what the chip
+progress line says so. The metric list (`ncu.read_csv.COUNTER_METRICS`) is intersected with what the chip
 offers (`ncu --query-metrics`, cached per ncu version and GPU) so an unknown name never kills the run.
 """
 
@@ -22,10 +22,10 @@ from typing import Any
 
 from roofline.core.counters import combined, with_counters
 from roofline.core.errors import RooflineError, UsageError
+from roofline.core.progress import QUIET, Reporter
 from roofline.core.record import Record
-from roofline.importers.ncu import COUNTER_METRICS, NcuKernel, counters_from_kernel, parse_raw_csv, split_groups
-from roofline.measuring.ncu_target import MARKER
-from roofline.measuring.progress import QUIET, Reporter
+from roofline.ncu.read_csv import COUNTER_METRICS, NcuKernel, counters_from_kernel, parse_raw_csv, split_groups
+from roofline.ncu.target_ops import MARKER
 
 NO_NCU = ("--counters needs Nsight Compute's `ncu` on PATH (it is in the CUDA toolkit, or "
           "https://developer.nvidia.com/nsight-compute)")
@@ -111,7 +111,7 @@ NCU_OPTIONS = ("--clock-control", "none", "--print-units", "base")
 def ncu_command(ncu: str, metrics: Sequence[str], plan: Path) -> list[str]:
     """The profiling command: only the target's profiled range, the metric list, raw CSV on stdout."""
     return [ncu, "--profile-from-start", "off", *NCU_OPTIONS, "--metrics", ",".join(metrics), "--csv", "--page",
-            "raw", sys.executable, "-m", "roofline.measuring.ncu_target", str(plan)]
+            "raw", sys.executable, "-m", "roofline.ncu.target_ops", str(plan)]
 
 
 def release_gpu_memory() -> None:

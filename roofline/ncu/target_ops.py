@@ -1,7 +1,7 @@
-"""The program `--counters` runs under Nsight Compute: `python -m roofline.measuring.ncu_target PLAN.json`.
+"""The program `--counters` runs under Nsight Compute: `python -m roofline.ncu.target_ops PLAN.json`.
 
 PLAN.json lists operators (`{"ops": [{"op": NAME, "fields": {...}, "dtype": NAME}, ...]}`, as
-`measuring.ncu.write_plan` writes it). Each is built with roofline's own builders and warmed up (compilation,
+`ncu.run.write_plan` writes it). Each is built with roofline's own builders and warmed up (compilation,
 autotuning, lazy allocation) before profiling starts; then, between cudaProfilerStart/Stop, each runs ONCE
 after one marker kernel (torch.cuda._sleep, whose kernel name holds MARKER), and one marker closes the last.
 ncu must be started with `--profile-from-start off`, so only these launches are profiled. Nothing is printed on
@@ -50,6 +50,6 @@ def main(plan_path: str) -> int:
 
 if __name__ == "__main__":
     if len(sys.argv) != 2:
-        sys.stderr.write("usage: python -m roofline.measuring.ncu_target PLAN.json\n")
+        sys.stderr.write("usage: python -m roofline.ncu.target_ops PLAN.json\n")
         sys.exit(2)
     sys.exit(main(sys.argv[1]))

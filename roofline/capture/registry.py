@@ -1,18 +1,10 @@
-"""FLOPs of one recorded aten operator call: the registry of pure formulas (filled by formulas.py), the
-element-count rules for the ops without one, and the lookup.
+"""The registry of FLOP formulas for recorded aten operator calls, and the element-count rules for the ops
+without one (a leaf: the formula families import it; `capture.cost.cost_of` looks a call up).
 
 Each formula takes an `OpCall` (shapes and arguments, never tensor data) and returns a `Cost`: FLOPs per
 call, where they come from (`source`), the one-line NB of what the count ignores, and the catalog operator it
 maps to when the project's catalog (`roofline.ops`) has one, so a profile's GEMM counts what
-`roofline analyze gemm` counts. Order of lookup (`cost_of`; a torch.compile'd kernel, "fused: ...", sums
-the rules of the ops it fused: capture/inductor.py):
-1. a formula registered for the overload ("aten::add.Tensor") or its packet ("aten::add");
-2. copies and fills (0 FLOPs: data movement only);
-3. pointwise ops (torch's `pointwise` tag): output elements x FLOPs per element (`POINTWISE_FLOPS`,
-   the catalog's `FLOPS_PER_ELEMENT` where it has the function; default 1);
-4. reductions (the `reduction` tag): input elements x FLOPs per element (`REDUCTION_FLOPS`, default 1);
-5. torch.utils.flop_counter's formula for the op (backward convolutions and attention, ...);
-6. none: flops None (listed with its time, never counted as 0).
+`roofline analyze gemm` counts.
 
 FLOP convention, as the catalog's: 2 per multiply-add, 1 per add, mul, compare or transcendental call. The
 matrix-product part (`Cost.matmul_flops`) is what torch's FlopCounterMode counts, so totals can be compared
@@ -33,7 +25,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from roofline.capture.trace import OpCall, TensorMeta
-from roofline.core.errors import RooflineError
 from roofline.ops import make
 from roofline.ops.base import Operator
 from roofline.ops.elementwise import FLOPS_PER_ELEMENT
@@ -161,7 +152,7 @@ def _base(op: str) -> str:
     return name[:-1] if name.endswith("_") and not name.endswith("__") and name[:-1] else name
 
 
-def _copy_cost(call: OpCall) -> Cost:
+def copy_cost(call: OpCall) -> Cost:
     name = call.op.split("::")[-1].split(".")[0]
     unread = frozenset(i for i, t in enumerate(call.inputs) if t is call.args.get("self")) \
         if name in WRITE_ONLY_SELF else frozenset()
@@ -169,7 +160,7 @@ def _copy_cost(call: OpCall) -> Cost:
                 unread=unread)
 
 
-def _pointwise_cost(call: OpCall) -> Cost:
+def pointwise_cost(call: OpCall) -> Cost:
     numel = max((t.numel for t in call.outputs), default=0)
     name = _base(call.op)
     if name == "gelu" and call.args.get("approximate") == "tanh":
@@ -181,7 +172,7 @@ def _pointwise_cost(call: OpCall) -> Cost:
     return rule(per * numel, "pointwise", f"NB: {per} FLOP(s) per output element; transcendentals count 1.")
 
 
-def _foreach_cost(call: OpCall, name: str) -> Cost:
+def foreach_cost(call: OpCall, name: str) -> Cost:
     """torch._foreach_* (optimizers' multi-tensor ops): the pointwise rule over the first list's elements;
     _foreach_norm is a reduction of the same elements."""
     first = call.args.get("self")
@@ -192,14 +183,14 @@ def _foreach_cost(call: OpCall, name: str) -> Cost:
     return rule(per * numel, "foreach", f"NB: {per} FLOP(s) per element of each tensor in the list.")
 
 
-def _reduction_cost(call: OpCall) -> Cost:
+def reduction_cost(call: OpCall) -> Cost:
     numel = call.inputs[0].numel if call.inputs else 0
     per = REDUCTION_FLOPS.get(_base(call.op), 1)
     return rule(per * numel, "reduction", f"NB: {per} FLOP(s) per input element; the final division or "
                  "rounding per output not counted.")
 
 
-def _torch_cost(call: OpCall) -> Cost | None:
+def torch_cost(call: OpCall) -> Cost | None:
     """torch.utils.flop_counter's formula, called with the recorded shapes in place of tensors."""
     try:
         from torch.utils._pytree import tree_map
@@ -220,36 +211,3 @@ def _torch_cost(call: OpCall) -> Cost | None:
         return None
     return Cost(float(flops), "torch.utils.flop_counter", "NB: torch's count (matrix products only).", None,
                 float(flops), True)
-
-
-def cost_of(call: OpCall) -> Cost:
-    """The FLOPs of one call (see the module docstring for the order of lookup)."""
-    if call.op.startswith(FUSED_PREFIX):
-        return _inductor.fused_cost(call)
-    packet = call.op.split(".")[0]
-    fn = FORMULAS.get(call.op) or FORMULAS.get(packet)
-    if fn is not None:
-        try:
-            found = fn(call)
-        except (ValueError, IndexError, TypeError, KeyError, ZeroDivisionError, RooflineError) as exc:
-            # arguments the formula does not expect: listed without a count (and why), never a crash
-            return none(f"NB: the {call.op} formula failed on these arguments ({type(exc).__name__}: {exc}).")
-        if found is not None:
-            return found
-    name = call.op.split("::")[-1].split(".")[0]
-    if call.op.startswith("aten::") and name in COPIES:
-        return _copy_cost(call)
-    if name.startswith("_foreach_"):
-        return _foreach_cost(call, name)
-    if "pointwise" in call.tags:
-        return _pointwise_cost(call)
-    if "reduction" in call.tags or name in UNTAGGED_REDUCTIONS:
-        return _reduction_cost(call)
-    return _torch_cost(call) or none()
-
-
-# The registered formulas (importing the modules registers them; they need the names above): the aten
-# families, and torch.distributed's collectives.
-from roofline.capture import comm as _comm  # noqa: E402, F401
-from roofline.capture import formulas as _formulas  # noqa: E402, F401
-from roofline.capture import inductor as _inductor  # noqa: E402

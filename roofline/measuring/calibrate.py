@@ -1,7 +1,7 @@
 """Measured ceilings: what this machine really reaches, per memory level and per dtype.
 
 The CPU calibration (matmul per dtype, read and copy bandwidth) is what `analyze` uses as the CPU's
-roofline; the GPU calibration (`roofline.ceilings.calibrate_gpu`) adds HBM read/write/copy, an L2
+roofline; the GPU calibration (`roofline.measuring.calibrate_gpu`) adds HBM read/write/copy, an L2
 working-set sweep, shared memory, matmul per dtype over a sweep of shapes and the FP32 FMA peak. Results go
 to the store (`roofline.ceilings.store`).
 
@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from roofline.ceilings.store import cpu_key, lookup, save, store_path
+from roofline.core.format import si
 from roofline.core.model import Ceilings
 from roofline.measuring.device import cpu_description
 from roofline.measuring.machine_load import CpuTimes, load_between, read_cpu_times
-from roofline.report.format import si
 
 if TYPE_CHECKING:
     from roofline.core.record import Record
@@ -317,7 +317,7 @@ def calibrate(device: str | None = None, quick: bool = False, progress: Progress
     gpu = gpus[index]
     if gpu.spec is None:
         raise RooflineError(f"no spec file for '{gpu.nvml_name}': calibration needs one to compare against")
-    from roofline.ceilings.calibrate_gpu import calibrate_gpu
+    from roofline.measuring.calibrate_gpu import calibrate_gpu
 
     ceilings, details = calibrate_gpu(gpu, quick, progress)
     save(gpu_key(gpu.nvml_name, gpu.driver_version), ceilings, details)

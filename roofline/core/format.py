@@ -5,6 +5,9 @@ from __future__ import annotations
 import math
 
 _PREFIXES = ((1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
+# The width of output that is not a terminal (pipes, files, CI logs) unless COLUMNS says otherwise: the
+# width every default view is laid out for (`roofline.report.text.console`).
+DEFAULT_WIDTH = 80
 # Significant figures of a duration: enough to tell a 1% change apart at any scale.
 DURATION_DIGITS = 3
 
@@ -47,3 +50,14 @@ def percent(x: float | None, digits: int = 1) -> str:
     if x is None or not math.isfinite(x):
         return "-"
     return f"{x * 100:.{digits}f}%"
+
+
+def rough_duration(seconds: float) -> str:
+    """A forecast as a person says it: '0.6 s', '45 s', '3 min', '1.5 h'."""
+    if seconds < 10:
+        return f"{seconds:.1f} s"
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"

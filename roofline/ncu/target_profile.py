@@ -1,4 +1,4 @@
-"""The program `profile --counters` runs under Nsight Compute: `python -m roofline.capture.ncu_script PLAN.json`.
+"""The program `profile --counters` runs under Nsight Compute: `python -m roofline.ncu.target_profile PLAN.json`.
 
 PLAN.json (`write_plan`): the user's script, its arguments, and which entry of each region to profile
 (`{"script": PATH, "args": [...], "entries": {"forward": 0}}`; `entries` null: the whole run). The script runs
@@ -106,6 +106,6 @@ def main(plan_path: str) -> int:
 
 if __name__ == "__main__":
     if len(sys.argv) != 2:
-        sys.stderr.write("usage: python -m roofline.capture.ncu_script PLAN.json\n")
+        sys.stderr.write("usage: python -m roofline.ncu.target_profile PLAN.json\n")
         sys.exit(2)
     sys.exit(main(sys.argv[1]))

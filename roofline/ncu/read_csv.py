@@ -160,7 +160,7 @@ def _call(group: Sequence[NcuKernel]) -> Call:
 # ---------------------------------------------------------------- the counters of `--counters` and import-ncu
 # The metric list `--counters` asks ncu for, each with why. Few on purpose: every metric group costs ncu a
 # replay pass, and this set (bytes per level, FLOPs per pipe, time, clock) is what the hierarchical roofline
-# needs. Names are Hopper's (`ncu --query-metrics --chip gh100`); `measuring.ncu` drops any a chip lacks.
+# needs. Names are Hopper's (`ncu --query-metrics --chip gh100`); `ncu.run` drops any a chip lacks.
 DRAM_READ, DRAM_WRITE = "dram__bytes_read.sum", "dram__bytes_write.sum"
 L2_BYTES, L1_BYTES = "lts__t_bytes.sum", "l1tex__t_bytes.sum"
 # The L2 sectors the SMs wrote: every byte the kernel stores passes the L2 (a write-back cache) whether or not it
@@ -223,7 +223,7 @@ def nvtx_range(kernel: NcuKernel) -> str | None:
     """The NVTX range the kernel ran in, when the report recorded NVTX (`ncu --nvtx`): from the first non-empty
     text column whose name mentions NVTX or a push/pop range. ncu's raw CSV writes the thread's open ranges
     there as `<thread id>  "<domain>:<range>:<payload, colour, message fields>" ...`, outermost first; the
-    innermost range's name is returned, as `importers.ncu_rep` reads it from a .ncu-rep."""
+    innermost range's name is returned, as `ncu.read_rep` reads it from a .ncu-rep."""
     for k, v in kernel.text.items():
         if ("nvtx" in k.lower() or "push/pop" in k.lower()) and v.strip():
             quoted = _QUOTED.findall(v)

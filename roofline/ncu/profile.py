@@ -3,10 +3,10 @@ record given the counters of its kernels (docs/counters.md, "Profiles").
 
 After the timed profile, the same script runs in a child process under
 `ncu --profile-from-start off --clock-control none --print-units base --nvtx --metrics ... --csv --page raw
-python -m roofline.capture.ncu_script PLAN.json`. The child profiles the LAST entry of each region the
+python -m roofline.ncu.target_profile PLAN.json`. The child profiles the LAST entry of each region the
 profile kept (the script's steady state: warm-up, autotuning and lazy allocation done before it), or the whole
 run when the script marks no region; each kernel is profiled once (one replay pass set). ncu's kernels are
-joined to the profile's by position in launch order, each pair checked by name (`importers.join`): a count or
+joined to the profile's by position in launch order, each pair checked by name (`ncu.join`): a count or
 name mismatch leaves every record without counters and says why in the summary's notes, never a wrong join.
 Each record's counters are per call (its calls in that entry summed, divided by their number), derived
 against its own FLOPs and minimum bytes (`core.counters.with_counters`), and its advice redone.
@@ -20,13 +20,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from roofline.capture.ncu_script import WHOLE_RUN, write_plan
 from roofline.capture.profile import Profile
 from roofline.core.counters import with_counters
 from roofline.core.files import atomic_write
-from roofline.importers.join import JoinError, Launches, is_copy, record_counters
-from roofline.importers.ncu import NcuKernel
-from roofline.measuring.ncu import (
+from roofline.core.progress import QUIET, Reporter
+from roofline.ncu.join import JoinError, Launches, is_copy, record_counters
+from roofline.ncu.read_csv import NcuKernel
+from roofline.ncu.run import (
     NCU_OPTIONS,
     SLOW,
     available_metrics,
@@ -34,7 +34,7 @@ from roofline.measuring.ncu import (
     run_ncu,
     usable_metrics,
 )
-from roofline.measuring.progress import QUIET, Reporter
+from roofline.ncu.target_profile import WHOLE_RUN, write_plan
 
 
 def chosen_entries(prof: Profile) -> dict[str, int] | None:
@@ -61,7 +61,7 @@ def ncu_command(ncu: str, metrics: Sequence[str], plan: Path) -> list[str]:
     """ncu on the child: the chosen stretch only (the child's cudaProfilerStart/Stop), NVTX ranges recorded so
     the CSV names each kernel's region, the metric list, raw CSV on stdout."""
     return [ncu, "--profile-from-start", "off", *NCU_OPTIONS, "--nvtx", "--metrics", ",".join(metrics), "--csv",
-            "--page", "raw", sys.executable, "-m", "roofline.capture.ncu_script", str(plan)]
+            "--page", "raw", sys.executable, "-m", "roofline.ncu.target_profile", str(plan)]
 
 
 def _where(entries: dict[str, int] | None, prof: Profile) -> str:

@@ -1,69 +1,13 @@
-"""Where long steps say what they are doing: a transient status line on stderr, and notes that stay.
-
-The runner, the timers and the calibration report to a `Reporter`; the command line passes a `StatusLine`,
-everything else the silent `QUIET`. The line is redrawn only when a step reports (between samples, never
-inside a timed call): a refreshing thread would take a core from torch's thread pool on a small CPU and
-stall the kernels being timed.
-"""
+"""The command line's progress: a transient status line on stderr (rich), the `Reporter`
+(roofline.core.progress) that long steps report to."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from rich.console import Console
     from rich.progress import Progress
-
-# A step reporting more often than this is redrawn at this interval: a redraw costs the host ~1 ms.
-REDRAW_S = 0.25
-# A CPU timing forecast to take longer than this is announced before it starts, with how to shorten it.
-LONG_RUN_S = 30.0
-
-
-class Reporter(Protocol):
-    """What long steps report to."""
-
-    def status(self, text: str) -> None:
-        """The step under way now (replaces the previous status)."""
-
-    def notice(self, text: str) -> None:
-        """A line the user keeps (said once per text)."""
-
-    def long_run(self, seconds: float, detail: str) -> None:
-        """The timing about to start is forecast to take `seconds` (over LONG_RUN_S); `detail` says how
-        long and why ('at least 41 s (4 calls of at least 10 s, the roofline time)')."""
-
-
-class Quiet:
-    """A Reporter that says nothing (the Python API, the pytest plugin, tests)."""
-
-    def status(self, text: str) -> None:
-        pass
-
-    def notice(self, text: str) -> None:
-        pass
-
-    def long_run(self, seconds: float, detail: str) -> None:
-        pass
-
-
-QUIET = Quiet()
-
-
-class Throttle:
-    """True at most once per `interval_s` of `clock` (the first call included): for steps that report
-    every sample."""
-
-    def __init__(self, clock: Callable[[], float], interval_s: float = REDRAW_S) -> None:
-        self._clock, self._interval, self._last = clock, interval_s, float("-inf")
-
-    def __call__(self) -> bool:
-        now = self._clock()
-        if now - self._last < self._interval:
-            return False
-        self._last = now
-        return True
 
 
 class StatusLine:
@@ -134,14 +78,3 @@ class StatusLine:
 
     def long_run(self, seconds: float, detail: str) -> None:
         self.notice(f"timing this takes {detail}; {self._shorter}")
-
-
-def rough_duration(seconds: float) -> str:
-    """A forecast as a person says it: '0.6 s', '45 s', '3 min', '1.5 h'."""
-    if seconds < 10:
-        return f"{seconds:.1f} s"
-    if seconds < 90:
-        return f"{seconds:.0f} s"
-    if seconds < 5400:
-        return f"{seconds / 60:.0f} min"
-    return f"{seconds / 3600:.1f} h"

@@ -19,7 +19,7 @@ from roofline.core.dtypes import get_dtype
 from roofline.core.errors import RooflineError, UsageError
 from roofline.core.model import Ceilings
 from roofline.core.record import Counters, Record, placed_record, with_time
-from roofline.importers.ncu import (
+from roofline.ncu.read_csv import (
     COUNTER_METRICS,
     DRAM_RATE,
     NcuKernel,
@@ -38,7 +38,7 @@ def read_report(path: str | os.PathLike[str]) -> list[NcuKernel]:
     such a report, or holds no kernel, is a one-line UsageError (exit 2)."""
     p = Path(path)
     if p.suffix == ".ncu-rep":
-        from roofline.importers.ncu_rep import read_ncu_rep
+        from roofline.ncu.read_rep import read_ncu_rep
 
         kernels = read_ncu_rep(p, [*COUNTER_METRICS, DRAM_RATE])
     else:

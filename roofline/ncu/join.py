@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from roofline.core.counters import combined, scaled
 from roofline.core.record import Counters
-from roofline.importers.ncu import NcuKernel, counters_from_kernel
+from roofline.ncu.read_csv import NcuKernel, counters_from_kernel
 
 # Device work that CUPTI lists among an op's kernels but ncu does not profile (it profiles kernels only).
 COPY_PREFIXES = ("Memcpy", "Memset")

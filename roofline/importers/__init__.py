@@ -1,1 +1,0 @@
-"""Reading other tools' output into results records (Nsight Compute reports and CSV)."""
