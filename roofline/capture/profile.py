@@ -44,23 +44,28 @@ from typing import Any
 
 import torch
 
+from roofline.analysis.utilization import utilization
 from roofline.capture import kernels as kernel_times
 from roofline.capture.comm_summary import communication
-from roofline.capture.compiled import CompiledAwareTracker
 from roofline.capture.inductor import with_launches
+from roofline.capture.modules import StepTracker
 from roofline.capture.records import (
     Edge,
     ProfiledCall,
     build_records,
     dataflow,
+    group_totals,
     profiled_calls,
     record_edges,
     roofline_total,
+    step_totals,
     summarise,
 )
-from roofline.capture.trace import Tracer, WholeAttention, innermost_module, strip_root
+from roofline.capture.trace import Tracer, WholeAttention, strip_root
+from roofline.ceilings.specs import gpu_ceilings
 from roofline.core.document import Document, write_document
 from roofline.core.errors import RooflineError, UsageError
+from roofline.core.model import Ceilings
 from roofline.core.record import Record
 from roofline.measuring.target import RoofChoice, Target, resolve_target
 
@@ -163,8 +168,13 @@ class Profile:
     or through `profile(fn)`."""
 
     def __init__(self, name: str = "profile", *, gpu: str | None = None, device: str | None = None,
-                 time: bool = True, roof: RoofChoice | None = None, regions: Sequence[str] = ()) -> None:
+                 time: bool = True, roof: RoofChoice | None = None, regions: Sequence[str] = (),
+                 tokens: int | None = None) -> None:
+        if tokens is not None and (isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 1):
+            raise UsageError(f"profile: tokens must be a positive whole number (the tokens the step processes), "
+                             f"got {tokens!r}")
         self.name = name
+        self.tokens = tokens
         self.only_regions = tuple(regions)  # keep only these regions (each must be entered)
         self.records: list[Record] = []
         self.summary: dict[str, Any] = {}
@@ -174,7 +184,7 @@ class Profile:
         self._options = dict(gpu=gpu, device=device, time=time, roof=roof)
         self._stack: contextlib.ExitStack | None = None
         self._tracer: Tracer | None = None
-        self._tracker: CompiledAwareTracker | None = None
+        self._tracker: StepTracker | None = None
         self._torch_prof: Any = None
         self._wall: _Wall | None = None
         self._wall_plain: float | None = None
@@ -260,12 +270,14 @@ class Profile:
             # torch.compile(module) does not apply
             stack.enter_context(warnings.catch_warnings())
             warnings.filterwarnings("ignore", message=r"Using `torch.compile\(module\)` when there are global hooks")
-            tracker = stack.enter_context(CompiledAwareTracker(
+            tracker = stack.enter_context(StepTracker(
                 ranges=on_gpu, region=lambda: self._regions[-1] if self._regions else None))
             self._tracker = tracker
-            self._tracer = stack.enter_context(Tracer(lambda: innermost_module(tracker.parents),
+            self._tracer = stack.enter_context(Tracer(tracker.module,
                                                       lambda: self._regions[-1] if self._regions else None,
-                                                      ranges=on_gpu, clock=target.time_device == "cpu"))
+                                                      ranges=on_gpu, clock=target.time_device == "cpu",
+                                                      phase_of=tracker.phase,
+                                                      stand_in_scalars=target.time_device is None))
             if target.time_device is None:  # analytic: SDPA as the fused kernel a GPU runs (trace.py)
                 stack.enter_context(WholeAttention(self._tracer))
             _ACTIVE.append(self)
@@ -402,6 +414,19 @@ class Profile:
                 s["gpu_busy_s"] = s["kernel_time_s"]
                 s["gpu_idle_s"] = max(0.0, s["wall_s"] - (s["kernel_time_s"] or 0.0))
         s["module_root"] = root
+        s.update(step_totals(self.calls, self.records))
+        timed = timeline is not None
+        s["phases"] = group_totals(self.calls, self.records, lambda p: p.call.phase, timed)
+        by_region = group_totals(self.calls, self.records, lambda p: p.call.region, timed)
+        roofs = self._roofs()
+        for name, r in s["regions"].items():
+            t = by_region.get(name, {})
+            r.update(model_flops=t.get("model_flops", 0.0), min_bytes=t.get("min_bytes", 0.0))
+            r["utilization"] = utilization(t.get("model_flops_by_pipe", {}), r["min_bytes"], {
+                "kernel": r["time_s"], "predicted": None if timed else t.get("roofline_time_s")}, roofs)
+        s["utilization"] = utilization(s["model_flops_by_pipe"], s["min_bytes"], {
+            "kernel": s["kernel_time_s"], "wall": self._wall_plain if not regions else None,
+            "predicted": None if timed else s["roofline_time_s"]}, roofs, self.tokens)
         s["dataflow"] = record_edges(self.calls, self.edges)
         comm = communication(self.calls, self.records, s["kernel_time_s"], s["roofline_time_s"], bool(timeline),
                              s["unattributed"])
@@ -413,10 +438,25 @@ class Profile:
                               "counted (a causal mask would halve them). Without data (analytic runs) Hugging "
                               "Face models pass their causal mask as a tensor instead of is_causal")
         s["notes"] += self._compiled_notes(s, on_gpu)
+        s["notes"] += s["utilization"]["refused"]
+        if self._tracer.stood_in:
+            said = ", ".join(f"{n} {phase}" for phase, n in sorted(self._tracer.stood_in.items()))
+            s["notes"].append(f"scalar reads without data ({said}) read as stand-ins: 1 inside an optimizer step "
+                              "(its step count), 0 after the backward (a GradScaler's found-inf): FLOPs and bytes "
+                              "do not depend on them")
         if on_gpu and self.calls and not s["kernel_time_s"]:
             s["notes"].append(f"no device kernel ran on {target.time_device}: if the program runs on the CPU, "
                               "profile it with device='cpu'")
         return s
+
+    def _roofs(self) -> dict[str, Ceilings | None]:
+        """The roofs MFU and MBU are stated against: the spec's datasheet and this machine's measured ceilings
+        (a CPU has only measured ones)."""
+        assert self.target is not None
+        t = self.target
+        if t.ceilings.kind == "cpu":
+            return {"datasheet": None, "measured": t.ceilings}
+        return {"datasheet": gpu_ceilings(t.spec) if t.spec is not None else None, "measured": t.measured}
 
     def _compiled_notes(self, s: dict[str, Any], on_gpu: bool) -> list[str]:
         """What the profile says of torch.compile'd code: the compiled modules run, the Triton launches and
@@ -459,16 +499,18 @@ class Profile:
 
 def profile(fn: Callable[[], Any] | None = None, *, name: str | None = None, warmup: int = 3,
             gpu: str | None = None, device: str | None = None, time: bool = True,
-            roof: RoofChoice | None = None, regions: Sequence[str] = ()) -> Profile:
+            roof: RoofChoice | None = None, regions: Sequence[str] = (), tokens: int | None = None) -> Profile:
     """Profile every aten op of a program on the roofline.
 
     `profile(fn)`: `warmup` calls of the zero-argument `fn`, then one profiled call; returns the Profile.
     `with profile(name=...) as prof:` profiles the block. `time=False` (or `gpu=` a GPU this machine does not
-    have) runs it without data under FakeTensorMode (see the module docstring)."""
+    have) runs it without data under FakeTensorMode (see the module docstring). `tokens`: the tokens the step
+    processes (batch x sequence for a prefill or a training step, the batch for a decode step), for tokens/s and
+    FLOPs per token beside MFU."""
     label = name or (getattr(fn, "__name__", None) if fn is not None else None) or "profile"
     if label == "<lambda>":
         label = "profile"
-    prof = Profile(label, gpu=gpu, device=device, time=time, roof=roof, regions=regions)
+    prof = Profile(label, gpu=gpu, device=device, time=time, roof=roof, regions=regions, tokens=tokens)
     return prof if fn is None else prof.run(fn, warmup)
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import defaultdict
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -118,7 +119,7 @@ def _place(p: ProfiledCall, ceilings: Ceilings) -> Record:
 def _key(p: ProfiledCall) -> tuple[Any, ...]:
     c = p.call
     op = p.cost.catalog
-    return (c.region, c.module, c.op, tuple(t.shape for t in c.inputs), tuple(t.dtype for t in c.inputs),
+    return (c.region, c.phase, c.module, c.op, tuple(t.shape for t in c.inputs), tuple(t.dtype for t in c.inputs),
             tuple(t.shape for t in c.outputs), p.cost.flops, p.traffic.bytes_read, p.traffic.bytes_written,
             canonical_params(op.params()) if op else "", p.dtype)
 
@@ -140,7 +141,7 @@ def _record(group: list[ProfiledCall], ceilings: Ceilings, timing_method: str | 
     first = group[0]
     c = first.call
     rec = dataclasses.replace(
-        _place(first, ceilings), module=c.module, region=c.region, count=len(group),
+        _place(first, ceilings), module=c.module, region=c.region, phase=c.phase, count=len(group),
         input_shapes=[list(t.shape) for t in c.inputs], input_dtypes=[t.dtype for t in c.inputs],
         output_shapes=[list(t.shape) for t in c.outputs], output_dtypes=[t.dtype for t in c.outputs],
         flops_source=first.cost.source)
@@ -219,6 +220,65 @@ def summarise(items: list[ProfiledCall], timeline: Timeline | None, regions: set
         coverage=sum(p.time_s or 0.0 for p in covered) / total if total > 0 else None,
         unattributed=[{"kernel": k, "launches": int(n), "time_s": t}
                       for k, (n, t) in sorted(unattributed.items(), key=lambda kv: -kv[1][1])])
+    return out
+
+
+def step_totals(items: Sequence[ProfiledCall], records: Sequence[Record]) -> dict[str, Any]:
+    """What MFU and MBU are computed from (analysis/utilization.py), over calls: `model_flops` (the FLOPs of
+    the matrix products, convolutions and attention as the records count them: causal and sliding-window
+    attention as the scores the mask leaves, grouped-query attention with its real heads), `model_flops_by_pipe`
+    (the same by the compute pipe their records are placed on, so each is divided by its own peak), and
+    `min_bytes` (step_min_bytes)."""
+    by_pipe: dict[str, float] = defaultdict(float)
+    for p in items:
+        if p.cost.tensor_cores and p.cost.flops and p.record >= 0:
+            by_pipe[records[p.record].compute_pipe or "?"] += p.cost.flops
+    return {"model_flops": sum(by_pipe.values()), "model_flops_by_pipe": dict(sorted(by_pipe.items())),
+            "min_bytes": step_min_bytes(items)}
+
+
+def step_min_bytes(items: Sequence[ProfiledCall]) -> float:
+    """The bytes a step must move even as one fused kernel: each storage it reads that it did not make (the
+    weights, a KV cache, the inputs) once, each storage it did not make that it writes (an in-place cache or
+    weight update) once, and what it makes that none of its later calls reads (its outputs).
+    NB: what it makes and reads again (activations, gradients) is taken as kept on chip, which no real step does."""
+    made: dict[int, float] = {}
+    consumed: set[int] = set()
+    outside_read: dict[int, float] = {}
+    outside_written: dict[int, float] = {}
+    for p in items:
+        inputs = {t.storage for t in p.call.inputs}
+        for key, nbytes in p.traffic.reads:
+            if key in made:
+                consumed.add(key)
+            else:
+                outside_read[key] = max(outside_read.get(key, 0.0), nbytes)
+        for key, nbytes in p.traffic.writes:
+            if key in made:
+                made[key] = max(made[key], nbytes)
+            elif key in inputs:
+                outside_written[key] = max(outside_written.get(key, 0.0), nbytes)
+            else:
+                made[key] = nbytes
+    outputs = sum(b for key, b in made.items() if key not in consumed)
+    return float(sum(outside_read.values()) + sum(outside_written.values()) + outputs)
+
+
+def group_totals(items: Sequence[ProfiledCall], records: Sequence[Record], key: Callable[[ProfiledCall], Any],
+                 timed: bool) -> dict[Any, dict[str, Any]]:
+    """Calls, FLOPs, bytes, device time and roofline time of the calls grouped by `key` (a phase, a region),
+    with each group's step_totals."""
+    groups: dict[Any, list[ProfiledCall]] = defaultdict(list)
+    for p in items:
+        groups[key(p)].append(p)
+    out = {}
+    for name, ps in groups.items():
+        covered = [p for p in ps if p.has_formula]
+        out[name] = {"calls": len(ps), "flops": sum(p.cost.flops or 0.0 for p in covered),
+                     "bytes": sum(p.traffic.bytes_read + p.traffic.bytes_written for p in covered),
+                     "time_s": sum(p.time_s or 0.0 for p in ps) if timed else None,
+                     "roofline_time_s": sum(records[p.record].roofline_time_s or 0.0 for p in ps if p.record >= 0),
+                     **step_totals(ps, records)}
     return out
 
 

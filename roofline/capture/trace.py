@@ -169,6 +169,7 @@ class OpCall:
     packet: Any = field(default=None, repr=False)  # the OpOverloadPacket (torch's flop registry is keyed by it)
     host_time_s: float | None = None  # time of the call on the host (`clock`: the CPU's op time)
     group: Group | None = None  # the process group of a torch.distributed op
+    phase: str = "forward"  # forward, backward, optimizer or other (capture/modules.py)
 
 
 @dataclass(frozen=True)
@@ -197,6 +198,19 @@ def op_info(func: Any) -> _OpInfo:
         written, out_only = written | COLLECTIVE_WRITES[name][0], out_only | COLLECTIVE_WRITES[name][1]
     tags = frozenset(str(t).split(".")[-1] for t in func.tags)
     return _OpInfo(name, skip, tuple(a.name for a in schema.arguments), written, out_only, tags)
+
+
+# What a scalar read without data reads as, by phase: inside an optimizer step the step count (1: any count
+# but 0, which would divide by zero in Adam's bias correction; FLOPs and bytes do not depend on it); after the
+# backward a GradScaler's found-inf flag (0: the step is taken, as in a healthy run).
+SCALAR_STAND_INS = {"optimizer": 1, "other": 0}
+
+
+def scalar_stand_in(dtype: torch.dtype, phase: str) -> bool | int | float:
+    value = SCALAR_STAND_INS[phase]
+    if dtype == torch.bool:
+        return bool(value)
+    return float(value) if dtype.is_floating_point else int(value)
 
 
 def bind(names: tuple[str, ...], args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -228,10 +242,16 @@ class Tracer(TorchDispatchMode):
     each call is timed on the host (perf_counter around it: an op's time where ops run on the CPU)."""
 
     def __init__(self, module_of: Callable[[], str], region_of: Callable[[], str | None], ranges: bool = False,
-                 clock: bool = False) -> None:
+                 clock: bool = False, phase_of: Callable[[], str] = lambda: "forward",
+                 stand_in_scalars: bool = False) -> None:
         super().__init__()
+        # Analytic runs: a scalar read (`.item()`) of a tensor without data, inside an optimizer step or after
+        # the backward, reads as a stand-in value instead of failing (`scalar_stand_in`); counted by phase.
+        self.stand_in_scalars = stand_in_scalars
+        self.stood_in: Counter[str] = Counter()
         self.module_of = module_of
         self.region_of = region_of
+        self.phase_of = phase_of
         self.ranges = ranges
         self.clock = clock
         # Once the program marks a region, ops outside regions are passed through unrecorded (they would be
@@ -305,6 +325,8 @@ class Tracer(TorchDispatchMode):
         if self.ranges:
             with torch.profiler.record_function(f"roofline#{index}"):
                 out = func(*args, **kwargs)
+        elif self.stand_in_scalars and func is torch.ops.aten._local_scalar_dense.default:
+            out = self._scalar(func, args, kwargs)
         else:
             out = func(*args, **kwargs)
         comm = func.namespace in COMM_NAMESPACES
@@ -318,6 +340,20 @@ class Tracer(TorchDispatchMode):
                 completion.attach(call)
         self.calls.append(call)
         return out
+
+    def _scalar(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """`.item()` in an analytic run: the value when the fake tensor knows it (a constant), else, inside an
+        optimizer step or after the backward, the stand-in (`scalar_stand_in`); elsewhere the error stands."""
+        from torch._subclasses.fake_tensor import DataDependentOutputException
+
+        try:
+            return func(*args, **kwargs)
+        except DataDependentOutputException:
+            phase = self.phase_of()
+            if phase not in SCALAR_STAND_INS:
+                raise
+            self.stood_in[phase] += 1
+            return scalar_stand_in(args[0].dtype, phase)
 
     def recording(self) -> bool:
         """Whether an op dispatched now is recorded (not inside a whole-op record, not outside the regions)."""
@@ -362,7 +398,8 @@ class Tracer(TorchDispatchMode):
         return OpCall(index=index, op=info.name, module=self.module_of(), region=self.region_of(),
                       inputs=tuple(inputs), outputs=tuple(outputs), args=named, raw_args=tuple(raw_args),
                       raw_kwargs=dict(raw_kwargs), out_tree=out_tree, mutated=frozenset(mutated),
-                      not_read=frozenset(not_read), tags=info.tags, packet=func.overloadpacket)
+                      not_read=frozenset(not_read), tags=info.tags, packet=func.overloadpacket,
+                      phase=self.phase_of())
 
 
 def _is_collective(op: str) -> bool:

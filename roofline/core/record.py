@@ -237,6 +237,7 @@ class Record(_Serial):
     # aggregated over `count` calls; FLOPs, bytes and times stay per call.
     module: str | None = None
     region: str | None = None
+    phase: str | None = None  # forward, backward, optimizer or other (training steps; None before phases existed)
     count: int | None = None
     input_shapes: list[list[int]] | None = None
     input_dtypes: list[str] | None = None
@@ -287,6 +288,8 @@ class Record(_Serial):
         ident: dict[str, Any] = self.params
         if self.count is not None:
             ident = {**self.params, "@region": self.region, "@module": self.module, "@inputs": self.input_shapes}
+            if self.phase not in (None, "forward"):  # a forward's key is the one documents had before phases
+                ident["@phase"] = self.phase
         if self.device_index is not None:
             ident = {**ident, "@device": self.device_index}
         return (self.op, self.variant, canonical_params(ident), self.dtype, case)
