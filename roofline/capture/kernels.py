@@ -35,6 +35,9 @@ US = 1e-6  # the profiler's times are in microseconds
 # Device time (µs) left over after attribution below which it is rounding, not missing kernels.
 LOST_US = 0.01
 UNLINKED = "(device work tied to no launching op)"
+# The CUDA runtime calls that replay a captured graph (torch.cuda.CUDAGraph.replay, torch.compile's
+# mode="reduce-overhead"): cudaGraphLaunch and its versioned names.
+GRAPH_LAUNCH = ("cudaGraphLaunch", "CUDAGraph.replay")
 GPU_METHOD = "device kernels per op (torch.profiler, CUPTI correlation ids)"
 CPU_METHOD = "host time of each op (perf_counter around the call; no device kernels)"
 
@@ -63,6 +66,7 @@ class Timeline:
     span_s: float = 0.0  # first kernel start to last kernel end
     device_total_s: float = 0.0  # sum of device event durations (concurrent kernels counted each)
     launches: list[Launch] = field(default_factory=list)  # torch.compile'd Triton launches (inductor.py)
+    graph_s: float = 0.0  # device time of kernels launched by CUDA graph replays (unattributed: `in_graph`)
 
     @property
     def idle_s(self) -> float:
@@ -90,6 +94,17 @@ def _owner(evt: Any) -> tuple[int | None, str | None, str | None]:
             compiled = e.name[len(COMPILED_PREFIX):]
         e = e.cpu_parent
     return index, region, compiled
+
+
+def in_graph(evt: Any) -> bool:
+    """Whether a CPU event is (or runs inside) a CUDA graph replay: its kernels were captured with the ops that
+    launched them before the profile began, so no op call of the profile owns them."""
+    e = evt
+    while e is not None:
+        if e.name.startswith(GRAPH_LAUNCH):
+            return True
+        e = e.cpu_parent
+    return False
 
 
 def _is_triton_launch(evt: Any) -> bool:
@@ -130,6 +145,7 @@ def gpu_timeline(events: list[Any]) -> Timeline:
     device_us = 0.0
     launches: list[Launch] = []
     last_index: int | None = None  # the latest op call range started: program order for the launches
+    graph_us = 0.0
     for evt in events:
         if (i := _range_index(evt)) is not None:
             last_index = i
@@ -149,8 +165,11 @@ def gpu_timeline(events: list[Any]) -> Timeline:
                                    [(k.name, k.duration * US) for k in kernels], region, compiled, last_index))
             attributed_us += sum(k.duration for k in kernels)
             continue
+        graph = index is None and in_graph(evt)
         for k in kernels:
             attributed_us += k.duration
+            if graph:
+                graph_us += k.duration
             if index is None:
                 unattributed.append((k.name, k.duration * US, region))
             else:
@@ -169,7 +188,7 @@ def gpu_timeline(events: list[Any]) -> Timeline:
             unattributed.append((UNLINKED, rest * US, None))
     busy = union_length(intervals) * US
     span = (max(e for _, e in intervals) - min(s for s, _ in intervals)) * US if intervals else 0.0
-    return Timeline(dict(calls), unattributed, GPU_METHOD, busy, span, device_us * US, launches)
+    return Timeline(dict(calls), unattributed, GPU_METHOD, busy, span, device_us * US, launches, graph_us * US)
 
 
 def cpu_timeline(calls: list[OpCall]) -> Timeline:

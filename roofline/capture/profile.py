@@ -65,6 +65,7 @@ from roofline.capture.trace import Tracer, WholeAttention, strip_root
 from roofline.ceilings.specs import gpu_ceilings
 from roofline.core.document import Document, write_document
 from roofline.core.errors import RooflineError, UsageError
+from roofline.core.format import percent
 from roofline.core.model import Ceilings
 from roofline.core.record import Record
 from roofline.measuring.target import RoofChoice, Target, resolve_target
@@ -444,6 +445,14 @@ class Profile:
             s["notes"].append(f"scalar reads without data ({said}) read as stand-ins: 1 inside an optimizer step "
                               "(its step count), 0 after the backward (a GradScaler's found-inf): FLOPs and bytes "
                               "do not depend on them")
+        if timeline is not None and timeline.graph_s > 0:
+            share = timeline.graph_s / s["kernel_time_s"] if s["kernel_time_s"] else None
+            s["graph_replay_time_s"] = timeline.graph_s
+            s["notes"].append(f"{timeline.graph_s * 1e3:.3g} ms of kernels ({percent(share)} of the kernel time) ran "
+                              "in CUDA graph replays (torch.compile mode='reduce-overhead', or a graph the program "
+                              "captured): their ops were captured before the profile, so no op owns them and they "
+                              "are listed as unattributed; profile the step without graphs (mode='default') to "
+                              "attribute them")
         if on_gpu and self.calls and not s["kernel_time_s"]:
             s["notes"].append(f"no device kernel ran on {target.time_device}: if the program runs on the CPU, "
                               "profile it with device='cpu'")

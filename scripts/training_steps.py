@@ -1,0 +1,253 @@
+"""Training and decode steps on a GPU: the profile against torch's own tools (issue 28's validation).
+
+    python scripts/training_steps.py OUT_DIR [--models resnet50,vit,llama,decode] [--gpu h200]
+
+For each training step (a CNN, a ViT and a decoder LLM with grouped-query attention; autocast in bf16 or
+fp16 with a GradScaler; AdamW), after 3 warm-up steps:
+1. `roofline.profile` timed: kernel time, the phases, matmul FLOPs, MFU and MBU, and its own wall time;
+2. a plain `torch.profiler` (CPU + CUDA, record_shapes, the same warm-up): the sum of its device kernels,
+   memcpys and memsets from its trace (annotation ranges such as `Optimizer.step#AdamW.step` are not kernels
+   and are left out), and its wall time: the profiling cost is the ratio of the two walls;
+3. FlopCounterMode over one step: its total, against the profile's `flops_matmul`;
+4. one block's modules, forward and backward FLOPs against hand arithmetic (2 x tokens x in x out per product);
+5. the same step analytic on the spec (`time=False`): its predicted time and MFU beside the measured.
+A decode step of a Llama-shaped model (batch 8, a 4096-token DynamicCache): the profile's bytes against
+weights + cache worked by hand, and MBU. Writes OUT_DIR/training_steps.json and prints a summary.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+import traceback
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import torch
+import torch.nn as nn
+
+import roofline
+
+WARMUP = 3
+
+
+def _sync() -> None:
+    torch.cuda.synchronize()
+
+
+def plain_profiler(step: Any, out_dir: Path, name: str) -> dict[str, float]:
+    """A plain torch.profiler run of one step after the warm-up: its wall and the device time in its trace."""
+    from torch.profiler import ProfilerActivity, profile
+
+    for _ in range(WARMUP):
+        step()
+    _sync()
+    t0 = time.perf_counter()
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], record_shapes=True) as prof:
+        step()
+        _sync()
+    prof.key_averages()
+    wall = time.perf_counter() - t0
+    trace = out_dir / f"{name}_plain_trace.json"
+    prof.export_chrome_trace(str(trace))
+    events = json.loads(trace.read_text())["traceEvents"]
+    trace.unlink()
+    by_cat: dict[str, float] = defaultdict(float)
+    for e in events:
+        if e.get("ph") == "X" and e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation"):
+            by_cat[e["cat"]] += float(e["dur"]) * 1e-6
+    device = by_cat["kernel"] + by_cat["gpu_memcpy"] + by_cat["gpu_memset"]
+    return {"wall_s": wall, "device_s": device, "kernel_s": by_cat["kernel"],
+            "annotation_s": by_cat["gpu_user_annotation"]}
+
+
+def flop_counter(step: Any) -> float:
+    from torch.utils.flop_counter import FlopCounterMode
+
+    with FlopCounterMode(display=False) as fc:
+        step()
+    return float(fc.get_total_flops())
+
+
+def ours(step: Any, gpu: str, tokens: int, timed: bool = True) -> tuple[Any, float]:
+    t0 = time.perf_counter()
+    prof = roofline.profile(step, warmup=WARMUP if timed else 0, time=timed, gpu=None if timed else gpu,
+                            tokens=tokens)
+    return prof, time.perf_counter() - t0
+
+
+def module_flops(prof: Any, prefix: str) -> dict[str, dict[str, float]]:
+    """Matmul FLOPs per module under `prefix` by phase."""
+    out: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    for r in prof.records:
+        if r.module and r.module.startswith(prefix) and r.op in ("aten::mm", "aten::addmm", "aten::bmm"):
+            out[r.module][r.phase] += (r.flops or 0.0) * (r.count or 1)
+    return {k: dict(v) for k, v in out.items()}
+
+
+def summary_of(prof: Any) -> dict[str, Any]:
+    s = prof.summary
+    return {k: s.get(k) for k in ("kernel_time_s", "coverage", "flops", "flops_matmul", "model_flops", "min_bytes",
+                                  "wall_s", "wall_uninstrumented_s", "roofline_time_s", "calls_without_formula")} | {
+        "phases": {p: {k: v.get(k) for k in ("calls", "model_flops", "time_s", "roofline_time_s")}
+                   for p, v in s["phases"].items()},
+        "utilization": {k: s["utilization"].get(k) for k in ("mfu", "mbu", "peak", "refused", "tokens_per_s")},
+        "without_formula": s["without_formula"][:8], "notes": s["notes"]}
+
+
+def training(name: str, model: nn.Module, batch: Any, loss_fn: Any, dtype: torch.dtype, tokens: int, gpu: str,
+             out_dir: Path, block: tuple[str, dict[str, tuple[int, int]]] | None = None) -> dict[str, Any]:
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True)
+    scaler = torch.amp.GradScaler("cuda", enabled=dtype == torch.float16)
+
+    def step() -> None:
+        with torch.autocast("cuda", dtype=dtype):
+            loss = loss_fn(model, batch)
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
+        opt.zero_grad(set_to_none=True)
+
+    res: dict[str, Any] = {"model": name, "dtype": str(dtype), "tokens": tokens,
+                           "params": sum(p.numel() for p in model.parameters())}
+    res["plain"] = plain_profiler(step, out_dir, name)
+    res["flop_counter"] = flop_counter(step)
+    prof, wall = ours(step, gpu, tokens)
+    res["ours_wall_s"] = wall
+    res["ours"] = summary_of(prof)
+    s = prof.summary
+    res["kernel_vs_plain"] = s["kernel_time_s"] / res["plain"]["device_s"] - 1
+    res["flops_matmul_vs_flop_counter"] = s["flops_matmul"] / res["flop_counter"] - 1 if res["flop_counter"] else None
+    res["cost_ratio"] = wall / res["plain"]["wall_s"]
+    prof.save(out_dir / f"{name}.json", force=True)
+    if block is not None:
+        prefix, shapes = block
+        got = module_flops(prof, prefix)
+        res["block"] = {m: {"ours": got.get(f"{prefix}{m}", {}),
+                            "hand_forward": 2 * tokens * i * o, "hand_backward": 4 * tokens * i * o}
+                        for m, (i, o) in shapes.items()}
+    try:
+        ana, _ = ours(step, gpu, tokens, timed=False)
+        a = ana.summary
+        res["analytic"] = {"roofline_time_s": a["roofline_time_s"], "model_flops": a["model_flops"],
+                           "mfu_predicted": a["utilization"]["mfu"].get("predicted"),
+                           "without_formula": a["without_formula"][:5]}
+    except Exception as exc:
+        res["analytic"] = {"error": f"{type(exc).__name__}: {exc}"[:500]}
+    return res
+
+
+def resnet(gpu: str, out_dir: Path) -> dict[str, Any]:
+    import torchvision
+
+    model = torchvision.models.resnet50().cuda().to(memory_format=torch.channels_last)
+    x = torch.randn(64, 3, 224, 224, device="cuda").to(memory_format=torch.channels_last)
+    y = torch.randint(0, 1000, (64,), device="cuda")
+    return training("resnet50", model, (x, y), lambda m, b: nn.functional.cross_entropy(m(b[0]), b[1]),
+                    torch.bfloat16, 64, gpu, out_dir)
+
+
+def vit(gpu: str, out_dir: Path) -> dict[str, Any]:
+    import timm
+
+    model = timm.create_model("vit_base_patch16_224").cuda()
+    x = torch.randn(64, 3, 224, 224, device="cuda")
+    y = torch.randint(0, 1000, (64,), device="cuda")
+    tokens = 64 * 197
+    return training("vit_b16", model, (x, y), lambda m, b: nn.functional.cross_entropy(m(b[0]), b[1]),
+                    torch.bfloat16, tokens, gpu, out_dir,
+                    block=("blocks.3.", {"attn.qkv": (768, 3 * 768), "attn.proj": (768, 768),
+                                         "mlp.fc1": (768, 3072), "mlp.fc2": (3072, 768)}))
+
+
+LLAMA = dict(hidden_size=1024, intermediate_size=2816, num_hidden_layers=8, num_attention_heads=16,
+             num_key_value_heads=4, vocab_size=32000, max_position_embeddings=4096)
+
+
+def llama(gpu: str, out_dir: Path) -> dict[str, Any]:
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    cfg = LlamaConfig(**LLAMA, attn_implementation="sdpa")
+    model = LlamaForCausalLM(cfg).cuda()
+    b, s = 8, 1024
+    ids = torch.randint(0, cfg.vocab_size, (b, s), device="cuda")
+    hd = cfg.hidden_size // cfg.num_attention_heads
+    kvd = cfg.num_key_value_heads * hd
+    return training("llama_gqa", model, ids, lambda m, ids: m(input_ids=ids, labels=ids).loss, torch.float16,
+                    b * s, gpu, out_dir,
+                    block=("model.layers.3.", {"self_attn.q_proj": (1024, 1024), "self_attn.k_proj": (1024, kvd),
+                                               "self_attn.v_proj": (1024, kvd), "self_attn.o_proj": (1024, 1024),
+                                               "mlp.gate_proj": (1024, 2816), "mlp.up_proj": (1024, 2816),
+                                               "mlp.down_proj": (2816, 1024)}))
+
+
+def decode(gpu: str, out_dir: Path) -> dict[str, Any]:
+    from transformers import DynamicCache, LlamaConfig, LlamaForCausalLM
+
+    cfg = LlamaConfig(hidden_size=4096, intermediate_size=14336, num_hidden_layers=32, num_attention_heads=32,
+                      num_key_value_heads=8, vocab_size=128256, max_position_embeddings=8192,
+                      attn_implementation="sdpa", torch_dtype="bfloat16")
+    torch.set_default_dtype(torch.bfloat16)
+    try:
+        with torch.device("cuda"):  # initialised on the GPU: seconds for 8B parameters
+            model = LlamaForCausalLM(cfg).eval()
+    finally:
+        torch.set_default_dtype(torch.float32)
+    b, ctx = 8, 4096
+    ids = torch.randint(0, cfg.vocab_size, (b, ctx), device="cuda")
+    with torch.no_grad():
+        cache = DynamicCache()
+        model(input_ids=ids, past_key_values=cache, use_cache=True)
+        nxt = torch.randint(0, cfg.vocab_size, (b, 1), device="cuda")
+        length = cache.get_seq_length()
+
+        def step() -> None:
+            cache.crop(length)  # each call decodes the same position: the cache stays 4096 long
+            model(input_ids=nxt, past_key_values=cache, use_cache=True)
+
+        prof, wall = ours(step, gpu, b)
+        plain = plain_profiler(step, out_dir, "decode")
+    weights = sum(p.numel() for p in model.parameters()) * 2
+    embed = model.model.embed_tokens.weight.numel() * 2  # a lookup reads b rows of the table, not all of it
+    hd = cfg.hidden_size // cfg.num_attention_heads
+    kv_cache = 2 * cfg.num_hidden_layers * b * cfg.num_key_value_heads * ctx * hd * 2
+    s = prof.summary
+    prof.save(out_dir / "decode.json", force=True)
+    return {"model": "llama3_8b_shape_decode", "batch": b, "context": ctx, "weights_bytes": weights,
+            "weights_read_bytes": weights - embed, "kv_cache_bytes": kv_cache,
+            "hand_bytes": weights - embed + kv_cache, "ours": summary_of(prof),
+            "min_bytes_vs_hand": s["min_bytes"] / (weights - embed + kv_cache) - 1,
+            "kernel_vs_plain": s["kernel_time_s"] / plain["device_s"] - 1, "plain": plain,
+            "cost_ratio": wall / plain["wall_s"], "ours_wall_s": wall}
+
+
+MODELS = {"resnet50": resnet, "vit": vit, "llama": llama, "decode": decode}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("out")
+    ap.add_argument("--models", default=",".join(MODELS))
+    ap.add_argument("--gpu", default="h200")
+    a = ap.parse_args()
+    out = Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
+    results = {}
+    for name in a.models.split(","):
+        t0 = time.perf_counter()
+        try:
+            results[name] = MODELS[name](a.gpu, out)
+        except Exception as exc:
+            results[name] = {"error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()[-3000:]}
+        results[name]["script_s"] = time.perf_counter() - t0
+        (out / "training_steps.json").write_text(json.dumps(results, indent=1, default=str))
+        print(json.dumps({name: results[name]}, indent=1, default=str)[:4000], flush=True)
+        torch.cuda.empty_cache()
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
