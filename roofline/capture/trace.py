@@ -297,7 +297,18 @@ class Tracer(TorchDispatchMode):
                           t.dtype.is_floating_point)
 
     def _metas(self, value: Any) -> Any:
-        return tree_map(lambda x: self.meta(x) if isinstance(x, torch.Tensor) else x, value)
+        """`value` with every tensor replaced by its TensorMeta. Plain tuples, lists and dicts (what dispatch
+        passes, nearly always) are walked here: torch's pytree costs the host several times more per op."""
+        kind = type(value)
+        if isinstance(value, torch.Tensor):
+            return self.meta(value)
+        if kind is tuple or kind is list:
+            return kind(self._metas(v) for v in value)
+        if kind is dict:
+            return {k: self._metas(v) for k, v in value.items()}
+        if isinstance(value, (tuple, list, dict)):  # named tuples, torch.return_types: pytree rebuilds them
+            return tree_map(lambda x: self.meta(x) if isinstance(x, torch.Tensor) else x, value)
+        return value
 
     # -- the mode
     def __torch_dispatch__(self, func: Any, types: Any, args: tuple[Any, ...] = (),
