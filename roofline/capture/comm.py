@@ -27,7 +27,6 @@ time as `unattributed_time_s`. It is absent from a profile that ran no collectiv
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -40,7 +39,7 @@ from roofline.ops import make
 from roofline.ops.collectives import LINK, algbw, busbw, busbw_factor, reduction_flops
 
 if TYPE_CHECKING:
-    from roofline.core.record import Record
+    from roofline.core.record import Record, evolve
     from roofline.ops.base import Operator
 
 ONE_RANK_NOTE = ("NB: one rank: no link traffic; bytes are the tensors' (a copy in memory, or none in place); "
@@ -113,7 +112,7 @@ def on_interconnect(comm: Comm | None, catalog: Operator | None, record: Record)
     `catalog` is the call's catalog collective."""
     if comm is None:
         return record
-    rec = dataclasses.replace(record, op=comm.op, params=comm.params)
+    rec = evolve(record, op=comm.op, params=comm.params)
     return rec if catalog is None else catalog.placed(rec)
 
 
@@ -133,7 +132,7 @@ def with_bandwidth(c: Comm, record: Record) -> Record:
     """The record's `collective`: the torch op, group, busbw factor, link ceiling and, timed, algbw and busbw
     from its mean time per call."""
     t = record.time_s
-    return dataclasses.replace(record, collective={
+    return evolve(record, collective={
         "torch_op": c.torch_op, "backend": c.backend, "ranks": c.ranks, "busbw_factor": c.busbw_factor,
         "link_bytes_per_s_one_way": _link_one_way(record) if c.ranks >= 2 else None,
         "algbw_bytes_per_s": algbw(c.nbytes, t) if t else None,

@@ -10,7 +10,6 @@ A torch.distributed collective's record is the collective on the interconnect (c
 
 from __future__ import annotations
 
-import dataclasses
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -25,7 +24,7 @@ from roofline.capture.traffic import Traffic, compute_dtype, traffic
 from roofline.core.dtypes import DType, get_dtype
 from roofline.core.errors import UsageError
 from roofline.core.model import Ceilings
-from roofline.core.record import Record, Timing, canonical_params, placed_record, with_time
+from roofline.core.record import Record, Timing, canonical_params, evolve, placed_record, with_time
 
 PLACEHOLDER_FP32 = "fp32"  # the roof an op is placed on when the device lists no rate for its dtype
 
@@ -107,10 +106,10 @@ def _place(p: ProfiledCall, ceilings: Ceilings) -> Record:
         rec = placed_record(dtype=_dtype(p.dtype), **kw)
     except UsageError:  # the device has no rate for this dtype (int64 on a CPU, fp8 without fp8 units)
         rec = placed_record(dtype=get_dtype(PLACEHOLDER_FP32), **kw)
-        rec = dataclasses.replace(rec, dtype=p.dtype, notes=[*rec.notes, f"placed on the {PLACEHOLDER_FP32} roof: "
+        rec = evolve(rec, dtype=p.dtype, notes=[*rec.notes, f"placed on the {PLACEHOLDER_FP32} roof: "
                                   f"{ceilings.device_name} lists no {p.dtype} rate"])
     if p.cost.flops is None:
-        rec = dataclasses.replace(rec, flops=None, bytes_read=None, bytes_written=None, bytes=None,
+        rec = evolve(rec, flops=None, bytes_read=None, bytes_written=None, bytes=None,
                                   bytes_by_kind=None, arithmetic_intensity=None, bound=None,
                                   attainable_flops_per_s=None, roofline_time_s=None)
     return on_interconnect(p.comm, p.cost.catalog, rec)
@@ -140,7 +139,7 @@ def build_records(items: list[ProfiledCall], ceilings: Ceilings, timing_method: 
 def _record(group: list[ProfiledCall], ceilings: Ceilings, timing_method: str | None) -> Record:
     first = group[0]
     c = first.call
-    rec = dataclasses.replace(
+    rec = evolve(
         _place(first, ceilings), module=c.module, region=c.region, phase=c.phase, count=len(group),
         input_shapes=[list(t.shape) for t in c.inputs], input_dtypes=[t.dtype for t in c.inputs],
         output_shapes=[list(t.shape) for t in c.outputs], output_dtypes=[t.dtype for t in c.outputs],
@@ -163,12 +162,12 @@ def _timed(rec: Record, group: list[ProfiledCall], timing_method: str) -> Record
         notes.append("launched no device kernel")
     timing = Timing(method=timing_method, reps=len(group),
                     stats={"mean": mean, "min": min(samples), "max": max(samples)} if mean > 0 else None)
-    rec = dataclasses.replace(
+    rec = evolve(
         rec, timing=timing, notes=notes, kernels=list(kernel_total) or None,
         kernel_times_s=[t / len(group) for t in kernel_total.values()] or None,
         time_samples_s=samples if all(s > 0 for s in samples) else None)
     if mean > 0:
-        rec = dataclasses.replace(rec, time_s=mean) if rec.flops is None else with_time(rec, mean)
+        rec = evolve(rec, time_s=mean) if rec.flops is None else with_time(rec, mean)
     return rec
 
 
