@@ -35,11 +35,12 @@ from torch.utils._pytree import tree_flatten
 from roofline.capture.collective_ops import COLLECTIVES, OUTPUTS
 from roofline.capture.registry import Cost, formula, rule
 from roofline.capture.trace import OpCall, TensorMeta
+from roofline.core.record import evolve
 from roofline.ops import make
 from roofline.ops.collectives import LINK, algbw, busbw, busbw_factor, reduction_flops
 
 if TYPE_CHECKING:
-    from roofline.core.record import Record, evolve
+    from roofline.core.record import Record
     from roofline.ops.base import Operator
 
 ONE_RANK_NOTE = ("NB: one rank: no link traffic; bytes are the tensors' (a copy in memory, or none in place); "
