@@ -64,12 +64,26 @@ def plain_profiler(step: Any, out_dir: Path, name: str) -> dict[str, float]:
             "annotation_s": by_cat["gpu_user_annotation"]}
 
 
-def flop_counter(step: Any) -> float:
+def flop_counter(step: Any) -> float | str:
+    """FlopCounterMode's total over one step, or the error it raised (it refuses grouped-query SDPA)."""
     from torch.utils.flop_counter import FlopCounterMode
 
-    with FlopCounterMode(display=False) as fc:
-        step()
+    try:
+        with FlopCounterMode(display=False) as fc:
+            step()
+    except Exception as exc:
+        return f"{type(exc).__name__}: {exc}"
     return float(fc.get_total_flops())
+
+
+ATTENTION = ("attention", "sdpa")
+
+
+def linear_flops(prof: Any) -> float:
+    """The step's matrix-product FLOPs outside attention (mm, addmm, bmm records)."""
+    return sum((r.flops or 0.0) * (r.count or 1) for r in prof.records
+               if r.op.removeprefix("aten::").split(".")[0] in ("mm", "addmm", "bmm", "baddbmm")
+               and not any(a in r.op for a in ATTENTION))
 
 
 def ours(step: Any, gpu: str, tokens: int, timed: bool = True) -> tuple[Any, float]:
@@ -120,8 +134,12 @@ def training(name: str, model: nn.Module, batch: Any, loss_fn: Any, dtype: torch
     res["ours"] = summary_of(prof)
     s = prof.summary
     res["kernel_vs_plain"] = s["kernel_time_s"] / res["plain"]["device_s"] - 1
-    res["flops_matmul_vs_flop_counter"] = s["flops_matmul"] / res["flop_counter"] - 1 if res["flop_counter"] else None
-    res["cost_ratio"] = wall / res["plain"]["wall_s"]
+    fc = res["flop_counter"]
+    res["flops_matmul_vs_flop_counter"] = s["flops_matmul"] / fc - 1 if isinstance(fc, float) and fc else None
+    # the profile's own warm-up steps are not in the plain profiler's wall (it warmed up before its clock)
+    res["cost_ratio"] = (wall - s["phases_s"]["warmup"]) / res["plain"]["wall_s"]
+    res["phases_s"] = s["phases_s"]
+    res["linear_flops"] = linear_flops(prof)
     prof.save(out_dir / f"{name}.json", force=True)
     if block is not None:
         prefix, shapes = block
@@ -176,12 +194,19 @@ def llama(gpu: str, out_dir: Path) -> dict[str, Any]:
     ids = torch.randint(0, cfg.vocab_size, (b, s), device="cuda")
     hd = cfg.hidden_size // cfg.num_attention_heads
     kvd = cfg.num_key_value_heads * hd
-    return training("llama_gqa", model, ids, lambda m, ids: m(input_ids=ids, labels=ids).loss, torch.float16,
-                    b * s, gpu, out_dir,
+    res = training("llama_gqa", model, ids, lambda m, ids: m(input_ids=ids, labels=ids).loss, torch.float16,
+                   b * s, gpu, out_dir,
                     block=("model.layers.3.", {"self_attn.q_proj": (1024, 1024), "self_attn.k_proj": (1024, kvd),
                                                "self_attn.v_proj": (1024, kvd), "self_attn.o_proj": (1024, 1024),
                                                "mlp.gate_proj": (1024, 2816), "mlp.up_proj": (1024, 2816),
                                                "mlp.down_proj": (2816, 1024)}))
+    # closed form: every linear (the LM head included) 2 x tokens x in x out forward, twice that backward
+    per_layer = 1024 * 1024 * 2 + 1024 * kvd * 2 + 3 * 1024 * 2816
+    res["linear_flops_closed_form"] = 6 * b * s * (cfg.num_hidden_layers * per_layer + 1024 * cfg.vocab_size)
+    res["linear_flops_vs_closed_form"] = res["linear_flops"] / res["linear_flops_closed_form"] - 1
+    # causal attention forward: QK^T and PV over the half square, 2 x b x heads x s^2 x head dim in all
+    res["attention_forward_closed_form"] = 2 * b * cfg.num_attention_heads * s * s * hd * cfg.num_hidden_layers
+    return res
 
 
 def decode(gpu: str, out_dir: Path) -> dict[str, Any]:
@@ -210,6 +235,7 @@ def decode(gpu: str, out_dir: Path) -> dict[str, Any]:
 
         prof, wall = ours(step, gpu, b)
         plain = plain_profiler(step, out_dir, "decode")
+        wall -= prof.summary["phases_s"]["warmup"]
     weights = sum(p.numel() for p in model.parameters()) * 2
     embed = model.model.embed_tokens.weight.numel() * 2  # a lookup reads b rows of the table, not all of it
     hd = cfg.hidden_size // cfg.num_attention_heads
