@@ -250,7 +250,49 @@ def decode(gpu: str, out_dir: Path) -> dict[str, Any]:
             "cost_ratio": wall / plain["wall_s"], "ours_wall_s": wall}
 
 
-MODELS = {"resnet50": resnet, "vit": vit, "llama": llama, "decode": decode}
+def inference(gpu: str, out_dir: Path) -> dict[str, Any]:
+    """The profiling cost of inference forwards (ResNet-50 and ViT-B/16, bf16, batch 32), as issue 28 measured it."""
+    import timm
+    import torchvision
+
+    out: dict[str, Any] = {}
+    for name, model in (("resnet50", torchvision.models.resnet50()), ("vit_b16", timm.create_model("vit_base_patch16_224"))):
+        model = model.cuda().to(torch.bfloat16).eval()
+        x = torch.randn(32, 3, 224, 224, device="cuda", dtype=torch.bfloat16)
+
+        def step(model: nn.Module = model, x: Any = x) -> None:
+            with torch.inference_mode():
+                model(x)
+
+        plain = plain_profiler(step, out_dir, name)
+        prof, wall = ours(step, gpu, 32)
+        s = prof.summary
+        out[name] = {"plain": plain, "ours_wall_s": wall, "phases_s": s["phases_s"], "calls": s["calls"],
+                     "cost_ratio": (wall - s["phases_s"]["warmup"]) / plain["wall_s"],
+                     "kernel_vs_plain": s["kernel_time_s"] / plain["device_s"] - 1, "coverage": s["coverage"]}
+    return out
+
+
+def graphs(gpu: str, out_dir: Path) -> dict[str, Any]:
+    """A step replayed from CUDA graphs (torch.compile mode='reduce-overhead'): what the profile says of it."""
+    model = nn.Sequential(nn.Linear(1024, 4096), nn.GELU(), nn.Linear(4096, 1024)).cuda().eval()
+    compiled = torch.compile(model, mode="reduce-overhead")
+    x = torch.randn(64, 1024, device="cuda")
+
+    def step() -> None:
+        with torch.no_grad():
+            compiled(x)
+
+    for _ in range(5):
+        step()
+    prof, _ = ours(step, gpu, 64)
+    s = prof.summary
+    return {k: s.get(k) for k in ("kernel_time_s", "attributed_time_s", "unattributed_time_s", "coverage",
+                                  "graph_replay_time_s")} | {"notes": s["notes"]}
+
+
+MODELS = {"resnet50": resnet, "vit": vit, "llama": llama, "decode": decode, "inference": inference,
+          "graphs": graphs}
 
 
 def main() -> None:
