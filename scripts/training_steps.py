@@ -256,7 +256,8 @@ def inference(gpu: str, out_dir: Path) -> dict[str, Any]:
     import torchvision
 
     out: dict[str, Any] = {}
-    for name, model in (("resnet50", torchvision.models.resnet50()), ("vit_b16", timm.create_model("vit_base_patch16_224"))):
+    built = (("resnet50", torchvision.models.resnet50()), ("vit_b16", timm.create_model("vit_base_patch16_224")))
+    for name, model in built:
         model = model.cuda().to(torch.bfloat16).eval()
         x = torch.randn(32, 3, 224, 224, device="cuda", dtype=torch.bfloat16)
 
