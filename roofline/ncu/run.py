@@ -30,6 +30,7 @@ from roofline.ncu.target import Program
 
 NO_NCU = ("--counters needs Nsight Compute's `ncu` on PATH (it is in the CUDA toolkit, or "
           "https://developer.nvidia.com/nsight-compute)")
+NOT_CUDA = "--counters needs the operators timed on an NVIDIA GPU (Nsight Compute profiles CUDA kernels)"
 SLOW = "Nsight Compute replays each kernel per metric pass: seconds per operator"
 # ncu's own start-up and the child's torch import and warm-up take tens of seconds on a suite; a hung
 # profile (a driver without profiling permission that waits) is stopped after this long.
@@ -42,6 +43,13 @@ def find_ncu() -> str:
     if path is None:
         raise UsageError(NO_NCU)
     return path
+
+
+def require_cuda(time_device: str | None) -> None:
+    """A UsageError (exit 2) before the timing starts unless the work is timed on a CUDA device: the only
+    kernels Nsight Compute profiles."""
+    if not (time_device or "").startswith("cuda"):
+        raise UsageError(NOT_CUDA)
 
 
 def base_name(metric: str) -> str:
