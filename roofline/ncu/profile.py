@@ -1,5 +1,6 @@
-"""`roofline profile SCRIPT --counters`: the profiled stretch run once more under Nsight Compute, each op
-record given the counters of its kernels (docs/counters.md, "Profiles").
+"""Counters for a profile (`roofline profile SCRIPT --counters`): the profiled stretch run once more under
+Nsight Compute (`ncu.target_profile`), each op record given the counters of its kernels (docs/counters.md,
+"`profile --counters`").
 
 After the timed profile, the same script runs in a child process under
 `ncu --profile-from-start off --clock-control none --print-units base --nvtx --metrics ... --csv --page raw
