@@ -188,7 +188,7 @@ counters)
   t0=$(secs); $RL analyze gemm --m 4096 -o "$C/gemm_plain.json" --force > /dev/null 2>&1; t1=$(secs)
   echo "the same without --counters: $(python3 -c "print(round($t1-$t0,2))") s" | tee -a "$S"
   python3 -c "from pathlib import Path; from roofline.ops import make; from roofline.core.dtypes import get_dtype
-from roofline.ncu.run import write_plan; write_plan([(make('gemm', m=4096), get_dtype('fp16'))], Path('$C/gemm_plan.json'))"
+from roofline.ncu.target_ops import write_plan; write_plan([(make('gemm', m=4096), get_dtype('fp16'))], Path('$C/gemm_plan.json'))"
   t0=$(secs); ncu --set roofline --clock-control none --profile-from-start off \
       python3 -m roofline.ncu.target_ops "$C/gemm_plan.json" > "$C/gemm_roofline.txt" 2>&1; t1=$(secs)
   echo "ncu --set roofline, same kernel (one call, same target): $(python3 -c "print(round($t1-$t0,2))") s" | tee -a "$S"
@@ -304,7 +304,7 @@ counters-cost)
   log "counters-cost: ncu passes and wall time per metric list, one fp16 GEMM 4096^3 call"
   C=$W/counters_cost; mkdir -p "$C"
   python3 -c "from pathlib import Path; from roofline.ops import make; from roofline.core.dtypes import get_dtype
-from roofline.ncu.run import write_plan; write_plan([(make('gemm', m=4096), get_dtype('fp16'))], Path('$C/plan.json'))"
+from roofline.ncu.target_ops import write_plan; write_plan([(make('gemm', m=4096), get_dtype('fp16'))], Path('$C/plan.json'))"
   M=$(counter_metrics)
   NOSASS=$(python3 -c "import sys; print(','.join(m for m in sys.argv[1].split(',') if 'sass' not in m))" "$M")
   t0=$(secs); python3 -m roofline.ncu.target_ops "$C/plan.json"; echo "target alone: $(python3 -c "print(round($(secs)-$t0,2))") s" | tee -a "$S"

@@ -15,6 +15,7 @@ from helpers import DATA, run, write
 
 from roofline.core.counters import combined, derive, with_counters
 from roofline.core.record import Counters, Record
+from roofline.ncu.join import kernel_key
 from roofline.ncu.read_csv import (
     COUNTER_METRICS,
     DRAM_READ,
@@ -30,7 +31,7 @@ from roofline.ncu.read_csv import (
     counters_from_kernel,
 )
 from roofline.ncu.read_rep import read_ncu_rep
-from roofline.ncu.records import read_report, short_name
+from roofline.ncu.records import read_report
 
 SMOKE = DATA / "ncu_smoke_roofline.csv"
 
@@ -129,10 +130,13 @@ def test_import_ncu_writes_one_record_per_kernel(tmp_path: Path, capsys: pytest.
     assert code == 1 and "--force" in err  # never overwritten without --force
 
 
-def test_short_kernel_names() -> None:
-    assert short_name("void at::native::vectorized_elementwise_kernel<8, F>(int, T2)") == \
+def test_an_imported_kernel_is_named_by_its_own_name() -> None:
+    """import-ncu names a record by `kernel_key`, the name profile --counters joins by."""
+    assert kernel_key("void at::native::vectorized_elementwise_kernel<8, F>(int, T2)") == \
         "vectorized_elementwise_kernel"
-    assert short_name("cuda::<unnamed>::spin_kernel(long)") == "spin_kernel"
+    assert kernel_key("cuda::<unnamed>::spin_kernel(long)") == "spin_kernel"
+    assert kernel_key("_ZN2at6native13reduce_kernelIfEEvT_") == "reduce_kernel"  # a mangled name, demangled
+    assert kernel_key("(anonymous namespace)::") == "(anonymous namespace)::"  # nothing left: kept whole
 
 
 @pytest.mark.parametrize("text, says", [

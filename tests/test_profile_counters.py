@@ -319,23 +319,62 @@ def test_the_chart_draws_the_levels_of_a_profile_record(tmp_path: Path) -> None:
     assert levels["DRAM"].ai == pytest.approx(point.ai / 2)  # FLOPs over twice the minimum bytes
 
 
-def test_the_child_runs_the_script_and_gates_the_chosen_entry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+def test_the_child_runs_the_script_and_gates_the_chosen_entry(tmp_path: Path,
                                                               capsys: pytest.CaptureFixture[str]) -> None:
     """`python -m roofline.ncu.target_profile PLAN` in this process, on the CPU, with a recorder for
     cudaProfilerStart/Stop: tests/scripts/mlp_steps.py enters region 'step' 6 times; entry 6 is profiled."""
-    from roofline.ncu import target_profile as ncu_script
+    from roofline.ncu.target import run_main
+    from roofline.ncu.target_profile import PROGRAM, main, write_plan
 
     log = _Profiler()
-    monkeypatch.setattr(ncu_script, "_CudaProfiler", lambda: log)
     plan = tmp_path / "plan.json"
-    ncu_script.write_plan(ROOT / "tests" / "scripts" / "mlp_steps.py", ["--steps", "6"], {"step": 5}, plan)
-    assert ncu_script.main(str(plan)) == 0
+    write_plan(ROOT / "tests" / "scripts" / "mlp_steps.py", ["--steps", "6"], {"step": 5}, plan)
+    assert run_main(PROGRAM, lambda path: main(path, log), ["target_profile", str(plan)]) == 0
     assert log.log == ["start", "stop"]
     out, err = capsys.readouterr()
     assert out == "" and "mlp_steps done" in err  # stdout is ncu's CSV: the script's output goes to stderr
-    ncu_script.write_plan(ROOT / "tests" / "scripts" / "mlp_steps.py", ["--steps", "2"], {"step": 5}, plan)
-    assert ncu_script.main(str(plan)) == 3  # entry 6 never reached: said on stderr
+    write_plan(ROOT / "tests" / "scripts" / "mlp_steps.py", ["--steps", "2"], {"step": 5}, plan)
+    assert run_main(PROGRAM, lambda path: main(path, log), ["target_profile", str(plan)]) == 3  # entry 6 never reached
     assert "did not reach step (entry 6, entered 2 times)" in capsys.readouterr().err
+
+
+def test_a_script_that_fails_inside_the_profiled_range_still_stops_it(tmp_path: Path) -> None:
+    """The whole run (no region) and a chosen entry alike: the range is stopped on the way out of an error."""
+    from roofline.core.errors import RooflineError
+    from roofline.ncu.target_profile import WHOLE_RUN, EntryGate, main, write_plan
+
+    script = write(tmp_path / "fails.py", "import roofline\nwith roofline.region('step'):\n    raise SystemExit(4)\n")
+    for entries in (WHOLE_RUN, {"step": 0}):
+        log = _Profiler()
+        write_plan(script, [], entries, tmp_path / "plan.json")
+        with pytest.raises(RooflineError, match="exited with status 4"):
+            main(str(tmp_path / "plan.json"), log)
+        assert log.log == ["start", "stop"], entries
+    gate = EntryGate({"step": 0}, log := _Profiler())
+    gate.enter("step")
+    gate.close()  # the script ended inside the chosen entry
+    assert log.log == ["start", "stop"] and not gate.on
+
+
+def test_a_target_program_without_its_plan_says_how_to_call_it(capsys: pytest.CaptureFixture[str]) -> None:
+    from roofline.ncu import target_ops, target_profile
+    from roofline.ncu.target import run_main
+
+    for program in (target_ops.PROGRAM, target_profile.PROGRAM):
+        assert run_main(program, lambda path: 0, [program.module]) == 2
+        assert capsys.readouterr().err == f"usage: python -m {program.module} PLAN.json\n"
+
+
+def test_the_operators_plan_names_each_operator_its_fields_and_dtype(tmp_path: Path) -> None:
+    from roofline.core.dtypes import get_dtype
+    from roofline.ncu.target import load_plan
+    from roofline.ncu.target_ops import write_plan
+    from roofline.ops import make
+
+    write_plan([(make("gemm", m=64), get_dtype("bf16"))], tmp_path / "plan.json")
+    (entry,) = load_plan(tmp_path / "plan.json")["ops"]
+    assert entry["op"] == "gemm" and entry["dtype"] == "bf16" and entry["fields"]["m"] == 64
+    assert make(entry["op"], **entry["fields"]) == make("gemm", m=64)  # what the program builds
 
 
 def test_a_real_profile_knows_each_entrys_calls() -> None:

@@ -21,9 +21,9 @@ from roofline.cli.common import (
     out,
     register_op_commands,
 )
+from roofline.cli.counters import add_counters, counters_preflight, counters_target
 from roofline.cli.results import save_and_print
 from roofline.core.dtypes import DTYPES
-from roofline.core.errors import UsageError
 from roofline.measuring.choices import DEFAULT_POWER, METHODS, POWER_MODES
 
 if TYPE_CHECKING:
@@ -136,31 +136,6 @@ def run_analyze(op_name: str, shape: dict[str, Any], *, dtype: str | None, gpu: 
             note(f"timed on the CPU ({target.device_info['name']}): no GPU on this machine")
     if plot:
         draw(doc, plot)
-
-
-def counters_preflight(no_time: bool) -> str:
-    """`--counters`: the ncu to run, checked before any work (no ncu, or --no-time: one line, exit 2)."""
-    from roofline.ncu.run import find_ncu
-
-    if no_time:
-        raise UsageError("--counters runs the operator under Nsight Compute: it cannot go with --no-time")
-    return find_ncu()
-
-
-def counters_target(target: Any) -> None:
-    """`--counters` needs the operators timed on an NVIDIA GPU: checked before the timing starts."""
-    if not (target.time_device or "").startswith("cuda"):
-        raise UsageError("--counters needs the operators timed on an NVIDIA GPU (Nsight Compute profiles CUDA "
-                         "kernels)")
-
-
-def add_counters(records: list[Any], ops: list[tuple[Any, Any]], target: Any, ncu: str) -> list[Any]:
-    """The records with their ncu counters (`ncu.run`), under a progress line that says ncu is slow."""
-    from roofline.ncu.run import attach_counters
-    from roofline.report.progress import StatusLine
-
-    with StatusLine(shorter="leave out --counters: the timing alone takes a second") as line:
-        return attach_counters(records, ops, line, ncu, str(target.device_info.get("name") or ""))
 
 
 def draw(doc: Document, where: str) -> None:

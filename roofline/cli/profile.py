@@ -57,7 +57,9 @@ def profile_cmd(
     def starting(target: Any) -> None:
         """Once the target is resolved and before the script runs: refuse, or say what follows."""
         if ncu:
-            _counters_check(target)
+            from roofline.cli.counters import counters_target
+
+            counters_target(target)
         _say(f"profiling {script.name} ({'analytic' if no_time else 'timed'}; the script's output follows)")
         _warn_if_shared(device, no_time)
 
@@ -99,21 +101,13 @@ def _counters_preflight(counters: bool, no_time: bool, ncu_csv: Path | None) -> 
         raise UsageError("--ncu-csv keeps the CSV of a --counters run: add --counters")
     if not counters:
         return None
-    from roofline.cli.analyze import counters_preflight
+    from roofline.cli.counters import counters_preflight
     from roofline.measuring.collectives import in_torchrun
 
-    if no_time:
-        raise UsageError("--counters runs the script again under Nsight Compute: it cannot go with --no-time "
-                         "(nothing runs on a GPU to count)")
+    ncu = counters_preflight(no_time, runs="the script again")
     if in_torchrun() and int(os.environ.get("WORLD_SIZE", "1")) > 1:
         raise UsageError("--counters profiles one process: run it outside torchrun")
-    return counters_preflight(no_time)
-
-
-def _counters_check(target: Any) -> None:
-    from roofline.cli.analyze import counters_target
-
-    counters_target(target)
+    return ncu
 
 
 def _counters(prof: Any, script: Path, args: list[str], ncu: str, keep: Path | None) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -119,7 +119,7 @@ def run_cmd(
     slow = parse_slowdown(inject_slowdown)
     ncu = None
     if counters:
-        from roofline.cli.analyze import counters_preflight
+        from roofline.cli.counters import counters_preflight
 
         if repeat > 1:
             raise UsageError("--counters goes with one run: counter bytes are the same every run")
@@ -146,7 +146,7 @@ def run_cmd(
         for msg in target.messages:
             note(msg)
         if ncu is not None:
-            from roofline.cli.analyze import counters_target
+            from roofline.cli.counters import counters_target
 
             counters_target(target)
 
@@ -156,23 +156,15 @@ def run_cmd(
         records = run_suite(spec, target, warm_l2=warm_l2, timer=timer, slowdown=slow, progress=tick,
                             kernels=kernels, power=power, reporter=line)
     if ncu is not None:
-        records = _with_counters(spec, records, target, ncu)
+        from roofline.cli.counters import suite_counters
+
+        records = suite_counters(spec, records, target, ncu)
     doc = target.document(records, suite=spec.name)
     save_and_print(doc, output, force, json_)
     if not json_:
         show(records_table(records, title=f"{spec.name} on {target.ceilings.device_name}", wide=wide), wide=wide)
         if output is not None:
             note(f"results written to {output}")
-
-
-def _with_counters(spec: Any, records: list[Any], target: Any, ncu: str) -> list[Any]:
-    """Every entry's record with its ncu counters, advice redone (rules read the counters)."""
-    from roofline.analysis.advice import with_advice
-    from roofline.cli.analyze import add_counters
-    from roofline.core.dtypes import get_dtype
-
-    ops = [(e.operator(True), get_dtype(e.dtype_for(True))) for e in spec.entries]
-    return [with_advice(r, target.spec) for r in add_counters(records, ops, target, ncu)]
 
 
 def _repeat(suite: Path, repeat: int, args: list[str], *, output: Path | None, force: bool, json_: bool,

@@ -56,14 +56,15 @@ def _demangled_base(name: str) -> str:
 def kernel_key(name: str) -> str:
     """The function's own name, without return type, namespaces, template arguments and parameters:
     'void at::<unnamed>::max_pool_forward_nhwc<c10::BFloat16, int>(const T1 *, ...)' -> 'max_pool_forward_nhwc';
-    'sm90_xmma_fprop_..._cudnn' stays whole."""
+    'sm90_xmma_fprop_..._cudnn' stays whole; a name with nothing left after that stays whole too. It is also
+    the name `import-ncu` gives a kernel's record (`ncu.records`)."""
     n = name.strip()
     if n.startswith("_Z"):
         return _demangled_base(n)
     n = _ANONYMOUS.sub("", n)
     n = n.split("<", 1)[0].split("(", 1)[0].strip()
     n = n.rsplit(" ", 1)[-1]  # the return type ("void")
-    return n.rsplit("::", 1)[-1]
+    return n.rsplit("::", 1)[-1] or name.strip()
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,6 @@
-"""`roofline profile SCRIPT --counters`: the profiled stretch run once more under Nsight Compute, each op
-record given the counters of its kernels (docs/counters.md, "Profiles").
+"""Counters for a profile (`roofline profile SCRIPT --counters`): the profiled stretch run once more under
+Nsight Compute (`ncu.target_profile`), each op record given the counters of its kernels (docs/counters.md,
+"`profile --counters`").
 
 After the timed profile, the same script runs in a child process under
 `ncu --profile-from-start off --clock-control none --print-units base --nvtx --metrics ... --csv --page raw
@@ -14,8 +15,6 @@ against its own FLOPs and minimum bytes (`core.counters.with_counters`), and its
 
 from __future__ import annotations
 
-import sys
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -26,15 +25,8 @@ from roofline.core.files import atomic_write
 from roofline.core.progress import QUIET, Reporter
 from roofline.ncu.join import JoinError, Launches, is_copy, record_counters
 from roofline.ncu.read_csv import NcuKernel
-from roofline.ncu.run import (
-    NCU_OPTIONS,
-    SLOW,
-    available_metrics,
-    kernels_from_output,
-    run_ncu,
-    usable_metrics,
-)
-from roofline.ncu.target_profile import WHOLE_RUN, write_plan
+from roofline.ncu.run import kernels_from_output, run_program
+from roofline.ncu.target_profile import PROGRAM, WHOLE_RUN, write_plan
 
 
 def chosen_entries(prof: Profile) -> dict[str, int] | None:
@@ -57,13 +49,6 @@ def launches(prof: Profile, entries: dict[str, int] | None) -> list[Launches]:
     return [Launches(p.record, tuple(name for name, _ in p.kernels)) for p in calls]
 
 
-def ncu_command(ncu: str, metrics: Sequence[str], plan: Path) -> list[str]:
-    """ncu on the child: the chosen stretch only (the child's cudaProfilerStart/Stop), NVTX ranges recorded so
-    the CSV names each kernel's region, the metric list, raw CSV on stdout."""
-    return [ncu, "--profile-from-start", "off", *NCU_OPTIONS, "--nvtx", "--metrics", ",".join(metrics), "--csv",
-            "--page", "raw", sys.executable, "-m", "roofline.ncu.target_profile", str(plan)]
-
-
 def _where(entries: dict[str, int] | None, prof: Profile) -> str:
     if entries is WHOLE_RUN:
         return "the whole run"
@@ -75,14 +60,9 @@ def profile_kernels(prof: Profile, script: Path, args: Sequence[str], entries: d
                     expected: int, reporter: Reporter = QUIET, keep_csv: Path | None = None) -> list[NcuKernel]:
     """ncu's kernels of the chosen stretch of `script` (one child run); its raw CSV kept at `keep_csv`."""
     gpu_name = str((prof.target.device_info.get("name") if prof.target else "") or "")
-    reporter.status(f"ncu: querying the metrics this GPU offers ({SLOW})")
-    metrics = usable_metrics(available_metrics(ncu, gpu_name))
-    with tempfile.TemporaryDirectory(prefix="roofline-ncu-") as tmp:
-        plan = Path(tmp) / "plan.json"
-        write_plan(script.resolve(), list(args), entries, plan)
-        reporter.status(f"ncu: running {script.name} again, profiling {expected} kernels of "
-                        f"{_where(entries, prof)} once each, {len(metrics)} metrics ({SLOW})")
-        got = run_ncu(ncu_command(ncu, metrics, plan))
+    got = run_program(PROGRAM, lambda plan: write_plan(script.resolve(), list(args), entries, plan),
+                      f"running {script.name} again, profiling {expected} kernels of {_where(entries, prof)} "
+                      "once each", ncu, gpu_name, reporter)
     if keep_csv is not None:
         atomic_write(keep_csv, got.stdout)
     return kernels_from_output(got.stdout, got.stderr, got.returncode)

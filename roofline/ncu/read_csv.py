@@ -1,4 +1,7 @@
-"""Nsight Compute's raw CSV (`ncu --csv --page raw`) read into kernels with metrics in SI base units.
+"""Nsight Compute's raw CSV (`ncu --csv --page raw`) read into kernels with metrics in SI base units, and what
+the package reads from a kernel: the counter metric list (`COUNTER_METRICS`, asked for by `ncu.run`), a
+kernel's metrics as Counters (`counters_from_kernel`), its NVTX range, the calls between marker kernels.
+`ncu.read_rep` reads a .ncu-rep into the same `NcuKernel`s.
 
 The CSV has one header row of metric names, one row of units, then one row per profiled kernel; numbers may
 carry thousands separators ("1,234") and a metric ncu could not collect reads "n/a". Lines before the header

@@ -1,17 +1,16 @@
 """An Nsight Compute report of the user's own application as a results document (`roofline import-ncu`): one
 record per kernel, its counter FLOPs and DRAM bytes placed on a spec's roofs, timed by ncu's duration.
 
-A record's op is "kernel", its params the kernel's name and ncu ID, its region the NVTX range (when the
-report has one), its dtype the precision with most FLOPs (tensor pipe first), `flops_source` "ncu". Its
-`counters` hold every level's bytes; `excess_traffic` stays unset: a report has no model minimum to hold
-DRAM bytes against.
+A record's op is "kernel", its params the kernel's own name (`ncu.join.kernel_key`) and ncu ID, its region
+the NVTX range (when the report has one), its dtype the precision with most FLOPs (tensor pipe first),
+`flops_source` "ncu". Its `counters` hold every level's bytes; `excess_traffic` stays unset: a report has no
+model minimum to hold DRAM bytes against. The report is read by `ncu.read_csv` or `ncu.read_rep`.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import os
-import re
 from pathlib import Path
 
 from roofline.core.counters import derive
@@ -19,6 +18,7 @@ from roofline.core.dtypes import get_dtype
 from roofline.core.errors import RooflineError, UsageError
 from roofline.core.model import Ceilings
 from roofline.core.record import Counters, Record, placed_record, with_time
+from roofline.ncu.join import kernel_key
 from roofline.ncu.read_csv import (
     COUNTER_METRICS,
     DRAM_RATE,
@@ -63,21 +63,13 @@ def dominant_dtype(c: Counters) -> tuple[str, bool]:
     return precision, tensor
 
 
-def short_name(name: str) -> str:
-    """A demangled kernel name without return type, namespaces, template and call arguments:
-    'void at::native::vectorized_elementwise_kernel<8, ...>(int, ...)' -> 'vectorized_elementwise_kernel'."""
-    plain = name.replace("<unnamed>", "").replace("(anonymous namespace)", "")
-    base = re.split(r"[<(]", plain, maxsplit=1)[0].strip().split(" ")[-1]
-    return base.split("::")[-1] or name
-
-
 def kernel_record(kernel: NcuKernel, ceilings: Ceilings, source: str) -> Record:
     """One kernel placed on `ceilings` from its counters, timed by ncu's duration."""
     c = counters_from_kernel(kernel, source)
     precision, tensor = dominant_dtype(c)
     read = c.dram_bytes_read if c.dram_bytes_read is not None else (c.dram_bytes or 0.0)
     written = c.dram_bytes_written if c.dram_bytes_read is not None else 0.0
-    rec = placed_record(op=OP, variant=None, params={"kernel": short_name(kernel.name), "id": kernel.id},
+    rec = placed_record(op=OP, variant=None, params={"kernel": kernel_key(kernel.name), "id": kernel.id},
                         dtype=get_dtype(precision), flops=c.flops or 0.0, bytes_read=read,
                         bytes_written=written or 0.0, ceilings=ceilings, uses_tensor_cores=tensor,
                         model_note="FLOPs and bytes are Nsight Compute's counters of this kernel, not a model")

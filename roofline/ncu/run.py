@@ -1,22 +1,22 @@
-"""`--counters`: the same operators run once more under Nsight Compute, their counters attached to the records.
+"""Nsight Compute run: find `ncu`, cut the metric list to what the chip offers, run ncu on one of the target
+programs (`ncu.target`), and read its output; for `analyze/run --counters`, the counters of each operator.
 
-One child process (`ncu --profile-from-start off --metrics ... --csv --page raw python -m
-roofline.ncu.target_ops PLAN.json`) profiles each operator's kernels for ONE call, between marker
-kernels; its CSV is split at the markers and each call's kernels summed into `record.counters`
-(`core.counters`). ncu replays each kernel once per metric pass, so this costs seconds per operator: the
-progress line says so. The metric list (`ncu.read_csv.COUNTER_METRICS`) is intersected with what the chip
-offers (`ncu --query-metrics`, cached per ncu version and GPU) so an unknown name never kills the run.
+`--counters` runs the same operators once more in one child process (`ncu --profile-from-start off --metrics
+... --csv --page raw python -m roofline.ncu.target_ops PLAN.json`), which profiles each operator's kernels for
+ONE call, between marker kernels; its CSV is split at the markers and each call's kernels summed into
+`record.counters` (`core.counters`). ncu replays each kernel once per metric pass, so this costs seconds per
+operator: the progress line says so. The metric list (`ncu.read_csv.COUNTER_METRICS`) is intersected with what
+the chip offers (`ncu --query-metrics`, cached per ncu version and GPU) so an unknown name never kills the run.
+`ncu.profile` runs `ncu.target_profile` through the same `run_program`.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import json
 import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,11 +24,13 @@ from roofline.core.counters import combined, with_counters
 from roofline.core.errors import RooflineError, UsageError
 from roofline.core.progress import QUIET, Reporter
 from roofline.core.record import Record
+from roofline.ncu import target_ops
 from roofline.ncu.read_csv import COUNTER_METRICS, NcuKernel, counters_from_kernel, parse_raw_csv, split_groups
-from roofline.ncu.target_ops import MARKER
+from roofline.ncu.target import Program
 
 NO_NCU = ("--counters needs Nsight Compute's `ncu` on PATH (it is in the CUDA toolkit, or "
           "https://developer.nvidia.com/nsight-compute)")
+NOT_CUDA = "--counters needs the operators timed on an NVIDIA GPU (Nsight Compute profiles CUDA kernels)"
 SLOW = "Nsight Compute replays each kernel per metric pass: seconds per operator"
 # ncu's own start-up and the child's torch import and warm-up take tens of seconds on a suite; a hung
 # profile (a driver without profiling permission that waits) is stopped after this long.
@@ -41,6 +43,13 @@ def find_ncu() -> str:
     if path is None:
         raise UsageError(NO_NCU)
     return path
+
+
+def require_cuda(time_device: str | None) -> None:
+    """A UsageError (exit 2) before the timing starts unless the work is timed on a CUDA device: the only
+    kernels Nsight Compute profiles."""
+    if not (time_device or "").startswith("cuda"):
+        raise UsageError(NOT_CUDA)
 
 
 def base_name(metric: str) -> str:
@@ -91,14 +100,7 @@ def available_metrics(ncu: str, gpu_name: str, chip: str | None = None) -> set[s
     return names
 
 
-def write_plan(records: Sequence[tuple[Any, Any]], path: Path) -> None:
-    """The operators (catalog Operator, DType) for ncu_target, as JSON."""
-    ops = [{"op": op.name, "fields": {f.name: getattr(op, f.name) for f in dataclasses.fields(op)},
-            "dtype": dt.name} for op, dt in records]
-    path.write_text(json.dumps({"ops": ops}))
-
-
-# How ncu runs the target, beside the profiled range and the metric list:
+# How ncu runs a target program, beside the profiled range and the metric list:
 # - the GPU's clocks as they are (`--clock-control none`), as roofline times kernels; ncu's default locks
 #   them to base, which would give another time and clock than the record's;
 # - values in base units (`--print-units base`): by default the CSV scales them ("176.86 Mbyte") and keeps
@@ -108,10 +110,11 @@ def write_plan(records: Sequence[tuple[Any, Any]], path: Path) -> None:
 NCU_OPTIONS = ("--clock-control", "none", "--print-units", "base")
 
 
-def ncu_command(ncu: str, metrics: Sequence[str], plan: Path) -> list[str]:
-    """The profiling command: only the target's profiled range, the metric list, raw CSV on stdout."""
-    return [ncu, "--profile-from-start", "off", *NCU_OPTIONS, "--metrics", ",".join(metrics), "--csv", "--page",
-            "raw", sys.executable, "-m", "roofline.ncu.target_ops", str(plan)]
+def ncu_command(ncu: str, metrics: Sequence[str], program: Program, plan: Path) -> list[str]:
+    """ncu on a target program: only its profiled range, the common options and the program's own, the metric
+    list, raw CSV on stdout."""
+    return [ncu, "--profile-from-start", "off", *NCU_OPTIONS, *program.ncu_options, "--metrics", ",".join(metrics),
+            "--csv", "--page", "raw", sys.executable, "-m", program.module, str(plan)]
 
 
 def release_gpu_memory() -> None:
@@ -141,15 +144,23 @@ def run_ncu(command: Sequence[str]) -> subprocess.CompletedProcess[str]:
         raise RooflineError(f"ncu did not finish in {TIMEOUT_S:.0f} s") from None
 
 
-def run_counters(ops: Sequence[tuple[Any, Any]], ncu: str, gpu_name: str, reporter: Reporter = QUIET) -> list[Any]:
-    """One Counters per (operator, dtype), in order, from one ncu run of them all."""
+def run_program(program: Program, write_plan: Callable[[Path], None], what: str, ncu: str, gpu_name: str,
+                reporter: Reporter = QUIET) -> subprocess.CompletedProcess[str]:
+    """One ncu run of `program` with the metrics this GPU offers: its plan written by `write_plan` into a
+    temporary directory (gone after the run); `what` says on the progress line what is profiled."""
     reporter.status(f"ncu: querying the metrics this GPU offers ({SLOW})")
     metrics = usable_metrics(available_metrics(ncu, gpu_name))
     with tempfile.TemporaryDirectory(prefix="roofline-ncu-") as tmp:
         plan = Path(tmp) / "plan.json"
-        write_plan(ops, plan)
-        reporter.status(f"ncu: profiling {len(ops)} operator(s) once each, {len(metrics)} metrics ({SLOW})")
-        got = run_ncu(ncu_command(ncu, metrics, plan))
+        write_plan(plan)
+        reporter.status(f"ncu: {what}, {len(metrics)} metrics ({SLOW})")
+        return run_ncu(ncu_command(ncu, metrics, program, plan))
+
+
+def run_counters(ops: Sequence[tuple[Any, Any]], ncu: str, gpu_name: str, reporter: Reporter = QUIET) -> list[Any]:
+    """One Counters per (operator, dtype), in order, from one ncu run of them all (`ncu.target_ops`)."""
+    got = run_program(target_ops.PROGRAM, lambda plan: target_ops.write_plan(ops, plan),
+                      f"profiling {len(ops)} operator(s) once each", ncu, gpu_name, reporter)
     return counters_from_output(got.stdout, got.stderr, got.returncode, len(ops), ncu)
 
 
@@ -169,7 +180,7 @@ def kernels_from_output(stdout: str, stderr: str, returncode: int) -> list[NcuKe
 def counters_from_output(stdout: str, stderr: str, returncode: int, expected: int, source: str) -> list[Any]:
     """The Counters of each call in ncu's CSV output; a failed or short run is one RooflineError line."""
     kernels = kernels_from_output(stdout, stderr, returncode)
-    groups = split_groups(kernels, MARKER)
+    groups = split_groups(kernels, target_ops.MARKER)
     if len(groups) != expected:
         raise RooflineError(f"ncu profiled {len(groups)} calls for {expected} operators (kernels: {len(kernels)})")
     return [combined([counters_from_kernel(k) for k in g], source=f"ncu ({source})") if g else None
