@@ -40,3 +40,20 @@ def seed_cpu_store() -> None:
                Ceilings(device_id="cpu", device_name=info["name"], kind="cpu", source="measured",
                         compute=dict(SEED_CPU), memory={"dram": 2e10}), {"seeded_by": "tests"})
 
+
+def profile_with_counters() -> dict:
+    """The H200 profile of examples/cnn.py --preset tiny with ncu counters (tests/data/profile_counters_cnn.json.gz:
+    61 records; conv1 read+wrote 209,152 DRAM bytes, bn1 179,200), as JSON."""
+    import gzip
+    import json
+
+    return json.loads(gzip.decompress((DATA / "profile_counters_cnn.json.gz").read_bytes()))
+
+
+def rendered(renderable: object, width: int = 80) -> str:
+    """What rich prints of `renderable` in `width` columns, as plain text."""
+    from rich.console import Console
+
+    con = Console(record=True, width=width, highlight=False)
+    con.print(renderable)
+    return con.export_text()
