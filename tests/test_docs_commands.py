@@ -5,7 +5,7 @@ baseline update -> check chain).
 Which blocks run: every ```sh / ```bash / ```console block, unless its fence names a word after the language:
 - ```sh skip: never run (placeholders such as OPERATOR or train.py, or other tools: make, git, a CI's
   $GITHUB_STEP_SUMMARY chain);
-- ```sh gpu: needs a GPU; run as written by the `gpu` test below (scripts/gpu_check.sh, stage docs).
+- ```sh gpu: needs a GPU; run as written by tests/test_docs_commands_gpu.py (scripts/gpu_check.sh, stage docs).
 A runnable block holds `roofline ...` lines only (no pipes, `&&` or loops: those blocks say `skip`).
 
 On the CPU (CI), with small settings (`cpu_settings`): `analyze` gets --no-time (a GPU-sized shape takes
@@ -127,17 +127,3 @@ def test_every_documented_command_runs_on_the_cpu(capsys: pytest.CaptureFixture[
     assert {"specs", "ops", "analyze", "calibrate", "run", "plot", "baseline", "check", "occupancy", "compare",
             "report"} <= set(ran)
     assert (tmp_path / "decode.png").is_file() and (tmp_path / "base.json").is_file()
-
-
-@pytest.mark.gpu
-def test_every_documented_command_runs_as_written_on_a_gpu(capsys: pytest.CaptureFixture[str], tmp_path: Path,
-                                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    """On a GPU: every line of the runnable and the ```sh gpu blocks, as written (timed, full calibration,
-    the profiles)."""
-    scratch(tmp_path, monkeypatch)
-    failed = []  # every command runs, so one GPU session shows every failure
-    for where, argv in commands(("", "gpu")):
-        code, _, err = run(capsys, *argv)
-        if code != 0:
-            failed.append(f"{where}: exit {code}\n{err}")
-    assert not failed, "\n".join(failed)
