@@ -18,7 +18,8 @@ import pytest
 import roofline.report.chart.placer as placer
 from roofline.report.chart.grid import CELL_PX, SPREAD_CELLS, Grid
 from roofline.report.chart.model import Chart, Point, Roof
-from roofline.report.chart.placer import Candidate, Corners, Scene, clear, place_labels, quad, rect
+from roofline.report.chart.placer import Candidate, Scene, place_labels
+from roofline.report.chart.shapes import GAP_PX, Corners, _axes_of, clear, quad, rect
 
 
 def _bounds(shape: Corners) -> tuple[float, float, float, float]:
@@ -33,11 +34,11 @@ def _box_near(a: tuple[float, float, float, float], b: tuple[float, float, float
     return not (ax1 + gap <= bx0 or bx1 + gap <= ax0 or ay1 + gap <= by0 or by1 + gap <= ay0)
 
 
-def _sat(a: Corners, b: Corners, gap: float = placer.GAP_PX) -> bool:
+def _sat(a: Corners, b: Corners, gap: float = GAP_PX) -> bool:
     """`clear` as it was before the short test for upright rectangles: boxes, then every edge normal."""
     if not _box_near(_bounds(a), _bounds(b), gap):
         return True
-    for nx, ny in placer._axes_of(a) + placer._axes_of(b):  # every edge normal of both shapes
+    for nx, ny in _axes_of(a) + _axes_of(b):  # every edge normal of both shapes
         pa = [x * nx + y * ny for x, y in a]
         pb = [x * nx + y * ny for x, y in b]
         if max(pa) + gap <= min(pb) or max(pb) + gap <= min(pa):
