@@ -7,6 +7,7 @@ import importlib.metadata
 import importlib.util
 
 import pytest
+from helpers import seed_cpu_store
 
 
 def _plugin_installed() -> bool:
@@ -35,11 +36,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 item.add_marker(skip)
 
 
-# A fixed CPU calibration seeded into each test's store, so tests that time on the CPU do not spend
-# seconds measuring the CPU's roofline; tests of the calibration itself empty the store first.
-SEED_CPU = {"cpu_fp32": 1e11, "cpu_fp64": 5e10, "cpu_bf16": 2e10, "cpu_fp16": 2e10}
-
-
 @pytest.fixture(autouse=True)
 def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch,
                     request: pytest.FixtureRequest) -> None:
@@ -47,11 +43,4 @@ def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytes
     monkeypatch.setenv("ROOFLINE_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
     if "gpu" not in request.keywords:
         monkeypatch.setenv("ROOFLINE_NO_GPU", "1")
-        from roofline.ceilings import store
-        from roofline.core.model import Ceilings
-        from roofline.measuring.device import cpu_description
-
-        info = cpu_description()
-        store.save(store.cpu_key(info["name"], info["cores"]),
-                   Ceilings(device_id="cpu", device_name=info["name"], kind="cpu", source="measured",
-                            compute=dict(SEED_CPU), memory={"dram": 2e10}), {"seeded_by": "tests"})
+        seed_cpu_store()

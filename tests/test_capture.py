@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import time
+from types import SimpleNamespace
 
 import pytest
 import torch
@@ -18,7 +19,7 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.utils.flop_counter import FlopCounterMode
 
 from roofline.capture import fake_mode, profile, region
-from roofline.capture.profile import Profile
+from roofline.capture.profile import Profile, instrumented_note
 from roofline.core.document import read_document
 from roofline.core.errors import RooflineError
 
@@ -228,17 +229,26 @@ def test_regions_keep_only_the_marked_ops() -> None:
     assert step["time_s"] == pytest.approx(prof.summary["kernel_time_s"])
 
 
-def test_with_regions_the_wall_time_is_the_regions_own() -> None:
-    # 0.3 s of sleep outside the region (a stand-in for a warm-up or a compilation) must not count: the
-    # summary's wall is the region entries' (a few ms for two tiny matmuls here), not the whole run's.
+def test_with_regions_the_wall_time_is_the_regions_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib
+
+    profile_mod = importlib.import_module("roofline.capture.profile")  # not the package's `profile` function
+    # An hour outside the region (a stand-in for a warm-up or a compilation), on the profile's clock: the
+    # clock jumps by SKIPPED_S there instead of sleeping, so no real time is compared. It must not count: the
+    # summary's wall is the region entries' (real time: two tiny matmuls), not the whole run's.
+    SKIPPED_S = 3600.0
+    skipped = [0.0]
+    clock = SimpleNamespace(perf_counter=lambda: time.perf_counter() + skipped[0])
+    monkeypatch.setattr(profile_mod, "time", clock)
     model, x = MLP(d=8, h=8), torch.randn(2, 8)
     with torch.no_grad(), profile(name="walls") as prof:
-        time.sleep(0.3)
+        skipped[0] = SKIPPED_S
         for _ in range(2):
             with region("step"):
                 model(x)
     s = prof.summary
-    assert s["wall_s"] == pytest.approx(sum(s["regions"]["step"]["entry_wall_s"])) and s["wall_s"] < 0.2
+    assert s["wall_s"] == pytest.approx(sum(s["regions"]["step"]["entry_wall_s"])) and s["wall_s"] < SKIPPED_S
+    assert prof.summary["phases_s"]["profiled"] >= SKIPPED_S  # the jump was on the clock the profile read
 
 
 def test_without_regions_everything_is_one_region(mlp_profile) -> None:  # type: ignore[no-untyped-def]
@@ -344,3 +354,13 @@ def test_table_lists_the_heaviest_records(mlp_profile) -> None:  # type: ignore[
     shown = [line for line in text.splitlines() if "%" in line and "µs" not in line]
     assert len(shown) == 2 and all(r.op.removeprefix("aten::").split(".")[0] in line
                                    for r, line in zip(heaviest, shown, strict=True)), text
+
+
+def test_the_instrumented_note_names_only_the_fields_the_summary_has() -> None:
+    # a script's profile on the CPU: no gpu_idle_s, no wall_uninstrumented_s (no timed warm-up call); before,
+    # the note said "wall_uninstrumented_s is a plain call (warm-up)" beside "wall_uninstrumented_s": null
+    cpu = instrumented_note({"wall_s": 3e-3, "gpu_idle_s": None, "wall_uninstrumented_s": None})
+    assert cpu == "wall_s includes the profiler's and the op trace's host overhead"
+    gpu = instrumented_note({"wall_s": 3e-3, "gpu_idle_s": 1e-3, "wall_uninstrumented_s": 2e-3})
+    assert gpu == ("wall_s and gpu_idle_s include the profiler's and the op trace's host overhead, which widens "
+                   "the gaps between kernels; wall_uninstrumented_s is a plain call (warm-up)")

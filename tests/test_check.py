@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import write
+from helpers import profile_with_counters, rendered, write
 
 from roofline.ci.baseline import update_baseline
 from roofline.ci.judge import (
@@ -40,7 +40,7 @@ from roofline.ci.judge import (
     statistic,
 )
 from roofline.core import stats
-from roofline.core.document import Document, dumps
+from roofline.core.document import Document, dumps, validate_document
 from roofline.core.errors import UsageError
 from roofline.core.record import Record
 from roofline.core.stats import mann_whitney_u
@@ -607,3 +607,17 @@ def test_check_wide_shows_the_reason_column_it_promises(tmp_path: Path,
     code, out, err = run(capsys, "check", doc, "--baseline", doc, "--wide")
     assert code == 0, err
     assert "reason" in out.splitlines()[1] and "--wide adds" not in out
+
+
+# ---------------------------------------------------------------- counter rules on a profile
+def test_check_prints_counter_rules_in_bytes_not_seconds() -> None:
+    base = profile_with_counters()
+    cur = copy.deepcopy(base)
+    conv1 = next(r for r in cur["records"] if r.get("module") == "conv1")
+    conv1["counters"]["dram_bytes"] *= 1.2  # 209,152 -> 250,982.4 B: +20%, past dram_bytes:1%
+    report = judge(validate_document(cur, "cur"), validate_document(base, "base"), "dram_bytes:1%")
+    text = rendered(render_table(report, wide=True), width=400)
+    line = next(x for x in text.splitlines() if "conv1" in x and "convolution" in x)
+    # 209,152 B at 4 significant digits: 209.2 kB; 250,982 B: 251 kB. Before: "2.092e+05 s"
+    assert "209.2 kB" in line and "251 kB" in line and " s " not in line, line
+    assert text.splitlines()[0].strip() == "roofline check (dram_bytes; alpha 0.01)"  # before: "(time; ...)"

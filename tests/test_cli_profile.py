@@ -100,3 +100,18 @@ def test_a_script_in_a_file_written_here(capsys: pytest.CaptureFixture[str], tmp
     assert code == 0, err
     ops = [r["op"] for r in json.loads(out)["records"]]
     assert any(o.startswith("aten::mm") for o in ops) and any(o.startswith("aten::sum") for o in ops)
+
+
+def test_profile_refuses_bad_flags_before_importing_torch(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    # each refusal is one line and exit 2 without the 3 s of `import torch` (a 2-core VM) that came first before
+    code = ("import sys; from roofline.cli.app import main\n"
+            "for args in (['profile', 'x.py', '--ncu-csv', 'n.csv'], ['profile', 'no_such_script.py'],\n"
+            "             ['profile', 'x.py', '--counters', '--no-time']):\n"
+            "    print(main(args), 'torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path,
+                         env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}, check=True)
+    assert out.stdout.split("\n")[:3] == ["2 False"] * 3, out.stdout + out.stderr
+    assert "add --counters" in out.stderr and "no such script" in out.stderr and "--no-time" in out.stderr

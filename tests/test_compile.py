@@ -1,7 +1,8 @@
 """torch.compile'd code under the profile, on the CPU: compiled code runs compiled and is not recompiled;
 Inductor's Triton launches (profiler events built by hand, a kernel file in the format Inductor writes)
-become calls of the aten ops they fused, or stay unattributed with the reason. tests/test_compile_gpu.py runs
-the real thing."""
+become calls of the aten ops they fused, or stay unattributed with the reason; an analytic profile runs compiled
+code eager; the summary's compiled modules count the kept regions' runs only. tests/test_compile_gpu.py runs the
+real thing."""
 
 from __future__ import annotations
 
@@ -285,3 +286,44 @@ def test_the_h200_kernels_give_the_fused_ops_cost(name: str, shapes: list, value
     cost = cost_of(call)
     t = traffic(call, cost)
     assert (cost.flops, t.bytes_read, t.bytes_written) == (flops, read, written)
+
+
+def test_an_analytic_profile_runs_compiled_code_eager() -> None:
+    # under FakeTensorMode a compiled kernel would read fake tensors' data: Inductor's C++ kernels crashed the
+    # process on the CPU (`roofline profile examples/compiled_mlp.py --no-time`: segmentation fault). The
+    # backend below runs the graph in Python, so here the crash is a graph run on fake tensors: none may run.
+    runs = []
+
+    def backend(gm: torch.fx.GraphModule, inputs: list[torch.Tensor]) -> object:
+        def run(*args: torch.Tensor) -> object:
+            runs.append(1)
+            return gm(*args)
+        return run
+
+    torch._dynamo.reset()
+    lin = torch.compile(torch.nn.Linear(16, 32, bias=False), backend=backend)
+    with torch.no_grad():
+        prof = profile(lambda: torch.nn.functional.silu(lin(torch.randn(8, 16))), warmup=0, time=False)
+    assert runs == []
+    # eager, unfused: the matmul 8x32x16 (2*8*32*16 = 8,192 FLOPs) and the silu
+    assert {r.op for r in prof.records} >= {"aten::mm", "aten::silu"}
+    assert sum(r.flops * r.count for r in prof.records if r.op == "aten::mm") == 2 * 8 * 32 * 16
+    assert any("compiled code ran eager in the analytic run" in n for n in prof.summary["notes"])
+    torch._dynamo.reset()
+
+
+def test_the_compiled_modules_count_only_the_kept_regions() -> None:
+    from roofline.capture import region
+
+    # two warm-up calls outside the region, one inside: the summary's compiled modules, like its Triton launches,
+    # count the region's one (before: 3, as examples/compiled_mlp.py's 3 warm-ups + 1 read {'': 4})
+    torch._dynamo.reset()
+    lin = torch.compile(torch.nn.Linear(16, 16), backend="eager")
+    x = torch.randn(4, 16)
+    with torch.no_grad(), profile(device="cpu") as prof:
+        lin(x)
+        lin(x)
+        with region("step"):
+            lin(x)
+    assert prof.summary["compiled"]["modules"] == {"": 1}
+    torch._dynamo.reset()

@@ -1,5 +1,7 @@
 """A torch.compile'd model profiled on a CUDA GPU: Inductor's Triton kernels attributed to the aten ops they
-fused, against the same model profiled eager.
+fused, against the same model profiled eager; the summary's compiled modules count only the kept region's runs;
+compiled code in an analytic profile runs eager (no compiled kernel on fake data). tests/test_compile.py has the
+CPU side.
 
 With ROOFLINE_COMPILE_OUT set (scripts/gpu_check.sh stage `compile`), the generated kernel files and each
 launch's profiler arguments are saved there: real fixtures for the CPU tests of the parser."""
@@ -14,13 +16,13 @@ from pathlib import Path
 
 import pytest
 import torch
+from helpers import ROOT
 
-from roofline.capture import profile
+from roofline.capture import profile, region
 from roofline.capture.registry import FUSED_PREFIX
 
 pytestmark = pytest.mark.gpu
 
-ROOT = Path(__file__).resolve().parents[1]
 # Tolerance of the non-matmul FLOPs, compiled vs eager: the fused kernels count each aten op's rule over the
 # kernel's elements (a reduction kernel's pointwise ops over its inputs, the bf16 casts free), the eager ops
 # over their own outputs; the matmul FLOPs are the same extern GEMMs and must agree exactly.
@@ -83,11 +85,14 @@ def test_triton_kernels_are_attributed_to_the_ops_they_fused() -> None:
         if r.bytes is not None:
             name = r.op.split("::")[-1].split(".")[0]
             eager_bytes[name] = eager_bytes.get(name, 0.0) + r.bytes * (r.count or 1)
+    compared = 0
     for r in fused:
         names = r.op.removeprefix(FUSED_PREFIX).split("+")
         unfused = sum(eager_bytes.get(n, 0.0) for n in names)
         if unfused:  # ops the eager run records under other names (a decomposed norm) are not compared
             assert r.bytes * (r.count or 1) <= unfused * 1.0001, r.op
+            compared += 1
+    assert compared, "no fused kernel had eager ops of its names to compare with"
     assert c["bytes"] < e["bytes"]
     assert all(r.time_s and r.time_s > 0 for r in fused)
 
@@ -101,3 +106,39 @@ def test_a_compiled_model_profiled_without_warmup_still_does_not_crash() -> None
     s = prof.summary
     assert s["kernel_time_s"] > 0
     assert s["attributed_time_s"] + s["unattributed_time_s"] == pytest.approx(s["kernel_time_s"])
+
+
+def _mlp() -> torch.nn.Module:
+    return torch.nn.Sequential(torch.nn.Linear(256, 1024, bias=False), torch.nn.SiLU(),
+                               torch.nn.Linear(1024, 256, bias=False)).to("cuda", torch.bfloat16).eval()
+
+
+def test_a_timed_gpu_profile_counts_the_regions_compiled_runs() -> None:
+    torch._dynamo.reset()
+    mlp, x = torch.compile(_mlp()), torch.randn(64, 256, device="cuda", dtype=torch.bfloat16)
+    with torch.no_grad():
+        for _ in range(3):  # compiles in the first; outside the region
+            mlp(x)
+        with profile(device="cuda") as prof:
+            mlp(x)
+            with region("step"):
+                mlp(x)
+    c = prof.summary["compiled"]
+    assert c["modules"] == {"": 1}  # the region's one run, not the call before it
+    assert c["triton_launches"] >= 1 and c["unattributed_launches"] == {}
+    assert any(r.op.startswith(FUSED_PREFIX) for r in prof.records)
+    torch._dynamo.reset()
+
+
+def test_an_analytic_gpu_profile_runs_compiled_code_eager() -> None:
+    torch._dynamo.reset()
+    mlp, x = torch.compile(_mlp()), torch.randn(64, 256, device="cuda", dtype=torch.bfloat16)
+    with torch.no_grad():
+        mlp(x)  # compiled for real first: the analytic run must not call its kernels on fake tensors
+        prof = profile(lambda: mlp(x), warmup=0, time=False)
+    ops = {r.op for r in prof.records}
+    assert "aten::mm" in ops and "aten::silu" in ops and not any(o.startswith(FUSED_PREFIX) for o in ops)
+    # 2 x 64 x 256 x 1024 per matmul, two matmuls: 67,108,864 FLOPs
+    assert sum(r.flops * r.count for r in prof.records if r.op == "aten::mm") == 2 * 2 * 64 * 256 * 1024
+    assert any("compiled code ran eager in the analytic run" in n for n in prof.summary["notes"])
+    torch._dynamo.reset()

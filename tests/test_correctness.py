@@ -25,10 +25,13 @@ def test_tolerances_are_assert_closes_where_torch_has_them() -> None:
     theirs = getattr(getattr(torch.testing, "_comparison", None), "_DTYPE_PRECISIONS", None)
     if theirs is None:
         pytest.skip("torch moved its table of default tolerances")
+    compared = set()
     for dtype, (rtol, atol) in theirs.items():
         name = str(dtype).removeprefix("torch.")
         if name in TOLERANCES:
             assert TOLERANCES[name] == (rtol, atol), name
+            compared.add(name)
+    assert {"float16", "bfloat16", "float32", "float64"} <= compared  # torch's table still names these
     assert default_tolerance("torch.float16") == (1e-3, 1e-5)
     assert default_tolerance("int32") == default_tolerance("bool") == (0.0, 0.0)  # exact
 

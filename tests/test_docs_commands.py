@@ -5,14 +5,15 @@ baseline update -> check chain).
 Which blocks run: every ```sh / ```bash / ```console block, unless its fence names a word after the language:
 - ```sh skip: never run (placeholders such as OPERATOR or train.py, or other tools: make, git, a CI's
   $GITHUB_STEP_SUMMARY chain);
-- ```sh gpu: needs a GPU; run as written by the `gpu` test below (scripts/gpu_check.sh, stage docs).
+- ```sh gpu: needs a GPU; run as written by tests/test_docs_commands_gpu.py (scripts/gpu_check.sh, stage docs).
 A runnable block holds `roofline ...` lines only (no pipes, `&&` or loops: those blocks say `skip`).
 
 On the CPU (CI), with small settings (`cpu_settings`): `analyze` gets --no-time (a GPU-sized shape takes
 minutes on a CPU; the timed path is the README's `run`), `calibrate` --quick, `run` --no-kernels (torch
 profiler's start-up), `collectives` without --sizes two small sizes, and `profile` lines are left to the
 GPU test (a model on the CPU is 5-18 s each; tests/test_capture*.py profile small ones). Input files the
-docs assume (results.json, a baseline, an ncu CSV) are copied in (`FIXTURES`).
+docs assume (results.json, a baseline, an ncu CSV) are copied in (`FIXTURES`). How long the CPU run takes is a
+benchmark, not a test (a shared CI machine is slow on some days): scripts/bench_docs_commands.py.
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ import os
 import re
 import shlex
 import shutil
-import time
 from pathlib import Path
 
 import pytest
@@ -41,8 +41,6 @@ FIXTURES = {
     # `ncu --csv --page raw` of examples/cnn.py --preset tiny's forward on the H200 (2026-12-01, 110 kernels)
     "app.csv": ROOT / "tests" / "data" / "ncu_forward.csv",
 }
-# The CI budget of the whole CPU run (seconds): the docs' commands must stay quick to check.
-CPU_BUDGET_S = 30.0
 
 
 def blocks(page: Path) -> list[tuple[str, list[str]]]:
@@ -118,7 +116,7 @@ def test_every_documented_command_runs_on_the_cpu(capsys: pytest.CaptureFixture[
     scratch(tmp_path, monkeypatch)
     cmds = commands(("",))
     assert len(cmds) >= 20
-    ran, start = [], time.perf_counter()
+    ran = []
     for where, argv in cmds:
         small = cpu_settings(argv)
         if small is None:
@@ -126,22 +124,6 @@ def test_every_documented_command_runs_on_the_cpu(capsys: pytest.CaptureFixture[
         code, _, err = run(capsys, *small)
         assert code == 0, f"{where} (run as `roofline {shlex.join(small)}`): exit {code}\n{err}"
         ran.append(small[0])
-    took = time.perf_counter() - start
     assert {"specs", "ops", "analyze", "calibrate", "run", "plot", "baseline", "check", "occupancy", "compare",
             "report"} <= set(ran)
     assert (tmp_path / "decode.png").is_file() and (tmp_path / "base.json").is_file()
-    assert took < CPU_BUDGET_S, f"the docs' commands took {took:.1f} s (budget {CPU_BUDGET_S:.0f} s)"
-
-
-@pytest.mark.gpu
-def test_every_documented_command_runs_as_written_on_a_gpu(capsys: pytest.CaptureFixture[str], tmp_path: Path,
-                                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    """On a GPU: every line of the runnable and the ```sh gpu blocks, as written (timed, full calibration,
-    the profiles)."""
-    scratch(tmp_path, monkeypatch)
-    failed = []  # every command runs, so one GPU session shows every failure
-    for where, argv in commands(("", "gpu")):
-        code, _, err = run(capsys, *argv)
-        if code != 0:
-            failed.append(f"{where}: exit {code}\n{err}")
-    assert not failed, "\n".join(failed)

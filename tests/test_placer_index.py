@@ -4,8 +4,11 @@ for upright rectangles answers as the full separating-axis test does, borderline
 numbered chart is placed the same with the index, the short test, the incremental uncrossing and the
 early-stopping callout cost as with the plain scans they replace.
 
-The expected answers are computed here by brute force (`_box_near`, `_sat`, `_uncross_by_recount`: the
-placer's code before the index, kept verbatim), on seeded random shapes; no matplotlib.
+The expected answers are computed here by brute force, on seeded random shapes, with nothing of the placer's
+but the shapes (`rect`, `quad`): `_box_near` and `_uncross_by_recount` are the placer's code before the index,
+kept verbatim; `_sat` is the full separating-axis test on edge normals found here (`_normals`), not by the
+placer; and `_overlap` tells whether two shapes share inner points by another method altogether (edges that
+cross, corners inside), which `clear` with no gap must answer the opposite of. No matplotlib.
 """
 
 from __future__ import annotations
@@ -18,7 +21,8 @@ import pytest
 import roofline.report.chart.placer as placer
 from roofline.report.chart.grid import CELL_PX, SPREAD_CELLS, Grid
 from roofline.report.chart.model import Chart, Point, Roof
-from roofline.report.chart.placer import Candidate, Corners, Scene, clear, place_labels, quad, rect
+from roofline.report.chart.placer import Candidate, Scene, place_labels
+from roofline.report.chart.shapes import GAP_PX, Corners, clear, quad, rect
 
 
 def _bounds(shape: Corners) -> tuple[float, float, float, float]:
@@ -33,14 +37,63 @@ def _box_near(a: tuple[float, float, float, float], b: tuple[float, float, float
     return not (ax1 + gap <= bx0 or bx1 + gap <= ax0 or ay1 + gap <= by0 or by1 + gap <= ay0)
 
 
-def _sat(a: Corners, b: Corners, gap: float = placer.GAP_PX) -> bool:
-    """`clear` as it was before the short test for upright rectangles: boxes, then every edge normal."""
+def _edges(shape: Corners) -> list[tuple[tuple[float, float], tuple[float, float]]]:
+    """A convex shape's edges, corner to next corner; a segment (two corners) is one edge."""
+    n = len(shape)
+    return [(shape[k], shape[(k + 1) % n]) for k in range(n if n > 2 else 1)]
+
+
+def _normals(shape: Corners) -> list[tuple[float, float]]:
+    """Unit normals of the shape's edges, found here: each edge (dx, dy) turned a quarter turn clockwise to
+    (dy, -dx) and divided by its length (the placer turns the other way and measures with hypot; the test
+    checks both sides of every normal, so the sign does not matter)."""
+    out = []
+    for (x0, y0), (x1, y1) in _edges(shape):
+        dx, dy = x1 - x0, y1 - y0
+        length = math.sqrt(dx * dx + dy * dy)
+        if length > 0:
+            out.append((dy / length, -dx / length))
+    return out
+
+
+def _sat(a: Corners, b: Corners, gap: float = GAP_PX) -> bool:
+    """`clear` as it was before the short test for upright rectangles: boxes, then every edge normal of both
+    shapes (from `_normals`)."""
     if not _box_near(_bounds(a), _bounds(b), gap):
         return True
-    for nx, ny in placer._axes_of(a) + placer._axes_of(b):  # every edge normal of both shapes
+    for nx, ny in _normals(a) + _normals(b):
         pa = [x * nx + y * ny for x, y in a]
         pb = [x * nx + y * ny for x, y in b]
         if max(pa) + gap <= min(pb) or max(pb) + gap <= min(pa):
+            return True
+    return False
+
+
+def _turn(o: tuple[float, float], p: tuple[float, float], q: tuple[float, float]) -> float:
+    """Twice the signed area of the triangle o, p, q: > 0 when q lies left of the line o -> p."""
+    return (p[0] - o[0]) * (q[1] - o[1]) - (p[1] - o[1]) * (q[0] - o[0])
+
+
+def _inside(xy: tuple[float, float], shape: Corners) -> bool:
+    """Whether the point lies strictly inside the convex polygon (on one side of every edge; a segment has no
+    inside)."""
+    if len(shape) < 3:
+        return False
+    turns = [_turn(p, q, xy) for p, q in _edges(shape)]
+    return all(t > 0 for t in turns) or all(t < 0 for t in turns)
+
+
+def _overlap(a: Corners, b: Corners) -> bool:
+    """Whether two convex shapes share a point inside both (for a segment: on it, between its ends), found
+    without separating axes: two edges cross each other strictly, or a corner or the centre of one lies
+    strictly inside the other (one shape within the other; the same shape twice)."""
+    for p, q in _edges(a):
+        for r, t in _edges(b):
+            if _turn(p, q, r) * _turn(p, q, t) < 0 and _turn(r, t, p) * _turn(r, t, q) < 0:
+                return True
+    for one, other in ((a, b), (b, a)):
+        centre = (sum(x for x, _ in one) / len(one), sum(y for _, y in one) / len(one))
+        if any(_inside(xy, other) for xy in (*one, centre)):
             return True
     return False
 
@@ -112,17 +165,35 @@ def test_scene_near_shapes_and_segments_match_a_scan_as_the_scene_grows() -> Non
 
 
 # ---------------------------------------------------------------- clear's short test
+def _pairs(shapes: list[Corners]) -> list[tuple[Corners, Corners]]:
+    """Every ordered pair of the shapes, each with itself too, but a segment with itself: on its own normal its
+    two ends project to one value up to rounding, so whether it is clear of itself is the rounding's answer (the
+    placer never tests a line against itself)."""
+    return [(a, b) for a in shapes for b in shapes if not (a is b and len(a) == 2)]
+
+
 def test_clear_answers_as_the_full_separating_axis_test() -> None:
     rnd = random.Random(3)
     shapes = [_random_shape(rnd, 200.0) for _ in range(120)]
     answers = set()
-    for a in shapes:
-        for b in shapes:
-            for gap in (0.0, 1.0, 3.0):
-                expected = _sat(a, b, gap)
-                assert clear(a, b, gap) == expected, (a, b, gap)
-                answers.add(expected)
+    for a, b in _pairs(shapes):
+        for gap in (0.0, 1.0, 3.0):
+            expected = _sat(a, b, gap)
+            assert clear(a, b, gap) == expected, (a, b, gap)
+            answers.add(expected)
     assert answers == {True, False}  # both answers were exercised
+
+
+def test_clear_with_no_gap_is_whether_the_shapes_share_no_inner_point() -> None:
+    # Two convex shapes are apart or touch exactly when some edge normal separates them (the separating-axis
+    # theorem), so with no gap `clear` must answer the opposite of `_overlap`, which uses no axis at all.
+    rnd = random.Random(13)
+    shapes = [_random_shape(rnd, 200.0) for _ in range(120)]
+    pairs = _pairs(shapes)
+    kinds = {(len(a), len(b), _overlap(a, b)) for a, b in pairs}
+    assert {(2, 2, True), (2, 4, True), (4, 4, True), (4, 4, False), (2, 4, False)} <= kinds  # every pairing met
+    for a, b in pairs:
+        assert clear(a, b, 0.0) is not _overlap(a, b), (a, b)
 
 
 @pytest.mark.parametrize("gap", [0.0, 1.0, 1.5, 3.0])

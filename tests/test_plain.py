@@ -1,5 +1,6 @@
 """`roofline.report.plain`: one record's table drawn without rich gives rich's bytes, byte for byte, wherever
-it draws at all; where it cannot be sure it says so (None) and rich draws."""
+it draws at all; where it cannot be sure it says so (None) and rich draws. A timed record, from a GPU, is drawn
+by tests/test_plain_gpu.py."""
 
 from __future__ import annotations
 
@@ -137,19 +138,3 @@ def test_startup_script_interleaves_the_runs(monkeypatch: pytest.MonkeyPatch) ->
     assert {len(t) for t in times.values()} == {2}
     env = script._env("/tmp/x")
     assert "PYTHONDONTWRITEBYTECODE" not in env and env["ROOFLINE_CACHE_DIR"] == "/tmp/x"
-
-
-@pytest.mark.gpu
-def test_a_timed_gpu_record_reads_as_rich_draws_it(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
-    """On a GPU: a timed record (its time, clock, kernels over several lines) as `analyze` prints it, drawn
-    here, is what rich draws of the record it wrote."""
-    from roofline.core.document import read_document
-
-    doc = tmp_path / "gemm.json"
-    code, out, _ = run(capsys, "analyze", "gemm", "--m", "2048", "-o", str(doc))
-    assert code == 0
-    r = read_document(doc).records[0]
-    how = plain.layout()
-    assert r.timed and how is not None and not how[1]  # captured: no terminal
-    assert plain.boxed(f"roofline: {r.op}", record_rows(r), how[0]) is not None, "rich drew it: see record_rows"
-    assert out == rich_bytes(f"roofline: {r.op}", record_rows(r), how[0])

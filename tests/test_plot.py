@@ -44,17 +44,8 @@ from roofline.report.chart import (
     save_chart,
 )
 from roofline.report.chart.draw import FIGSIZE_IN
-from roofline.report.chart.placer import (
-    Candidate,
-    Scene,
-    choose,
-    clear,
-    place_labels,
-    point_candidates,
-    quad,
-    rect,
-    stack,
-)
+from roofline.report.chart.placer import Candidate, Scene, choose, place_labels, point_candidates, stack
+from roofline.report.chart.shapes import clear, quad, rect
 from roofline.report.chart.table import EDGE_IN, NUMBERED_MAX_WIDTH_IN, Entry, fill, plan_table
 from roofline.report.style import BOUND_COLOURS, DOC_MARKERS, OTHER_BOUND_COLOUR
 from roofline.report.terminal import LETTERS, render_terminal

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import ROOT, run
+from helpers import ROOT, profile_with_counters, run
 
 from roofline.ci.judge import (
     ALPHA,
@@ -334,3 +334,18 @@ def test_check_cli_on_profile_documents(capsys: pytest.CaptureFixture[str], step
     rows = json.loads((tmp_path / "check.json").read_text())["rows"]
     assert [(r["kind"], r["verdict"]) for r in rows if r["verdict"] != SAME] == [("region", WORSE)]
     assert MIN_SAMPLES <= STEPS  # the samples per side the rank test needs, or nothing could fail
+
+
+def test_the_root_module_has_one_name_in_every_view() -> None:
+    from roofline.ci.judge import where_text
+    from roofline.core.document import validate_document
+    from roofline.report.html import report_html
+    from roofline.report.profile import ROOT as ROOT_MODULE
+
+    # ops the root module runs itself: the profile views said "(root)", check and the HTML report "(top)"
+    assert ROOT_MODULE == "(root)" and where_text("", "forward") == "forward: (root)"
+    assert where_text(None, None) == "(root)"
+    doc = profile_with_counters()
+    doc["records"][0]["module"] = ""  # conv1's op, as if the root module ran it
+    page = report_html([validate_document(doc, "cnn")])
+    assert "(top)" not in page and "forward: (root)" in page

@@ -5,7 +5,7 @@ the CPU (ROOFLINE_NO_GPU=1) and seeds a CPU calibration, so NVML sees no GPU in 
 from __future__ import annotations
 
 import pytest
-from conftest import SEED_CPU
+from helpers import SEED_CPU
 
 from roofline.core.errors import RooflineError, UsageError
 from roofline.measuring.target import resolve_target

@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 
 import pytest
-from helpers import DATA, ROOT, SUITES, run, write
+from helpers import DATA, ROOT, SUITES, profile_with_counters, rendered, run, write
 from rich.cells import cell_len
 from rich.console import Console
 
@@ -301,3 +301,33 @@ def test_check_of_decode_sized_kernels(capsys: pytest.CaptureFixture[str]) -> No
     out = view(capsys, "check", str(small / "small1_call3.json"), "--baseline", str(small / "aa_baseline.json"),
                "--fail-on", "median:5%")
     assert re.search(r"^rmsnorm bf16 +rows=64 +7\.443 µs +7\.04 µs +-5\.4% .* better not", out, re.M)
+
+
+# ---------------------------------------------------------------- a profile with counters
+def test_a_profile_check_at_80_columns_cuts_no_number() -> None:
+    from roofline.ci.judge import judge
+    from roofline.core.document import validate_document
+    from roofline.report.check import render_table
+
+    # op (max_pool2d_with_indices, 23 letters) and where (forward: layer1.0.downsample.0, 21) at their longest
+    # words, beside baseline, current, change, p-value and verdict, need more than 80 columns: the words fold,
+    # the numbers stay whole. Before: "209.2 …", "chan…", "p-va…"
+    base = profile_with_counters()
+    report = judge(validate_document(base, "cur"), validate_document(base, "base"), "median:5%,dram_bytes:1%")
+    lines = fits(rendered(render_table(report), WIDTH)).splitlines()
+    assert lines[1].split() == ["op", "where", "baseline", "current", "change", "p-value", "verdict"]
+    # conv1's median kernel time on both sides (the time rule's row: both rules say same), whole
+    assert any(x.count("23.62 µs") == 2 for x in lines)
+
+
+def test_a_profile_charts_points_keep_their_share_of_the_time_at_80_columns() -> None:
+    from roofline.core.document import validate_document
+    from roofline.report.terminal import render_terminal
+
+    # the eight largest of the cnn profile: "A   aten::convolution direct bf16 in conv1   816 GFLOP/s   0% of roof
+    # 8.1% of time   timed" is 95 columns or more: before, each line was cut at 80 ("0% of roo")
+    text = render_terminal([validate_document(profile_with_counters(), "cnn")], width=WIDTH)
+    points = [x for x in text.splitlines() if x.startswith("  ") and "of roof" in x]
+    assert len(points) == 8 and all(len(x) <= WIDTH and x.endswith("of time") for x in points), points
+    assert "8.1% of time" in points[0] and "in conv1" in points[0]  # conv1: 8.1% of the profile's time
+    assert len({x.split("   ")[2] for x in points}) == 8  # the shortened labels still tell the points apart

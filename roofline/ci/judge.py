@@ -10,7 +10,8 @@ A change past the threshold that the runs or samples cannot confirm is `worse_no
 failing. With one run on each side and no stored noise figure, the between-run noise is unknown: condition 2
 is skipped (the rule of a one-run baseline) and the report says so.
 
-Verdicts: better, better_not_significant, same, worse_not_significant, worse, not_comparable, missing, new.
+Verdicts: better, better_not_significant, same, worse_not_significant, worse, not_comparable, missing, new (the
+names, `Row` and `Report` are in `ci.verdicts`; counter rules, one value a side, are judged by `ci.counters`).
 
 Whole-model profiles (`roofline profile` documents): records match by op, module, region and input shapes
 (`Record.key()`), each judged on its per-call samples (an op called fewer than MIN_SAMPLES times per side
@@ -28,18 +29,35 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
+from roofline.ci.counters import judge_counters, require_counters, spread_notes
 from roofline.ci.regions import RegionRun, profile_regions
-from roofline.ci.rules import COUNTER_BYTES_FLOOR, COUNTER_SPREAD, COUNTERS, DEFAULT_FAIL_ON, FailOn, parse_fail_on
+from roofline.ci.rules import DEFAULT_FAIL_ON, FailOn, parse_fail_on
 from roofline.ci.rules import STATISTICS as STATISTICS  # re-exported: callers take the rules from ci.judge
 from roofline.ci.rules import Rule as Rule
 from roofline.ci.runs import Noise, check_runs, noise_factor, noise_of, pool_noise, run_samples
+from roofline.ci.verdicts import (
+    BETTER,
+    BETTER_NOT_SIGNIFICANT,
+    MISSING,
+    NEW,
+    NOT_COMPARABLE,
+    REGION,
+    SAME,
+    SEVERITY,
+    WORSE,
+    WORSE_NOT_SIGNIFICANT,
+    Report,
+    Row,
+    where_text,
+)
+from roofline.ci.verdicts import VERDICTS as VERDICTS  # re-exported: callers take the verdicts from ci.judge
 from roofline.core.document import Document, read_document
 from roofline.core.errors import RooflineError, UsageError
-from roofline.core.format import count, percent
-from roofline.core.record import ROOT_MODULE, Key, Record, label, shape_text
+from roofline.core.format import percent
+from roofline.core.record import Key, Record
 from roofline.core.stats import mann_whitney_u, median, statistic
 
 # Significance level of the two-sided Mann–Whitney U test. A suite holds tens of records and CI runs on
@@ -54,20 +72,6 @@ PEAK_RTOL = 1e-6
 
 METRICS = ("time", "fraction")
 
-BETTER = "better"
-BETTER_NOT_SIGNIFICANT = "better_not_significant"
-SAME = "same"
-WORSE_NOT_SIGNIFICANT = "worse_not_significant"
-WORSE = "worse"
-NOT_COMPARABLE = "not_comparable"
-MISSING = "missing"
-NEW = "new"
-# Row kinds: a record's row, or a whole region of a profile (synthetic: from the document's summary).
-RECORD = "record"
-REGION = "region"
-VERDICTS = (WORSE, WORSE_NOT_SIGNIFICANT, NOT_COMPARABLE, MISSING, NEW, BETTER, BETTER_NOT_SIGNIFICANT, SAME)
-# When several rules judge one record, the most severe verdict stands.
-_SEVERITY = {SAME: 0, BETTER_NOT_SIGNIFICANT: 1, BETTER: 2, WORSE_NOT_SIGNIFICANT: 3, WORSE: 4}
 
 
 # ---------------------------------------------------------------- loading
@@ -88,28 +92,9 @@ def load_for_check(path: str | os.PathLike[str]) -> Document:
     return doc
 
 
-def _require_counters(fail_on: FailOn, results: Document, baseline: Document) -> None:
-    """A counter gate over documents without that counter would compare nothing and pass: refused (UsageError)."""
-    for doc, side in ((results, "results"), (baseline, "baseline")):
-        counted = [r.counters for r in doc.records if r.counters]
-        if fail_on.counters.rules and not counted:
-            raise UsageError(f"--fail-on {fail_on.counters} reads Nsight Compute counters and the {side} have none: "
-                             "make them with --counters")
-        for rule in fail_on.counters.rules:
-            if not any(getattr(c, COUNTERS[rule.statistic], None) is not None for c in counted):
-                raise UsageError(f"--fail-on {rule} reads the counter {rule.statistic}, which no record of the "
-                                 f"{side} has (made by an older roofline, or by an ncu without its metric): make "
-                                 "it again with --counters, or gate on a counter both have")
-
-
 def _require_timed(doc: Document, where: str) -> None:
     if doc.records and not doc.timed:
         raise UsageError(f"{where}: no timed record (analytic only, run with --no-time?): nothing to check")
-
-
-def where_text(module: str | None, region: str | None) -> str:
-    """Where a profile record ran: 'fc1', 'step: fc1', '(root)' for the model itself."""
-    return (f"{region}: " if region else "") + (module or ROOT_MODULE)
 
 
 def record_name(rec: Record, case: str = "") -> str:
@@ -154,127 +139,6 @@ def records_by_key(doc: Document, where: str) -> dict[Key, Record]:
 
 
 # ---------------------------------------------------------------- comparison
-@dataclass(frozen=True)
-class Row:
-    """One record's outcome. Values are in the metric's unit (seconds, or a fraction of the roofline)."""
-
-    op: str
-    variant: str | None
-    dtype: str
-    params: dict[str, Any]
-    verdict: str
-    reason: str
-    metric: str = "time"
-    statistic: str = "median"
-    threshold: str = ""
-    baseline_median: float | None = None
-    current_median: float | None = None
-    baseline_value: float | None = None  # the judged statistic (== median under a median rule)
-    current_value: float | None = None
-    change: float | None = None  # relative change of the judged statistic: +0.07 is 7% higher
-    p_value: float | None = None
-    p_method: str | None = None
-    u_statistic: float | None = None
-    n_baseline: int = 0
-    n_current: int = 0
-    case: str = ""  # set only when two records share op, variant, shape and dtype (e.g. "tensor_cores=False")
-    # Profiles: a record's module and region; a region row (kind REGION) has its region and `basis`, what
-    # its samples are ("wall time per entry", "kernel time per entry").
-    kind: str = RECORD
-    module: str | None = None
-    region: str | None = None
-    basis: str = ""
-    # Runs behind each side's samples, and the between-run noise the change was held against: the relative
-    # standard deviation of one run's statistic and its degrees of freedom (None, 0: unknown), and the
-    # relative change that noise allows (`noise_floor`: a change within it is not significant between runs).
-    runs_baseline: int = 0
-    runs_current: int = 0
-    run_noise: float | None = None
-    noise_dof: int = 0
-    noise_floor: float | None = None
-
-    @property
-    def profile(self) -> bool:
-        """A row of a profile document (a region, or a record with its module)."""
-        return self.kind == REGION or self.module is not None
-
-    @property
-    def shape(self) -> str:
-        if self.kind == REGION:
-            return self.basis
-        return shape_text(self.params) + (f" [{self.case}]" if self.case else "")
-
-    @property
-    def where(self) -> str:
-        """Where a profile row ran ('step: fc1', 'step (whole region)'); empty for other rows."""
-        if self.kind == REGION:
-            return f"{self.region} (whole region)"
-        return where_text(self.module, self.region) if self.module is not None else ""
-
-    @property
-    def name(self) -> str:
-        if self.kind == REGION:
-            return f"region {self.region} ({self.basis})"
-        return f"{label(self.op, self.variant, self.dtype)} {self.shape}" + (f" in {self.where}" if self.where else "")
-
-    def to_dict(self) -> dict[str, Any]:
-        """The row as plain data; a profile's rows add kind, module, region and basis."""
-        out = {"op": self.op, "variant": self.variant, "dtype": self.dtype, "params": self.params,
-               "shape": self.shape, "verdict": self.verdict, "reason": self.reason, "metric": self.metric,
-               "statistic": self.statistic, "threshold": self.threshold, "baseline_median": self.baseline_median,
-               "current_median": self.current_median, "baseline_value": self.baseline_value,
-               "current_value": self.current_value, "change": self.change, "p_value": self.p_value,
-               "p_method": self.p_method, "u_statistic": self.u_statistic, "n_baseline": self.n_baseline,
-               "n_current": self.n_current, "case": self.case, "runs_baseline": self.runs_baseline,
-               "runs_current": self.runs_current, "run_noise": self.run_noise, "noise_dof": self.noise_dof,
-               "noise_floor": self.noise_floor}
-        if self.profile:
-            out.update(kind=self.kind, module=self.module, region=self.region, basis=self.basis)
-        return out
-
-
-@dataclass(frozen=True)
-class Report:
-    """Every record's verdict, and how they were reached. Its outputs (table, markdown, JUnit, JSON): report.check."""
-
-    rows: tuple[Row, ...]
-    rules: FailOn
-    alpha: float
-    metric: str
-    notes: tuple[str, ...] = ()
-    fail_on_missing: bool = False
-
-    @property
-    def regressions(self) -> tuple[Row, ...]:
-        failing = {WORSE, MISSING} if self.fail_on_missing else {WORSE}
-        return tuple(r for r in self.rows if r.verdict in failing)
-
-    @property
-    def passed(self) -> bool:
-        return not self.regressions
-
-    @property
-    def exit_code(self) -> int:
-        """0 when nothing regressed, 1 on a regression (bad input never gets here: it raised UsageError)."""
-        return 0 if self.passed else 1
-
-    def counts(self) -> dict[str, int]:
-        return {v: n for v in VERDICTS if (n := sum(r.verdict == v for r in self.rows))}
-
-    @property
-    def profile(self) -> bool:
-        """Whether the report judges profile documents (its table then says where each row ran)."""
-        return any(r.profile for r in self.rows)
-
-    def summary(self) -> str:
-        counts = ", ".join(f"{n} {v}" for v, n in self.counts().items()) or "no records"
-        status = "FAILED" if not self.passed else "passed"
-        regions = sum(r.kind == REGION for r in self.rows)
-        of = f"; {regions} of the rows {'are whole regions' if regions > 1 else 'is a whole region'}" if regions else ""
-        what = f"{self.metric}, " if self.rules.timing.rules else ""
-        return f"roofline check {status}: {counts} ({what}{self.rules}, alpha {self.alpha:g}{of})"
-
-
 def device_differences(res_doc: Document, base_doc: Document) -> list[str]:
     """What makes two documents' machines differ: device name, driver (one phrase each, baseline first)."""
     rd, bd = res_doc.device or {}, base_doc.device or {}
@@ -360,55 +224,15 @@ def _judge_record(cur: Record, base: Record, key: Key, rules: FailOn, alpha: flo
     if not rules.counters.rules:
         assert timed is not None
         return timed
-    counted = _judge_counters(cur, base, _identity(cur, key, metric, rules.counters), rules.counters)
+    counted = judge_counters(cur, base, _identity(cur, key, metric, rules.counters), rules.counters)
     if timed is None:
         return counted
-    if counted.verdict == NOT_COMPARABLE or _SEVERITY.get(counted.verdict, 0) <= _SEVERITY.get(timed.verdict, 0):
+    if counted.verdict == NOT_COMPARABLE or SEVERITY.get(counted.verdict, 0) <= SEVERITY.get(timed.verdict, 0):
         return replace(timed, reason=f"{timed.reason}; {counted.reason}")
     # the counter verdict stands; the row keeps the time's figures too (medians, samples, runs, p-value)
     return replace(timed, verdict=counted.verdict, statistic=counted.statistic, threshold=counted.threshold,
                    baseline_value=counted.baseline_value, current_value=counted.current_value,
                    change=counted.change, reason=f"{counted.reason}; {timed.reason}")
-
-
-def _judge_counters(cur: Record, base: Record, common: dict[str, Any], rules: FailOn) -> Row:
-    """Counter rules (`dram_bytes_read:1%`): one value per side (ncu profiles one call), so a relative change past
-    the threshold is WORSE (more) or BETTER (less) with no significance test (bytes: unless under
-    COUNTER_BYTES_FLOOR); how far each counter moves on its own is in the check's notes (`spread_notes`). The
-    most severe verdict of the rules both sides can be judged by stands, the others' reasons beside it; a record
-    that no rule can judge (no counters, or none of the rules' counters, on a side) is not_comparable."""
-    best: tuple[int, Row] | None = None
-    missing: list[str] = []
-    for rule in rules.rules:
-        field = COUNTERS[rule.statistic]
-        b = getattr(base.counters, field, None) if base.counters else None
-        c = getattr(cur.counters, field, None) if cur.counters else None
-        row_common = {**common, "threshold": str(rule), "statistic": rule.statistic}
-        if b is None or c is None:
-            side, rec = ("baseline", base) if b is None else ("results", cur)
-            missing.append(f"the {side} record has no counters (none of its kernels was profiled)"
-                           if rec.counters is None else f"the {side} record's counters have no {rule.statistic}")
-            continue
-        change = (c - b) / b if b else (0.0 if c == b else math.inf)
-        word = "more" if change > 0 else "fewer"
-        if abs(change) <= rule.threshold:
-            verdict, reason = SAME, f"{rule.statistic} {change * 100:+.1f}%, within {percent(rule.threshold)}"
-        elif field != "flops" and abs(c - b) < COUNTER_BYTES_FLOOR:
-            verdict, reason = SAME, (f"{rule.statistic} {change * 100:+.1f}%, but {count(abs(c - b))} B: under "
-                                     f"the {count(COUNTER_BYTES_FLOOR)} B a small kernel's counters move")
-        else:
-            verdict = WORSE if change > 0 else BETTER
-            reason = (f"{rule.statistic} {percent(abs(change))} {word} ({count(b)} -> {count(c)}), past "
-                      f"{percent(rule.threshold)}; one profiled call a side: no noise test")
-        row = Row(**row_common, verdict=verdict, reason=reason, baseline_value=b, current_value=c, change=change,
-                  n_baseline=1, n_current=1)
-        if best is None or _SEVERITY[verdict] > best[0]:
-            best = (_SEVERITY[verdict], row)
-    if best is None:
-        return Row(**{**common, "threshold": str(rules)}, verdict=NOT_COMPARABLE,
-                   reason="; ".join(dict.fromkeys(missing)))
-    row = best[1]
-    return replace(row, reason="; ".join([row.reason, *dict.fromkeys(missing)]))
 
 
 def _judge_timed(cur: Record, base: Record, key: Key, rules: FailOn, alpha: float, metric: str,
@@ -491,8 +315,8 @@ def _judge_samples(common: dict[str, Any], cs_runs: list[list[float]], bs_runs: 
                   u_statistic=test.u if test else None, n_baseline=len(bs), n_current=len(cs), runs_baseline=kb,
                   runs_current=kc, run_noise=sd, noise_dof=noise.dof if sd is not None and noise else 0,
                   noise_floor=floor)
-        if best is None or _SEVERITY[verdict] > best[0]:
-            best = (_SEVERITY[verdict], row)
+        if best is None or SEVERITY[verdict] > best[0]:
+            best = (SEVERITY[verdict], row)
     assert best is not None
     row = best[1]
     if across:
@@ -570,7 +394,7 @@ def judge(results: Document, baseline: Document, rules: FailOn | str = DEFAULT_F
         raise UsageError(f"alpha must be between 0 and 1, got {alpha!r}")
     _require_timed(results, "results")
     _require_timed(baseline, "baseline")
-    _require_counters(fail_on, results, baseline)
+    require_counters(fail_on, results, baseline)
     cur_idx, base_idx = records_by_key(results, "results"), records_by_key(baseline, "baseline")
     cur_regions, base_regions = profile_regions(results), profile_regions(baseline)
     if cur_idx and base_idx and not cur_idx.keys() & base_idx.keys() and not cur_regions.keys() & base_regions.keys():
@@ -624,21 +448,6 @@ def judge(results: Document, baseline: Document, rules: FailOn | str = DEFAULT_F
 def _span(values: list[int]) -> str:
     lo, hi = min(values), max(values)
     return f"{lo}" if lo == hi else f"{lo}-{hi}"
-
-
-def spread_notes(fail_on: FailOn) -> list[str]:
-    """A note for each counter rule tighter than the counter moves between runs of unchanged code
-    (`ci.rules.COUNTER_SPREAD`): such a rule can fail on where the data landed, not on a change of the code."""
-    notes = []
-    for rule in fail_on.counters.rules:
-        spread = COUNTER_SPREAD[rule.statistic]
-        if rule.threshold < spread:
-            steady = ("; dram_bytes_read (DRAM reads) repeats to "
-                      f"{COUNTER_SPREAD['dram_bytes_read'] * 100:.2g}%" if rule.statistic in ("dram_bytes", "l2_bytes")
-                      else "")
-            notes.append(f"{rule} is tighter than {rule.statistic} moves between runs of unchanged code (up to "
-                         f"{spread * 100:.2g}% on the H200: docs/counters.md, What repeats){steady}")
-    return notes
 
 
 def _noise_notes(rows: list[Row]) -> list[str]:

@@ -28,7 +28,8 @@ from roofline.report.chart.model import (
     point_numbers,
     unlabelled_note,
 )
-from roofline.report.chart.placer import Placement, Scene, place_labels, rect, stack
+from roofline.report.chart.placer import Placement, Scene, place_labels, stack
+from roofline.report.chart.shapes import rect
 from roofline.report.chart.table import EDGE_IN, draw_table, plan_table
 from roofline.report.figures import DPI, figure_format, save_figure
 from roofline.report.style import (

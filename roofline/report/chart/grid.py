@@ -4,7 +4,7 @@ shapes and line segments lie near a candidate spot).
 
 Each item is filed, by its bounding box, in the square cells the box covers; a query looks in the cells
 around its own box and keeps exactly the items whose boxes come within `gap` of it, by the same test
-`placer.clear` starts with, in the order the items were added (the placer's first-free and cheapest
+`shapes.clear` starts with, in the order the items were added (the placer's first-free and cheapest
 choices depend on that order). An item whose box covers more than SPREAD_CELLS cells (a roof's diagonal
 across the whole chart) is kept aside and looked at by every query. No matplotlib.
 """
@@ -58,7 +58,7 @@ class Grid:
 
     def near(self, box: Box, gap: float) -> list[int]:
         """Numbers, ascending, of exactly the boxes that are not `gap` apart from `box` on either axis: those
-        for which `placer.clear`'s box test does not already answer "clear"."""
+        for which `shapes.clear`'s box test does not already answer "clear"."""
         ax0, ay0, ax1, ay1 = box
         reach = gap + _SLACK_PX
         i0, j0, i1, j1 = self._span(ax0 - reach, ay0 - reach, ax1 + reach, ay1 + reach)
