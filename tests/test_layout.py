@@ -164,3 +164,13 @@ def test_importing_the_analytic_packages_loads_no_torch() -> None:
             "('torch', 'matplotlib', 'triton') or m.startswith('roofline.measuring'))))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert json.loads(out.stdout) == []
+
+
+# A module holds one concept; past this it is two (STYLE.md: pytest-benchmark and hyperfine keep every file under
+# ~600 lines).
+MAX_MODULE_LINES = 600
+
+
+def test_no_module_is_over_the_line_limit() -> None:
+    long = {m: n for m, p in MODULES.items() if (n := len(p.read_text().splitlines())) > MAX_MODULE_LINES}
+    assert long == {}
