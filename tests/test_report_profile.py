@@ -14,12 +14,12 @@ from rich.console import Console
 
 from roofline.core.document import Document
 from roofline.core.errors import UsageError
+from roofline.core.format import percent
 from roofline.core.record import Record
 from roofline.report.profile import (
     fixed,
     header,
     module_group,
-    percent,
     profile_views,
     rollup,
     short_kernel,
@@ -148,7 +148,9 @@ def test_formatting_helpers() -> None:
     assert [fixed(x) for x in (123456.7, 12.34, 1.234, 0.004, None)] == ["123,457", "12.3", "1.23", "0.00", "-"]
     assert time_unit([5e-8, None]) == (1e9, "ns") and time_unit([]) == (1e6, "µs")
     assert time_unit([50e-3]) == (1e6, "µs") and time_unit([0.5]) == (1e3, "ms") and time_unit([250.0]) == (1, "s")
-    assert [percent(x) for x in (0.234, 0.0004, 0.0, None)] == ["23.4%", "<0.1%", "0.0%", "-"]
+    assert [percent(x, nonzero=True) for x in (0.234, 0.0004, 0.0, None)] == ["23.4%", "<0.1%", "0.0%", "-"]
+    assert percent(0.0004, 2, nonzero=True) == "0.04%" and percent(0.00004, 2, nonzero=True) == "<0.01%"
+    assert percent(0.0004) == "0.0%" and percent(float("nan"), nonzero=True) == "-"  # without: rounds to 0
     assert shorten_left("model.layers.0.self_attn.q_proj", 20) == "…self_attn.q_proj"
     assert shorten_left("model.layers.0.self_attn.q_proj", 26) == "…layers.0.self_attn.q_proj"  # never '…0.'
     assert shorten_left("abcdefghijklmnop", 8) == "…jklmnop"

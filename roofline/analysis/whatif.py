@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from roofline.core.document import Document, clean_json
-from roofline.core.format import duration
+from roofline.core.format import duration, percent
 from roofline.core.record import Record
 
 # -- thresholds (each with its reason)
@@ -498,7 +498,7 @@ def idle_gaps(summary: Mapping[str, Any]) -> IdleGaps | None:
     per_call = idle / calls if calls else None
     where = (" (the profiled run, whose instrumentation widens the gaps: an upper bound)" if instrumented
              else " (a plain call)")
-    said = f"GPU idle between kernels: {duration(idle)}, {share:.0%} of the {duration(wall)} wall time{where}"
+    said = f"GPU idle between kernels: {duration(idle)}, {percent(share, 0)} of the {duration(wall)} wall time{where}"
     if per_call is not None:
         said += f", {duration(per_call)} per op call"
     notable = share >= IDLE_NOTABLE_SHARE

@@ -31,7 +31,7 @@ from rich.text import Text
 from roofline.analysis.whatif import KIND_ORDER, KINDS, WhatIf, base_name, record_total, short_op, what_if
 from roofline.core.document import Document, clean_json
 from roofline.core.errors import UsageError
-from roofline.core.format import count, duration, si
+from roofline.core.format import count, duration, percent, si
 from roofline.core.record import ROOT_MODULE, Record
 
 BY = ("op", "module", "kernel")
@@ -200,14 +200,6 @@ def fixed(x: float | None) -> str:
     return f"{x:.1f}" if abs(x) >= 9.995 else f"{x:.2f}"
 
 
-def percent(x: float | None, digits: int = 1) -> str:
-    """0.234 -> '23.4%'; a positive share too small for `digits` -> '<0.1%' (never a bare 0); None -> '-'."""
-    if x is None:
-        return "-"
-    smallest = 10.0 ** -digits
-    return f"<{smallest:.{digits}f}%" if 0 < x * 100 < smallest / 2 else f"{x:.{digits}%}"
-
-
 def shorten_left(path: str, width: int) -> str:
     """'model.layers.0.self_attn.q_proj' in 20 columns -> '…self_attn.q_proj': the longest tail of whole
     components that fits, never starting at a layer index (a cut '…0.mlp' would read as a cut number)."""
@@ -307,10 +299,10 @@ def header(doc: Document, width: int = 80) -> Text:
             pairs.append(f"kernel time {duration(s['kernel_time_s'])}")
         if s.get("gpu_idle_s") is not None:
             wall = s.get("wall_s")
-            pairs.append(f"GPU idle {duration(s['gpu_idle_s'])}" + (f" ({s['gpu_idle_s'] / wall:.0%} of wall)"
+            pairs.append(f"GPU idle {duration(s['gpu_idle_s'])}" + (f" ({percent(s['gpu_idle_s'] / wall, 0)} of wall)"
                                                                       if wall else ""))
         if s.get("coverage") is not None:
-            pairs.append(f"coverage {percent(s['coverage'])}")
+            pairs.append(f"coverage {percent(s['coverage'], nonzero=True)}")
     missing = s.get("without_formula") or []
     calls = sum(int(m.get("calls") or 0) for m in missing)
     pairs.append(f"ops without formula {len(missing)}"
@@ -323,7 +315,7 @@ def header(doc: Document, width: int = 80) -> Text:
     comm = s.get("communication")
     if isinstance(comm, Mapping):
         share = comm.get("roofline_share" if predicted else "share")
-        pairs.append(f"communication {percent(share) if share is not None else '-'} ({count(comm.get('calls') or 0)} "
+        pairs.append(f"communication {percent(share, nonzero=True)} ({count(comm.get('calls') or 0)} "
                      f"collective call{'' if comm.get('calls') == 1 else 's'})")
     if s.get("regions"):
         pairs.append("regions " + ", ".join(sorted(s["regions"])))
@@ -357,12 +349,12 @@ def top_table(records: Sequence[Record], summary: Mapping[str, Any], top: int = 
     rows = []
     for x in lines:
         r = records[x.records[0]]
-        row = [percent(x.share), fixed(x.time_s * scale), count(x.calls), shorten_right(x.key, OP_WIDTH),
+        row = [percent(x.share, nonzero=True), fixed(x.time_s * scale), count(x.calls), shorten_right(x.key, OP_WIDTH),
                _module(x.module), x.bound or "-"]
         if predicted:
             row.append(fixed(r.arithmetic_intensity) if r.flops is not None else "-")
         else:
-            row += [percent(x.roof_fraction, 0),
+            row += [percent(x.roof_fraction, 0, nonzero=True),
                     fixed(x.headroom_s * hscale) if x.headroom_s is not None else "-"]
         if counted:
             excess = r.counters.excess_traffic if r.counters is not None else None
@@ -391,8 +383,8 @@ def rollup_table(records: Sequence[Record], summary: Mapping[str, Any], by: str 
     if by == "kernel":
         cols = [Column("share"), Column(f"time\n{unit}"), Column("calls"),
                 Column("ops", False, shorten_right), Column("kernel", False)]  # a kernel name folds, never cut
-        rows = [[percent(x.share), fixed(x.time_s * scale), count(x.calls), ", ".join(x.ops), short_kernel(x.key)]
-                for x in lines]
+        rows = [[percent(x.share, nonzero=True), fixed(x.time_s * scale), count(x.calls), ", ".join(x.ops),
+                 short_kernel(x.key)] for x in lines]
         return table("By kernel (calls: op calls that launched it)", cols, rows, width)
     hscale, hunit = time_unit([x.headroom_s for x in lines])
     key = Column("op" if by == "op" else "module", False, shorten_right if by == "op" else shorten_left)
@@ -400,10 +392,10 @@ def rollup_table(records: Sequence[Record], summary: Mapping[str, Any], by: str 
     cols += [] if predicted else [Column("roof\n%"), Column(f"headroom\n{hunit}")]
     rows = []
     for x in lines:
-        row = [percent(x.share), fixed(x.time_s * scale), count(x.calls), count(len(x.records))]
+        row = [percent(x.share, nonzero=True), fixed(x.time_s * scale), count(x.calls), count(len(x.records))]
         if not predicted:
             frac = x.roofline_s / x.time_s if x.roofline_s is not None and x.time_s > 0 else None
-            row += [percent(frac, 0), fixed(x.headroom_s * hscale) if x.headroom_s is not None else "-"]
+            row += [percent(frac, 0, nonzero=True), fixed(x.headroom_s * hscale) if x.headroom_s is not None else "-"]
         rows.append([*row, _module(x.key) if by == "module" else x.key])
     title = "By op type" if by == "op" else f"By module{f', depth {depth}' if depth else ''}"
     return table(title + (" (predicted)" if predicted else ""), [*cols, key], rows, width)
@@ -419,7 +411,7 @@ def whatif_view(records: Sequence[Record], summary: Mapping[str, Any], width: in
         scale, unit = time_unit([a.total_s])
         names = {"memory": "memory-bound ops at the memory roof", "compute": "compute-bound ops at the compute roof",
                  "both": "every op at its roof"}
-        rows = [[names[sc.name], fixed(sc.time_s * scale), fixed(sc.saved_s * scale), percent(sc.share),
+        rows = [[names[sc.name], fixed(sc.time_s * scale), fixed(sc.saved_s * scale), percent(sc.share, nonzero=True),
                  count(sc.records)] for sc in (a.memory, a.compute, a.both)]
         said = f"Of {fixed(a.total_s * scale)} {unit} measured over the records"
         if a.unmodelled_s:
@@ -432,7 +424,7 @@ def whatif_view(records: Sequence[Record], summary: Mapping[str, Any], width: in
         scale, unit = time_unit([f.saved_s for f in w.fusions])
         rows, styles = [], []
         for f in w.fusions:  # two lines each: what fuses, then where
-            rows += [[fixed(f.saved_s * scale) if f.saved_s is not None else "-", percent(f.share, 2),
+            rows += [[fixed(f.saved_s * scale) if f.saved_s is not None else "-", percent(f.share, 2, nonzero=True),
                       si(f.bytes_saved, "B"), count(f.occurrences), f"{f.label}: {f.title}"],
                      ["", "", "", "", MODULE_LINE + _module(f.module)]]
             styles += ["", "dim"]
