@@ -16,7 +16,7 @@ import pytest
 import torch
 
 from roofline.capture import profile
-from roofline.capture.registry import FUSED_PREFIX
+from roofline.core.aten_names import FUSED_PREFIX
 
 pytestmark = pytest.mark.gpu
 

@@ -20,7 +20,6 @@ from roofline.analysis.whatif import (
     document_what_if,
     fusions,
     idle_gaps,
-    short_op,
     what_if,
 )
 from roofline.core.record import Record
@@ -245,12 +244,6 @@ def test_small_idle_gaps_are_said_small_and_cpu_profiles_have_none() -> None:
     g = idle_gaps({"wall_uninstrumented_s": 10e-3, "gpu_idle_uninstrumented_s": 0.5e-3})
     assert g is not None and not g.notable and g.share == pytest.approx(0.05) and "CUDA graphs" not in g.message
     assert idle_gaps({"wall_s": 1.0, "gpu_idle_s": None}) is None
-
-
-def test_short_op_names() -> None:
-    assert [short_op(o) for o in ("aten::addmm", "aten::add_.Tensor", "aten::_scaled_dot_product_flash_attention",
-                                  "aten::native_layer_norm", "aten::convolution", "triton::fused_1")] == [
-        "addmm", "add_", "sdpa_flash", "layer_norm", "conv", "triton::fused_1"]
 
 
 # -- end to end: a tiny model profiled on the CPU --------------------------------------------------------------

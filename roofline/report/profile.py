@@ -28,7 +28,8 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from roofline.analysis.whatif import KIND_ORDER, KINDS, WhatIf, base_name, record_total, short_op, what_if
+from roofline.analysis.whatif import KIND_ORDER, KINDS, WhatIf, record_total, what_if
+from roofline.core.aten_names import short_base_name, short_name
 from roofline.core.document import Document, clean_json
 from roofline.core.errors import UsageError
 from roofline.core.format import count, duration, percent, si
@@ -97,7 +98,7 @@ def top_lines(records: Sequence[Record], summary: Mapping[str, Any], top: int = 
     predicted = is_predicted(records, summary)
     total = step_total(records, summary)
     order = sorted(range(len(records)), key=lambda i: (-record_total(records[i], predicted), i))[:max(top, 0)]
-    return [_line(short_op(records[i].op), [i], records, predicted, total, module=records[i].module or "",
+    return [_line(short_name(records[i].op), [i], records, predicted, total, module=records[i].module or "",
                   bound=records[i].bound, roof_fraction=None if predicted else records[i].roofline_fraction)
             for i in order]
 
@@ -136,7 +137,7 @@ def rollup(records: Sequence[Record], summary: Mapping[str, Any], by: str = "op"
         if by == "module":
             key = module_group(r.module or "", depth)
         else:  # the op type: in-place and out-of-place forms together
-            key = short_op("aten::" + base_name(r.op) if r.op.startswith("aten::") else r.op)
+            key = short_base_name(r.op)
         groups[key].append(i)
     lines = [_line(k, idx, records, predicted, total) for k, idx in groups.items()]
     return sorted(lines, key=lambda x: (-x.time_s, x.key))
@@ -151,7 +152,7 @@ def _kernel_lines(records: Sequence[Record], summary: Mapping[str, Any], total: 
         for name, t in zip(r.kernels or [], r.kernel_times_s or [], strict=False):
             time[name] += t * (r.count or 1)  # kernel_times_s are per call
             calls[name] += r.count or 1
-            ops[name][short_op(r.op)] = None
+            ops[name][short_name(r.op)] = None
             idx[name].append(i)
     for u in summary.get("unattributed") or []:
         name = str(u.get("kernel"))
