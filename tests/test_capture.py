@@ -342,11 +342,12 @@ def test_errors() -> None:
 def test_table_lists_the_heaviest_records(mlp_profile) -> None:  # type: ignore[no-untyped-def]
     from rich.console import Console
 
+    from roofline.analysis.profile_view import profile_view
     from roofline.report.profile import top_table
 
     _, _, prof = mlp_profile
     console = Console(width=200, record=True)
-    console.print(top_table(prof.records, prof.summary, 2, 200))
+    console.print(top_table(profile_view(prof.document(), top=2), 200))
     text = console.export_text()
     assert "Top 2 of 3" in text and "aten::" not in text  # ops shown without the namespace
     # the two heaviest by this run's own times (host times on the CPU: which two varies from run to run)

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 import torch
 
+from roofline.analysis.profile_view import profile_view
 from roofline.capture import profile
 from roofline.capture.comm_summary import communication
 from roofline.core.document import read_document
@@ -132,7 +133,7 @@ def test_two_gloo_ranks_summary_share(two_ranks: Path) -> None:
     assert comm["link_bytes"] == 768
     # a collective has a formula: it counts in the coverage like any op
     assert "all_reduce" not in {m["op"] for m in s["without_formula"]}
-    assert "communication" in header(doc).plain
+    assert "communication" in header(profile_view(doc)).plain
     assert not is_collectives(doc)  # `plot` draws it as a profile, not as busbw against size
 
 
@@ -235,7 +236,7 @@ def test_single_process_profile_unchanged() -> None:
         prof = profile(lambda: lin(x), warmup=0, device="cpu")
     assert "communication" not in prof.summary
     assert all(r.collective is None and r.op.startswith("aten::") for r in prof.records)
-    assert "communication" not in header(prof.document()).plain
+    assert "communication" not in header(profile_view(prof.document())).plain
 
 
 def test_cli_in_a_torchrun_job(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

@@ -19,7 +19,7 @@ import torch
 from helpers import ROOT
 
 from roofline.capture import profile, region
-from roofline.capture.registry import FUSED_PREFIX
+from roofline.core.aten_names import FUSED_PREFIX
 
 pytestmark = pytest.mark.gpu
 

@@ -396,6 +396,7 @@ def test_a_real_profile_knows_each_entrys_calls() -> None:
 def test_the_top_table_shows_dram_over_the_minimum_at_80_columns() -> None:
     from rich.console import Console
 
+    from roofline.analysis.profile_view import profile_view
     from roofline.core.document import validate_document
     from roofline.report.profile import top_table
 
@@ -405,7 +406,7 @@ def test_the_top_table_shows_dram_over_the_minimum_at_80_columns() -> None:
             rec["counters"] = {"dram_bytes": 1.36 * rec["bytes"], "excess_traffic": 1.36}
     d = validate_document(doc, "vit_profile.json")
     con = Console(width=80, record=True)
-    con.print(top_table(d.records, d.extra["profile"], top=5, width=80))
+    con.print(top_table(profile_view(d, top=5), width=80))
     text = con.export_text()
     assert "×min" in text and "1.36" in text and max(len(line) for line in text.splitlines()) <= 80
     # counters without stored bytes (documents made before it): the caption says the ratio is DRAM bytes'
@@ -415,7 +416,7 @@ def test_the_top_table_shows_dram_over_the_minimum_at_80_columns() -> None:
             rec["counters"].update(dram_bytes_read=rec["bytes"], stored_bytes=0.36 * rec["bytes"])
     d = validate_document(doc, "vit_profile.json")
     con = Console(width=80, record=True)
-    con.print(top_table(d.records, d.extra["profile"], top=5, width=80))
+    con.print(top_table(profile_view(d, top=5), width=80))
     assert "ncu DRAM reads + stored bytes / minimum" in " ".join(con.export_text().split())
 
 

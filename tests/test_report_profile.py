@@ -1,5 +1,6 @@
-"""Terminal views of a profile document (roofline.report.profile): the top records, the roll-ups, the
-what-if; rendered in 80 columns with every number whole. The document is built by hand: a two-layer model's
+"""A profile document's view model (roofline.analysis.profile_view) and its terminal views
+(roofline.report.profile): the top records, the roll-ups, the what-if; rendered in 80 columns with every number
+whole. The document is built by hand: a two-layer model's
 GEMMs, attention, adds and an op without a formula, with device kernels and idle gaps (times in µs below).
 """
 
@@ -12,22 +13,19 @@ from typing import Any
 import pytest
 from rich.console import Console
 
+from roofline.analysis.profile_view import module_group, profile_view, rollup, top_lines
 from roofline.core.document import Document
 from roofline.core.errors import UsageError
+from roofline.core.format import percent
 from roofline.core.record import Record
 from roofline.report.profile import (
     fixed,
     header,
-    module_group,
-    percent,
     profile_views,
-    rollup,
     short_kernel,
     shorten_left,
     time_unit,
-    top_lines,
     top_table,
-    views_json,
 )
 
 US = 1e-6
@@ -134,6 +132,23 @@ def test_rollups_by_op_module_and_kernel() -> None:
         rollup(doc.records, s, "layer")
 
 
+def test_the_view_model_holds_what_every_renderer_shows() -> None:
+    doc = timed_doc()
+    view = profile_view(doc, top=3, by="module", depth=2)
+    assert (view.predicted, view.total_s, view.records, view.calls) == (False, pytest.approx(650 * US), 7, 8)
+    assert view.device == "NVIDIA H200" and view.counters_basis is None  # no record has ncu counters
+    assert [x.key for x in view.top] == ["sdpa_flash", "mm", "mm"]
+    assert view.rollup is view.rollups["module"] and set(view.rollups) == {"op", "module", "kernel"}
+    assert [x.key for x in view.rollup] == ["model.layers.*", "lm_head_sampler"]  # at depth 2
+    mm = next(x for x in view.rollups["op"] if x.key == "mm")
+    assert mm.roof_fraction == pytest.approx(160 / 200)  # a group's: 2 x 80 µs at the roof of 2 x 100 measured
+    assert view.whatif.amdahl is not None and view.whatif.amdahl.total_s == pytest.approx(620 * US)
+    analytic = profile_view(analytic_doc(), top=2)
+    assert [x.intensity for x in analytic.top] == [500.0, 500.0] and analytic.top[0].roof_fraction is None
+    with pytest.raises(UsageError, match="--by"):
+        profile_view(doc, by="layer")
+
+
 def test_module_group_counts_named_components_and_stars_indices() -> None:
     path = "model.layers.0.mlp.down_proj"
     assert [module_group(path, d) for d in (1, 2, 3, 4, None)] == [
@@ -148,7 +163,9 @@ def test_formatting_helpers() -> None:
     assert [fixed(x) for x in (123456.7, 12.34, 1.234, 0.004, None)] == ["123,457", "12.3", "1.23", "0.00", "-"]
     assert time_unit([5e-8, None]) == (1e9, "ns") and time_unit([]) == (1e6, "µs")
     assert time_unit([50e-3]) == (1e6, "µs") and time_unit([0.5]) == (1e3, "ms") and time_unit([250.0]) == (1, "s")
-    assert [percent(x) for x in (0.234, 0.0004, 0.0, None)] == ["23.4%", "<0.1%", "0.0%", "-"]
+    assert [percent(x, nonzero=True) for x in (0.234, 0.0004, 0.0, None)] == ["23.4%", "<0.1%", "0.0%", "-"]
+    assert percent(0.0004, 2, nonzero=True) == "0.04%" and percent(0.00004, 2, nonzero=True) == "<0.01%"
+    assert percent(0.0004) == "0.0%" and percent(float("nan"), nonzero=True) == "-"  # without: rounds to 0
     assert shorten_left("model.layers.0.self_attn.q_proj", 20) == "…self_attn.q_proj"
     assert shorten_left("model.layers.0.self_attn.q_proj", 26) == "…layers.0.self_attn.q_proj"  # never '…0.'
     assert shorten_left("abcdefghijklmnop", 8) == "…jklmnop"
@@ -160,7 +177,7 @@ def test_formatting_helpers() -> None:
 
 @pytest.mark.parametrize("by", ["op", "module", "kernel"])
 def test_views_fit_80_columns_with_whole_numbers(by: str) -> None:
-    text = render(profile_views(timed_doc(), top=10, by=by, depth=2 if by == "module" else None))
+    text = render(profile_views(profile_view(timed_doc(), top=10, by=by, depth=2 if by == "module" else None)))
     assert_fits(text)
     assert "llama-prefill: measured on NVIDIA H200 (cuda:0)" in text
     # top records: share of 650 µs, time in µs, calls, op, module, bound, % of roof, headroom in µs
@@ -180,14 +197,14 @@ def test_views_fit_80_columns_with_whole_numbers(by: str) -> None:
 
 def test_wider_terminal_shows_the_whole_module() -> None:
     doc = timed_doc()
-    text = render(top_table(doc.records, doc.extra["profile"], top=10, width=160), width=160)
+    text = render(top_table(profile_view(doc, top=10), width=160), width=160)
     assert_fits(text, 160)
     assert LONG in text
 
 
 def test_analytic_document_ranks_by_roofline_time_and_says_predicted() -> None:
     doc = analytic_doc()
-    text = render(profile_views(doc, by="module", depth=3))
+    text = render(profile_views(profile_view(doc, by="module", depth=3)))
     assert_fits(text)
     assert "predicted on NVIDIA B200" in text and "predicted time (roofline)" in text
     assert "predicted step 120 µs" in text and "headroom" not in text  # every op at its roof by definition
@@ -195,11 +212,11 @@ def test_analytic_document_ranks_by_roofline_time_and_says_predicted() -> None:
     assert ranked == ["gelu", "mm", "mm"]  # 60, 40, 20 µs predicted
     row_of(text, "50.0%", "60.0", "1", "gelu", "layers.0.mlp", "memory")  # 60 of 120 µs
     assert "Amdahl" not in text and "GEMM/conv epilogue: mm -> gelu" in text
-    assert "By kernel: no device kernels" in render(profile_views(doc, by="kernel"))
+    assert "By kernel: no device kernels" in render(profile_views(profile_view(doc, by="kernel")))
 
 
 def test_header_packs_the_summary_in_80_columns() -> None:
-    text = render(header(timed_doc()))
+    text = render(header(profile_view(timed_doc())))
     assert_fits(text)
     for part in ("wall 1.2 ms (plain call 900 µs)", "kernel time 650 µs", "GPU idle 550 µs (46% of wall)",
                  "coverage 87.7%", "ops without formula 1 (1 call)", "FLOPs 1.23 T (matmul 1.2 T)",
@@ -207,8 +224,8 @@ def test_header_packs_the_summary_in_80_columns() -> None:
         assert part in text
 
 
-def test_views_json_is_json_able() -> None:
-    data = views_json(timed_doc(), top=2, by="kernel")
+def test_the_view_model_as_json() -> None:
+    data = profile_view(timed_doc(), top=2, by="kernel").to_dict()
     back = json.loads(json.dumps(data))
     assert [x["key"] for x in back["top"]] == ["sdpa_flash", "mm"]
     assert back["rollup"]["by"] == "kernel" and back["whatif"]["amdahl"]["total_s"] == pytest.approx(620 * US)
@@ -218,6 +235,6 @@ def test_views_json_is_json_able() -> None:
 
 def test_the_top_view_of_a_profile_fits_and_names_ops_without_their_namespace() -> None:
     doc = timed_doc()
-    text = render(top_table(doc.records, doc.extra["profile"], 2, 80))
+    text = render(top_table(profile_view(doc, top=2), 80))
     assert_fits(text)
     assert "Top 2 of 7 records" in text and "sdpa_flash" in text and "aten::" not in text

@@ -32,8 +32,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from roofline.core.aten_names import base_name, op_name, short_name
 from roofline.core.document import Document, clean_json
-from roofline.core.format import duration
+from roofline.core.format import duration, percent
 from roofline.core.record import Record
 
 # -- thresholds (each with its reason)
@@ -44,7 +45,7 @@ IDLE_NOTABLE_SHARE = 0.10
 # no kernel-level fix helps before the launches are removed.
 IDLE_DOMINANT_SHARE = 0.50
 
-# -- op classes (aten packet names, without "aten::" and the overload)
+# -- op classes (aten op names: without namespace and overload, core/aten_names.py)
 GEMM_OPS = frozenset({"mm", "addmm", "bmm", "baddbmm", "addbmm", "matmul", "linear", "_scaled_mm", "_int_mm",
                       "_addmm_activation", "mv"})
 CONV_OPS = frozenset({"convolution", "_convolution", "conv1d", "conv2d", "conv3d", "cudnn_convolution",
@@ -69,13 +70,6 @@ COPY_NAMES = frozenset({"_to_copy", "clone", "copy", "contiguous"})
 ROPE_MODULE = re.compile(r"rotary|rope", re.IGNORECASE)
 NORM_MODULE = re.compile(r"norm", re.IGNORECASE)
 
-# Short display names: the longest aten names, abbreviated (pattern, replacement; applied in order).
-ABBREVIATIONS = ((re.compile(r"^_?scaled_dot_product_attention$"), "sdpa"),
-                 (re.compile(r"^_?scaled_dot_product_(\w+?)_attention"), r"sdpa_\1"),
-                 (re.compile(r"^_native_batch_norm_legit(_no_training)?$"), "batch_norm"),
-                 (re.compile(r"^native_(batch|layer|group)_norm$"), r"\1_norm"),
-                 (re.compile(r"^_?convolution$"), "conv"))
-
 KINDS = {  # kind -> (label, what the estimate assumes or ignores)
     "bn_fold": ("BN folded into conv", "NB: inference only: BN's scale and shift folded into the conv's weights "
                 "once; the whole BN op goes, the conv's own time unchanged."),
@@ -91,27 +85,6 @@ KINDS = {  # kind -> (label, what the estimate assumes or ignores)
                   "several of the ops read still counted per op; the removed launches' overhead not counted."),
 }
 KIND_ORDER = tuple(KINDS)
-
-
-def packet(op: str) -> str:
-    """'aten::add_.Tensor' -> 'add_' (the aten name without namespace and overload)."""
-    return op.split("::")[-1].split(".")[0]
-
-
-def base_name(op: str) -> str:
-    """'aten::add_.Tensor' -> 'add' (the in-place form named as the out-of-place one)."""
-    name = packet(op)
-    return name[:-1] if name.endswith("_") and not name.endswith("__") and len(name) > 1 else name
-
-
-def short_op(op: str) -> str:
-    """A display name: 'aten::addmm' -> 'addmm', 'aten::add.Tensor' -> 'add',
-    'aten::_scaled_dot_product_flash_attention' -> 'sdpa_flash', 'aten::convolution' -> 'conv'; a non-aten op
-    keeps its namespace."""
-    name = packet(op) if op.startswith("aten::") else op
-    for pattern, repl in ABBREVIATIONS:
-        name = pattern.sub(repl, name)
-    return name
 
 
 # -- the result ---------------------------------------------------------------------------------------------
@@ -275,7 +248,7 @@ def is_pointwise(r: Record) -> bool:
 
 
 def _bn_inference(r: Record) -> bool:
-    name = packet(r.op)
+    name = op_name(r.op)
     return name in BN_INFERENCE_OPS or (name in BN_OPS and (r.flops_source or "").endswith("inference"))
 
 
@@ -363,7 +336,7 @@ class _Finder:
             saved = nbytes / bw if bw else None
         share = saved / self.total if saved is not None and self.total > 0 else None
         self.fusions.append(Fusion(
-            kind, tuple(dict.fromkeys(short_op(self.records[i].op) for i in self.flow_order(recs))),
+            kind, tuple(dict.fromkeys(short_name(self.records[i].op) for i in self.flow_order(recs))),
             _common_module([self.records[i].module or "" for i in recs]), tuple(recs), occurrences, nbytes, saved,
             share, detected, KINDS[kind][1]))
 
@@ -384,7 +357,7 @@ class _Finder:
     # -- the patterns, in claiming order
     def bn_fold(self) -> None:
         for i, row in enumerate(self.rows):
-            if (self.free(i) and packet(self.records[row.producer].op) in CONV_OPS
+            if (self.free(i) and op_name(self.records[row.producer].op) in CONV_OPS
                     and _bn_inference(self.records[row.consumer])):
                 self.folded[row.consumer] = row.producer
                 self.add("bn_fold", [i], "dataflow", whole=row.consumer)
@@ -431,7 +404,7 @@ class _Finder:
 
     def add_norm(self) -> None:
         def norm_op(c: int) -> bool:
-            return packet(self.records[c].op) in NORM_OPS
+            return op_name(self.records[c].op) in NORM_OPS
 
         def in_norm_module(c: int) -> bool:  # a norm written as pointwise ops (Hugging Face's RMSNorm)
             return not norm_op(c) and _in_norm_module(self.records[c])
@@ -445,7 +418,7 @@ class _Finder:
         self.rope()
         self.pairs("swiglu", lambda p: self.op(p) == "silu", lambda c: self.op(c) == "mul")
         self.add_norm()
-        product = {i for i, r in enumerate(self.records) if packet(r.op) in GEMM_OPS | CONV_OPS} | set(self.folded)
+        product = {i for i, r in enumerate(self.records) if op_name(r.op) in GEMM_OPS | CONV_OPS} | set(self.folded)
         pointwise = {i for i, r in enumerate(self.records) if is_pointwise(r)}
         self.pairs("epilogue", lambda p: p in product, lambda c: c in pointwise)
         self.chains(pointwise)
@@ -498,7 +471,7 @@ def idle_gaps(summary: Mapping[str, Any]) -> IdleGaps | None:
     per_call = idle / calls if calls else None
     where = (" (the profiled run, whose instrumentation widens the gaps: an upper bound)" if instrumented
              else " (a plain call)")
-    said = f"GPU idle between kernels: {duration(idle)}, {share:.0%} of the {duration(wall)} wall time{where}"
+    said = f"GPU idle between kernels: {duration(idle)}, {percent(share, 0)} of the {duration(wall)} wall time{where}"
     if per_call is not None:
         said += f", {duration(per_call)} per op call"
     notable = share >= IDLE_NOTABLE_SHARE
@@ -534,6 +507,5 @@ def document_what_if(doc: Document) -> WhatIf:
     return what_if(doc.records, doc.extra.get("profile") or {})
 
 
-__all__ = ["Amdahl", "Fusion", "IdleGaps", "Scenario", "WhatIf", "amdahl", "base_name", "document_what_if",
-           "fusions", "idle_gaps", "is_pointwise", "packet", "record_total", "records_total", "short_op",
-           "what_if"]
+__all__ = ["Amdahl", "Fusion", "IdleGaps", "Scenario", "WhatIf", "amdahl", "document_what_if", "fusions",
+           "idle_gaps", "is_pointwise", "record_total", "records_total", "what_if"]

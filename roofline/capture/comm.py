@@ -35,6 +35,7 @@ from torch.utils._pytree import tree_flatten
 from roofline.capture.collective_ops import COLLECTIVES, OUTPUTS
 from roofline.capture.registry import Cost, formula, rule
 from roofline.capture.trace import OpCall, TensorMeta
+from roofline.core.aten_names import packet
 from roofline.core.record import evolve
 from roofline.ops import make
 from roofline.ops.collectives import LINK, algbw, busbw, busbw_factor, reduction_flops
@@ -74,7 +75,7 @@ class Comm:
 
 def collective_of(call: OpCall) -> Comm | None:
     """The collective a call runs, None for other ops or a group that could not be resolved."""
-    entry = COLLECTIVES.get(call.op.split(".")[0])
+    entry = COLLECTIVES.get(packet(call.op))
     if entry is None or call.group is None:
         return None
     name, where = entry

@@ -21,7 +21,6 @@ from roofline.capture import inductor as _inductor
 from roofline.capture.registry import (
     COPIES,
     FORMULAS,
-    FUSED_PREFIX,
     UNTAGGED_REDUCTIONS,
     Cost,
     copy_cost,
@@ -32,15 +31,15 @@ from roofline.capture.registry import (
     torch_cost,
 )
 from roofline.capture.trace import OpCall
+from roofline.core.aten_names import is_aten, is_fused, op_name, packet
 from roofline.core.errors import RooflineError
 
 
 def cost_of(call: OpCall) -> Cost:
     """The FLOPs of one call (see the module docstring for the order of lookup)."""
-    if call.op.startswith(FUSED_PREFIX):
+    if is_fused(call.op):
         return _inductor.fused_cost(call)
-    packet = call.op.split(".")[0]
-    fn = FORMULAS.get(call.op) or FORMULAS.get(packet)
+    fn = FORMULAS.get(call.op) or FORMULAS.get(packet(call.op))
     if fn is not None:
         try:
             found = fn(call)
@@ -49,8 +48,8 @@ def cost_of(call: OpCall) -> Cost:
             return none(f"NB: the {call.op} formula failed on these arguments ({type(exc).__name__}: {exc}).")
         if found is not None:
             return found
-    name = call.op.split("::")[-1].split(".")[0]
-    if call.op.startswith("aten::") and name in COPIES:
+    name = op_name(call.op)
+    if is_aten(call.op) and name in COPIES:
         return copy_cost(call)
     if name.startswith("_foreach_"):
         return foreach_cost(call, name)

@@ -11,6 +11,7 @@ from typing import Any
 
 from roofline.capture.registry import Cost, arg, catalog_cost, formula, rule, tensor
 from roofline.capture.trace import OpCall, TensorMeta
+from roofline.core.aten_names import op_name
 from roofline.ops.elementwise import FLOPS_PER_ELEMENT
 from roofline.ops.gemm import mm_flops
 from roofline.ops.norm import norm_flops
@@ -393,7 +394,7 @@ def fused_optimizer(call: OpCall) -> Cost | None:
     params = call.args.get("self")
     if not isinstance(params, (list, tuple)):
         return None
-    per = OPTIMIZER_FLOPS[call.op.split("::")[-1].split(".")[0]]
+    per = OPTIMIZER_FLOPS[op_name(call.op)]
     numel = sum(t.numel for t in params if isinstance(t, TensorMeta))
     return rule(per * numel, "optimizer", f"NB: {per} FLOPs per parameter element.")
 

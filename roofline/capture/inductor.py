@@ -4,8 +4,8 @@ What the profiler gives (torch/_inductor/runtime/triton_heuristics.py `_pre_laun
 Triton launch is a CPU op named after the kernel (`triton_poi_fused_mul_silu_0`), with the launch's arguments
 (tensors: shapes; sizes: values; record_shapes on) and keyword values `kernel_file` (the generated source)
 and `kernel_backend: "triton"`; the device kernel is tied to that op. From them:
-- the fused aten ops: the kernel name (config.triton.descriptive_names = "original_aten": the packets of the
-  aten ops before decomposition, sorted, unique, joined by "_", between `triton_<kind>_fused_` and `_<n>`),
+- the fused aten ops: the kernel name (config.triton.descriptive_names = "original_aten": the op names of
+  the aten ops before decomposition, sorted, unique, joined by "_", between `triton_<kind>_fused_` and `_<n>`),
   split against torch's aten op names;
 - which arguments are read and written: the kernel's parameters in its source (`in_ptrN` read, `out_ptrN`
   written, `in_out_ptrN` both), their dtypes (`triton_meta`'s signature, '*bf16'), its sizes (`xnumel`,
@@ -32,7 +32,6 @@ from typing import Any
 
 from roofline.capture.registry import (
     COPIES,
-    FUSED_PREFIX,
     POINTWISE_FLOPS,
     REDUCTION_FLOPS,
     UNTAGGED_REDUCTIONS,
@@ -41,6 +40,7 @@ from roofline.capture.registry import (
     rule,
 )
 from roofline.capture.trace import OpCall, TensorMeta
+from roofline.core.aten_names import fused_name, is_aten, op_name
 from roofline.ops.norm import FLOPS_PER_ELEMENT_OF, FLOPS_PER_ROW_OF
 from roofline.ops.softmax import SOFTMAX_FLOPS_PER_ELEMENT
 
@@ -65,12 +65,11 @@ SOFTMAXES = frozenset({"_softmax", "_safe_softmax", "softmax"})
 
 
 @functools.cache
-def aten_packets() -> frozenset[str]:
-    """Names of torch's aten op packets ('add', 'mul', '_fused_rms_norm')."""
+def aten_op_names() -> frozenset[str]:
+    """The op names of torch's aten ops ('add', 'mul', '_fused_rms_norm')."""
     import torch
 
-    return frozenset(n.split("::", 1)[1].split(".")[0] for n in torch._C._dispatch_get_all_op_names()
-                     if n.startswith("aten::"))
+    return frozenset(op_name(n) for n in torch._C._dispatch_get_all_op_names() if is_aten(n))
 
 
 def split_ops(joined: str, known: frozenset[str]) -> tuple[str, ...] | None:
@@ -99,7 +98,7 @@ def split_ops(joined: str, known: frozenset[str]) -> tuple[str, ...] | None:
 @dataclass(frozen=True)
 class KernelName:
     kind: str  # "poi", "red", "per", "tem", ...
-    ops: tuple[str, ...]  # the fused aten packets
+    ops: tuple[str, ...]  # the fused aten op names
 
 
 def parse_name(name: str, known: frozenset[str] | None = None) -> KernelName | None:
@@ -107,7 +106,7 @@ def parse_name(name: str, known: frozenset[str] | None = None) -> KernelName | N
     m = KERNEL_NAME.match(name)
     if not m:
         return None
-    ops = split_ops(m.group("ops"), known if known is not None else aten_packets())
+    ops = split_ops(m.group("ops"), known if known is not None else aten_op_names())
     return KernelName(m.group("kind"), ops) if ops else None
 
 
@@ -191,7 +190,7 @@ def fused_call(launch: Launch, index: int, module: str) -> OpCall | str:
     r = math.prod(v for k, v in numels.items() if k.startswith("r"))
     args = {"kernel": launch.name, "kernel_file": launch.kernel_file, "kind": kn.kind, "aten_ops": kn.ops,
             "rows": x, "cols": r, "numel": x * r if kn.kind in REDUCTION_KINDS else x}
-    return OpCall(index=index, op=FUSED_PREFIX + "+".join(kn.ops), module=module, region=launch.region,
+    return OpCall(index=index, op=fused_name(kn.ops), module=module, region=launch.region,
                   inputs=tuple(inputs), outputs=tuple(outputs), args=args, raw_args=(), raw_kwargs={},
                   out_tree=None, mutated=frozenset(mutated), not_read=frozenset(), tags=frozenset({"fused"}))
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from roofline.capture.trace import OpCall, TensorMeta
+from roofline.core.aten_names import base_name, op_name
 from roofline.ops import make
 from roofline.ops.base import Operator
 from roofline.ops.elementwise import FLOPS_PER_ELEMENT
@@ -48,10 +49,6 @@ class Cost:
 
 Formula = Callable[[OpCall], "Cost | None"]  # None: the formula does not apply to these arguments
 FORMULAS: dict[str, Formula] = {}
-
-
-# The op of a torch.compile'd kernel's call: "fused: mul+silu" (its fused aten ops; capture/inductor.py).
-FUSED_PREFIX = "fused: "
 
 
 def formula(*names: str) -> Callable[[Formula], Formula]:
@@ -136,7 +133,7 @@ POINTWISE_FLOPS: dict[str, int] = {
     "softplus": 3, "elu": 3, "leaky_relu": 2, "addcmul": 2, "addcdiv": 2, "lerp": 2, "clamp": 2,
     "sigmoid_backward": 3, "tanh_backward": 3, "gelu_backward": 9, "silu_backward": 7, "threshold_backward": 1,
     "where": 1, "masked_fill": 1, "copysign": 1}
-# The catalog's elementwise operators (aten name without "aten::" and the in-place "_" -> catalog name).
+# The catalog's elementwise operators (aten base name -> catalog name).
 CATALOG_POINTWISE = {"relu": "relu", "add": "add", "mul": "mul", "gelu": "gelu", "silu": "silu"}
 
 # FLOPs per input element of reductions; not listed count 1 (one add, max or compare each).
@@ -146,14 +143,8 @@ REDUCTION_FLOPS: dict[str, int] = {"var": 3, "std": 3, "var_mean": 3, "std_mean"
 UNTAGGED_REDUCTIONS = frozenset({"cumsum", "cumprod", "cummax", "cummin", "_cummax_helper", "_cummin_helper"})
 
 
-def _base(op: str) -> str:
-    """'aten::add_.Tensor' -> 'add'."""
-    name = op.split("::")[-1].split(".")[0]
-    return name[:-1] if name.endswith("_") and not name.endswith("__") and name[:-1] else name
-
-
 def copy_cost(call: OpCall) -> Cost:
-    name = call.op.split("::")[-1].split(".")[0]
+    name = op_name(call.op)
     unread = frozenset(i for i, t in enumerate(call.inputs) if t is call.args.get("self")) \
         if name in WRITE_ONLY_SELF else frozenset()
     return Cost(0.0, "rule:copy", "NB: data movement only: 0 FLOPs; a partial write counts the whole output.",
@@ -162,7 +153,7 @@ def copy_cost(call: OpCall) -> Cost:
 
 def pointwise_cost(call: OpCall) -> Cost:
     numel = max((t.numel for t in call.outputs), default=0)
-    name = _base(call.op)
+    name = base_name(call.op)
     if name == "gelu" and call.args.get("approximate") == "tanh":
         name = "gelu_tanh"
     if name in CATALOG_POINTWISE and numel >= 1:
@@ -185,7 +176,7 @@ def foreach_cost(call: OpCall, name: str) -> Cost:
 
 def reduction_cost(call: OpCall) -> Cost:
     numel = call.inputs[0].numel if call.inputs else 0
-    per = REDUCTION_FLOPS.get(_base(call.op), 1)
+    per = REDUCTION_FLOPS.get(base_name(call.op), 1)
     return rule(per * numel, "reduction", f"NB: {per} FLOP(s) per input element; the final division or "
                  "rounding per output not counted.")
 

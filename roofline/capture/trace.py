@@ -46,6 +46,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten, tree_map
 
 from roofline.capture.collective_ops import COLLECTIVES
+from roofline.core.aten_names import namespace, packet
 
 # Ops whose schema says they may alias but which copy when the layout asks for it: never skipped.
 MAYBE_COPY = frozenset({"aten::contiguous", "aten::reshape", "aten::reshape_as", "aten::to", "aten::type_as"})
@@ -190,7 +191,7 @@ def op_info(func: Any) -> _OpInfo:
     name = func.name()
     rets = schema.returns
     aliasing = bool(rets) and all(r.alias_info is not None and not r.alias_info.is_write for r in rets)
-    packet_name = name.split(".")[0]
+    packet_name = packet(name)
     skip = (aliasing and packet_name not in MAYBE_COPY) or packet_name in NO_KERNEL
     written = frozenset(a.name for a in schema.arguments if a.alias_info is not None and a.alias_info.is_write)
     out_only = frozenset(a.name for a in schema.arguments if getattr(a, "is_out", False))
@@ -414,7 +415,7 @@ class Tracer(TorchDispatchMode):
 
 
 def _is_collective(op: str) -> bool:
-    return op.split(".")[0] in COLLECTIVES
+    return packet(op) in COLLECTIVES
 
 
 class _Completion:
@@ -433,7 +434,7 @@ class _Completion:
             except (RuntimeError, AttributeError, TypeError):
                 return
             future.add_done_callback(self._done)  # called at once when the work is already done
-        elif op.startswith("_c10d_functional::") and _is_collective(op):  # not isend/irecv: no wait on a peer
+        elif namespace(op) == "_c10d_functional" and _is_collective(op):  # not isend/irecv: no wait on a peer
             for t in leaves:
                 if isinstance(t, torch.Tensor):
                     torch.ops._c10d_functional.wait_tensor(t)

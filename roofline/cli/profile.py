@@ -11,11 +11,10 @@ from typing import Annotated, Any
 
 import typer
 
+from roofline.analysis.profile_view import BY
 from roofline.cli.common import check_choice, check_outputs, note
 from roofline.cli.results import save_and_print
 from roofline.core.errors import UsageError
-
-BY = ("op", "module", "kernel")
 
 
 def profile_cmd(
@@ -84,12 +83,13 @@ def profile_cmd(
         if output is not None:
             note(f"rank {rank}: results written to {output}")
     elif not json_:
+        from roofline.analysis.profile_view import profile_view
         from roofline.report.profile import profile_views
         from roofline.report.text import console
 
         con = console()
-        for view in profile_views(doc, top=top, by=by, depth=depth, width=con.width):
-            con.print(view)
+        for part in profile_views(profile_view(doc, top=top, by=by, depth=depth), width=con.width):
+            con.print(part)
         if output is not None:
             note(f"results written to {output}")
 

@@ -45,10 +45,14 @@ def count(x: float) -> str:
     return f"{x:,.0f}"
 
 
-def percent(x: float | None, digits: int = 1) -> str:
-    """A fraction as a percentage: 0.0512 -> '5.1%'; None or not finite -> '-'."""
+def percent(x: float | None, digits: int = 1, *, nonzero: bool = False) -> str:
+    """A fraction as a percentage: 0.0512 -> '5.1%'; None or not finite -> '-'. With `nonzero` a positive
+    fraction too small for `digits` reads '<0.1%' (a share that exists is never shown as 0; the profile views)."""
     if x is None or not math.isfinite(x):
         return "-"
+    smallest = 10.0 ** -digits
+    if nonzero and 0 < x * 100 < smallest / 2:
+        return f"<{smallest:.{digits}f}%"
     return f"{x * 100:.{digits}f}%"
 
 

@@ -4,7 +4,8 @@ The page opens offline: its one stylesheet and one script (html_assets/, read wh
 all its data are inline; nothing is fetched. What it shows comes from the same places as the other views,
 so the numbers agree with them: the roofs, points, axis ranges and point numbers from the chart model
 (`report.chart.model`, as the PNG chart), the texts from `core.format`, a profile's what-if and roll-ups
-from `analysis.whatif` and `report.profile`, a check's verdicts from `ci.judge` (cells as in `report.check`).
+from its view model (`analysis.profile_view`, as the terminal views), a check's verdicts from `ci.judge`
+(cells as in `report.check`).
 
 Python decides every number and text; the script only places them (chart, hover details, the records table)
 and sorts and filters tables. Records go into one JSON block, each once: a 300-op profile makes about 280 KB.
@@ -21,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from roofline._version import __version__
+from roofline.analysis.profile_view import ProfileView, profile_view
 from roofline.core.counters import excess_basis
 from roofline.core.document import Document, now_iso
 from roofline.core.files import atomic_write, refuse_existing
@@ -327,7 +329,9 @@ def _machine_card(doc: Document, name: str, path: str | None) -> str:
 
 
 # ---------------------------------------------------------------- a profile: summary, what-if, roll-ups
-def _profile_summary(summary: Mapping[str, Any]) -> str:
+def _profile_summary(view: ProfileView) -> str:
+    summary = view.summary
+
     def t(key: str) -> str:
         v = summary.get(key)
         return duration(float(v)) if isinstance(v, (int, float)) else ""
@@ -351,12 +355,8 @@ def _profile_summary(summary: Mapping[str, Any]) -> str:
     return _facts(facts) + notes
 
 
-def _whatif(doc: Document) -> str:
-    try:
-        from roofline.analysis.whatif import document_what_if
-    except ImportError:  # an install without the what-if: the summary alone
-        return ""
-    w = document_what_if(doc)
+def _whatif(view: ProfileView) -> str:
+    w = view.whatif
     parts = ["<h3>what if</h3>"]
     if w.amdahl is not None:
         a = w.amdahl
@@ -385,14 +385,10 @@ def _whatif(doc: Document) -> str:
     return "".join(parts)
 
 
-def _rollups(doc: Document, summary: Mapping[str, Any]) -> str:
-    try:
-        from roofline.report.profile import rollup
-    except ImportError:
-        return ""
+def _rollups(view: ProfileView) -> str:
     parts = []
     for by, title in (("module", "by module (layer indices rolled together as *)"), ("op", "by op type")):
-        lines = rollup(doc.records, summary, by=by)
+        lines = view.rollups[by]
         rows: list[list[Cell]] = [[x.key or ROOT_MODULE, (x.time_s, duration(x.time_s)), (x.share, percent(x.share)),
                                    (x.calls, count(x.calls)), (x.roofline_s, duration(x.roofline_s)),
                                    (x.headroom_s, _signed_duration(x.headroom_s))] for x in lines[:ROLLUP_ROWS]]
@@ -407,8 +403,8 @@ def _rollups(doc: Document, summary: Mapping[str, Any]) -> str:
 
 
 def _profile_section(doc: Document, name: str) -> str:
-    summary = doc.extra.get("profile") if isinstance(doc.extra.get("profile"), Mapping) else {}
-    return f"<h3>{_esc(name)}</h3>" + _profile_summary(summary) + _whatif(doc) + _rollups(doc, summary)
+    view = profile_view(doc)  # its module roll-up at full depth
+    return f"<h3>{_esc(name)}</h3>" + _profile_summary(view) + _whatif(view) + _rollups(view)
 
 
 # ---------------------------------------------------------------- a check's verdicts

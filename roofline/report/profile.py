@@ -1,181 +1,35 @@
-"""Terminal views of a profile document: rich renderables (nothing printed here) that read in 80 columns.
+"""Terminal views of a profile: rich renderables (nothing printed here) that read in 80 columns, rendered from
+its view model (`analysis.profile_view.ProfileView`: every number is computed there, once).
 
-`profile_views(doc, top, by, depth, width)` is what `roofline profile` prints: the summary header, the top
-records by total time, one roll-up (by op type, by module, or by kernel) and the what-if. `views_json` is the
-same as data (for --json).
+`profile_views(view, width)` is what `roofline profile` prints: the summary header, the top records by total
+time, one roll-up (by op type, by module, or by kernel) and the what-if.
 
 Tables: numbers right-aligned in their own columns, units in the headers, never cut or wrapped; the text
 columns (op, module, kernel, fusion) take the width that is left and are shortened first (a module from the
-left, at a dot: '…self_attn.q_proj'). Timed profiles rank by measured time (time_s x count); analytic ones
-by roofline time, said "predicted".
-
-Module roll-up (`module_group`): a numeric path component (a layer's index) is written '*' and rolled
-together, and does not count towards `depth`; `depth` counts named components, the index following the
-last one kept as '*': 'model.layers.0.mlp.down_proj' at depth 1 is 'model', at depth 2 'model.layers.*',
-at depth 3 'model.layers.*.mlp'; with no depth the whole path ('model.layers.*.mlp.down_proj').
+left, at a dot: '…self_attn.q_proj'). Timed profiles rank by measured time, analytic ones by roofline time,
+said "predicted".
 """
 
 from __future__ import annotations
 
 import re
-from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass
-from typing import Any
+from dataclasses import dataclass
 
 from rich import box
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from roofline.analysis.whatif import KIND_ORDER, KINDS, WhatIf, base_name, record_total, short_op, what_if
-from roofline.core.document import Document, clean_json
-from roofline.core.errors import UsageError
-from roofline.core.format import count, duration, si
-from roofline.core.record import ROOT_MODULE, Record
+from roofline.analysis.profile_view import ProfileView
+from roofline.analysis.whatif import KIND_ORDER, KINDS, WhatIf
+from roofline.core.format import count, duration, percent, si
+from roofline.core.record import ROOT_MODULE
 
-BY = ("op", "module", "kernel")
-TOP = 20
 ROOT = ROOT_MODULE  # the module name shown for ops the root module runs itself
 ELLIPSIS = "…"
 OP_WIDTH = 18  # an op name is cut past this (the longest abbreviated aten names fit)
 TEXT_MIN = 10  # a text column never gets less than this, whatever the width asks
-
-
-# -- data ---------------------------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Line:
-    """One row of a view: a record, or a group of records (op type, module, kernel)."""
-
-    key: str  # the short op, module group or kernel name
-    time_s: float  # over all calls (predicted when analytic)
-    share: float | None  # of the step's total
-    calls: int
-    roofline_s: float | None  # over all calls, of the records with a roof
-    headroom_s: float | None  # time_s - roofline_s (timed, records with a roof)
-    records: tuple[int, ...]
-    module: str = ""
-    bound: str | None = None
-    roof_fraction: float | None = None  # roofline time / time (timed)
-    ops: tuple[str, ...] = ()  # the kernel view: the ops that launched it
-
-
-def summary_of(doc: Document) -> dict[str, Any]:
-    """The document's profile summary (`extra["profile"]`), {} when it has none."""
-    s = doc.extra.get("profile")
-    return dict(s) if isinstance(s, Mapping) else {}
-
-
-def is_predicted(records: Sequence[Record], summary: Mapping[str, Any]) -> bool:
-    """An analytic profile (no measured time): views rank by roofline time."""
-    return summary.get("mode") == "analytic" or not any(r.time_s is not None for r in records)
-
-
-def step_total(records: Sequence[Record], summary: Mapping[str, Any]) -> float:
-    """The base of every share: the kernel time (unattributed kernels included) when measured, the sum of
-    roofline times when predicted."""
-    predicted = is_predicted(records, summary)
-    base = summary.get("roofline_time_s" if predicted else "kernel_time_s")
-    return float(base) if base else sum(record_total(r, predicted) for r in records)
-
-
-def _line(key: str, idx: list[int], records: Sequence[Record], predicted: bool, total: float, **kw: Any) -> Line:
-    recs = [records[i] for i in idx]
-    t = sum(record_total(r, predicted) for r in recs)
-    roofed = [r for r in recs if r.roofline_time_s is not None]
-    roof = sum(record_total(r, True) for r in roofed) if roofed else None
-    headroom = None
-    if not predicted and roofed:
-        headroom = sum(record_total(r) - record_total(r, True) for r in roofed if r.time_s is not None)
-    return Line(key, t, t / total if total > 0 else None, sum(r.count or 1 for r in recs), roof, headroom,
-                tuple(idx), **kw)
-
-
-def top_lines(records: Sequence[Record], summary: Mapping[str, Any], top: int = TOP) -> list[Line]:
-    """The `top` records by total time (roofline time when predicted)."""
-    predicted = is_predicted(records, summary)
-    total = step_total(records, summary)
-    order = sorted(range(len(records)), key=lambda i: (-record_total(records[i], predicted), i))[:max(top, 0)]
-    return [_line(short_op(records[i].op), [i], records, predicted, total, module=records[i].module or "",
-                  bound=records[i].bound, roof_fraction=None if predicted else records[i].roofline_fraction)
-            for i in order]
-
-
-def module_group(path: str, depth: int | None = None) -> str:
-    """The roll-up key of a module path (module docstring): indices as '*', `depth` named components."""
-    if not path:
-        return ""
-    parts = ["*" if p.isdigit() else p for p in path.split(".")]
-    if depth is None:
-        return ".".join(parts)
-    if depth < 1:
-        raise UsageError(f"--depth must be at least 1, got {depth}")
-    kept, named = [], 0
-    for p in parts:
-        if p != "*":
-            if named == depth:
-                break
-            named += 1
-        kept.append(p)
-    return ".".join(kept)
-
-
-def rollup(records: Sequence[Record], summary: Mapping[str, Any], by: str = "op",
-           depth: int | None = None) -> list[Line]:
-    """Records grouped by op type ('add' and 'add_' together), module group or device kernel, by total time.
-    The kernel view adds the kernels no op launched (summary 'unattributed')."""
-    if by not in BY:
-        raise UsageError(f"--by must be one of {', '.join(BY)}, got {by!r}")
-    predicted = is_predicted(records, summary)
-    total = step_total(records, summary)
-    if by == "kernel":
-        return _kernel_lines(records, summary, total)
-    groups: dict[str, list[int]] = defaultdict(list)
-    for i, r in enumerate(records):
-        if by == "module":
-            key = module_group(r.module or "", depth)
-        else:  # the op type: in-place and out-of-place forms together
-            key = short_op("aten::" + base_name(r.op) if r.op.startswith("aten::") else r.op)
-        groups[key].append(i)
-    lines = [_line(k, idx, records, predicted, total) for k, idx in groups.items()]
-    return sorted(lines, key=lambda x: (-x.time_s, x.key))
-
-
-def _kernel_lines(records: Sequence[Record], summary: Mapping[str, Any], total: float) -> list[Line]:
-    time: dict[str, float] = defaultdict(float)
-    calls: dict[str, int] = defaultdict(int)
-    ops: dict[str, dict[str, None]] = defaultdict(dict)
-    idx: dict[str, list[int]] = defaultdict(list)
-    for i, r in enumerate(records):
-        for name, t in zip(r.kernels or [], r.kernel_times_s or [], strict=False):
-            time[name] += t * (r.count or 1)  # kernel_times_s are per call
-            calls[name] += r.count or 1
-            ops[name][short_op(r.op)] = None
-            idx[name].append(i)
-    for u in summary.get("unattributed") or []:
-        name = str(u.get("kernel"))
-        time[name] += float(u.get("time_s") or 0.0)
-        calls[name] += int(u.get("launches") or 0)
-        ops[name]["(no op)"] = None
-    lines = [Line(k, t, t / total if total > 0 else None, calls[k], None, None, tuple(idx[k]), ops=tuple(ops[k]))
-             for k, t in time.items()]
-    return sorted(lines, key=lambda x: (-x.time_s, x.key))
-
-
-def whatif_json(doc: Document) -> dict[str, Any]:
-    """The what-if of a profile document as JSON-able data."""
-    return what_if(doc.records, summary_of(doc)).to_dict()
-
-
-def views_json(doc: Document, top: int = TOP, by: str = "op", depth: int | None = None) -> dict[str, Any]:
-    """What `profile_views` shows, as JSON-able data: top records, the roll-up, the what-if."""
-    s = summary_of(doc)
-    return clean_json({"predicted": is_predicted(doc.records, s), "total_s": step_total(doc.records, s),
-                       "top": [asdict(x) for x in top_lines(doc.records, s, top)],
-                       "rollup": {"by": by, "depth": depth,
-                                  "lines": [asdict(x) for x in rollup(doc.records, s, by, depth)]},
-                       "whatif": whatif_json(doc)})
 
 
 # -- formatting ---------------------------------------------------------------------------------------------
@@ -198,14 +52,6 @@ def fixed(x: float | None) -> str:
     if abs(x) >= 99.95:  # what rounds to 100.0 reads 100
         return f"{x:,.0f}"
     return f"{x:.1f}" if abs(x) >= 9.995 else f"{x:.2f}"
-
-
-def percent(x: float | None, digits: int = 1) -> str:
-    """0.234 -> '23.4%'; a positive share too small for `digits` -> '<0.1%' (never a bare 0); None -> '-'."""
-    if x is None:
-        return "-"
-    smallest = 10.0 ** -digits
-    return f"<{smallest:.{digits}f}%" if 0 < x * 100 < smallest / 2 else f"{x:.{digits}%}"
 
 
 def shorten_left(path: str, width: int) -> str:
@@ -286,19 +132,16 @@ def _fusion_cell(cell: str, width: int) -> str:
 
 # -- views --------------------------------------------------------------------------------------------------
 
-def header(doc: Document, width: int = 80) -> Text:
+def header(view: ProfileView, width: int = 80) -> Text:
     """Name, device, wall and kernel time, GPU idle, coverage, ops without formula, FLOPs, the collectives'
-    share: packed in lines
-    of `width`; the summary's notes after them."""
-    s = summary_of(doc)
-    predicted = is_predicted(doc.records, s)
-    device = doc.device.get("name") or doc.device.get("spec_name") or doc.device.get("kind") or "an unknown device"
+    share: packed in lines of `width`; the summary's notes after them."""
+    s, predicted = view.summary, view.predicted
     where = s.get("time_device") or ("analytic, no data" if predicted else "")
-    out = Text(f"{s.get('name') or 'profile'}: {'predicted' if predicted else 'measured'} on {device}"
-               + (f" ({where})" if where else ""), style="bold")
+    out = Text(f"{s.get('name') or 'profile'}: {'predicted' if predicted else 'measured'} on "
+               f"{view.device or 'an unknown device'}" + (f" ({where})" if where else ""), style="bold")
     pairs: list[str] = []
     if predicted:
-        pairs.append(f"predicted step {duration(step_total(doc.records, s))} (sum of roofline times)")
+        pairs.append(f"predicted step {duration(view.total_s)} (sum of roofline times)")
     else:
         if s.get("wall_s") is not None:
             plain = s.get("wall_uninstrumented_s")
@@ -307,10 +150,10 @@ def header(doc: Document, width: int = 80) -> Text:
             pairs.append(f"kernel time {duration(s['kernel_time_s'])}")
         if s.get("gpu_idle_s") is not None:
             wall = s.get("wall_s")
-            pairs.append(f"GPU idle {duration(s['gpu_idle_s'])}" + (f" ({s['gpu_idle_s'] / wall:.0%} of wall)"
+            pairs.append(f"GPU idle {duration(s['gpu_idle_s'])}" + (f" ({percent(s['gpu_idle_s'] / wall, 0)} of wall)"
                                                                       if wall else ""))
         if s.get("coverage") is not None:
-            pairs.append(f"coverage {percent(s['coverage'])}")
+            pairs.append(f"coverage {percent(s['coverage'], nonzero=True)}")
     missing = s.get("without_formula") or []
     calls = sum(int(m.get("calls") or 0) for m in missing)
     pairs.append(f"ops without formula {len(missing)}"
@@ -323,12 +166,11 @@ def header(doc: Document, width: int = 80) -> Text:
     comm = s.get("communication")
     if isinstance(comm, Mapping):
         share = comm.get("roofline_share" if predicted else "share")
-        pairs.append(f"communication {percent(share) if share is not None else '-'} ({count(comm.get('calls') or 0)} "
+        pairs.append(f"communication {percent(share, nonzero=True)} ({count(comm.get('calls') or 0)} "
                      f"collective call{'' if comm.get('calls') == 1 else 's'})")
     if s.get("regions"):
         pairs.append("regions " + ", ".join(sorted(s["regions"])))
-    calls = s.get("calls") or sum(r.count or 1 for r in doc.records)
-    pairs.append(f"{count(len(doc.records))} records, {count(calls)} calls")
+    pairs.append(f"{count(view.records)} records, {count(view.calls)} calls")
     line = ""
     for p in pairs:
         if line and len(line) + 3 + len(p) > width:
@@ -342,48 +184,40 @@ def header(doc: Document, width: int = 80) -> Text:
     return out
 
 
-def top_table(records: Sequence[Record], summary: Mapping[str, Any], top: int = TOP, width: int = 80) -> Table:
-    """The `top` records by total time: share of the step, total time, calls, op, module, bound, % of roof and
-    headroom (total time - total roofline time); predicted: share, time, calls, op, module, bound, FLOP/B."""
-    predicted = is_predicted(records, summary)
-    lines = top_lines(records, summary, top)
+def top_table(view: ProfileView, width: int = 80) -> Table:
+    """The top records by total time: share of the step, total time, calls, op, module, bound, % of roof and
+    headroom (total time - total roofline time); predicted: share, time, calls, op, module, bound, FLOP/B.
+    With counters (`profile --counters`) each record's counted bytes over the minimum."""
+    predicted, lines, basis = view.predicted, view.top, view.counters_basis
     scale, unit = time_unit([x.time_s for x in lines])
     hscale, hunit = time_unit([x.headroom_s for x in lines])
     cols = [Column("share"), Column(f"time\n{unit}"), Column("calls"),
             Column("op", False, shorten_right), Column("module", False, shorten_left), Column("bound", False)]
     cols += [Column("FLOP/B")] if predicted else [Column("roof\n%"), Column(f"headroom\n{hunit}")]
-    counted = any(records[x.records[0]].counters is not None for x in lines)  # `profile --counters`
-    cols += [Column("bytes\n×min")] if counted else []
+    cols += [Column("bytes\n×min")] if basis is not None else []
     rows = []
     for x in lines:
-        r = records[x.records[0]]
-        row = [percent(x.share), fixed(x.time_s * scale), count(x.calls), shorten_right(x.key, OP_WIDTH),
+        row = [percent(x.share, nonzero=True), fixed(x.time_s * scale), count(x.calls), shorten_right(x.key, OP_WIDTH),
                _module(x.module), x.bound or "-"]
         if predicted:
-            row.append(fixed(r.arithmetic_intensity) if r.flops is not None else "-")
+            row.append(fixed(x.intensity))
         else:
-            row += [percent(x.roof_fraction, 0),
+            row += [percent(x.roof_fraction, 0, nonzero=True),
                     fixed(x.headroom_s * hscale) if x.headroom_s is not None else "-"]
-        if counted:
-            excess = r.counters.excess_traffic if r.counters is not None else None
-            row.append(f"{excess:.2f}" if excess is not None else "-")
+        if basis is not None:
+            row.append(f"{x.excess_traffic:.2f}" if x.excess_traffic is not None else "-")
         rows.append(row)
     what = "predicted time (roofline)" if predicted else "measured time"
     caption = None if predicted else "headroom: time - roofline time"
-    if counted:
-        from roofline.core.counters import excess_basis
-
-        basis = excess_basis(r.counters for r in records if r.counters is not None)
+    if basis is not None:
         caption = f"{caption + '; ' if caption else ''}bytes ×min: ncu {basis} bytes / minimum"
-    return table(f"Top {len(lines)} of {len(records)} records by {what}", cols, rows, width, caption=caption)
+    return table(f"Top {len(lines)} of {view.records} records by {what}", cols, rows, width, caption=caption)
 
 
-def rollup_table(records: Sequence[Record], summary: Mapping[str, Any], by: str = "op", depth: int | None = None,
-                 width: int = 80) -> RenderableType:
-    """The roll-up by op type, module group (`depth`) or kernel; the kernel view of a profile without device
-    kernels (on the CPU, or analytic) is one line saying so."""
-    predicted = is_predicted(records, summary)
-    lines = rollup(records, summary, by, depth)
+def rollup_table(view: ProfileView, width: int = 80) -> RenderableType:
+    """The roll-up `view.by`: by op type, module group (`view.depth`) or kernel; the kernel view of a profile
+    without device kernels (on the CPU, or analytic) is one line saying so."""
+    by, predicted, lines = view.by, view.predicted, view.rollup
     if by == "kernel" and not lines:
         return Text("By kernel: no device kernels in this profile (a CPU or analytic profile times ops, not "
                     "kernels).")
@@ -391,8 +225,8 @@ def rollup_table(records: Sequence[Record], summary: Mapping[str, Any], by: str 
     if by == "kernel":
         cols = [Column("share"), Column(f"time\n{unit}"), Column("calls"),
                 Column("ops", False, shorten_right), Column("kernel", False)]  # a kernel name folds, never cut
-        rows = [[percent(x.share), fixed(x.time_s * scale), count(x.calls), ", ".join(x.ops), short_kernel(x.key)]
-                for x in lines]
+        rows = [[percent(x.share, nonzero=True), fixed(x.time_s * scale), count(x.calls), ", ".join(x.ops),
+                 short_kernel(x.key)] for x in lines]
         return table("By kernel (calls: op calls that launched it)", cols, rows, width)
     hscale, hunit = time_unit([x.headroom_s for x in lines])
     key = Column("op" if by == "op" else "module", False, shorten_right if by == "op" else shorten_left)
@@ -400,26 +234,24 @@ def rollup_table(records: Sequence[Record], summary: Mapping[str, Any], by: str 
     cols += [] if predicted else [Column("roof\n%"), Column(f"headroom\n{hunit}")]
     rows = []
     for x in lines:
-        row = [percent(x.share), fixed(x.time_s * scale), count(x.calls), count(len(x.records))]
+        row = [percent(x.share, nonzero=True), fixed(x.time_s * scale), count(x.calls), count(len(x.records))]
         if not predicted:
-            frac = x.roofline_s / x.time_s if x.roofline_s is not None and x.time_s > 0 else None
-            row += [percent(frac, 0), fixed(x.headroom_s * hscale) if x.headroom_s is not None else "-"]
+            row += [percent(x.roof_fraction, 0, nonzero=True),
+                    fixed(x.headroom_s * hscale) if x.headroom_s is not None else "-"]
         rows.append([*row, _module(x.key) if by == "module" else x.key])
-    title = "By op type" if by == "op" else f"By module{f', depth {depth}' if depth else ''}"
+    title = "By op type" if by == "op" else f"By module{f', depth {view.depth}' if view.depth else ''}"
     return table(title + (" (predicted)" if predicted else ""), [*cols, key], rows, width)
 
 
-def whatif_view(records: Sequence[Record], summary: Mapping[str, Any], width: int = 80,
-                result: WhatIf | None = None) -> Group:
+def whatif_view(w: WhatIf, width: int = 80) -> Group:
     """The what-if: Amdahl at the roofs, the fusions ranked by time saved (with what each assumes), idle gaps."""
-    w = result if result is not None else what_if(records, summary)
     parts: list[RenderableType] = []
     if w.amdahl is not None:
         a = w.amdahl
         scale, unit = time_unit([a.total_s])
         names = {"memory": "memory-bound ops at the memory roof", "compute": "compute-bound ops at the compute roof",
                  "both": "every op at its roof"}
-        rows = [[names[sc.name], fixed(sc.time_s * scale), fixed(sc.saved_s * scale), percent(sc.share),
+        rows = [[names[sc.name], fixed(sc.time_s * scale), fixed(sc.saved_s * scale), percent(sc.share, nonzero=True),
                  count(sc.records)] for sc in (a.memory, a.compute, a.both)]
         said = f"Of {fixed(a.total_s * scale)} {unit} measured over the records"
         if a.unmodelled_s:
@@ -432,7 +264,7 @@ def whatif_view(records: Sequence[Record], summary: Mapping[str, Any], width: in
         scale, unit = time_unit([f.saved_s for f in w.fusions])
         rows, styles = [], []
         for f in w.fusions:  # two lines each: what fuses, then where
-            rows += [[fixed(f.saved_s * scale) if f.saved_s is not None else "-", percent(f.share, 2),
+            rows += [[fixed(f.saved_s * scale) if f.saved_s is not None else "-", percent(f.share, 2, nonzero=True),
                       si(f.bytes_saved, "B"), count(f.occurrences), f"{f.label}: {f.title}"],
                      ["", "", "", "", MODULE_LINE + _module(f.module)]]
             styles += ["", "dim"]
@@ -453,15 +285,10 @@ def whatif_view(records: Sequence[Record], summary: Mapping[str, Any], width: in
     return Group(*parts)
 
 
-def profile_views(doc: Document, top: int = TOP, by: str = "op", depth: int | None = None,
-                  width: int = 80) -> list[RenderableType]:
-    """What `roofline profile` prints, in order: header, top records, the roll-up `by` ('op', 'module' at
-    `depth`, 'kernel'), the what-if; laid out for a terminal of `width` columns."""
-    s = summary_of(doc)
-    return [header(doc, width), top_table(doc.records, s, top, width), rollup_table(doc.records, s, by, depth, width),
-            whatif_view(doc.records, s, width)]
+def profile_views(view: ProfileView, width: int = 80) -> list[RenderableType]:
+    """What `roofline profile` prints, in order: header, top records, the roll-up `view.by`, the what-if; laid
+    out for a terminal of `width` columns."""
+    return [header(view, width), top_table(view, width), rollup_table(view, width), whatif_view(view.whatif, width)]
 
 
-__all__ = ["BY", "Line", "header", "is_predicted", "module_group", "profile_views", "rollup", "rollup_table",
-           "short_kernel", "shorten_left", "step_total", "top_lines", "top_table", "views_json", "whatif_json",
-           "whatif_view"]
+__all__ = ["header", "profile_views", "rollup_table", "short_kernel", "shorten_left", "top_table", "whatif_view"]

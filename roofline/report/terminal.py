@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from roofline.core.errors import UsageError
-from roofline.core.format import number, si
+from roofline.core.format import number, percent, si
 from roofline.report.chart.model import (
     Chart,
     Roof,
@@ -236,9 +236,9 @@ def _legend(chart: Chart, marks: dict[tuple[int, int], str], numbers: dict[str, 
     for p in points:
         kind = "timed" if p.timed else "model only"
         row = [marks[(p.doc, p.record)], p.label, f"AI {number(p.ai)}", si(p.flops_per_s, "FLOP/s"),
-               f"{p.fraction:.0%} of roof"]
+               f"{percent(p.fraction, 0)} of roof"]
         if chart.profile:
-            row.append("-" if p.share is None else f"{p.share:.1%} of time")
+            row.append("-" if p.share is None else f"{percent(p.share)} of time")
         rows.append(row + [kind, f"{p.bound}-bound"] + ([chart.series[p.doc]] if many else []))
     n = len(rows[0]) if rows else 0
     # when narrow, leave out the bound (the roof under a point says it), then (a profile's points, all timed or

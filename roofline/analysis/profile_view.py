@@ -1,0 +1,209 @@
+"""What a profile's views show, computed once: the view model every renderer reads (the terminal views of
+`roofline profile`, their JSON, the HTML report's profile section). Pure: no torch, nothing formatted here.
+
+`profile_view(doc, top, by, depth)` builds a `ProfileView` from the document's records and its summary
+(`doc.extra["profile"]`): the step's total, the top records by total time, the roll-ups by op type, by module
+group and by device kernel, and the what-if (analysis/whatif.py). Timed profiles rank by measured time
+(time_s x count); analytic ones by roofline time ("predicted"). Every share is of the step's total: the kernel
+time (unattributed kernels included) when measured, the sum of roofline times when predicted.
+
+Module roll-up (`module_group`): a numeric path component (a layer's index) is written '*' and rolled
+together, and does not count towards `depth`; `depth` counts named components, the index following the
+last one kept as '*': 'model.layers.0.mlp.down_proj' at depth 1 is 'model', at depth 2 'model.layers.*',
+at depth 3 'model.layers.*.mlp'; with no depth the whole path ('model.layers.*.mlp.down_proj').
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from roofline.analysis.whatif import WhatIf, record_total, what_if
+from roofline.core.aten_names import short_base_name, short_name
+from roofline.core.counters import excess_basis
+from roofline.core.document import Document, clean_json
+from roofline.core.errors import UsageError
+from roofline.core.record import Record
+
+BY = ("op", "module", "kernel")  # the roll-ups, by op type, module group, device kernel
+TOP = 20  # records in the top view unless asked
+NO_OP = "(no op)"  # the op named for a kernel no op launched (the summary's 'unattributed')
+
+
+@dataclass(frozen=True)
+class Line:
+    """One row of a view: a record, or a group of records (op type, module, kernel)."""
+
+    key: str  # the short op, module group or kernel name
+    time_s: float  # over all calls (predicted when analytic)
+    share: float | None  # of the step's total
+    calls: int
+    roofline_s: float | None  # over all calls, of the records with a roof
+    headroom_s: float | None  # time_s - roofline_s (timed, records with a roof)
+    records: tuple[int, ...]
+    module: str = ""
+    bound: str | None = None
+    roof_fraction: float | None = None  # roofline time / time (timed; a group: roofline_s / time_s)
+    ops: tuple[str, ...] = ()  # the kernel view: the ops that launched it
+    intensity: float | None = None  # a top record's FLOP/byte (None without FLOPs)
+    excess_traffic: float | None = None  # a top record's counted bytes / its minimum (`profile --counters`)
+
+
+def summary_of(doc: Document) -> dict[str, Any]:
+    """The document's profile summary (`extra["profile"]`), {} when it has none."""
+    s = doc.extra.get("profile")
+    return dict(s) if isinstance(s, Mapping) else {}
+
+
+def is_predicted(records: Sequence[Record], summary: Mapping[str, Any]) -> bool:
+    """An analytic profile (no measured time): views rank by roofline time."""
+    return summary.get("mode") == "analytic" or not any(r.time_s is not None for r in records)
+
+
+def step_total(records: Sequence[Record], summary: Mapping[str, Any]) -> float:
+    """The base of every share (module docstring)."""
+    predicted = is_predicted(records, summary)
+    base = summary.get("roofline_time_s" if predicted else "kernel_time_s")
+    return float(base) if base else sum(record_total(r, predicted) for r in records)
+
+
+def _line(key: str, idx: list[int], records: Sequence[Record], predicted: bool, total: float, **kw: Any) -> Line:
+    """The line of records `idx`: their time, share, calls, roofline time and headroom; a group's roof
+    fraction from those sums unless `kw` gives one."""
+    recs = [records[i] for i in idx]
+    t = sum(record_total(r, predicted) for r in recs)
+    roofed = [r for r in recs if r.roofline_time_s is not None]
+    roof = sum(record_total(r, True) for r in roofed) if roofed else None
+    headroom = None
+    if not predicted and roofed:
+        headroom = sum(record_total(r) - record_total(r, True) for r in roofed if r.time_s is not None)
+    if "roof_fraction" not in kw and not predicted:
+        kw["roof_fraction"] = roof / t if roof is not None and t > 0 else None
+    return Line(key, t, t / total if total > 0 else None, sum(r.count or 1 for r in recs), roof, headroom,
+                tuple(idx), **kw)
+
+
+def top_lines(records: Sequence[Record], summary: Mapping[str, Any], top: int = TOP) -> list[Line]:
+    """The `top` records by total time (roofline time when predicted)."""
+    predicted = is_predicted(records, summary)
+    total = step_total(records, summary)
+    order = sorted(range(len(records)), key=lambda i: (-record_total(records[i], predicted), i))[:max(top, 0)]
+    lines = []
+    for i in order:
+        r = records[i]
+        lines.append(_line(short_name(r.op), [i], records, predicted, total, module=r.module or "", bound=r.bound,
+                           roof_fraction=None if predicted else r.roofline_fraction,
+                           intensity=r.arithmetic_intensity if r.flops is not None else None,
+                           excess_traffic=r.counters.excess_traffic if r.counters is not None else None))
+    return lines
+
+
+def module_group(path: str, depth: int | None = None) -> str:
+    """The roll-up key of a module path (module docstring): indices as '*', `depth` named components."""
+    if not path:
+        return ""
+    parts = ["*" if p.isdigit() else p for p in path.split(".")]
+    if depth is None:
+        return ".".join(parts)
+    if depth < 1:
+        raise UsageError(f"--depth must be at least 1, got {depth}")
+    kept, named = [], 0
+    for p in parts:
+        if p != "*":
+            if named == depth:
+                break
+            named += 1
+        kept.append(p)
+    return ".".join(kept)
+
+
+def rollup(records: Sequence[Record], summary: Mapping[str, Any], by: str = "op",
+           depth: int | None = None) -> list[Line]:
+    """Records grouped by op type ('add' and 'add_' together), module group or device kernel, by total time.
+    The kernel view adds the kernels no op launched (summary 'unattributed')."""
+    if by not in BY:
+        raise UsageError(f"--by must be one of {', '.join(BY)}, got {by!r}")
+    predicted = is_predicted(records, summary)
+    total = step_total(records, summary)
+    if by == "kernel":
+        return _kernel_lines(records, summary, total)
+    groups: dict[str, list[int]] = defaultdict(list)
+    for i, r in enumerate(records):
+        groups[module_group(r.module or "", depth) if by == "module" else short_base_name(r.op)].append(i)
+    lines = [_line(k, idx, records, predicted, total) for k, idx in groups.items()]
+    return sorted(lines, key=lambda x: (-x.time_s, x.key))
+
+
+def _kernel_lines(records: Sequence[Record], summary: Mapping[str, Any], total: float) -> list[Line]:
+    time: dict[str, float] = defaultdict(float)
+    calls: dict[str, int] = defaultdict(int)
+    ops: dict[str, dict[str, None]] = defaultdict(dict)
+    idx: dict[str, list[int]] = defaultdict(list)
+    for i, r in enumerate(records):
+        for name, t in zip(r.kernels or [], r.kernel_times_s or [], strict=False):
+            time[name] += t * (r.count or 1)  # kernel_times_s are per call
+            calls[name] += r.count or 1
+            ops[name][short_name(r.op)] = None
+            idx[name].append(i)
+    for u in summary.get("unattributed") or []:
+        name = str(u.get("kernel"))
+        time[name] += float(u.get("time_s") or 0.0)
+        calls[name] += int(u.get("launches") or 0)
+        ops[name][NO_OP] = None
+    lines = [Line(k, t, t / total if total > 0 else None, calls[k], None, None, tuple(idx[k]), ops=tuple(ops[k]))
+             for k, t in time.items()]
+    return sorted(lines, key=lambda x: (-x.time_s, x.key))
+
+
+@dataclass(frozen=True)
+class ProfileView:
+    """A profile's views, computed once from its records and summary: what the terminal, JSON and HTML
+    renderers show (they format, never compute)."""
+
+    summary: Mapping[str, Any]  # the profile summary (`doc.extra["profile"]`): the header's facts
+    device: str | None  # the device's name, spec name or kind
+    predicted: bool  # analytic: times are roofline times
+    total_s: float  # the base of every share
+    records: int
+    calls: int  # op calls: the summary's, else the records' counts
+    top: tuple[Line, ...]
+    rollups: Mapping[str, tuple[Line, ...]]  # by each of BY; "module" at `depth`
+    by: str  # the roll-up the terminal shows
+    depth: int | None
+    whatif: WhatIf
+    counters_basis: str | None  # what the top records' counted bytes are (ncu's "DRAM", ...); None: no counters
+
+    @property
+    def rollup(self) -> tuple[Line, ...]:
+        """The roll-up `by`."""
+        return self.rollups[self.by]
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-able form: top records, the roll-up `by`, the what-if."""
+        return clean_json({"predicted": self.predicted, "total_s": self.total_s,  # type: ignore[no-any-return]
+                           "top": [asdict(x) for x in self.top],
+                           "rollup": {"by": self.by, "depth": self.depth, "lines": [asdict(x) for x in self.rollup]},
+                           "whatif": self.whatif.to_dict()})
+
+
+def profile_view(doc: Document, top: int = TOP, by: str = "op", depth: int | None = None) -> ProfileView:
+    """The view model of a profile document: the `top` records, the roll-ups (module groups at `depth`), the
+    what-if; `by` names the roll-up a terminal shows (one of BY)."""
+    if by not in BY:
+        raise UsageError(f"--by must be one of {', '.join(BY)}, got {by!r}")
+    records, s = doc.records, summary_of(doc)
+    lines = tuple(top_lines(records, s, top))
+    counted = any(records[x.records[0]].counters is not None for x in lines)
+    basis = excess_basis(r.counters for r in records if r.counters is not None) if counted else None
+    device = doc.device.get("name") or doc.device.get("spec_name") or doc.device.get("kind") or None
+    return ProfileView(
+        summary=s, device=device, predicted=is_predicted(records, s), total_s=step_total(records, s),
+        records=len(records), calls=s.get("calls") or sum(r.count or 1 for r in records), top=lines,
+        rollups={b: tuple(rollup(records, s, b, depth if b == "module" else None)) for b in BY}, by=by, depth=depth,
+        whatif=what_if(records, s), counters_basis=basis)
+
+
+__all__ = ["BY", "NO_OP", "TOP", "Line", "ProfileView", "is_predicted", "module_group", "profile_view", "rollup",
+           "step_total", "summary_of", "top_lines"]
