@@ -138,7 +138,7 @@ def test_the_view_model_holds_what_every_renderer_shows() -> None:
     assert (view.predicted, view.total_s, view.records, view.calls) == (False, pytest.approx(650 * US), 7, 8)
     assert view.device == "NVIDIA H200" and view.counters_basis is None  # no record has ncu counters
     assert [x.key for x in view.top] == ["sdpa_flash", "mm", "mm"]
-    assert view.rollup is view.rollups["module"] and set(view.rollups) == {"op", "module", "kernel"}
+    assert view.rollup is view.rollups["module"] and set(view.rollups) == {"op", "module", "kernel", "phase"}
     assert [x.key for x in view.rollup] == ["model.layers.*", "lm_head_sampler"]  # at depth 2
     mm = next(x for x in view.rollups["op"] if x.key == "mm")
     assert mm.roof_fraction == pytest.approx(160 / 200)  # a group's: 2 x 80 µs at the roof of 2 x 100 measured

@@ -14,9 +14,10 @@ torch = pytest.importorskip("torch")
 nn = torch.nn
 
 import roofline  # noqa: E402
-from roofline.analysis.utilization import at_peak_s, headline, utilization  # noqa: E402
+from roofline.analysis.utilization import at_peak_s, utilization  # noqa: E402
 from roofline.core.errors import RooflineError  # noqa: E402
 from roofline.core.model import Ceilings  # noqa: E402
+from roofline.report.profile import utilization_line  # noqa: E402
 
 D = 16  # model width
 B = 8  # rows
@@ -229,7 +230,8 @@ def test_mfu_divides_each_pipe_by_its_own_peak() -> None:
     assert u["mbu"]["kernel"]["datasheet"] == pytest.approx(0.2)  # 8e11 B / (1 s x 4e12 B/s)
     assert u["flops_per_token"] == pytest.approx(4.1e11) and u["tokens_per_s"]["wall"] == pytest.approx(1000 / 1.2)
     assert u["peak"]["pipe"] == "bf16_tensor_dense_tflops" and u["peak"]["datasheet_flops_per_s"] == 1e15
-    assert headline(u) == "MFU 60.0% · MBU 20.0% (kernel time, datasheet roof)"
+    assert utilization_line(u) == ("MFU 60.0%, MBU 20.0% (kernel time, datasheet BF16 tensor 1 PFLOP/s), "
+                                   "1k tokens/s")
 
 
 def test_a_utilization_above_100_percent_is_refused_with_its_reason() -> None:

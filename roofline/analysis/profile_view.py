@@ -15,19 +15,20 @@ at depth 3 'model.layers.*.mlp'; with no depth the whole path ('model.layers.*.m
 
 from __future__ import annotations
 
+import dataclasses
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from roofline.analysis.whatif import WhatIf, record_total, what_if
+from roofline.analysis.whatif import BACKWARD_MARK, OPTIMIZER, WhatIf, module_label, phase_of, record_total, what_if
 from roofline.core.aten_names import short_base_name, short_name
 from roofline.core.counters import excess_basis
 from roofline.core.document import Document, clean_json
 from roofline.core.errors import UsageError
 from roofline.core.record import Record
 
-BY = ("op", "module", "kernel")  # the roll-ups, by op type, module group, device kernel
+BY = ("op", "module", "kernel", "phase")  # the roll-ups, by op type, module group, device kernel, phase
 TOP = 20  # records in the top view unless asked
 NO_OP = "(no op)"  # the op named for a kernel no op launched (the summary's 'unattributed')
 
@@ -93,7 +94,7 @@ def top_lines(records: Sequence[Record], summary: Mapping[str, Any], top: int = 
     lines = []
     for i in order:
         r = records[i]
-        lines.append(_line(short_name(r.op), [i], records, predicted, total, module=r.module or "", bound=r.bound,
+        lines.append(_line(short_name(r.op), [i], records, predicted, total, module=module_label(r), bound=r.bound,
                            roof_fraction=None if predicted else r.roofline_fraction,
                            intensity=r.arithmetic_intensity if r.flops is not None else None,
                            excess_traffic=r.counters.excess_traffic if r.counters is not None else None))
@@ -121,8 +122,9 @@ def module_group(path: str, depth: int | None = None) -> str:
 
 def rollup(records: Sequence[Record], summary: Mapping[str, Any], by: str = "op",
            depth: int | None = None) -> list[Line]:
-    """Records grouped by op type ('add' and 'add_' together), module group or device kernel, by total time.
-    The kernel view adds the kernels no op launched (summary 'unattributed')."""
+    """Records grouped by op type ('add' and 'add_' together), module group (a module's backward ops apart,
+    marked [bwd]), device kernel or phase, by total time. The kernel view adds the kernels no op launched
+    (summary 'unattributed')."""
     if by not in BY:
         raise UsageError(f"--by must be one of {', '.join(BY)}, got {by!r}")
     predicted = is_predicted(records, summary)
@@ -131,7 +133,11 @@ def rollup(records: Sequence[Record], summary: Mapping[str, Any], by: str = "op"
         return _kernel_lines(records, summary, total)
     groups: dict[str, list[int]] = defaultdict(list)
     for i, r in enumerate(records):
-        groups[module_group(r.module or "", depth) if by == "module" else short_base_name(r.op)].append(i)
+        if by == "module":
+            key = module_label(r, module_group(r.module or "", depth))
+        else:
+            key = phase_of(r) if by == "phase" else short_base_name(r.op)
+        groups[key].append(i)
     lines = [_line(k, idx, records, predicted, total) for k, idx in groups.items()]
     return sorted(lines, key=lambda x: (-x.time_s, x.key))
 
@@ -202,8 +208,14 @@ def profile_view(doc: Document, top: int = TOP, by: str = "op", depth: int | Non
         summary=s, device=device, predicted=is_predicted(records, s), total_s=step_total(records, s),
         records=len(records), calls=s.get("calls") or sum(r.count or 1 for r in records), top=lines,
         rollups={b: tuple(rollup(records, s, b, depth if b == "module" else None)) for b in BY}, by=by, depth=depth,
-        whatif=what_if(records, s), counters_basis=basis)
+        whatif=capped(what_if(records, s), top), counters_basis=basis)
 
 
-__all__ = ["BY", "NO_OP", "TOP", "Line", "ProfileView", "is_predicted", "module_group", "profile_view", "rollup",
+def capped(w: WhatIf, top: int) -> WhatIf:
+    """The what-if with its `top` fusions by time saved (the list is ranked: the rest save less)."""
+    return dataclasses.replace(w, fusions=w.fusions[:max(top, 0)])
+
+
+__all__ = ["BACKWARD_MARK", "BY", "NO_OP", "OPTIMIZER", "TOP", "Line", "ProfileView", "capped", "is_predicted",
+           "module_group", "module_label", "profile_view", "rollup",
            "step_total", "summary_of", "top_lines"]

@@ -84,16 +84,3 @@ def _checked(value: float | None, what: str, kind: str, roof: str, out: dict[str
                           f"peak or the count is wrong (a clock above the datasheet's boost, a time that misses "
                           f"kernels, or FLOPs counted that did not run)")
     return None
-
-
-def headline(u: Mapping[str, Any]) -> str | None:
-    """'MFU 41.3% · MBU 12.0% (kernel time, datasheet)': the first time and roof that have a figure."""
-    for kind in TIMES:
-        for roof in ("datasheet", "measured"):
-            mfu = (u.get("mfu", {}).get(kind) or {}).get(roof)
-            mbu = (u.get("mbu", {}).get(kind) or {}).get(roof)
-            if mfu is not None or mbu is not None:
-                parts = [f"MFU {percent(mfu)}" if mfu is not None else None,
-                         f"MBU {percent(mbu)}" if mbu is not None else None]
-                return " · ".join(p for p in parts if p) + f" ({kind} time, {roof} roof)"
-    return None

@@ -18,7 +18,8 @@ bytes per edge, edges] and the wall, kernel and idle times. Pure: no torch, noth
   nothing outside the fusion reads it (2 x bytes for a plain chain); the whole op's bytes and time for a
   folded batch norm. Time saved: bytes saved at the memory roof (bytes / peak_bytes_per_s). Occurrences: the
   fewest edges of the fusion's rows (a record aggregates calls, so one row may hold several edges of one
-  occurrence). Ranked by time saved.
+  occurrence). Ranked by time saved. Only ops of one phase fuse (forward, backward, optimizer: a training
+  step's phases run apart, and its optimizer's writes are read by the next step).
 - Idle gaps: GPU idle time between kernels as a share of the wall time; CUDA graphs or torch.compile
   when it is large.
 """
@@ -35,7 +36,7 @@ from typing import Any
 from roofline.core.aten_names import base_name, op_name, short_name
 from roofline.core.document import Document, clean_json
 from roofline.core.format import duration, percent
-from roofline.core.record import Record
+from roofline.core.record import ROOT_MODULE, Record
 
 # -- thresholds (each with its reason)
 # Idle gaps under 10% of the wall time are worth less than the usual fusion savings and sit within what the
@@ -226,14 +227,37 @@ class _Row:
         return self.bytes * self.edges
 
 
-def _rows(dataflow: Iterable[Sequence[float]], n: int) -> tuple[list[_Row], set[int]]:
-    """The summary's dataflow rows between distinct records that exist, and the records that feed themselves
+def phase_of(r: Record) -> str:
+    """A record's phase of the step; records made before phases existed are forward ops."""
+    return r.phase or "forward"
+
+
+# How the views mark a module's backward ops (the module whose forward created their autograd nodes), and the
+# name they give the optimizer's ops (no module's).
+BACKWARD_MARK = " [bwd]"
+OPTIMIZER = "(optimizer)"
+
+
+def module_label(r: Record, path: str | None = None) -> str:
+    """The module a view shows for a record (`path`: its module group, else its module): marked [bwd] for a
+    backward op; the optimizer's ops as (optimizer). The root module's own ops keep "" (the views name it)."""
+    if r.phase == "optimizer":
+        return OPTIMIZER
+    path = r.module or "" if path is None else path
+    return (path or ROOT_MODULE) + BACKWARD_MARK if r.phase == "backward" else path
+
+
+def _rows(dataflow: Iterable[Sequence[float]], records: Sequence[Record]) -> tuple[list[_Row], set[int]]:
+    """The summary's dataflow rows between distinct records of one phase, and the records that feed themselves
     (one call's output read by another call of the same record, as a layer's two residual adds: never a fusion,
-    but that output is needed, so its write is never saved)."""
+    but that output is needed, so its write is never saved). A row across phases is no fusion: the backward,
+    the optimizer and the next step's forward run at other times (an optimizer's update of a weight and the
+    next forward's read of it are a step apart)."""
     out, self_fed = [], set()
+    n = len(records)
     for row in dataflow:
         p, c, b, k = int(row[0]), int(row[1]), float(row[2]), int(row[3])
-        if 0 <= p < n and 0 <= c < n and b > 0 and k > 0:
+        if 0 <= p < n and 0 <= c < n and b > 0 and k > 0 and phase_of(records[p]) == phase_of(records[c]):
             if p == c:
                 self_fed.add(p)
             else:
@@ -336,8 +360,9 @@ class _Finder:
             saved = nbytes / bw if bw else None
         share = saved / self.total if saved is not None and self.total > 0 else None
         self.fusions.append(Fusion(
-            kind, tuple(dict.fromkeys(short_name(self.records[i].op) for i in self.flow_order(recs))),
-            _common_module([self.records[i].module or "" for i in recs]), tuple(recs), occurrences, nbytes, saved,
+            kind, tuple(short_name(self.records[i].op) for i in self.flow_order(recs)),
+            module_label(self.records[recs[0]], _common_module([self.records[i].module or "" for i in recs])),
+            tuple(recs), occurrences, nbytes, saved,
             share, detected, KINDS[kind][1]))
 
     def flow_order(self, recs: list[int]) -> list[int]:
@@ -450,7 +475,7 @@ class _Finder:
 def fusions(records: Sequence[Record], dataflow: Iterable[Sequence[float]], total_s: float,
             predicted: bool = False) -> list[Fusion]:
     """The fusions the dataflow allows, ranked by time saved (module docstring); `total_s` for the shares."""
-    return _Finder(records, _rows(dataflow, len(records)), total_s, predicted).find()
+    return _Finder(records, _rows(dataflow, records), total_s, predicted).find()
 
 
 # -- idle gaps ----------------------------------------------------------------------------------------------

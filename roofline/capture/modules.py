@@ -33,9 +33,9 @@ from torch.utils.module_tracker import ModuleTracker
 
 from roofline.capture.compiled import COMPILED_PREFIX, is_compiled_module
 from roofline.capture.trace import innermost_module
+from roofline.core.record import PHASES
 
-FORWARD, BACKWARD, OPTIMIZER, OTHER = "forward", "backward", "optimizer", "other"
-PHASES = (FORWARD, BACKWARD, OPTIMIZER, OTHER)
+FORWARD, BACKWARD, OPTIMIZER, OTHER = PHASES
 # The key of an autograd node's metadata that holds the module that created it.
 NODE_MODULE = "roofline.module"
 
@@ -51,16 +51,21 @@ def _tensors(value: Any) -> list[torch.Tensor]:
 
 def tag_nodes(roots: Iterable[Any], name: str, since: int) -> int:
     """Tag with `name` every autograd node reachable from `roots` that was created at or after sequence number
-    `since` and is not tagged yet (the walk stops at tagged and older nodes). Returns how many it tagged."""
+    `since` (while the module ran) and is not tagged yet. The walk goes on through nodes an inner module tagged
+    (a SiLU between two linears is reached through the second one's node) and stops at older nodes. Returns how
+    many it tagged."""
     tagged = 0
+    seen: set[Any] = set()
     todo = [n for n in roots if n is not None]
     while todo:
         node = todo.pop()
-        meta = node.metadata
-        if NODE_MODULE in meta or node._sequence_nr() < since:
+        if node in seen or node._sequence_nr() < since:
             continue
-        meta[NODE_MODULE] = name
-        tagged += 1
+        seen.add(node)
+        meta = node.metadata
+        if NODE_MODULE not in meta:
+            meta[NODE_MODULE] = name
+            tagged += 1
         todo.extend(n for n, _ in node.next_functions if n is not None)
     return tagged
 

@@ -24,7 +24,7 @@ def profile_cmd(
     force: Annotated[bool, typer.Option("--force", help="Overwrite --output if it exists.")] = False,
     json_: Annotated[bool, typer.Option("--json", help="Print the results document.")] = False,
     top: Annotated[int, typer.Option("--top", min=1, help="Operators in the top table.")] = 20,
-    by: Annotated[str, typer.Option("--by", help="Roll-up: op, module or kernel.")] = "op",
+    by: Annotated[str, typer.Option("--by", help="Roll-up: op, module, kernel or phase.")] = "op",
     depth: Annotated[int | None, typer.Option("--depth", min=1, help="Module path components kept in the "
                                               "module roll-up (layers.0 and layers.1 roll together).")] = None,
     region: Annotated[list[str] | None, typer.Option("--region", help="Keep only this region (repeatable); "
@@ -38,6 +38,9 @@ def profile_cmd(
                                            "FLOPs (the last entry of each region; docs/counters.md).")] = False,
     ncu_csv: Annotated[Path | None, typer.Option("--ncu-csv", help="With --counters: keep ncu's raw CSV "
                                                  "here.")] = None,
+    tokens: Annotated[int | None, typer.Option("--tokens", min=1, help="Tokens the profiled step processes "
+                                               "(batch x sequence; a decode step: the batch): tokens/s and "
+                                               "FLOPs per token beside MFU.")] = None,
 ) -> None:
     """Profile a script: every aten operator it runs, with FLOPs, minimum bytes, device time and what fixing
     each is worth. Profiles the regions the script marks with `with roofline.region("step"):` (the whole run
@@ -50,7 +53,7 @@ def profile_cmd(
         raise UsageError(f"{script}: no such script")
     from roofline.capture.script import ScriptError, profile_script  # torch: after the refusals (3 s here)
 
-    options = {"gpu": gpu, "device": device, "time": not no_time}
+    options = {"gpu": gpu, "device": device, "time": not no_time, "tokens": tokens}
     started = time.perf_counter()
 
     def starting(target: Any) -> None:

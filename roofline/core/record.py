@@ -237,7 +237,7 @@ class Record(_Serial):
     # aggregated over `count` calls; FLOPs, bytes and times stay per call.
     module: str | None = None
     region: str | None = None
-    phase: str | None = None  # forward, backward, optimizer or other (training steps; None before phases existed)
+    phase: str | None = None  # one of PHASES (training steps; None in documents made before phases existed)
     count: int | None = None
     input_shapes: list[list[int]] | None = None
     input_dtypes: list[str] | None = None
@@ -359,6 +359,10 @@ def analytic_record(op: Any, dtype: DType, ceilings: Ceilings, tensor_cores: boo
         uses_tensor_cores=op.uses_tensor_cores, allow_tensor_cores=tensor_cores, bytes_by_kind=traffic.by_kind(),
         traffic={"read": traffic.read, "written": traffic.written}, model_note=op.ignores,
         extra_flops=op.extra_flops()))
+
+
+# The phases of a step a profile record belongs to (capture/modules.py says what each holds).
+PHASES = ("forward", "backward", "optimizer", "other")
 
 
 def evolve(obj: S, **changes: Any) -> S:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from rich import box
 from rich.console import Group, RenderableType
@@ -22,9 +23,11 @@ from rich.table import Table
 from rich.text import Text
 
 from roofline.analysis.profile_view import ProfileView
+from roofline.analysis.utilization import TIMES
 from roofline.analysis.whatif import KIND_ORDER, KINDS, WhatIf
 from roofline.core.format import count, duration, percent, si
-from roofline.core.record import ROOT_MODULE
+from roofline.core.model import pipe_label
+from roofline.core.record import PHASES, ROOT_MODULE
 
 ROOT = ROOT_MODULE  # the module name shown for ops the root module runs itself
 ELLIPSIS = "…"
@@ -132,6 +135,24 @@ def _fusion_cell(cell: str, width: int) -> str:
 
 # -- views --------------------------------------------------------------------------------------------------
 
+def utilization_line(u: Mapping[str, Any]) -> str | None:
+    """'MFU 41.3%, MBU 12.0% (kernel time, datasheet BF16 tensor 989 TFLOP/s), 4.21k tokens/s': the first time
+    and roof that have a figure (analysis/utilization.py); None when none has."""
+    peak = u.get("peak") or {}
+    for kind in TIMES:
+        for roof in ("datasheet", "measured"):
+            mfu = (u.get("mfu", {}).get(kind) or {}).get(roof)
+            mbu = (u.get("mbu", {}).get(kind) or {}).get(roof)
+            if mfu is None and mbu is None:
+                continue
+            said = ", ".join(f"{name} {percent(x)}" for name, x in (("MFU", mfu), ("MBU", mbu)) if x is not None)
+            rate = peak.get(f"{roof}_flops_per_s")
+            where = f"{roof} {pipe_label(peak['pipe'])} {si(rate, 'FLOP/s')}" if rate and peak.get("pipe") else roof
+            tokens = (u.get("tokens_per_s") or {}).get(kind)
+            return f"{said} ({kind} time, {where})" + (f", {si(tokens).replace(' ', '')} tokens/s" if tokens else "")
+    return None
+
+
 def header(view: ProfileView, width: int = 80) -> Text:
     """Name, device, wall and kernel time, GPU idle, coverage, ops without formula, FLOPs, the collectives'
     share: packed in lines of `width`; the summary's notes after them."""
@@ -168,6 +189,14 @@ def header(view: ProfileView, width: int = 80) -> Text:
         share = comm.get("roofline_share" if predicted else "share")
         pairs.append(f"communication {percent(share, nonzero=True)} ({count(comm.get('calls') or 0)} "
                      f"collective call{'' if comm.get('calls') == 1 else 's'})")
+    util = utilization_line(s.get("utilization") or {})
+    if util:
+        pairs.append(util)
+    phases = s.get("phases") or {}
+    if len(phases) > 1:
+        key = "roofline_time_s" if predicted else "time_s"
+        pairs.append("phases " + ", ".join(f"{name} {duration(phases[name].get(key))}"
+                                           for name in PHASES if name in phases))
     if s.get("regions"):
         pairs.append("regions " + ", ".join(sorted(s["regions"])))
     pairs.append(f"{count(view.records)} records, {count(view.calls)} calls")
@@ -229,7 +258,7 @@ def rollup_table(view: ProfileView, width: int = 80) -> RenderableType:
                  short_kernel(x.key)] for x in lines]
         return table("By kernel (calls: op calls that launched it)", cols, rows, width)
     hscale, hunit = time_unit([x.headroom_s for x in lines])
-    key = Column("op" if by == "op" else "module", False, shorten_right if by == "op" else shorten_left)
+    key = Column(by, False, shorten_left if by == "module" else shorten_right)
     cols = [Column("share"), Column(f"time\n{unit}"), Column("calls"), Column("recs")]
     cols += [] if predicted else [Column("roof\n%"), Column(f"headroom\n{hunit}")]
     rows = []
@@ -239,7 +268,8 @@ def rollup_table(view: ProfileView, width: int = 80) -> RenderableType:
             row += [percent(x.roof_fraction, 0, nonzero=True),
                     fixed(x.headroom_s * hscale) if x.headroom_s is not None else "-"]
         rows.append([*row, _module(x.key) if by == "module" else x.key])
-    title = "By op type" if by == "op" else f"By module{f', depth {view.depth}' if view.depth else ''}"
+    title = {"op": "By op type", "phase": "By phase of the step"}.get(
+        by, f"By module{f', depth {view.depth}' if view.depth else ''}")
     return table(title + (" (predicted)" if predicted else ""), [*cols, key], rows, width)
 
 
