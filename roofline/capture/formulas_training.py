@@ -229,7 +229,6 @@ UNTAGGED_POINTWISE_FLOPS: dict[str, int] = {
     "leaky_relu_backward": 2,  # compare, times the slope
     "elu_backward": 4,  # compare, grad x (result + alpha x scale) or grad x scale
     "softplus_backward": 6,  # z = exp(beta x): mul, exp; grad z / (z + 1): add, div, mul; the threshold compare
-    "mish_backward": 14,  # sigmoid (4), softplus (3), tanh, its square, 1 - t^2, x sigmoid, two muls, add, grad
     "log_sigmoid_forward": 6,  # min(x, 0) - log1p(exp(-|x|)): abs, negate, exp, log1p, min, sub
     "log_sigmoid_backward": 5,  # the sigmoid from the saved buffer (add, div), sub, compare, times grad
     "_prelu_kernel": 2,  # compare, mul
