@@ -25,7 +25,8 @@ large for this machine:
 A model built normally (real weights) works too: its tensors are faked as they are used; so does one built on
 the meta device. Each `F.scaled_dot_product_attention` is recorded as one fused attention op
 (aten::scaled_dot_product_attention), as a GPU runs it, even where torch runs its math decomposition for
-want of data.
+want of data; each nn.LSTM / GRU / RNN call as one cuDNN call (aten::_cudnn_rnn, and _cudnn_rnn_backward for
+its gradient: capture/whole_rnn.py), not step by step.
 
 A program that calls torch.distributed collectives (each rank profiling itself) gets one record per
 collective on the interconnect, with its algbw and busbw, and the summary's `communication` share
@@ -62,6 +63,7 @@ from roofline.capture.records import (
     summarise,
 )
 from roofline.capture.trace import Tracer, WholeAttention, strip_root
+from roofline.capture.whole_rnn import WholeRNN
 from roofline.ceilings.specs import gpu_ceilings
 from roofline.core.document import Document, write_document
 from roofline.core.errors import RooflineError, UsageError
@@ -281,6 +283,7 @@ class Profile:
                                                       stand_in_scalars=target.time_device is None))
             if target.time_device is None:  # analytic: SDPA as the fused kernel a GPU runs (trace.py)
                 stack.enter_context(WholeAttention(self._tracer))
+                stack.enter_context(WholeRNN(self._tracer))  # each nn.LSTM/GRU/RNN as one cuDNN call (whole_rnn.py)
             _ACTIVE.append(self)
             stack.callback(_ACTIVE.remove, self)
         except BaseException:
