@@ -55,6 +55,8 @@ NO_KERNEL = frozenset({
     "aten::_unsafe_view", "aten::empty", "aten::empty_like", "aten::empty_strided", "aten::new_empty",
     "aten::new_empty_strided", "aten::set_", "aten::resize_", "aten::resize_as_", "aten::_reshape_alias",
     "aten::lift_fresh", "aten::_nested_view_from_buffer", "aten::record_stream", "aten::detach_",
+    # views whose schema does not say so (the RNN cells split their gates with them)
+    "aten::unsafe_split", "aten::unsafe_split_with_sizes", "aten::unsafe_chunk",
     "_c10d_functional::wait_tensor", "c10d_functional::wait_tensor", "_c10d_functional::_wrap_tensor_autograd"})
 
 # torch.distributed's op namespaces: their calls carry the process group they ran on (`Group`).
