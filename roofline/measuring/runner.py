@@ -142,30 +142,9 @@ def verdict(bound: str, fraction: float | None) -> str:
     return base if fraction is None else f"{base}, {fraction:.0%} of the roofline"
 
 
-def slowed(fn: Callable[[], Any], device: str, fraction: float, clock_mhz: float) -> Callable[[], Any]:
-    """Test-only: `fn` followed by a spin of `fraction` x its own time (torch.cuda._sleep on the GPU), to
-    check that `roofline check` catches a real slowdown of that size."""
-    if device.startswith("cuda"):
-        import torch
-
-        from roofline.measuring.cuda_events import mean_event_time
-
-        for _ in range(3):  # first calls load kernels and plans: keep them out of the estimate
-            fn()
-        torch.cuda.synchronize()
-        cycles = int(fraction * mean_event_time(fn, 5) * clock_mhz * 1e6)
-        return lambda: (fn(), torch.cuda._sleep(cycles))
-    import time
-
-    t0 = time.perf_counter()
-    fn()
-    extra = fraction * (time.perf_counter() - t0)
-    return lambda: (fn(), time.sleep(extra))
-
-
 def measure_op(op: Operator, dtype: DType, target: Target, *, warm_l2: bool = False, method: str = "auto",
                tensor_cores: bool = True, kernels: bool = True, rep_s: float | None = None,
-               slowdown: float | None = None, power: str = DEFAULT_POWER, progress: Reporter = QUIET) -> Record:
+               power: str = DEFAULT_POWER, progress: Reporter = QUIET) -> Record:
     """Build the real kernel for `op`, time it on the target's device, return the full record; `progress`
     hears each step. On the CPU, a roof the record beats is re-measured and replaces the target's, so that the
     document and the records after this one use it too (`recheck_cpu_roof`), and a roof measured on a busy
@@ -183,10 +162,6 @@ def measure_op(op: Operator, dtype: DType, target: Target, *, warm_l2: bool = Fa
     guard_memory(need, device, f"{op.name} {dtype.name}")
     progress.status("building the inputs")
     built = build(op, dtype, device)
-    if slowdown:
-        clock = target.spec["boost_clock_mhz"] if target.spec else 1000.0
-        built.fn = slowed(built.fn, device, slowdown, clock)
-        built.impl += f" + injected {slowdown:.0%} slowdown (test only)"
     kw: dict[str, Any] = {} if rep_s is None else {"rep_s": rep_s}
     t_built = time.perf_counter()
     if device.startswith("cuda"):
@@ -345,12 +320,11 @@ def _first_float_tensor(value: Any, path: str) -> tuple[str, Any] | None:
     return None
 
 
-def run_suite(suite: Suite, target: Target, *, warm_l2: bool = False, timer: str = "auto",
-              slowdown: dict[int, float] | None = None, kernels: bool = True, power: str = DEFAULT_POWER,
-              progress: Callable[[int, int, str], None] | None = None, reporter: Reporter = QUIET) -> list[Record]:
+def run_suite(suite: Suite, target: Target, *, warm_l2: bool = False, timer: str = "auto", kernels: bool = True,
+              power: str = DEFAULT_POWER, progress: Callable[[int, int, str], None] | None = None,
+              reporter: Reporter = QUIET) -> list[Record]:
     """Analyse (and time, when the target has a device) every entry; `progress(i, n, what)` hears of each entry
-    and `reporter` of each step inside one (warm-up, samples); `slowdown` is a test-only hook that adds the
-    given fraction of extra device time to the listed entries (1-based)."""
+    and `reporter` of each step inside one (warm-up, samples)."""
     from roofline.analysis.advice import with_advice
 
     on_gpu = bool(target.time_device and target.time_device.startswith("cuda")) or \
@@ -365,7 +339,7 @@ def run_suite(suite: Suite, target: Target, *, warm_l2: bool = False, timer: str
             rec = analytic_record(op, dt, target.ceilings, entry.tensor_cores)
         else:
             rec = measure_op(op, dt, target, warm_l2=warm_l2, method=timer, tensor_cores=entry.tensor_cores,
-                             slowdown=(slowdown or {}).get(i), kernels=kernels, power=power, progress=reporter)
+                             kernels=kernels, power=power, progress=reporter)
         rec = with_advice(rec, target.spec)
         records.append(dataclasses.replace(rec, threshold=entry.threshold or None, suite_entry=i))
     return records
