@@ -117,6 +117,15 @@ def test_analyze_on_another_gpu_is_analytic_and_says_why() -> None:
     assert any("analytic only" in n for n in rec.notes)
 
 
+def test_analyze_keeps_the_targets_messages_as_the_command_does(capsys: pytest.CaptureFixture[str]) -> None:
+    """Another GPU's spec with timing asked for: the record says why nothing was timed, the command prints it
+    too, and both give the same record (`roofline.session.place`)."""
+    rec = roofline.analyze("gemm", m=256, gpu="a100")
+    code, out, err = run(capsys, "analyze", "gemm", "--m", "256", "--gpu", "a100", "--json")
+    assert code == 0 and rec.notes[-1] in err
+    assert rec.to_dict() == json.loads(out)["records"][0]
+
+
 def test_analyze_takes_a_built_operator() -> None:
     op = make("rmsnorm", rows=8, cols=512)
     assert roofline.analyze(op, gpu="h200", time=False).key() == \

@@ -138,14 +138,14 @@ def test_calibrate_cpu(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_run_refuses_an_existing_output_before_timing(capsys: pytest.CaptureFixture[str], tmp_path: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    import roofline.measuring.runner
     import roofline.measuring.target
+    import roofline.session
 
     def no_work(*_: object, **__: object) -> None:
         raise AssertionError("timing work started although the output was refused")
 
     monkeypatch.setattr(roofline.measuring.target, "resolve_target", no_work)
-    monkeypatch.setattr(roofline.measuring.runner, "run_suite", no_work)
+    monkeypatch.setattr(roofline.session, "run_suite", no_work)
     res = write(tmp_path / "r.json", "precious")
     code, _, err = run(capsys, "run", SMOKE, "-o", str(res))
     assert code == 1 and "--force" in err and res.read_text() == "precious"

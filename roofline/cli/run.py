@@ -93,10 +93,10 @@ def run_cmd(
 ) -> None:
     """Run every entry of a suite (timed when a device is there) into one results document."""
     from roofline.analysis.suite import load_suite
-    from roofline.measuring.runner import run_suite
     from roofline.measuring.target import resolve_target
     from roofline.report.progress import StatusLine
     from roofline.report.text import records_table, show
+    from roofline.session import run_suite
 
     check_choice("--timer", timer, METHODS)
     check_choice("--power", power, POWER_MODES)

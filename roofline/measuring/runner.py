@@ -1,6 +1,8 @@
-"""Measure an operator on a device and fold the timing into its roofline record.
+"""Measure an operator on a device and fold the timing into its roofline record (`measure_op`, what
+`roofline.session.place` times a catalog operator with).
 
-Also the public Python API for users' own kernels: `roofline.measure(fn, flops=..., bytes=...)` (docs/api.md).
+Also users' own kernels: `measure(fn, flops=..., bytes=...)`, exported as `roofline.measure` by roofline/api.py
+(docs/api.md).
 """
 
 from __future__ import annotations
@@ -10,7 +12,6 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from roofline.analysis.suite import Suite
 from roofline.ceilings.specs import gpu_ceilings
 from roofline.core.dtypes import DType, get_dtype
 from roofline.core.errors import RooflineError
@@ -219,7 +220,8 @@ def measure(fn: Callable[[], Any], *, flops: float, bytes: float, dtype: str | D
     output is not close to the reference's (`roofline.measuring.correctness`; `atol`/`rtol` default to the
     output dtype's) is refused with one RooflineError saying where. `params` names the shape in the record
     (what `roofline check` matches records by, with `name` and `dtype`); `rep_s` is the sampling budget.
-    Every error is a RooflineError.
+    The record's notes keep what the target had to say (a CPU roofline measured now, the CPU timed because
+    torch cannot reach the GPU). Every error is a RooflineError.
 
     >>> rec = roofline.measure(lambda: a @ b, flops=2 * m * n * k, bytes=2 * (m * k + k * n + m * n),
     ...                        ref=lambda: (a.float() @ b.float()).half())
@@ -241,7 +243,8 @@ def measure_on(target: Target, fn: Callable[[], Any], *, flops: float, bytes: fl
                warm_l2: bool = False, bytes_written: float | None = None, ref: Callable[[], Any] | None = None,
                atol: float | None = None, rtol: float | None = None, params: dict[str, Any] | None = None,
                rep_s: float | None = None) -> Record:
-    """`measure` on a target already resolved (the pytest plugin resolves one per session)."""
+    """`measure` on a target already resolved (the pytest plugin resolves one per session); the target's
+    messages are kept last among the record's notes, as `roofline.session.place` keeps them."""
     _check_measure_args(flops, bytes, bytes_written, ref, atol, rtol)
     device = target.time_device
     if device is None:
@@ -261,7 +264,7 @@ def measure_on(target: Target, fn: Callable[[], Any], *, flops: float, bytes: fl
         m = time_cuda(fn, TimingOptions(compute_bound=record.bound == "compute", warm_l2=warm_l2, **kw), device, l2)
     else:
         m = time_cpu(fn, **kw)
-    return finish_record(record, m, target, dt, tensor_cores, tensor_cores)
+    return target.noted(finish_record(record, m, target, dt, tensor_cores, tensor_cores))
 
 
 def _check_measure_args(flops: float, bytes: float, bytes_written: float | None,
@@ -318,28 +321,3 @@ def _first_float_tensor(value: Any, path: str) -> tuple[str, Any] | None:
         if found is not None:
             return found
     return None
-
-
-def run_suite(suite: Suite, target: Target, *, warm_l2: bool = False, timer: str = "auto", kernels: bool = True,
-              power: str = DEFAULT_POWER, progress: Callable[[int, int, str], None] | None = None,
-              reporter: Reporter = QUIET) -> list[Record]:
-    """Analyse (and time, when the target has a device) every entry; `progress(i, n, what)` hears of each entry
-    and `reporter` of each step inside one (warm-up, samples)."""
-    from roofline.analysis.advice import with_advice
-
-    on_gpu = bool(target.time_device and target.time_device.startswith("cuda")) or \
-        (target.time_device is None and target.ceilings.kind == "gpu")
-    records = []
-    for i, entry in enumerate(suite.entries, start=1):
-        op = entry.operator(on_gpu)
-        dt = get_dtype(entry.dtype_for(on_gpu))
-        if progress:
-            progress(i, len(suite.entries), f"{op.name} {dt.name}")
-        if target.time_device is None:
-            rec = analytic_record(op, dt, target.ceilings, entry.tensor_cores)
-        else:
-            rec = measure_op(op, dt, target, warm_l2=warm_l2, method=timer, tensor_cores=entry.tensor_cores,
-                             kernels=kernels, power=power, progress=reporter)
-        rec = with_advice(rec, target.spec)
-        records.append(dataclasses.replace(rec, threshold=entry.threshold or None, suite_entry=i))
-    return records
