@@ -1,6 +1,7 @@
-"""`roofline.analyze(op, **params)`: one catalog operator placed on the roofline from Python, as
-`roofline analyze OP` places it (`roofline.session.place`): timed when a device is there, the analytic model
-alone otherwise or with `time=False`. Documented in docs/api.md; every error is a RooflineError."""
+"""The Python facade (docs/api.md), side by side: `roofline.measure(fn, flops=..., bytes=...)` times a user's
+own callable (implemented in `roofline.measuring.runner`), and `roofline.analyze(op, **params)` places one
+catalog operator as `roofline analyze OP` places it (`roofline.session.place`): timed when a device is there,
+the analytic model alone otherwise or with `time=False`. Every error is a RooflineError."""
 
 from __future__ import annotations
 
@@ -9,11 +10,14 @@ from typing import TYPE_CHECKING, Any
 from roofline.core.dtypes import DType, get_dtype
 from roofline.core.errors import UsageError
 from roofline.measuring.choices import DEFAULT_POWER, METHODS, POWER_MODES
+from roofline.measuring.runner import measure
 from roofline.report.chart.model import ROOF_CHOICES
 
 if TYPE_CHECKING:
     from roofline.core.record import Record
     from roofline.ops.base import Operator
+
+__all__ = ["analyze", "measure"]
 
 # What a long CPU timing's note suggests instead (the `shorter` of the status line).
 SHORTER = "a smaller shape, or time=False for the model alone, is quicker"
