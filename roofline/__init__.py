@@ -1,27 +1,49 @@
 """roofline: how fast each deep-learning operator could run on a GPU, how fast it does, and why.
 
-The public API (docs/api.md) is loaded on first use (`roofline.measure` pulls in torch and the timers), so
-importing the math (`roofline.core`, `roofline.ops`) stays light:
+The public API (docs/api.md) is this namespace, and `roofline.ops` (the operator catalog); every other module
+is internal. Its names are loaded on first use (`roofline.measure` pulls in the timers, and torch when it
+times), so importing the math (`roofline.core`, `roofline.ops`) stays light:
 
 - `measure(fn, flops=..., bytes=...)`: time your own zero-argument callable and place it on the roofline;
 - `analyze(op, **params)`: a catalog operator, as `roofline analyze OP` places it;
 - `profile(...)`, `region(name)`, `Profile`: every aten op of a model (docs/profile.md);
 - `occupancy(gpu, threads, registers, shared_memory)`: resident blocks and warps per SM;
-- `Record`, `Document`, `read_document(path)`: the results (schema v1) these return and read;
-- `RooflineError`: the one exception type the API raises for a problem the caller can fix."""
+- `advise(record, gpu)`: a record's advice against a GPU;
+- `Record`, `Document`, `read_document(path)`, `write_document(doc, path)`: the results (schema v1);
+- `GPUSpec`: a GPU's spec, which every function that takes a GPU takes beside its id or alias;
+- `RooflineError`, and its subclass `UsageError` for a bad argument: what the API raises for a problem the
+  caller can fix."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from roofline._version import __version__
 
-# Public name -> the module that defines it.
-_API = {"measure": "roofline.measuring.runner", "analyze": "roofline.api", "profile": "roofline.capture.profile",
+if TYPE_CHECKING:  # what type checkers read (roofline/py.typed); at run time each name loads on first use
+    from roofline.analysis.advice import advise as advise
+    from roofline.analysis.occupancy import occupancy as occupancy
+    from roofline.api import analyze as analyze
+    from roofline.api import measure as measure
+    from roofline.capture.profile import Profile as Profile
+    from roofline.capture.profile import profile as profile
+    from roofline.capture.profile import region as region
+    from roofline.ceilings.specs import GPUSpec as GPUSpec
+    from roofline.core.document import Document as Document
+    from roofline.core.document import read_document as read_document
+    from roofline.core.document import write_document as write_document
+    from roofline.core.errors import RooflineError as RooflineError
+    from roofline.core.errors import UsageError as UsageError
+    from roofline.core.record import Record as Record
+
+# Public name -> the module that defines it (the facade's two functions: roofline.api).
+_API = {"measure": "roofline.api", "analyze": "roofline.api", "profile": "roofline.capture.profile",
         "region": "roofline.capture.profile", "Profile": "roofline.capture.profile",
-        "occupancy": "roofline.analysis.occupancy", "Record": "roofline.core.record",
-        "Document": "roofline.core.document", "read_document": "roofline.core.document",
-        "RooflineError": "roofline.core.errors"}
+        "occupancy": "roofline.analysis.occupancy", "advise": "roofline.analysis.advice",
+        "Record": "roofline.core.record", "Document": "roofline.core.document",
+        "read_document": "roofline.core.document", "write_document": "roofline.core.document",
+        "GPUSpec": "roofline.ceilings.specs", "RooflineError": "roofline.core.errors",
+        "UsageError": "roofline.core.errors"}
 
 __all__ = ["__version__", *_API]
 

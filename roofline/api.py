@@ -1,20 +1,23 @@
-"""`roofline.analyze(op, **params)`: one catalog operator placed on the roofline from Python, as
-`roofline analyze OP` places it: timed when a device is there, the analytic model alone otherwise or with
-`time=False`. Documented in docs/api.md; every error is a RooflineError."""
+"""The Python facade (docs/api.md), side by side: `roofline.measure(fn, flops=..., bytes=...)` times a user's
+own callable (implemented in `roofline.measuring.runner`), and `roofline.analyze(op, **params)` places one
+catalog operator as `roofline analyze OP` places it (`roofline.session.place`): timed when a device is there,
+the analytic model alone otherwise or with `time=False`. Every error is a RooflineError."""
 
 from __future__ import annotations
 
-import dataclasses
 from typing import TYPE_CHECKING, Any
 
 from roofline.core.dtypes import DType, get_dtype
 from roofline.core.errors import UsageError
-from roofline.measuring.timing import DEFAULT_POWER, METHODS, POWER_MODES
+from roofline.measuring.choices import DEFAULT_POWER, METHODS, POWER_MODES
+from roofline.measuring.runner import measure
 from roofline.report.chart.model import ROOF_CHOICES
 
 if TYPE_CHECKING:
     from roofline.core.record import Record
     from roofline.ops.base import Operator
+
+__all__ = ["analyze", "measure"]
 
 # What a long CPU timing's note suggests instead (the `shorter` of the status line).
 SHORTER = "a smaller shape, or time=False for the model alone, is quicker"
@@ -34,11 +37,10 @@ def analyze(op: str | Operator, *, dtype: str | DType | Any | None = None, gpu: 
     `timer`, `power`, `kernels`, `roof` as on the command line; `rep_s` the sampling budget in seconds.
     The record carries the advice `roofline analyze` prints. A step that takes long shows a transient
     status line on stderr when stderr is a terminal."""
-    from roofline.analysis.advice import with_advice
-    from roofline.core.record import analytic_record
     from roofline.measuring.target import resolve_target
     from roofline.ops.base import Operator, make
     from roofline.report.progress import StatusLine
+    from roofline.session import default_dtype, place
 
     if isinstance(op, Operator):
         if params:
@@ -57,16 +59,6 @@ def analyze(op: str | Operator, *, dtype: str | DType | Any | None = None, gpu: 
     with StatusLine(shorter=SHORTER) as line:  # a CPU without a stored roofline measures it now
         target = resolve_target(gpu=gpu, device=device, time=time, roof=roof,  # type: ignore[arg-type]
                                 progress=line.status)
-    dt = given or get_dtype("fp32" if target.is_cpu else "fp16")
-    if target.time_device is None:
-        record = analytic_record(operator, dt, target.ceilings, tensor_cores)
-    else:
-        from roofline.measuring.runner import measure_op
-
-        with StatusLine(shorter=SHORTER) as line:
-            record = measure_op(operator, dt, target, warm_l2=warm_l2, method=timer, tensor_cores=tensor_cores,
-                                power=power, kernels=kernels, rep_s=rep_s, progress=line)
-    record = with_advice(record, target.spec)
-    if target.messages:  # what the command prints as notes (analytic only here, a CPU roof measured now)
-        record = dataclasses.replace(record, notes=[*record.notes, *target.messages])
-    return record
+    with StatusLine(shorter=SHORTER) as line:
+        return place(operator, given or default_dtype(target), target, tensor_cores=tensor_cores, warm_l2=warm_l2,
+                     timer=timer, power=power, kernels=kernels, rep_s=rep_s, progress=line)

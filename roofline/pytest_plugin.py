@@ -3,8 +3,10 @@
 - The `roofline` fixture times a kernel and returns its `Record`:
   `rec = roofline(fn, flops=..., bytes=..., ref=reference_fn)` for a user's callable (its dtype inferred from
   its output unless given; the reference is checked first, `roofline.measuring.correctness`), or
-  `roofline(op="gemm", m=4096, n=4096, k=4096)` for a catalog shape with the package's own kernel;
-  `assert rec.roofline_fraction > 0.8`.
+  `roofline(op="gemm", m=4096, n=4096, k=4096)` for a catalog shape with the package's own kernel, placed as
+  `roofline analyze` places it (`roofline.session.place`); `assert rec.roofline_fraction > 0.8`.
+- What the timing target had to say (a CPU roofline measured now, the CPU timed because torch cannot reach the
+  GPU) is kept in every record's notes and printed once in the terminal summary.
 - `--roofline-save DIR` writes the session's records as one results document (a new file per session);
   `--roofline-compare BASELINE --roofline-fail-on median:5%` judges them as `roofline check` does and fails
   the session on a significant regression.
@@ -210,21 +212,18 @@ class Roofline:
 
     def _catalog(self, op: str, dtype: Any, shape: dict[str, Any], given: list[str], *, tensor_cores: bool,
                  warm_l2: bool) -> Record:
-        from roofline.analysis.advice import with_advice
+        """The catalog operator `op` at `shape`, placed as `roofline analyze` places it (`session.place`)."""
         from roofline.core.dtypes import get_dtype
         from roofline.core.errors import UsageError
-        from roofline.measuring.runner import measure_op
         from roofline.ops import make
+        from roofline.session import default_dtype, place
 
         if given:
             raise UsageError(f"op={op!r} times the catalog's own kernel: {', '.join(given)} belong to a "
                              "callable (roofline(fn, flops=..., bytes=...))")
-        if dtype is None:  # as `roofline analyze` chooses: fp16 on a GPU, fp32 on the CPU
-            dtype = "fp32" if self.target.time_device == "cpu" else "fp16"
-        dt = get_dtype(dtype)
-        built = make(op, dtype=dt.name, **shape)
-        rec = measure_op(built, dt, self.target, warm_l2=warm_l2, tensor_cores=tensor_cores, rep_s=self._state.rep_s)
-        return with_advice(rec, self.target.spec)
+        dt = default_dtype(self.target) if dtype is None else get_dtype(dtype)
+        return place(make(op, dtype=dt.name, **shape), dt, self.target, tensor_cores=tensor_cores, warm_l2=warm_l2,
+                     rep_s=self._state.rep_s)
 
     def _custom(self, fn: Callable[[], Any] | None, flops: float | None, bytes: float | None, dtype: Any,
                 shape: dict[str, Any], **kw: Any) -> Record:
@@ -336,6 +335,8 @@ def save_document(doc: Document, where: str) -> Path:
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    """The `roofline` section: the target's messages (as a command prints them), then what the session's end
+    saved and judged."""
     state = config.stash.get(STATE, None)
     messages = state.target.messages if state is not None and state.target is not None else []
     if state is None or not (state.lines or messages):

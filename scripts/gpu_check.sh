@@ -106,7 +106,7 @@ aa)
   done
   # entry 10 (relu) repeats within 1% between processes; entry 1 (rmsnorm) is bimodal between processes
   for e in 10 1; do
-    $RL run suites/decode-small.toml --repeat 2 --inject-slowdown $e=0.05 -o "$W/aa_slow$e.json" --force > /dev/null 2>&1
+    python3 scripts/inject_slowdown.py $e=0.05 run suites/decode-small.toml --repeat 2 -o "$W/aa_slow$e.json" --force > /dev/null 2>&1
     $RL check "$W/aa_slow$e.json" --baseline "$W/aa_baseline.json" --fail-on median:5% --wide > "$W/aa_slow$e.txt" 2>&1
     echo "injected 5% slowdown of entry $e: exit $?" | tee -a "$S"; grep -E "worse|roofline check" "$W/aa_slow$e.txt" | tee -a "$S"
   done
@@ -154,7 +154,7 @@ check)
     echo "pair $i: exit $?" | tee -a "$S"
     tail -14 "$W/check$i.txt" >> "$S"
   done
-  $RL run suites/smoke.toml -o "$W/smoke_slow.json" --force --inject-slowdown 5=0.07 > /dev/null 2>&1
+  python3 scripts/inject_slowdown.py 5=0.07 run suites/smoke.toml -o "$W/smoke_slow.json" --force > /dev/null 2>&1
   $RL check "$W/smoke_slow.json" --baseline "$W/smoke_a1.json" --fail-on median:5% > "$W/check_slow.txt" 2>&1
   echo "slowed: exit $?" | tee -a "$S"
   cat "$W/check_slow.txt" | tee -a "$S"

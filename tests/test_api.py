@@ -117,6 +117,15 @@ def test_analyze_on_another_gpu_is_analytic_and_says_why() -> None:
     assert any("analytic only" in n for n in rec.notes)
 
 
+def test_analyze_keeps_the_targets_messages_as_the_command_does(capsys: pytest.CaptureFixture[str]) -> None:
+    """Another GPU's spec with timing asked for: the record says why nothing was timed, the command prints it
+    too, and both give the same record (`roofline.session.place`)."""
+    rec = roofline.analyze("gemm", m=256, gpu="a100")
+    code, out, err = run(capsys, "analyze", "gemm", "--m", "256", "--gpu", "a100", "--json")
+    assert code == 0 and rec.notes[-1] in err
+    assert rec.to_dict() == json.loads(out)["records"][0]
+
+
 def test_analyze_takes_a_built_operator() -> None:
     op = make("rmsnorm", rows=8, cols=512)
     assert roofline.analyze(op, gpu="h200", time=False).key() == \
@@ -166,8 +175,36 @@ def test_every_public_name_loads() -> None:
         assert getattr(roofline, name) is not None
     assert set(roofline.__all__) <= set(dir(roofline))
     assert roofline.RooflineError is RooflineError and issubclass(UsageError, roofline.RooflineError)
+    assert roofline.UsageError is UsageError and roofline.GPUSpec is type(resolve("h100"))
     with pytest.raises(AttributeError):
         roofline.nosuch  # noqa: B018
+
+
+def test_measure_and_analyze_are_the_facades_side_by_side() -> None:
+    import roofline.api
+
+    assert roofline.api.__all__ == ["analyze", "measure"]
+    assert roofline.measure is roofline.api.measure and roofline.analyze is roofline.api.analyze
+
+
+def test_the_package_ships_its_type_hints() -> None:
+    """PEP 561: the marker is in the package, and the build's package-data ships it."""
+    from roofline.core.tomlfile import read_toml
+
+    assert (ROOT / "roofline" / "py.typed").is_file()
+    data = read_toml(ROOT / "pyproject.toml", "pyproject.toml", RooflineError)
+    assert "py.typed" in data["tool"]["setuptools"]["package-data"]["roofline"]
+
+
+def test_type_checkers_see_every_public_name() -> None:
+    """roofline/__init__.py loads its names on first use (`__getattr__`), which a type checker cannot follow:
+    its TYPE_CHECKING block imports each one from the module `_API` names."""
+    import ast
+
+    tree = ast.parse((ROOT / "roofline" / "__init__.py").read_text())
+    block = next(n for n in tree.body if isinstance(n, ast.If) and getattr(n.test, "id", "") == "TYPE_CHECKING")
+    seen = {a.asname or a.name: n.module for n in block.body if isinstance(n, ast.ImportFrom) for a in n.names}
+    assert seen == roofline._API
 
 
 def test_importing_roofline_and_its_analytic_names_loads_no_torch() -> None:

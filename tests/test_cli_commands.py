@@ -14,7 +14,12 @@ from roofline.measuring.calibrate import QUICK_CPU_PLAN
 SMOKE = str(SUITES / "smoke.toml")
 
 
-def test_run_check_and_baseline(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_run_check_and_baseline(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
+    from roofline.measuring import kernels
+
     a, b, base = tmp_path / "a.json", tmp_path / "b.json", tmp_path / "base.json"
     assert run(capsys, "run", SMOKE, "-o", str(a))[0] == 0
     doc = json.loads(a.read_text())
@@ -32,9 +37,17 @@ def test_run_check_and_baseline(capsys: pytest.CaptureFixture[str], tmp_path: Pa
     assert code == 0 and "passed" in out
     assert base.read_bytes() == before
     assert (tmp_path / "r.md").read_text().strip() and (tmp_path / "j.xml").read_text().startswith("<?xml")
-    # a run with the test-only slowdown on entry 3 (relu): 3x its own time is far past any CPU noise
-    code, _, _ = run(capsys, "run", SMOKE, "-o", str(b), "--inject-slowdown", "3=3.0")
+    # a run with entry 3's kernel (relu) slowed by scripts/inject_slowdown.py: 3x its own time is far past any
+    # CPU noise
+    spec = importlib.util.spec_from_file_location("inject_slowdown", ROOT / "scripts" / "inject_slowdown.py")
+    assert spec is not None and spec.loader is not None
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    monkeypatch.setattr(kernels, "build", script.slowing(kernels.build, 3, 3.0))
+    code, _, _ = run(capsys, "run", SMOKE, "-o", str(b))
     assert code == 0
+    slowed = json.loads(b.read_text())["records"][2]
+    assert slowed["op"] == "relu" and slowed["impl"].endswith("+ injected 300% slowdown (test only)")
     code, out, _ = run(capsys, "check", str(b), "--baseline", str(base))
     assert code == 1 and "worse" in out
     assert base.read_bytes() == before
@@ -125,14 +138,14 @@ def test_calibrate_cpu(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_run_refuses_an_existing_output_before_timing(capsys: pytest.CaptureFixture[str], tmp_path: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    import roofline.measuring.runner
     import roofline.measuring.target
+    import roofline.session
 
     def no_work(*_: object, **__: object) -> None:
         raise AssertionError("timing work started although the output was refused")
 
     monkeypatch.setattr(roofline.measuring.target, "resolve_target", no_work)
-    monkeypatch.setattr(roofline.measuring.runner, "run_suite", no_work)
+    monkeypatch.setattr(roofline.session, "run_suite", no_work)
     res = write(tmp_path / "r.json", "precious")
     code, _, err = run(capsys, "run", SMOKE, "-o", str(res))
     assert code == 1 and "--force" in err and res.read_text() == "precious"

@@ -32,9 +32,11 @@ LAYERS: list[tuple[str, ...]] = [
     ("capture",),    # whole-model profiling: tracer, formula registry and families, Profile
     ("ncu",),        # Nsight Compute: run, target programs, readers, join
     ("report",),     # every renderer: text, charts, terminal, HTML, profile views, check formats
-    ("api", "pytest_plugin", "__init__"),  # the facade and the use cases it shares
-    ("cli",),                              # typer commands only
-    ("__main__",),                         # `python -m roofline`
+    ("session",),              # the use cases the facade, the pytest plugin and the CLI share
+    ("api", "pytest_plugin"),  # the facade (measure, analyze) and the pytest plugin: both call session
+    ("__init__",),             # the public namespace: the facade's names and the types the docs use
+    ("cli",),                  # typer commands only
+    ("__main__",),             # `python -m roofline`
 ]
 RANK = {name: i for i, names in enumerate(LAYERS) for name in names}
 # Torch-free by design: the model, the operators, spec and store reading, the answers built on them, the gate.

@@ -306,9 +306,9 @@ def test_bad_runs_are_usage_errors(tmp_path: Path) -> None:
 
 
 def test_run_repeat_passes_its_options_to_each_run() -> None:
-    assert child_args(gpu=None, device="cuda:1", warm_l2=True, timer="events", power="sustained", kernels=False,
-                      inject_slowdown="3=0.05") == ["--device", "cuda:1", "--warm-l2", "--timer", "events", "--power",
-                                                    "sustained", "--no-kernels", "--inject-slowdown", "3=0.05"]
+    assert child_args(gpu=None, device="cuda:1", warm_l2=True, timer="events", power="sustained",
+                      kernels=False) == ["--device", "cuda:1", "--warm-l2", "--timer", "events", "--power",
+                                         "sustained", "--no-kernels"]
 
 
 def test_run_repeat_in_fresh_processes(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

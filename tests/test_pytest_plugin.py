@@ -27,7 +27,7 @@ pytest_plugins = ["pytester"]
 # and a second import of torch's C extension crashes, of a registry that refuses duplicates fails, and of the
 # runner would escape a monkeypatch of the first.
 for _name in ("torch", "roofline.analysis.advice", "roofline.ci.judge", "roofline.measuring.kernels.families",
-              "roofline.measuring.runner", "roofline.ops"):
+              "roofline.measuring.runner", "roofline.ops", "roofline.ops.collectives"):
     importlib.import_module(_name)
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -219,6 +219,31 @@ def test_an_absent_device_skips_with_the_reason(pytester: pytest.Pytester) -> No
     result.assert_outcomes(skipped=2)
     result.stdout.fnmatch_lines(["SKIPPED [[]1[]] test_kernels.py:*: roofline: cannot time on --roofline-device cuda: "
                                  "no NVIDIA GPU found on this machine*"] * 2)
+
+
+def test_the_targets_messages_are_printed_once_and_kept_in_every_record(pytester: pytest.Pytester,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the target says (here a stand-in for "measured this CPU's roofline") is in the terminal summary once
+    and last among the notes of every record, a callable's and a catalog operator's alike (as `roofline run`
+    and `roofline analyze` keep it); the catalog's record carries the command's advice."""
+    from roofline.measuring import target as target_mod
+
+    said = "measured this CPU's roofline (cached in a test's folder)"
+    real = target_mod.resolve_target
+
+    def resolve_target(**kw: Any) -> Any:
+        target = real(**kw)
+        target.messages.append(said)
+        return target
+
+    monkeypatch.setattr(target_mod, "resolve_target", resolve_target)
+    pytester.makepyfile(test_kernels=KERNELS)
+    result = run(pytester, "--roofline-save", "said.json")
+    result.assert_outcomes(passed=2)
+    assert result.stdout.str().count(said) == 1
+    records = read_document(pytester.path / "said.json").records
+    assert [r.op for r in records] == ["double", "gemm"] and all(r.notes[-1] == said for r in records)
+    assert records[1].advice is not None and records[1].bound_class
 
 
 def test_one_test_timing_one_kernel_twice_gets_numbered_records(pytester: pytest.Pytester) -> None:

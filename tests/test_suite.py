@@ -1,11 +1,13 @@
-"""Suite files (roofline.analysis.suite): entries validated on load, CPU and GPU shapes and dtypes."""
+"""Suite files (roofline.analysis.suite): entries validated on load, CPU and GPU shapes and dtypes; a suite's
+run (roofline.session.run_suite) places each entry as `roofline analyze` does."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
-from helpers import SUITES, write
+from helpers import SUITES, run, write
 
 from roofline.analysis.suite import load_suite
 from roofline.core.errors import UsageError
@@ -65,3 +67,30 @@ def test_entries_that_coincide_on_one_device_are_refused(tmp_path: Path) -> None
                                                            "params = { m = 128 }\ngpu_params = { m = 4096 }\n\n[[")
     with pytest.raises(UsageError, match="entries 1 and 2 are the same on a GPU"):
         load_suite(write(tmp_path / "dup_gpu.toml", gpu_dup))
+
+
+def test_a_suite_keeps_the_targets_messages_as_notes(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """`roofline run` places its entries as `roofline analyze` places an operator (`roofline.session.place`):
+    what the target says (here: the H100's roof cannot be timed on this machine) is printed once and kept in
+    every record's notes, where a suite used to drop it."""
+    suite = write(tmp_path / "s.toml", GOOD)
+    code, out, err = run(capsys, "run", str(suite), "--gpu", "h100", "--json")
+    assert code == 0, err
+    said = "analytic only: the NVIDIA H100 SXM5 80GB roof cannot be timed on this machine (no such GPU here)"
+    assert err.count(said) == 1
+    records = json.loads(out)["records"]
+    assert [r["op"] for r in records] == ["gemm", "softmax"] and not any(r.get("time_s") for r in records)
+    assert all(r["notes"][-1] == said for r in records)
+    assert records[0]["dtype"] == "bf16" and records[1]["dtype"] == "fp16"  # the GPU's dtypes: gpu_dtype, dtype
+    assert [r["suite_entry"] for r in records] == [1, 2] and records[0]["threshold"] == "median:8%"
+
+
+def test_a_suite_entry_is_the_analyze_commands_record(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """One use case for both commands: the suite's record of an entry is `analyze`'s record of that shape, bar
+    the suite's own fields (its entry's number and threshold)."""
+    suite = write(tmp_path / "s.toml", GOOD)
+    _, out, _ = run(capsys, "run", str(suite), "--gpu", "a100", "--json")
+    from_suite = json.loads(out)["records"][0]
+    _, out, _ = run(capsys, "analyze", "gemm", "--m", "4096", "--dtype", "bf16", "--gpu", "a100", "--json")
+    (from_analyze,) = json.loads(out)["records"]
+    assert {k: v for k, v in from_suite.items() if k not in ("suite_entry", "threshold")} == from_analyze

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from roofline.core.dtypes import DEFAULT_DTYPE
 from roofline.core.errors import UsageError
 from roofline.core.tomlfile import read_toml
 from roofline.ops.base import Operator, make
@@ -30,6 +31,8 @@ ENTRY_KEYS = {"op", "params", "gpu_params", "dtype", "gpu_dtype", "threshold", "
 
 @dataclass(frozen=True)
 class Entry:
+    """One [[entry]] of a suite file, as written (validated by `load_suite`)."""
+
     op: str
     params: dict[str, Any]
     gpu_params: dict[str, Any]
@@ -39,17 +42,22 @@ class Entry:
     tensor_cores: bool = True
 
     def operator(self, on_gpu: bool) -> Operator:
+        """The entry's operator: its params, with gpu_params over them on a GPU."""
         params = {**self.params, **(self.gpu_params if on_gpu else {})}
         return make(self.op, **params)
 
     def dtype_for(self, on_gpu: bool) -> str:
+        """The entry's dtype on a GPU (gpu_dtype, else dtype) or the CPU (dtype), else the default of that kind
+        of roof (`core.dtypes.DEFAULT_DTYPE`)."""
         if on_gpu:
-            return self.gpu_dtype or self.dtype or "fp16"
-        return self.dtype or "fp32"
+            return self.gpu_dtype or self.dtype or DEFAULT_DTYPE["gpu"]
+        return self.dtype or DEFAULT_DTYPE["cpu"]
 
 
 @dataclass(frozen=True)
 class Suite:
+    """A suite file: its name, description and entries, in order (`roofline run` numbers them from 1)."""
+
     name: str
     description: str
     entries: tuple[Entry, ...]

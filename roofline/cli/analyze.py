@@ -76,15 +76,15 @@ def run_analyze(op_name: str, shape: dict[str, Any], *, dtype: str | None, gpu: 
                 roof: str | None, json_: bool, output: Path | None, force: bool, plot: str | None,
                 counters: bool = False) -> None:
     """Place (and time) one operator, or each shape of a sweep (`roofline.core.sweep`: an integer parameter
-    given as a list or range); print its record (a sweep: one row per shape) or the document, write and draw
-    what was asked. A sweep is one document whose `sweep` field names the swept parameters."""
-    from roofline.analysis.advice import with_advice
+    given as a list or range), as `roofline.session.place` places it; print the target's messages (also kept
+    in each record's notes), its record (a sweep: one row per shape) or the document, write and draw what was
+    asked. A sweep is one document whose `sweep` field names the swept parameters."""
     from roofline.core.dtypes import get_dtype
-    from roofline.core.record import analytic_record
     from roofline.core.sweep import expand
     from roofline.measuring.target import resolve_target
     from roofline.ops import get_operator, make
     from roofline.report.progress import StatusLine
+    from roofline.session import default_dtype, place
 
     shapes, swept = expand(shape, int_flags(get_operator(op_name)))
     ops = [make(op_name, **s) for s in shapes]  # every shape checked before anything is timed
@@ -94,12 +94,13 @@ def run_analyze(op_name: str, shape: dict[str, Any], *, dtype: str | None, gpu: 
 
         check_choice("--roof", roof, ROOF_CHOICES)
     check_choice("--power", power, POWER_MODES)
+    given = None if dtype is None else get_dtype(dtype)  # a bad dtype is refused before any calibration
     check_outputs(force, files=(output,), charts=(plot,))
     ncu = counters_preflight(no_time) if counters else None
     with StatusLine(shorter=SHORTER) as line:  # a CPU without a stored roofline measures it now
         target = resolve_target(gpu=gpu, device=device, time=not no_time, roof=roof,  # type: ignore[arg-type]
                                 progress=line.status)
-    dt = get_dtype(dtype or ("fp32" if target.is_cpu else "fp16"))
+    dt = given or default_dtype(target)
     for msg in target.messages:
         note(msg)
     if ncu is not None:
@@ -107,19 +108,14 @@ def run_analyze(op_name: str, shape: dict[str, Any], *, dtype: str | None, gpu: 
     records = []
     with StatusLine(total=len(ops) if len(ops) > 1 else None, shorter=SHORTER) as line:
         for i, op in enumerate(ops):
-            if target.time_device is None:
-                record = analytic_record(op, dt, target.ceilings, not no_tensor_cores)
-            else:
-                from roofline.measuring.runner import measure_op
+            if target.time_device is not None and len(ops) > 1:  # the bar: shape i of N
+                line.step(i, f"{op_name} {' '.join(f'{k}={shapes[i][k]}' for k in swept)}")
+            records.append(place(op, dt, target, tensor_cores=not no_tensor_cores, warm_l2=warm_l2, timer=timer,
+                                 power=power, kernels=kernels, progress=line))
+    if ncu is not None:  # the advice again: its rules read the counters
+        from roofline.analysis.advice import with_advice
 
-                if len(ops) > 1:  # the bar: shape i of N
-                    line.step(i, f"{op_name} {' '.join(f'{k}={shapes[i][k]}' for k in swept)}")
-                record = measure_op(op, dt, target, warm_l2=warm_l2, method=timer,
-                                    tensor_cores=not no_tensor_cores, power=power, kernels=kernels, progress=line)
-            records.append(record)
-    if ncu is not None:
-        records = add_counters(records, [(op, dt) for op in ops], target, ncu)
-    records = [with_advice(record, target.spec) for record in records]
+        records = [with_advice(r, target.spec) for r in add_counters(records, [(op, dt) for op in ops], target, ncu)]
     doc = target.document(records, extra={"sweep": swept} if swept else None)
     save_and_print(doc, output, force, json_)
     if not json_:

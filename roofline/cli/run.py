@@ -16,24 +16,12 @@ if TYPE_CHECKING:
     from roofline.core.document import Document
 
 
-def parse_slowdown(text: str | None) -> dict[int, float]:
-    """`--inject-slowdown ENTRY=FRACTION` (test only) as {entry: fraction}."""
-    if not text:
-        return {}
-    try:
-        k, v = text.split("=")
-        return {int(k): float(v)}
-    except ValueError:
-        raise UsageError("--inject-slowdown takes ENTRY=FRACTION, e.g. 2=0.07") from None
-
-
-def child_args(*, gpu: str | None, device: str | None, warm_l2: bool, timer: str, power: str, kernels: bool,
-               inject_slowdown: str | None) -> list[str]:
+def child_args(*, gpu: str | None, device: str | None, warm_l2: bool, timer: str, power: str,
+               kernels: bool) -> list[str]:
     """The options a `--repeat` run passes on to each of its runs (all that change what is measured)."""
-    args = [*(["--gpu", gpu] if gpu else []), *(["--device", device] if device else []),
+    return [*(["--gpu", gpu] if gpu else []), *(["--device", device] if device else []),
             *(["--warm-l2"] if warm_l2 else []), "--timer", timer, "--power", power,
             "--kernels" if kernels else "--no-kernels"]
-    return args + (["--inject-slowdown", inject_slowdown] if inject_slowdown else [])
 
 
 def _run_child(cmd: list[str]) -> int:
@@ -90,8 +78,6 @@ def run_cmd(
     json_: Annotated[bool, typer.Option("--json", help="Print the results document.")] = False,
     wide: Annotated[bool, typer.Option("--wide", help="Every column of the table (every parameter, AI, "
                                        "achieved FLOP/s and bytes/s, SM clock), at full width.")] = False,
-    inject_slowdown: Annotated[str | None, typer.Option("--inject-slowdown", hidden=True,
-                                                           help="TEST ONLY: ENTRY=FRACTION, e.g. 2=0.07.")] = None,
     counters: Annotated[bool, typer.Option("--counters", help="Also run every entry once under Nsight Compute "
                                            "(ncu on PATH; slow) and add its DRAM/L2/L1 bytes and FLOPs per pipe "
                                            "to the records (docs/counters.md).")] = False,
@@ -107,16 +93,15 @@ def run_cmd(
 ) -> None:
     """Run every entry of a suite (timed when a device is there) into one results document."""
     from roofline.analysis.suite import load_suite
-    from roofline.measuring.runner import run_suite
     from roofline.measuring.target import resolve_target
     from roofline.report.progress import StatusLine
     from roofline.report.text import records_table, show
+    from roofline.session import run_suite
 
     check_choice("--timer", timer, METHODS)
     check_choice("--power", power, POWER_MODES)
     spec = load_suite(suite)
     check_outputs(force, files=(output,))
-    slow = parse_slowdown(inject_slowdown)
     ncu = None
     if counters:
         from roofline.cli.counters import counters_preflight
@@ -129,8 +114,7 @@ def run_cmd(
     if indices:
         if counters:
             raise UsageError("--counters goes with one GPU: run it without --devices")
-        args = child_args(gpu=gpu, device=None, warm_l2=warm_l2, timer=timer, power=power, kernels=kernels,
-                          inject_slowdown=inject_slowdown)
+        args = child_args(gpu=gpu, device=None, warm_l2=warm_l2, timer=timer, power=power, kernels=kernels)
         _on_devices(suite, indices, devices_mode, args, output=output, force=force, json_=json_, wide=wide,
                     name=spec.name)
         return
@@ -138,7 +122,7 @@ def run_cmd(
         if no_time:
             raise UsageError("--repeat needs timed runs: the model alone (--no-time) is the same every run")
         _repeat(suite, repeat, child_args(gpu=gpu, device=device, warm_l2=warm_l2, timer=timer, power=power,
-                                          kernels=kernels, inject_slowdown=inject_slowdown),
+                                          kernels=kernels),
                 output=output, force=force, json_=json_, wide=wide, name=spec.name)
         return
     with StatusLine(total=len(spec.entries), shorter=SHORTER) as line:  # one transient line on stderr
@@ -153,8 +137,8 @@ def run_cmd(
         def tick(i: int, n: int, what: str) -> None:
             line.step(i - 1, f"{spec.name}: {what}")
 
-        records = run_suite(spec, target, warm_l2=warm_l2, timer=timer, slowdown=slow, progress=tick,
-                            kernels=kernels, power=power, reporter=line)
+        records = run_suite(spec, target, warm_l2=warm_l2, timer=timer, progress=tick, kernels=kernels,
+                            power=power, reporter=line)
     if ncu is not None:
         from roofline.cli.counters import suite_counters
 

@@ -105,6 +105,10 @@ AMBIGUOUS = {"fp4": "fp4 is block-scaled here: give nvfp4 (E4M3 scale per 16, 0.
              "float4_e2m1fn_x2": "torch's float4_e2m1fn_x2 holds the elements without their block scales: give "
                                  "nvfp4 or mxfp4"}
 
+# The dtype an operator is placed in when none is given, by the kind of roof (`Ceilings.kind`): fp16 on a GPU,
+# whose tensor-core roof is what deep-learning kernels run on; fp32 on the CPU, its native arithmetic.
+DEFAULT_DTYPE = {"gpu": "fp16", "cpu": "fp32"}
+
 
 def get_dtype(name: str | DType | Any) -> DType:
     """A dtype by name or alias ('fp16', 'half', 'bfloat16'), by torch dtype (`torch.float16`), or the DType

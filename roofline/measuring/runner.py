@@ -1,6 +1,8 @@
-"""Measure an operator on a device and fold the timing into its roofline record.
+"""Measure an operator on a device and fold the timing into its roofline record (`measure_op`, what
+`roofline.session.place` times a catalog operator with).
 
-Also the public Python API for users' own kernels: `roofline.measure(fn, flops=..., bytes=...)` (docs/api.md).
+Also users' own kernels: `measure(fn, flops=..., bytes=...)`, exported as `roofline.measure` by roofline/api.py
+(docs/api.md).
 """
 
 from __future__ import annotations
@@ -10,7 +12,6 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from roofline.analysis.suite import Suite
 from roofline.ceilings.specs import gpu_ceilings
 from roofline.core.dtypes import DType, get_dtype
 from roofline.core.errors import RooflineError
@@ -142,30 +143,9 @@ def verdict(bound: str, fraction: float | None) -> str:
     return base if fraction is None else f"{base}, {fraction:.0%} of the roofline"
 
 
-def slowed(fn: Callable[[], Any], device: str, fraction: float, clock_mhz: float) -> Callable[[], Any]:
-    """Test-only: `fn` followed by a spin of `fraction` x its own time (torch.cuda._sleep on the GPU), to
-    check that `roofline check` catches a real slowdown of that size."""
-    if device.startswith("cuda"):
-        import torch
-
-        from roofline.measuring.cuda_events import mean_event_time
-
-        for _ in range(3):  # first calls load kernels and plans: keep them out of the estimate
-            fn()
-        torch.cuda.synchronize()
-        cycles = int(fraction * mean_event_time(fn, 5) * clock_mhz * 1e6)
-        return lambda: (fn(), torch.cuda._sleep(cycles))
-    import time
-
-    t0 = time.perf_counter()
-    fn()
-    extra = fraction * (time.perf_counter() - t0)
-    return lambda: (fn(), time.sleep(extra))
-
-
 def measure_op(op: Operator, dtype: DType, target: Target, *, warm_l2: bool = False, method: str = "auto",
                tensor_cores: bool = True, kernels: bool = True, rep_s: float | None = None,
-               slowdown: float | None = None, power: str = DEFAULT_POWER, progress: Reporter = QUIET) -> Record:
+               power: str = DEFAULT_POWER, progress: Reporter = QUIET) -> Record:
     """Build the real kernel for `op`, time it on the target's device, return the full record; `progress`
     hears each step. On the CPU, a roof the record beats is re-measured and replaces the target's, so that the
     document and the records after this one use it too (`recheck_cpu_roof`), and a roof measured on a busy
@@ -183,10 +163,6 @@ def measure_op(op: Operator, dtype: DType, target: Target, *, warm_l2: bool = Fa
     guard_memory(need, device, f"{op.name} {dtype.name}")
     progress.status("building the inputs")
     built = build(op, dtype, device)
-    if slowdown:
-        clock = target.spec["boost_clock_mhz"] if target.spec else 1000.0
-        built.fn = slowed(built.fn, device, slowdown, clock)
-        built.impl += f" + injected {slowdown:.0%} slowdown (test only)"
     kw: dict[str, Any] = {} if rep_s is None else {"rep_s": rep_s}
     t_built = time.perf_counter()
     if device.startswith("cuda"):
@@ -244,7 +220,8 @@ def measure(fn: Callable[[], Any], *, flops: float, bytes: float, dtype: str | D
     output is not close to the reference's (`roofline.measuring.correctness`; `atol`/`rtol` default to the
     output dtype's) is refused with one RooflineError saying where. `params` names the shape in the record
     (what `roofline check` matches records by, with `name` and `dtype`); `rep_s` is the sampling budget.
-    Every error is a RooflineError.
+    The record's notes keep what the target had to say (a CPU roofline measured now, the CPU timed because
+    torch cannot reach the GPU). Every error is a RooflineError.
 
     >>> rec = roofline.measure(lambda: a @ b, flops=2 * m * n * k, bytes=2 * (m * k + k * n + m * n),
     ...                        ref=lambda: (a.float() @ b.float()).half())
@@ -266,7 +243,8 @@ def measure_on(target: Target, fn: Callable[[], Any], *, flops: float, bytes: fl
                warm_l2: bool = False, bytes_written: float | None = None, ref: Callable[[], Any] | None = None,
                atol: float | None = None, rtol: float | None = None, params: dict[str, Any] | None = None,
                rep_s: float | None = None) -> Record:
-    """`measure` on a target already resolved (the pytest plugin resolves one per session)."""
+    """`measure` on a target already resolved (the pytest plugin resolves one per session); the target's
+    messages are kept last among the record's notes, as `roofline.session.place` keeps them."""
     _check_measure_args(flops, bytes, bytes_written, ref, atol, rtol)
     device = target.time_device
     if device is None:
@@ -286,7 +264,7 @@ def measure_on(target: Target, fn: Callable[[], Any], *, flops: float, bytes: fl
         m = time_cuda(fn, TimingOptions(compute_bound=record.bound == "compute", warm_l2=warm_l2, **kw), device, l2)
     else:
         m = time_cpu(fn, **kw)
-    return finish_record(record, m, target, dt, tensor_cores, tensor_cores)
+    return target.noted(finish_record(record, m, target, dt, tensor_cores, tensor_cores))
 
 
 def _check_measure_args(flops: float, bytes: float, bytes_written: float | None,
@@ -343,29 +321,3 @@ def _first_float_tensor(value: Any, path: str) -> tuple[str, Any] | None:
         if found is not None:
             return found
     return None
-
-
-def run_suite(suite: Suite, target: Target, *, warm_l2: bool = False, timer: str = "auto",
-              slowdown: dict[int, float] | None = None, kernels: bool = True, power: str = DEFAULT_POWER,
-              progress: Callable[[int, int, str], None] | None = None, reporter: Reporter = QUIET) -> list[Record]:
-    """Analyse (and time, when the target has a device) every entry; `progress(i, n, what)` hears of each entry
-    and `reporter` of each step inside one (warm-up, samples); `slowdown` is a test-only hook that adds the
-    given fraction of extra device time to the listed entries (1-based)."""
-    from roofline.analysis.advice import with_advice
-
-    on_gpu = bool(target.time_device and target.time_device.startswith("cuda")) or \
-        (target.time_device is None and target.ceilings.kind == "gpu")
-    records = []
-    for i, entry in enumerate(suite.entries, start=1):
-        op = entry.operator(on_gpu)
-        dt = get_dtype(entry.dtype_for(on_gpu))
-        if progress:
-            progress(i, len(suite.entries), f"{op.name} {dt.name}")
-        if target.time_device is None:
-            rec = analytic_record(op, dt, target.ceilings, entry.tensor_cores)
-        else:
-            rec = measure_op(op, dt, target, warm_l2=warm_l2, method=timer, tensor_cores=entry.tensor_cores,
-                             slowdown=(slowdown or {}).get(i), kernels=kernels, power=power, progress=reporter)
-        rec = with_advice(rec, target.spec)
-        records.append(dataclasses.replace(rec, threshold=entry.threshold or None, suite_entry=i))
-    return records

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from roofline.ceilings.specs import GPUSpec, gpu_ceilings, resolve
@@ -30,6 +30,11 @@ class Target:
     @property
     def is_cpu(self) -> bool:
         return self.ceilings.kind == "cpu"
+
+    def noted(self, record: Record) -> Record:
+        """The record with this target's messages last among its notes: every record made on the target keeps
+        what the target had to say (a command also prints the messages once)."""
+        return replace(record, notes=[*record.notes, *self.messages]) if self.messages else record
 
     def document(self, records: list[Record], extra: dict[str, Any] | None = None,
                  **device_fields: Any) -> Document:
