@@ -1,5 +1,5 @@
 """The FLOPs of one recorded aten operator call: the lookup over the registry (capture/registry.py) and the
-formula families that fill it (capture/formulas.py, capture/formulas_models.py,
+formula families that fill it (capture/formulas.py, capture/formulas_models.py, capture/formulas_untagged.py,
 capture/comm.py, capture/inductor.py).
 
 Order of lookup (`cost_of`; a torch.compile'd kernel, "fused: ...", sums the rules of the ops it fused:
@@ -19,6 +19,7 @@ from __future__ import annotations
 from roofline.capture import comm as _comm  # noqa: F401
 from roofline.capture import formulas as _formulas  # noqa: F401
 from roofline.capture import formulas_models as _formulas_models  # noqa: F401
+from roofline.capture import formulas_untagged as _formulas_untagged  # noqa: F401
 from roofline.capture import inductor as _inductor
 from roofline.capture.registry import (
     COPIES,
