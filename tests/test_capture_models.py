@@ -171,6 +171,29 @@ def test_moe_models_count_their_routed_experts(name: str) -> None:
     assert prof.summary["without_formula"] == []
 
 
+@pytest.mark.parametrize(("name", "window", "padded", "flops"), [
+    ("Llama", None, True, 4 * (136 + 66) * 2 * 16),  # causal 136 of 256 per head; 5 left pads: 1 + ... + 11 = 66
+    ("Mistral", 4, False, 2 * 4 * 58 * 2 * 16),  # a window of 4 over 16: 58 scores per head
+    ("Mistral", 4, True, 4 * (58 + 38) * 2 * 16)])  # after 5 pads, rows see 1, 2, 3, then 8 rows 4 keys: 38
+def test_transformers_masks_are_read(name: str, window: int | None, padded: bool, flops: int) -> None:
+    """A batch of 2 x 16 tokens, 4 heads of 8: the mask tensor Hugging Face builds is read and its kept scores
+    counted, 2 x (8 + 8) FLOPs each (the second sequence left-padded by 5 where `padded`)."""
+    transformers = _transformers()
+    extra = {"sliding_window": window} if window else {}
+    cfg = getattr(transformers, f"{name}Config")(**{**SMALL, "num_hidden_layers": 1}, intermediate_size=48, **extra)
+    torch.manual_seed(0)
+    model = getattr(transformers, f"{name}ForCausalLM")(cfg).eval()
+    x = torch.randint(0, 64, (2, 16))
+    mask = torch.ones(2, 16, dtype=torch.long)
+    mask[1, :5] = 0
+    with torch.no_grad():
+        prof = profile(lambda: model(x, attention_mask=mask if padded else None), warmup=0)
+    (cost,) = _costs(prof, "aten::_scaled_dot_product_flash_attention_for_cpu")
+    assert cost.flops == flops
+    assert cost.mask == {(None, True): "causal + padding", (4, False): "sliding window 4 (causal)",
+                         (4, True): "sliding window 4 (causal) + padding"}[(window, padded)]
+
+
 # -- the router's ops --------------------------------------------------------------------------------------------
 
 def test_router_ops_have_counts() -> None:
@@ -218,6 +241,7 @@ def test_masks_read_for_what_they_are() -> None:
     left = CAUSAL.clone()
     left[:, :3] = False  # 3 left-padding positions
     assert read_mask(left).label == "causal + padding"  # type: ignore[union-attr]
+    assert read_mask(left & window).label == "sliding window 4 (causal) + padding"  # type: ignore[union-attr]
     assert read_mask(torch.ones(S, S, dtype=torch.bool)).kind == "none"  # type: ignore[union-attr]
     assert read_mask(torch.rand(S, S, generator=torch.Generator().manual_seed(0)) > 0.5).kind == "other"  # type: ignore[union-attr]
     # additive masks: -inf, the dtype's minimum (Hugging Face), -10000 (older code) all mask; a bias does not

@@ -175,6 +175,8 @@ _MASK_ADVICE = {
     "causal": "is_causal=True instead of the mask lets a flash kernel skip them",
     "sliding window": "a kernel with window support (FlashAttention's window_size, flex_attention's sliding-window "
                       "block mask) would skip them",
+    "sliding window + padding": "a kernel with window support over unpadded sequences (varlen FlashAttention's "
+                                "window_size) would skip them",
     "padding": "unpadded sequences (varlen FlashAttention, nested tensors) would skip them",
     "causal + padding": f"{_BLOCKS} would skip them",
     "block-diagonal": f"{_BLOCKS} would skip them",

@@ -28,7 +28,8 @@ READ_CHUNK = 1 << 26
 class MaskPattern:
     """What a mask keeps: `kept` is the share of its scores kept, over the broadcast shape (exact)."""
 
-    kind: str  # none, causal, causal + padding, sliding window, padding, block-diagonal, block-causal, other, mixed
+    kind: str  # none, causal, causal + padding, sliding window (+ padding), padding, block-diagonal, block-causal,
+    # other (a row keeps keys apart, or no pattern above), mixed (slices of different kinds)
     kept: float
     align: str = "top_left"  # causal: the diagonal it follows (top_left as torch's is_causal, or bottom_right)
     window: int | None = None  # sliding window: keys each query sees (both sides counted when `two_sided`)
@@ -42,8 +43,9 @@ class MaskPattern:
             return "none (keeps every score)"
         if self.kind == "causal":
             return "causal" if self.align == "top_left" else "causal (bottom-right)"
-        if self.kind == "sliding window" and self.window is not None:
-            return f"sliding window {self.window} ({'both sides' if self.two_sided else 'causal'})"
+        if self.kind.startswith("sliding window") and self.window is not None:
+            sides = "both sides" if self.two_sided else "causal"
+            return f"sliding window {self.window} ({sides})" + (" + padding" if "padding" in self.kind else "")
         if self.kind in ("block-diagonal", "block-causal") and self.blocks is not None:
             return f"{self.kind} ({self.blocks} blocks)"
         return self.kind
@@ -99,7 +101,7 @@ def classify(first: torch.Tensor, last: torch.Tensor, count: torch.Tensor, keys:
     """Name the pattern from each query row's first and last kept key and kept count ((slices, rows) each)."""
     kinds = [_slice(f, la, c, keys) for f, la, c in zip(first, last, count, strict=True)]
     names = {k[0] for k in kinds}
-    windows = {k[2] for k in kinds if k[0] == "sliding window"}
+    windows = {k[2] for k in kinds if k[0].startswith("sliding window")}
     aligns = {k[1] for k in kinds if k[0] == "causal"}
     blocks = max((k[4] for k in kinds if k[4] is not None), default=None)
     if len(names) == 1:
@@ -108,11 +110,13 @@ def classify(first: torch.Tensor, last: torch.Tensor, count: torch.Tensor, keys:
         name = "padding"
     elif names <= {"causal", "causal + padding"}:
         name = "causal + padding"
+    elif names <= {"sliding window", "sliding window + padding"}:
+        name = "sliding window + padding"
     else:
         name = "mixed"
     if name == "causal" and len(aligns) > 1:
         name = "mixed"
-    window = next(iter(windows)) if name == "sliding window" and len(windows) == 1 else None
+    window = next(iter(windows)) if name.startswith("sliding window") and len(windows) == 1 else None
     two_sided = any(k[3] for k in kinds)
     return MaskPattern(name, kept, next(iter(aligns)) if len(aligns) == 1 else "top_left", window, two_sided,
                        blocks if name in ("block-diagonal", "block-causal") else None)
@@ -143,9 +147,10 @@ def _slice(first: torch.Tensor, last: torch.Tensor, count: torch.Tensor,
         if bool((f == f[0]).all()):
             return "causal + padding", align, None, False, None  # left padding
         width = int((diag - f).max()) + 1
-        if bool((f == (diag - width + 1).clamp(min=0)).all()):
+        floor = int(f.min())  # the first valid key (left padding)
+        if bool((f == (diag - width + 1).clamp(min=floor)).all()):
             two_sided = align not in ("top_left", "bottom_right")  # the band reaches past the causal diagonal
-            return "sliding window", align, width, two_sided, None
+            return "sliding window" + (" + padding" if floor else ""), align, width, two_sided, None
         if offset == 0 and _blocks(f, diag):
             return "block-causal", align, None, False, int(f.unique().numel())
     if rows == keys and _blocks(f, r[kept]) and _blocks(-la.flip(0), -r[kept].flip(0)):
