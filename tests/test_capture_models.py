@@ -259,6 +259,8 @@ def _sdpa(mask: torch.Tensor, batch: int = 1) -> tuple[object, object]:
     with profile(name="masked") as prof:
         F.scaled_dot_product_attention(q, q, q, attn_mask=mask)
     (cost,) = _costs(prof, "aten::_scaled_dot_product_flash_attention_for_cpu")
+    assert prof.summary["attention_masked_flops"] == cost.masked_flops  # the summary's total
+    assert prof.summary["attention_masked_calls"] == 0  # the calls whose mask was not read
     (rec,) = _records(prof, "aten::_scaled_dot_product_flash_attention_for_cpu")
     return cost, rec
 
