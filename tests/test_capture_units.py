@@ -169,12 +169,17 @@ def test_module_names() -> None:
     assert names == {"Net.fc": "Net.fc", "Loss": "Loss"} and root is None
 
 
-def test_attention_with_a_mask_counts_every_score_and_says_so() -> None:
-    q = torch.randn(1, 2, 8, 8)
-    mask = torch.ones(8, 8, dtype=torch.bool).tril()
-    with profile(name="masked") as prof:
-        F.scaled_dot_product_attention(q, q, q, attn_mask=mask)
-    (rec,) = [r for r in prof.records if r.flops_source == "catalog:attention"]  # (torch converts the mask first)
-    assert rec.flops == 2 * 8 * 8 * 4 * 8  # all 64 scores of each of the 2 heads: the mask is data
+def test_attention_with_a_mask_without_data_counts_every_score_and_says_so() -> None:
+    """Without data (a mask made under the fake mode) the mask's pattern is unknown: the full square is counted.
+    With data the mask is read (tests/test_capture_models.py)."""
+    from roofline.capture import fake_mode
+
+    with fake_mode():
+        q = torch.randn(1, 2, 8, 8)
+        mask = torch.ones(8, 8, dtype=torch.bool).tril()
+    prof = profile(lambda: F.scaled_dot_product_attention(q, q, q, attn_mask=mask), time=False, gpu="h100",
+                   name="masked")
+    (rec,) = [r for r in prof.records if r.flops_source == "catalog:attention"]
+    assert rec.flops == 2 * 8 * 8 * 4 * 8  # all 64 scores of each of the 2 heads: the mask's values unknown
     assert rec.extra_flops == 2 * 8 * 8 * 5  # their softmax
-    assert prof.summary["attention_masked_calls"] == 1 and "mask tensor" in prof.summary["notes"][-1]
+    assert prof.summary["attention_masked_calls"] == 1 and "mask tensor" in " ".join(prof.summary["notes"])

@@ -1,6 +1,6 @@
 """The FLOPs of one recorded aten operator call: the lookup over the registry (capture/registry.py) and the
-formula families that fill it (capture/formulas.py, capture/formulas_training.py, capture/comm.py,
-capture/inductor.py).
+formula families that fill it (capture/formulas.py, capture/formulas_training.py, capture/formulas_models.py,
+capture/formulas_untagged.py, capture/comm.py, capture/inductor.py).
 
 Order of lookup (`cost_of`; a torch.compile'd kernel, "fused: ...", sums the rules of the ops it fused:
 capture/inductor.py):
@@ -18,7 +18,9 @@ from __future__ import annotations
 # Importing the families registers their formulas.
 from roofline.capture import comm as _comm  # noqa: F401
 from roofline.capture import formulas as _formulas  # noqa: F401
+from roofline.capture import formulas_models as _formulas_models  # noqa: F401
 from roofline.capture import formulas_training as _formulas_training  # noqa: F401
+from roofline.capture import formulas_untagged as _formulas_untagged  # noqa: F401
 from roofline.capture import inductor as _inductor
 from roofline.capture.registry import (
     COPIES,

@@ -9,6 +9,7 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
+from roofline.capture.masks import MaskPattern
 from roofline.capture.registry import Cost, arg, catalog_cost, formula, rule, tensor
 from roofline.capture.trace import OpCall, TensorMeta
 from roofline.core.aten_names import op_name
@@ -157,35 +158,89 @@ def causal_pairs(sq: int, skv: int, align: str) -> float:
 
 
 def _attention(q: tuple[int, ...], k: tuple[int, ...], v: tuple[int, ...], align: str, masked: bool,
-               backward: bool = False) -> Cost | None:
-    """q (B, H, Sq, D), k (B, Hkv, Skv, D), v (B, Hkv, Skv, Dv). A mask tensor's density is data, which a
-    formula does not read: every score is counted and the cost says so (`explicit_mask`)."""
+               backward: bool = False, mask: MaskPattern | None = None) -> Cost | None:
+    """q (B, H, Sq, D), k (B, Hkv, Skv, D), v (B, Hkv, Skv, Dv). A mask tensor read from its values (`mask`,
+    capture/masks.py) counts the scores it keeps, a causal one as is_causal; unread (no data), every score is
+    counted and the cost says so (`explicit_mask`)."""
+    if masked and mask is not None and align == "none":
+        return _masked_attention(q, k, v, mask, backward)
     cost = _attention_cost(q, k, v, align, masked, backward)
-    return dataclasses.replace(cost, explicit_mask=True) if cost is not None and masked else cost
+    if cost is not None and masked:
+        return dataclasses.replace(cost, explicit_mask=True, mask="unknown")
+    return cost
+
+
+# What would skip the masked scores a mask tensor makes a kernel compute, by the mask's kind.
+_BLOCKS = "a kernel with block support (flex_attention's block mask, varlen FlashAttention over the sequences)"
+_MASK_ADVICE = {
+    "causal": "is_causal=True instead of the mask lets a flash kernel skip them",
+    "sliding window": "a kernel with window support (FlashAttention's window_size, flex_attention's sliding-window "
+                      "block mask) would skip them",
+    "sliding window + padding": "a kernel with window support over unpadded sequences (varlen FlashAttention's "
+                                "window_size) would skip them",
+    "padding": "unpadded sequences (varlen FlashAttention, nested tensors) would skip them",
+    "causal + padding": f"{_BLOCKS} would skip them",
+    "block-diagonal": f"{_BLOCKS} would skip them",
+    "block-causal": f"{_BLOCKS} would skip them",
+}
+_SPARSE_ADVICE = "a kernel with block-sparse support (flex_attention's block mask) would skip the masked blocks"
+
+
+def _masked_attention(q: tuple[int, ...], k: tuple[int, ...], v: tuple[int, ...], mask: MaskPattern,
+                      backward: bool) -> Cost | None:
+    """The scores a mask tensor keeps, counted; the work a kernel given the tensor spends on the rest (it computes
+    the full square) in `masked_flops`, with what would skip it."""
+    full = _attention_cost(q, k, v, "none", False, backward)
+    if full is None:
+        return None
+    if mask.kind == "causal" and mask.align in ("top_left", "bottom_right"):
+        cost = _attention_cost(q, k, v, mask.align, False, backward)
+    else:
+        cost = full if mask.kind == "none" else _attention_cost(q, k, v, "none", False, backward, kept=mask.kept)
+    if cost is None:
+        return None
+    total = full.flops + full.extra_flops
+    wasted = total - (cost.flops + cost.extra_flops)
+    return dataclasses.replace(cost, note=f"{cost.note} {describe_mask(mask, wasted, total)}", mask=mask.label,
+                               masked_flops=wasted)
+
+
+def describe_mask(mask: MaskPattern, wasted: float, total: float) -> str:
+    """Which mask the count assumed; what a full-square kernel spent on the scores it masks, and what would skip
+    them."""
+    said = f"The mask tensor read as {mask.label}: " + ("counted as is_causal is (half the square)." if
+                                                        mask.kind == "causal" else
+                                                        f"{mask.kept:.1%} of the scores kept and counted.")
+    if wasted <= 0 or total <= 0:
+        return said
+    return (f"{said} A kernel given a mask tensor computes the full square: {wasted / total:.0%} of its score work "
+            f"({wasted:.3g} FLOPs, masked_flops) went to masked scores; {_MASK_ADVICE.get(mask.kind, _SPARSE_ADVICE)}.")
 
 
 def _attention_cost(q: tuple[int, ...], k: tuple[int, ...], v: tuple[int, ...], align: str, masked: bool,
-                    backward: bool) -> Cost | None:
+                    backward: bool, kept: float | None = None) -> Cost | None:
+    """`kept`: the share of the scores a mask keeps (every score, or the causal ones by `align`, when None)."""
     if len(q) != 4 or len(k) != 4 or len(v) != 4:
         return None  # variable-length (nested) layouts: lengths are in tensor data
     b, h, sq, d = q
     hkv, skv, dv = k[1], k[2], v[3]
     mask_note = " An explicit mask: every score counted." if masked else ""
+    head_pairs = causal_pairs(sq, skv, align) if kept is None else kept * sq * skv
     if backward:
-        pairs = b * h * causal_pairs(sq, skv, align)
+        pairs = b * h * head_pairs
         matmul = pairs * 2 * (3 * d + 2 * dv)  # torch's five products: S again, dP, dV, dQ, dK
         return rule(matmul, "attention backward", "NB: torch's five matrix products of SDPA's backward, causal "
                      "scores halved; the softmax backward not counted." + mask_note, matmul, True)
-    matmul = b * h * causal_pairs(sq, skv, align) * 2 * (d + dv)
-    exact = d == dv and hkv >= 1 and h % hkv == 0 and min(q) >= 1 and min(k) >= 1
+    matmul = b * h * head_pairs * 2 * (d + dv)
+    exact = d == dv and hkv >= 1 and h % hkv == 0 and min(q) >= 1 and min(k) >= 1 and kept is None
     causal = align != "none"
     if exact and (align in ("none", "bottom_right") or sq == skv) and not (causal and sq > skv):
         return catalog_cost("attention", matmul, note=mask_note.strip(), batch=b, heads=h, kv_heads=hkv, seq=sq,
                         kv_seq=skv, head_dim=d, causal=causal, variant="flash")
-    softmax = b * h * causal_pairs(sq, skv, align) * SOFTMAX_FLOPS_PER_ELEMENT
+    softmax = b * h * head_pairs * SOFTMAX_FLOPS_PER_ELEMENT
     return rule(matmul, "attention", "NB: the catalog's count (2D + 2Dv per score; the softmax's 5 in extra_flops) "
-                "with torch's top-left causal mask or Dv != D; the log-sum-exp not counted." + mask_note, matmul, True,
-                extra_flops=softmax)
+                "with torch's top-left causal mask, a mask's kept scores or Dv != D; the log-sum-exp not counted."
+                + mask_note, matmul, True, extra_flops=softmax)
 
 
 def _sdpa_align(call: OpCall) -> str:
@@ -202,7 +257,7 @@ def sdpa(call: OpCall) -> Cost | None:
     if q is None or k is None or v is None:
         return None
     masked = tensor(call, "attn_mask") is not None or tensor(call, "attn_bias") is not None
-    return _attention(q.shape, k.shape, v.shape, _sdpa_align(call), masked)
+    return _attention(q.shape, k.shape, v.shape, _sdpa_align(call), masked, mask=call.values.get("mask"))
 
 
 @formula("aten::_scaled_dot_product_flash_attention_backward",
@@ -214,7 +269,8 @@ def sdpa_backward(call: OpCall) -> Cost | None:
     if q is None or k is None or v is None:
         return None
     masked = tensor(call, "attn_mask") is not None or tensor(call, "attn_bias") is not None
-    return _attention(q.shape, k.shape, v.shape, _sdpa_align(call), masked, backward=True)
+    return _attention(q.shape, k.shape, v.shape, _sdpa_align(call), masked, backward=True,
+                      mask=call.values.get("mask"))
 
 
 def _bhsd(t: TensorMeta) -> tuple[int, ...]:
@@ -244,7 +300,8 @@ def efficient_forward(call: OpCall) -> Cost | None:
     if call.args.get("window_size") is not None:
         return None
     align = {1: "top_left", 2: "bottom_right"}.get(int(arg(call, "custom_mask_type", 0)), "none")
-    return _attention(_bhsd(q), _bhsd(k), _bhsd(v), align, tensor(call, "bias") is not None)
+    return _attention(_bhsd(q), _bhsd(k), _bhsd(v), align, tensor(call, "bias") is not None,
+                      mask=call.values.get("mask"))
 
 
 # -- normalisation, softmax -------------------------------------------------------------------------------

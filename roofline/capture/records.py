@@ -194,6 +194,8 @@ def summarise(items: list[ProfiledCall], timeline: Timeline | None, regions: set
         "bytes": sum(p.traffic.bytes_read + p.traffic.bytes_written for p in covered),
         "calls_without_formula": len(items) - len(covered),
         "attention_masked_calls": sum(1 for p in items if p.cost.explicit_mask),
+        # work kernels given a mask tensor spent on the scores it masks (a mask read from its values; not in flops)
+        "attention_masked_flops": sum(p.cost.masked_flops for p in items),
     }
     missing: dict[str, list[float]] = defaultdict(lambda: [0, 0.0])
     for p in items:

@@ -43,8 +43,10 @@ class Cost:
     tensor_cores: bool = False  # placed on the tensor-core roof (matmul, convolution, attention)
     unread: frozenset[int] = frozenset()  # inputs the op writes without reading (fill_, copy_'s self)
     read_bytes: dict[int, float] = field(default_factory=dict)  # inputs read only in part (a gather's table)
-    explicit_mask: bool = False  # attention with a mask tensor: its density is data, every score counted
+    explicit_mask: bool = False  # attention with a mask tensor whose values were not read: every score counted
     extra_flops: float = 0.0  # a tensor-core op's elementwise part (bias, activation, softmax): not in flops
+    mask: str | None = None  # attention: the mask the count assumed ("causal", "sliding window 4", "unknown", ...)
+    masked_flops: float = 0.0  # attention: work a full-square kernel spends on masked scores (not in flops)
 
 
 Formula = Callable[[OpCall], "Cost | None"]  # None: the formula does not apply to these arguments

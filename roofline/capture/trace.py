@@ -8,10 +8,13 @@ ran in and the region it belongs to.
 
 Rules:
 - View and alias ops (the schema says every return aliases an input, without writing it: view, t, transpose,
-  permute, expand, slice, select, unsqueeze, split, detach, alias, as_strided, ...) and allocations
+  permute, expand, slice, select, unsqueeze, split, detach, alias, as_strided, ...), in-place views (t_,
+  transpose_, unsqueeze_, as_strided_: torch's `inplace_view` tag) and allocations
   (empty*, _unsafe_view, set_, resize_) launch no kernel and move no bytes: counted in `skipped`, not
   recorded. `reshape`/`contiguous` may copy and are never skipped (they decompose before this mode anyway).
 - Ops of the `prim` and `profiler` namespaces (fake tensors' metadata queries, profiler ranges) are ignored.
+- Formulas see no tensor data, save what `VALUE_READERS` read for them (a grouped GEMM's offsets, the pattern of
+  an attention mask): `OpCall.values`, empty without data.
 - Storage keys: the address of the tensor's StorageImpl (`untyped_storage()._cdata`), held by a weak
   reference for the whole pass so a freed storage's address is never reused by a new one (the weak
   reference keeps the bookkeeping object, not the memory). Two views of one storage share a key.
@@ -77,6 +80,12 @@ COLLECTIVE_WRITES: dict[str, tuple[frozenset[str], frozenset[str]]] = {
 
 # Namespaces of bookkeeping ops: fake tensors' metadata queries (prim) and profiler ranges (profiler).
 IGNORED_NAMESPACES = frozenset({"prim", "profiler"})
+
+# Tensor values some formulas need (a grouped GEMM's offsets, the pattern of an attention mask): op (overload or
+# packet name) -> a reader of the call's arguments by name (the real tensors), whose result is `OpCall.values`.
+# Filled by the formula families (capture/formulas_models.py); read after the op ran, outside its timing and
+# with the trace paused; a reader returns {} for tensors without data (fake, meta).
+VALUE_READERS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {}
 
 # torch dtype -> the name a record uses: the catalog's names for the float types it knows, torch's otherwise.
 _DTYPE_NAMES = {torch.float64: "fp64", torch.float32: "fp32", torch.float16: "fp16", torch.bfloat16: "bf16",
@@ -173,6 +182,7 @@ class OpCall:
     host_time_s: float | None = None  # time of the call on the host (`clock`: the CPU's op time)
     group: Group | None = None  # the process group of a torch.distributed op
     phase: str = "forward"  # forward, backward, optimizer or other (capture/modules.py)
+    values: dict[str, Any] = field(default_factory=dict)  # what VALUE_READERS read of its tensors' data
 
 
 @dataclass(frozen=True)
@@ -194,12 +204,13 @@ def op_info(func: Any) -> _OpInfo:
     rets = schema.returns
     aliasing = bool(rets) and all(r.alias_info is not None and not r.alias_info.is_write for r in rets)
     packet_name = packet(name)
-    skip = (aliasing and packet_name not in MAYBE_COPY) or packet_name in NO_KERNEL
+    tags = frozenset(str(t).split(".")[-1] for t in func.tags)
+    # in-place views (t_, transpose_, unsqueeze_, as_strided_: torch's `inplace_view` tag) change metadata only
+    skip = (aliasing and packet_name not in MAYBE_COPY) or packet_name in NO_KERNEL or "inplace_view" in tags
     written = frozenset(a.name for a in schema.arguments if a.alias_info is not None and a.alias_info.is_write)
     out_only = frozenset(a.name for a in schema.arguments if getattr(a, "is_out", False))
     if name in COLLECTIVE_WRITES:
         written, out_only = written | COLLECTIVE_WRITES[name][0], out_only | COLLECTIVE_WRITES[name][1]
-    tags = frozenset(str(t).split(".")[-1] for t in func.tags)
     return _OpInfo(name, skip, tuple(a.name for a in schema.arguments), written, out_only, tags)
 
 
@@ -291,11 +302,13 @@ class Tracer(TorchDispatchMode):
         key, nbytes = self._storage_key(t)
         if isinstance(t, torch.nn.Parameter):
             self._params.add(key)
+        # a nested tensor (nn.TransformerEncoder's padding-free path) has no one shape: its elements, flat
+        shape = (int(t.numel()),) if t.is_nested else tuple(int(s) for s in t.shape)
         try:
             offset, strides = t.storage_offset(), tuple(t.stride())
         except (RuntimeError, NotImplementedError):
-            offset, strides = 0, tuple(1 for _ in t.shape)
-        return TensorMeta(tuple(int(s) for s in t.shape), dtype_name(t.dtype), t.device.type, key, int(offset),
+            offset, strides = 0, tuple(1 for _ in shape)
+        return TensorMeta(shape, dtype_name(t.dtype), t.device.type, key, int(offset),
                           tuple(int(s) for s in strides), t.element_size(), int(nbytes), key in self._params,
                           t.dtype.is_floating_point)
 
@@ -413,7 +426,23 @@ class Tracer(TorchDispatchMode):
                       inputs=tuple(inputs), outputs=tuple(outputs), args=named, raw_args=tuple(raw_args),
                       raw_kwargs=dict(raw_kwargs), out_tree=out_tree, mutated=frozenset(mutated),
                       not_read=frozenset(not_read), tags=info.tags, packet=func.overloadpacket,
-                      phase=self.phase_of())
+                      phase=self.phase_of(), values=self._values(info, args, kwargs))
+
+    def _values(self, info: _OpInfo, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+        """What the op's VALUE_READERS read of its tensors (the trace paused, an analytic run's fake mode off)."""
+        reader = VALUE_READERS.get(info.name) or VALUE_READERS.get(info.name.split(".")[0])
+        if reader is None:
+            return {}
+        from torch._subclasses.fake_tensor import unset_fake_temporarily
+
+        self._paused += 1
+        try:
+            with unset_fake_temporarily():
+                return reader(bind(info.names, args, kwargs))
+        except (RuntimeError, ValueError, TypeError, IndexError, NotImplementedError):
+            return {}  # values the reader cannot read: the formula counts as without data
+        finally:
+            self._paused -= 1
 
 
 def _is_collective(op: str) -> bool:
