@@ -424,7 +424,7 @@ def test_untagged_activations_and_in_place_twins() -> None:
     assert flops["aten::hardswish"] == flops["aten::hardswish_"] == 4 * 32  # 4 per element (registry)
     assert flops["aten::mish_"] == 6 * 32 and flops["aten::threshold_"] == 32 and flops["aten::abs_"] == 32
     assert flops["aten::_prelu_kernel"] == 2 * 32  # compare, multiply
-    assert flops["aten::log_sigmoid_forward"] == 4 * 32
+    assert flops["aten::log_sigmoid_forward"] == 6 * 32  # abs, neg, exp, log1p, min, sub (as torch computes it)
     assert flops["aten::masked_fill.Tensor"] == 32 and flops["aten::gelu_"] == 5 * 32  # the catalog's gelu
     assert prof.summary["without_formula"] == []
     (rec,) = _records(prof, "aten::abs_")

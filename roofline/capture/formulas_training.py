@@ -218,31 +218,26 @@ def view_backward(call: OpCall) -> Cost:
                 "included), grad_output read.")
 
 
-# -- activations torch does not tag pointwise ---------------------------------------------------------------
+# -- backwards of activations torch does not tag pointwise (their forwards: capture/formulas_untagged.py) -----
 
 # FLOPs per element (of the output; of grad_output for glu_backward, of self for _prelu_kernel_backward).
 UNTAGGED_POINTWISE_FLOPS: dict[str, int] = {
-    "hardswish": POINTWISE_FLOPS["hardswish"],  # x * relu6(x + 3) / 6, the pointwise rule's count
     "hardswish_backward": 5,  # two compares, x / 3 + 0.5 (mul, add), times grad
     "hardsigmoid_backward": 3,  # two compares, grad / 6
     "hardtanh_backward": 2,  # two compares (grad kept inside (min, max))
     "leaky_relu_backward": 2,  # compare, times the slope
     "elu_backward": 4,  # compare, grad x (result + alpha x scale) or grad x scale
     "softplus_backward": 6,  # z = exp(beta x): mul, exp; grad z / (z + 1): add, div, mul; the threshold compare
-    "log_sigmoid_forward": 6,  # min(x, 0) - log1p(exp(-|x|)): abs, negate, exp, log1p, min, sub
     "log_sigmoid_backward": 5,  # the sigmoid from the saved buffer (add, div), sub, compare, times grad
-    "_prelu_kernel": 2,  # compare, mul
     "_prelu_kernel_backward": 4,  # the input's gradient (compare, mul), the weight's (mul, add)
     "glu": POINTWISE_FLOPS["sigmoid"] + 1,  # a x sigmoid(b), per output element
     "glu_backward": POINTWISE_FLOPS["sigmoid"] + 5,  # sigmoid(b), grad sigmoid(b), grad a s (1 - s): 1 + 4
-    "masked_fill": 1,  # a select (the in-place and tensor-value overloads are untagged)
 }
 
 
-@formula(*(f"aten::{name}" for name in UNTAGGED_POINTWISE_FLOPS), "aten::masked_fill_")
+@formula(*(f"aten::{name}" for name in UNTAGGED_POINTWISE_FLOPS))
 def untagged_pointwise(call: OpCall) -> Cost | None:
     name = call.op.split("::")[-1].split(".")[0]
-    name = name.removesuffix("_")  # masked_fill_
     if name == "glu_backward":
         n = _numel(call, "grad_output")
     elif name == "_prelu_kernel_backward":
@@ -255,7 +250,7 @@ def untagged_pointwise(call: OpCall) -> Cost | None:
                         "tag the op pointwise).")
 
 
-# -- dropout and random draws -----------------------------------------------------------------------------
+# -- dropout (the other random draws: capture/formulas_untagged.py) ----------------------------------------
 
 _RNG_NOTE = "the generator's integer arithmetic (Philox) not counted"
 
@@ -271,18 +266,6 @@ def bernoulli(call: OpCall) -> Cost | None:
     shape_only = name.startswith("bernoulli_") or name == "bernoulli.p"
     return _per_element(n, 1, "random", f"the compare of a uniform draw against p; {_RNG_NOTE}.",
                         _unread(call, "self") if shape_only else frozenset())
-
-
-_DRAWS_IN_PLACE = ("normal_", "uniform_", "random_", "exponential_", "log_normal_", "cauchy_", "geometric_")
-_DRAWS = ("rand", "randn", "randint", "randperm", "rand_like", "randn_like", "randint_like")
-
-
-@formula(*(f"aten::{name}" for name in (*_DRAWS_IN_PLACE, *_DRAWS)))
-def random_draw(call: OpCall) -> Cost:
-    """Random tensors: 0 FLOPs; the bytes are the tensor written (an in-place draw does not read it, a
-    *_like factory reads nothing of its model)."""
-    return Cost(0.0, "rule:random", f"NB: 0 FLOPs: {_RNG_NOTE}; the float transform of each draw (scale, shift) "
-                "not counted.", unread=_unread(call, "self"))
 
 
 @formula("aten::native_dropout", "aten::_fused_dropout")

@@ -33,7 +33,7 @@ UNTAGGED_POINTWISE = (
 # FLOPs per output element of the untagged functions registry.POINTWISE_FLOPS does not list.
 UNTAGGED_FLOPS: dict[str, int] = {
     "_prelu_kernel": 2,  # compare, multiply
-    "log_sigmoid_forward": 4,  # -softplus(-x): neg, exp, add, log (the buffer written beside it)
+    "log_sigmoid_forward": 6,  # min(x, 0) - log1p(exp(-|x|)), as torch computes it: abs, neg, exp, log1p, min, sub
     "_add_relu": 2,  # add, max
     "quantize_per_tensor": 3,  # scale, round, clamp
     "renorm": 3,  # square and sum per slice, scale
@@ -96,11 +96,12 @@ def more_copies(call: OpCall) -> Cost | None:
 
 # Draws whose `self` gives only the shape (in-place fills, *_like, the functional twins of the fills).
 SHAPE_ONLY = frozenset({
-    "uniform_", "normal_", "cauchy_", "exponential_", "geometric_", "log_normal_", "random_", "bernoulli_",
+    "uniform_", "normal_", "cauchy_", "exponential_", "geometric_", "log_normal_", "random_",
     "uniform", "cauchy", "exponential", "geometric", "log_normal", "random", "normal_functional", "rand_like",
     "randn_like", "randint_like"})
 # Draws that read their tensor arguments (probabilities, rates, means).
-READS = frozenset({"bernoulli", "poisson", "_standard_gamma", "normal", "binomial", "_sample_dirichlet",
+# (bernoulli, dropout's draw: a compare per element, capture/formulas_training.py)
+READS = frozenset({"poisson", "_standard_gamma", "normal", "binomial", "_sample_dirichlet",
                    "multinomial"})
 # Factories: no tensor input.
 FACTORIES = frozenset({"rand", "randn", "randint", "randperm"})
@@ -110,7 +111,7 @@ FACTORIES = frozenset({"rand", "randn", "randint", "randperm"})
 def random_draw(call: OpCall) -> Cost | None:
     name = call.op.split("::")[-1].split(".")[0]
     self_ = tensor(call, "self")
-    shape_only = name in SHAPE_ONLY or call.op in ("aten::bernoulli.p", "aten::bernoulli.Tensor")
+    shape_only = name in SHAPE_ONLY
     unread = frozenset(i for i, t in enumerate(call.inputs) if t is self_) if shape_only else frozenset()
     return Cost(0.0, "rule:random", "NB: random draws: 0 FLOPs (the generator's integer work); the output "
                 "written" + (", self's shape only read." if shape_only else ", its parameters read."), unread=unread)
