@@ -21,7 +21,7 @@ _API = {"measure": "roofline.measuring.runner", "analyze": "roofline.api", "prof
         "region": "roofline.capture.profile", "Profile": "roofline.capture.profile",
         "occupancy": "roofline.analysis.occupancy", "Record": "roofline.core.record",
         "Document": "roofline.core.document", "read_document": "roofline.core.document",
-        "RooflineError": "roofline.core.errors"}
+        "RooflineError": "roofline.core.errors", "sol": "roofline.capture.sol"}
 
 __all__ = ["__version__", *_API]
 
