@@ -14,8 +14,9 @@ One run (`Harness.run`), all on fresh inputs made from seeds the parent chose (`
    second marker launched, the whole device synchronised and (for the calls kept) the output cloned. The
    parent cuts the session's device activities at the markers (`untrusted.split_calls`). On the CPU the
    bound clock brackets each call and the output is cloned the moment the call returns.
-4. `later`: after the run, and a short wait, the kept outputs are cloned again: an output that changed after its
-   call returned was computed by work deferred past the return.
+4. `later`: after each check and after the timed calls, a short wait and the end of the threads started since
+   the harness was built (2 s at most), then the outputs are cloned again: an output that was wrong when its call
+   returned and right later was computed by work deferred past the return.
 Every output goes to the parent as a file (torch.save of CPU copies, read back with weights_only=True): the
 parent, which holds the reference, the tolerances and the verdict, compares them.
 """
@@ -26,6 +27,7 @@ import json
 import os
 import random
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -33,9 +35,12 @@ from typing import Any
 
 # Bound at import, before any candidate code runs in this process.
 _read, _write, _dumps, _loads = os.read, os.write, json.dumps, json.loads
-_clock_ns, _sleep = time.perf_counter_ns, time.sleep
+_clock_ns, _sleep, _monotonic = time.perf_counter_ns, time.sleep, time.monotonic
+_threads, _current_thread = threading.enumerate, threading.current_thread
 _system_random = random.SystemRandom()
 
+# The later look waits for the candidate's threads to end, at most this long (a pool that never ends).
+SETTLE_MAX_S = 2.0
 # The marker kernel: torch.cuda._sleep's spin, for this many cycles (~0.5 us at 2 GHz): short beside any call.
 MARKER_CYCLES = 1000
 MARKER_NAME = "spin_kernel"
@@ -106,6 +111,7 @@ class Harness:
         self._clone, self._detach, self._cpu = torch.Tensor.clone, torch.Tensor.detach, torch.Tensor.cpu
         self._save, self._tensor = torch.save, torch.Tensor
         self.guards = guard_snapshot()
+        self._threads_before = set(_threads())  # the later look waits only for threads started after this
         if self.cuda:
             from torch._C._autograd import _KinetoEvent, _ProfilerResult
             from torch._C._profiler import _ExperimentalConfig
@@ -203,8 +209,7 @@ class Harness:
             out = call(inputs_for(s))
             self._wait()
             at_return = self._keep(self.snapshot(out), folder, f"check{j}")
-            _sleep(float(plan["later_s"]))
-            self._wait()
+            self._settle(float(plan["later_s"]))
             result["checks"].append({"seed": s, "file": at_return,
                                      "later": self._keep(self.snapshot(out), folder, f"check{j}-later")})
         xs = inputs_for(seed + WARMUP_SEED_OFFSET)
@@ -222,8 +227,7 @@ class Harness:
         kept: dict[int, tuple[Any, Any]] = {}
         timed = self._timed_cuda if self.cuda else self._timed_cpu
         result["timed"] = timed(call, inputs_for, seed, reps, set(keep), kept, sample)
-        _sleep(float(plan["later_s"]))
-        self._wait()
+        self._settle(float(plan["later_s"]))
         result["kept"] = [{"rep": i, "seed": seed + i,
                            "file": self._keep(snap, folder, f"rep{i}"),
                            "later": self._keep(self.snapshot(live), folder, f"rep{i}-later")}
@@ -234,6 +238,17 @@ class Harness:
     def _wait(self) -> None:
         if self.cuda:
             self._sync()
+
+    def _settle(self, seconds: float) -> None:
+        """Before the later look: `seconds`, then the end of every thread started since the harness was built
+        (the candidate's: work deferred past a return runs on one), SETTLE_MAX_S at most, then the device."""
+        _sleep(seconds)
+        deadline = _monotonic() + SETTLE_MAX_S
+        me = _current_thread()
+        for t in _threads():
+            if t is not me and t not in self._threads_before and t.is_alive():
+                t.join(max(0.0, deadline - _monotonic()))
+        self._wait()
 
     def _timed_cpu(self, call: Callable[[list[Any]], Any], inputs_for: Callable[[int], list[Any]], seed: int,
                    reps: int, keep: set[int], kept: dict[int, tuple[Any, Any]], _: Any) -> dict[str, Any]:

@@ -71,15 +71,15 @@ def timing_table(records: list[Record]) -> FitTable | None:
 
 
 def reasons(records: list[Record]) -> list[str]:
-    """One line per role whose verdict is not ok: why."""
+    """One line per role whose verdict is not ok (why), then each verdict note once."""
     out = []
+    notes: dict[str, None] = {}
     for r in records:
         v = _verdict(r)
         if v and v.get("status") != "ok":
             out.append(f"{r.op} {r.variant}: {v['status']}: {v.get('reason', '')}")
-        for note in v.get("notes", []) if v else []:
-            out.append(f"{r.op} {r.variant}: {note}")
-    return out
+        notes.update(dict.fromkeys(v.get("notes", []) if v else []))
+    return out + [f"note: {n}" for n in notes]
 
 
 def tolerance_line(doc: Document, records: list[Record]) -> str | None:
