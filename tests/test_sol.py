@@ -154,6 +154,19 @@ def test_a_time_below_the_fused_bound_is_refused_with_what_it_implies() -> None:
     assert soft.status == OK and soft.of_fused == pytest.approx(4.0) and "measured" in soft.notes[0]
 
 
+def test_outputs_the_l2_can_hold_are_left_out_of_the_refusal() -> None:
+    """A kernel's dirty lines can reach DRAM after it ends: with a 0.5 GB L2 the memory floor is the 0.6 GB read
+    (0.6 ms at 1 TB/s), so 0.8 ms stands (125% of the fused bound), where without the allowance it is refused."""
+    from roofline.analysis.sol import IMPOSSIBLE, OK, judge, memory_floor_s
+
+    s = _bound(fused_compute_s=0.0)  # memory-bound: fused bound 1 ms (0.6 GB read + 0.4 GB written)
+    assert memory_floor_s(s, l2_bytes=5e8) == pytest.approx(0.6e-3)  # 0.4 GB written all fit in 0.5 GB
+    assert memory_floor_s(s, l2_bytes=1e8) == pytest.approx(0.9e-3)  # 0.6 + (0.4 - 0.1) GB
+    assert judge(0.8e-3, s, hard=True, l2_bytes=5e8).status == OK
+    assert judge(0.8e-3, s, hard=True).status == IMPOSSIBLE
+    assert "less the 400 MB of outputs the L2 can hold" in judge(0.5e-3, s, hard=True, l2_bytes=5e8).reason
+
+
 def test_the_verdict_names_the_first_problem_in_order_failed_refused_wrong() -> None:
     from roofline.analysis.sol import FAILED, REFUSED, WRONG, judge, verdict_line
 

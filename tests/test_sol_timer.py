@@ -225,3 +225,22 @@ def test_a_refused_candidate_exits_1_with_its_reason_and_no_time(capsys: pytest.
     assert "time_s" not in cand and cand["sol"]["verdict"]["status"] == "wrong"  # never reported as a speedup
     assert cand["sol"]["timing"]["measured_s"] > 0  # what was measured stays in the record's sol block
     assert "candidate: wrong: wrong output on fresh inputs" in " ".join(text.split())
+
+
+def test_the_session_runs_through_the_bound_entry_points() -> None:
+    """The CUPTI session's code path with the CPU's activities (a GPU's kernels: tests/test_sol_gpu.py): the
+    records come through the accessors bound before any candidate, in start order, with their thread as the
+    'stream' a kernel would have."""
+    import torch
+    from torch.autograd import ProfilerActivity
+
+    from roofline.measuring.untrusted_child import Harness
+
+    h = Harness("cpu")
+    h.bind_profiler(ProfilerActivity.CPU)
+    h._sync = lambda: None
+    h.kinds = frozenset({"cpu_op"})
+    acts = h._session(lambda: torch.randn(64).relu())
+    names = [a[0] for a in acts]
+    assert "aten::relu" in names and [a[2] for a in acts] == sorted(a[2] for a in acts)
+    assert all(end >= start for _, _, start, end in acts)

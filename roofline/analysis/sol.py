@@ -10,6 +10,11 @@ Two bounds, both lower bounds on the time:
   its FLOPs at peak (each op's at its own pipe's), whichever is longer: what a candidate could reach.
 An op without a FLOP formula adds nothing to either (a bound on what is counted, and `notes` says so).
 
+A time below the fused bound is refused as impossible (`judge`, on a GPU's datasheet roofs with the L2 flushed
+before each call), with one allowance: outputs the L2 can hold may be written back to DRAM after the call ends,
+so the memory floor of the refusal leaves them out (`memory_floor_s`). No other margin: the peaks are the
+datasheet's at the boost clock, and the DRAM rate is the interface's; no kernel runs faster with cold caches.
+
 NB: an input is counted as the most bytes any one counted op reads of it (a gather reads its rows, not the
 whole table); outputs that are views of inputs (never written) count no bytes.
 """
@@ -174,16 +179,29 @@ class Verdict:
         return asdict(self)
 
 
-def impossible(time_s: float, sol: SpeedOfLight) -> str | None:
-    """Why `time_s` cannot be (below the fused bound), with what it implies; None when it can."""
-    if time_s >= sol.fused_s:
+def memory_floor_s(sol: SpeedOfLight, l2_bytes: float = 0.0) -> float:
+    """The least DRAM time any kernel of the problem pays inside its call: its inputs read (the L2 was flushed
+    before the call), and of its outputs only what the L2 cannot hold (a kernel's dirty lines can be written
+    back after it ends)."""
+    if not sol.dram_bytes_per_s:
+        return 0.0
+    return (sol.read_bytes + max(0.0, sol.written_bytes - l2_bytes)) / sol.dram_bytes_per_s
+
+
+def impossible(time_s: float, sol: SpeedOfLight, l2_bytes: float = 0.0) -> str | None:
+    """Why `time_s` cannot be (below the fused bound's floors), with what it implies; None when it can. The
+    floors: the FLOPs at peak, and the memory floor (`memory_floor_s`: the fused bound less the outputs the L2
+    can hold)."""
+    memory = memory_floor_s(sol, l2_bytes)
+    if time_s >= max(memory, sol.fused_compute_s):
         return None
     said = f"{duration(time_s)} is below the fused speed of light ({duration(sol.fused_s)})"
-    if time_s < sol.fused_memory_s:
-        return (f"{said}: reading the problem's inputs once and writing its outputs once ({si(sol.fused_bytes, 'B')}) "
-                f"takes {duration(sol.fused_memory_s)} at {si(sol.dram_bytes_per_s, 'B/s')}. Either the output was "
-                "not computed in the call, or work ran outside the timed window, or the inputs and outputs are "
-                "smaller than counted")
+    if time_s < memory:
+        held = f", less the {si(min(sol.written_bytes, l2_bytes), 'B')} of outputs the L2 can hold" if l2_bytes else ""
+        return (f"{said}: reading the problem's inputs once and writing its outputs once ({si(sol.fused_bytes, 'B')}"
+                f"{held}) takes {duration(memory)} at {si(sol.dram_bytes_per_s, 'B/s')}. Either the output was not "
+                "computed in the call, or work ran outside the timed window, or the inputs and outputs are smaller "
+                "than counted")
     return (f"{said}: the reference's {si(sol.flops, 'FLOP')} take {duration(sol.fused_compute_s)} at the peak "
             "rates. Either the candidate does fewer FLOPs than the reference's ops (an algebraic shortcut: then "
             "the problem needs fewer FLOPs than counted, and this bound is not the problem's), or work ran outside "
@@ -191,9 +209,11 @@ def impossible(time_s: float, sol: SpeedOfLight) -> str | None:
 
 
 def judge(time_s: float | None, sol: SpeedOfLight, *, hard: bool, reference_s: float | None = None,
-          wrong: str | None = None, refused: Sequence[str] = (), failed: str | None = None) -> Verdict:
+          wrong: str | None = None, refused: Sequence[str] = (), failed: str | None = None,
+          l2_bytes: float = 0.0) -> Verdict:
     """The verdict on one timing: failed, refused, wrong, impossible (only against a `hard` bound: datasheet
-    peaks with the caches flushed) or ok with its speedup over the reference and its fractions of the bounds."""
+    peaks with the caches flushed; `impossible` says which floor) or ok with its speedup over the reference and
+    its fractions of the bounds. `l2_bytes`: the device's L2, which can hold outputs past the call."""
     if failed:
         return Verdict(FAILED, failed)
     if refused:
@@ -203,7 +223,7 @@ def judge(time_s: float | None, sol: SpeedOfLight, *, hard: bool, reference_s: f
     if time_s is None or time_s <= 0:
         return Verdict(REFUSED, "no time was measured: the calls launched no device work") if time_s == 0 else \
             Verdict(FAILED, "not timed")
-    if hard and (why := impossible(time_s, sol)):
+    if hard and (why := impossible(time_s, sol, l2_bytes)):
         return Verdict(IMPOSSIBLE, why)
     notes = [] if hard else ["the roofs here are measured, not physical limits, and the caches are not flushed: a "
                              "time below the speed of light is reported, not refused"]

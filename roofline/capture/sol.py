@@ -216,6 +216,7 @@ def _time(result: ProblemResult, problem: Problem, target: Target, dtype: str | 
     device = target.time_device
     assert device is not None and result.sol is not None
     hard = target.ceilings.kind == "gpu" and target.ceilings.source == "datasheet" and settings.flush
+    l2 = float((target.spec.get("l2_cache_kib") or 0) * 1024) if target.spec is not None else 0.0
     with exact_precision(), torch.no_grad():
         model = build_model(problem, INIT_SEED, device, dtype)
 
@@ -229,14 +230,14 @@ def _time(result: ProblemResult, problem: Problem, target: Target, dtype: str | 
         result.reference = time_reference(model, inputs_for, device, reference, settings)
         ref = result.reference
         result.verdicts["reference"] = judge(ref.median_s, result.sol, hard=hard, wrong=ref.wrong,
-                                             refused=ref.refused, failed=ref.failed)
+                                             refused=ref.refused, failed=ref.failed, l2_bytes=l2)
         if result.candidate_path is None:
             return
         progress.status(f"{result.name}: timing the candidate {result.candidate_path.name} (a child process)")
         result.candidate = cand = time_candidate(problem.path, result.candidate_path, device, dtype, reference,
                                                  settings, INIT_SEED, env)
     result.verdicts["candidate"] = judge(cand.median_s, result.sol, hard=hard, reference_s=ref.median_s,
-                                         wrong=cand.wrong, refused=cand.refused, failed=cand.failed)
+                                         wrong=cand.wrong, refused=cand.refused, failed=cand.failed, l2_bytes=l2)
 
 
 def sol(path: str | Path, *, gpu: str | None = None, dtype: str | None = None, time: bool = False,

@@ -112,32 +112,32 @@ class Harness:
         self._save, self._tensor = torch.save, torch.Tensor
         self.guards = guard_snapshot()
         self._threads_before = set(_threads())  # the later look waits only for threads started after this
+        self.kinds = WORK_KINDS
         if self.cuda:
-            from torch._C._autograd import _KinetoEvent, _ProfilerResult
-            from torch._C._profiler import _ExperimentalConfig
-            from torch.autograd import (
-                ProfilerActivity,
-                ProfilerConfig,
-                ProfilerState,
-                _disable_profiler,
-                _enable_profiler,
-                _prepare_profiler,
-            )
+            from torch.autograd import ProfilerActivity
 
             from roofline.measuring.timing import FLUSH_L2_MULTIPLE
             from roofline.measuring.timing_cuda import DEFAULT_L2_BYTES, L2Flush
 
             torch.cuda.set_device(device)
             self._sync, self._spin = torch._C._cuda_synchronize, torch._C._cuda_sleep
-            self._config = ProfilerConfig(ProfilerState.KINETO, False, False, False, False, False,
-                                          _ExperimentalConfig())
-            self._activities = {ProfilerActivity.CUDA}
-            self._prof = (_prepare_profiler, _enable_profiler, _disable_profiler, _ProfilerResult.events)
-            self._ev = (_KinetoEvent.name, _KinetoEvent.device_resource_id, _KinetoEvent.start_ns,
-                        _KinetoEvent.duration_ns, _KinetoEvent.activity_type)
+            self.bind_profiler(ProfilerActivity.CUDA)
             l2 = getattr(torch.cuda.get_device_properties(device), "L2_cache_size", 0) or DEFAULT_L2_BYTES
             self.flush = L2Flush(device, int(FLUSH_L2_MULTIPLE * l2) if flush else 0)
             self._sync()
+
+    def bind_profiler(self, activity: Any) -> None:
+        """Bind the CUPTI session's C entry points and its records' accessors (Kineto's, which torch.profiler
+        wraps in Python the candidate could patch) for `activity` (ProfilerActivity.CUDA)."""
+        from torch._C._autograd import _KinetoEvent, _ProfilerResult
+        from torch._C._profiler import _ExperimentalConfig
+        from torch.autograd import ProfilerConfig, ProfilerState, _disable_profiler, _enable_profiler, _prepare_profiler
+
+        self._config = ProfilerConfig(ProfilerState.KINETO, False, False, False, False, False, _ExperimentalConfig())
+        self._activities = {activity}
+        self._prof = (_prepare_profiler, _enable_profiler, _disable_profiler, _ProfilerResult.events)
+        self._ev = (_KinetoEvent.name, _KinetoEvent.device_resource_id, _KinetoEvent.start_ns,
+                    _KinetoEvent.duration_ns, _KinetoEvent.activity_type)
 
     # -- what the candidate may have replaced
     def patched(self) -> list[str]:
@@ -160,7 +160,7 @@ class Harness:
             result = disable()
         out = []
         for e in events(result):
-            if kind(e) in WORK_KINDS:
+            if kind(e) in self.kinds:
                 s = int(start(e))
                 out.append([name(e), int(stream(e)), s, s + int(duration(e))])
         out.sort(key=lambda a: a[2])
