@@ -244,3 +244,15 @@ def test_the_session_runs_through_the_bound_entry_points() -> None:
     names = [a[0] for a in acts]
     assert "aten::relu" in names and [a[2] for a in acts] == sorted(a[2] for a in acts)
     assert all(end >= start for _, _, start, end in acts)
+
+
+def test_a_problem_whose_inputs_ignore_the_seed_says_so(tmp_path: Path) -> None:
+    from roofline.capture.sol import sol
+
+    fixed = tmp_path / "fixed.py"
+    fixed.write_text("import torch\nimport torch.nn as nn\n\nX = torch.ones(8, 8)\n\n\nclass Model(nn.Module):\n"
+                     "    def forward(self, x):\n        return x.relu()\n\n\ndef get_inputs():\n    return [X]\n\n\n"
+                     "def get_init_inputs():\n    return []\n")
+    r = sol(fixed, time=True).results[0]
+    assert any("same inputs under every seed" in n for n in r.notes)
+    assert sol(ROOT / "suites" / "sol" / "relu.py", time=True).results[0].notes == []

@@ -226,6 +226,10 @@ def _time(result: ProblemResult, problem: Problem, target: Target, dtype: str | 
         def reference(seed: int) -> Any:
             return model(*inputs_for(seed))
 
+        one, two = (_tensors(inputs_for(s)) for s in (1, 2))
+        if one and all(torch.equal(a, b) for a, b in zip(one, two, strict=True)):
+            result.notes.append("get_inputs() makes the same inputs under every seed: fresh inputs cannot tell a "
+                                "cached output from a computed one")
         progress.status(f"{result.name}: timing the reference")
         result.reference = time_reference(model, inputs_for, device, reference, settings)
         ref = result.reference
