@@ -8,8 +8,8 @@ reference computed here on the same fresh inputs, and says what it refuses, and 
 the same harness in this process (`time_reference`): both times are the same measure.
 
 What each check catches (docs/sol.md lists the attacks and the tests that show each one caught):
-- a cached output: the inputs are fresh for every check and every timed call (made from seeds chosen here),
-  and kept calls are chosen at random after the fact in the child (its SystemRandom);
+- a cached output: the inputs are fresh for every check and every timed call (made from seeds chosen here with
+  the OS's randomness), and the timed calls whose outputs are checked are drawn the same way in the child;
 - work on another stream, or left running past the return: CUPTI records the kernels of every stream; a call's
   time is the device time of all the work that began between its two markers, and work still running when the
   caller's stream went on (the second marker) is refused;
@@ -51,7 +51,6 @@ LATER_S = 0.05
 TIMEOUT_S = 600.0
 # Seeds are drawn below this (torch.manual_seed takes any 64-bit value; the offsets must stay in range).
 SEED_RANGE = 2**31
-MARKER_STREAM_UNKNOWN = -1
 
 
 @dataclass(frozen=True)
