@@ -28,6 +28,7 @@ if TYPE_CHECKING:  # what type checkers read (roofline/py.typed); at run time ea
     from roofline.capture.profile import Profile as Profile
     from roofline.capture.profile import profile as profile
     from roofline.capture.profile import region as region
+    from roofline.capture.sol import sol as sol
     from roofline.ceilings.specs import GPUSpec as GPUSpec
     from roofline.core.document import Document as Document
     from roofline.core.document import read_document as read_document
@@ -43,7 +44,7 @@ _API = {"measure": "roofline.api", "analyze": "roofline.api", "profile": "roofli
         "Record": "roofline.core.record", "Document": "roofline.core.document",
         "read_document": "roofline.core.document", "write_document": "roofline.core.document",
         "GPUSpec": "roofline.ceilings.specs", "RooflineError": "roofline.core.errors",
-        "UsageError": "roofline.core.errors"}
+        "UsageError": "roofline.core.errors", "sol": "roofline.capture.sol"}
 
 __all__ = ["__version__", *_API]
 

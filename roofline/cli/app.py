@@ -23,6 +23,7 @@ COMMANDS: list[tuple[str, str, str, bool]] = [
     ("calibrate", "roofline.cli.calibrate", "calibrate_cmd", False),
     ("run", "roofline.cli.run", "run_cmd", False),
     ("profile", "roofline.cli.profile", "profile_cmd", False),
+    ("sol", "roofline.cli.sol", "sol_cmd", False),
     ("check", "roofline.cli.check", "check_cmd", False),
     ("plot", "roofline.cli.plot", "plot_cmd", False),
     ("report", "roofline.cli.report", "report_cmd", False),

@@ -1,0 +1,398 @@
+"""A timer for code that is not trusted (`roofline sol --time --candidate NEW.py`): the parent's side.
+
+The candidate runs in a child process (`measuring/untrusted_child.py`) that holds none of the parent's objects:
+the reference, its outputs, the tolerances, the bounds and the verdict stay here. The child's harness is
+bound before the candidate is imported and reports raw data (device activities, or host clock intervals on the
+CPU; output files); this side cuts it into calls (`split_calls`), checks every output it asked for against the
+reference computed here on the same fresh inputs, and says what it refuses, and why. The reference is timed by
+the same harness in this process (`time_reference`): both times are the same measure.
+
+What each check catches (docs/sol.md lists the attacks and the tests that show each one caught):
+- a cached output: the inputs are fresh for every check and every timed call (made from seeds chosen here with
+  the OS's randomness), and the timed calls whose outputs are checked are drawn the same way in the child;
+- work on another stream, or left running past the return: CUPTI records the kernels of every stream; a call's
+  time is the device time of all the work that began between its two markers, and work still running when the
+  caller's stream went on (the second marker) is refused;
+- work deferred past the return (a thread that fills the output later): device work between the calls that the
+  harness did not launch is refused; on the CPU, an output that was wrong when the call returned and right later;
+- a patched timer: the harness never uses the functions the candidate can reach, and refuses a candidate that
+  replaced any of them (`untrusted_child.GUARDED`);
+- lower precision than asked: the outputs are compared with the dtype's tolerances (measuring/correctness.py),
+  TF32 off in both processes.
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+import random
+import select
+import subprocess
+import sys
+import tempfile
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from roofline.core.stats import median
+from roofline.measuring.timing import MIN_REPS, REP_BUDGET_S, WARMUP_BUDGET_S
+
+# Timed calls at most: each one makes its own inputs (and the kept ones a copy of their output).
+MAX_REPS = 200
+# Timed calls whose outputs are kept and checked (the last one and this many more, chosen at random).
+KEEP = 3
+# Fresh-input checks before the timing.
+CHECKS = 2
+# The wait after the timed calls before the kept outputs are looked at again (deferred work shows by then).
+LATER_S = 0.05
+# How long the child may take to answer one request (importing torch, building the candidate, the timing).
+TIMEOUT_S = 600.0
+# Seeds are drawn below this (torch.manual_seed takes any 64-bit value; the offsets must stay in range).
+SEED_RANGE = 2**31
+
+
+@dataclass(frozen=True)
+class TimerSettings:
+    """How many checks, calls and seconds; tolerances None: the dtype's (measuring/correctness.py)."""
+
+    checks: int = CHECKS
+    keep: int = KEEP
+    warmup_s: float = WARMUP_BUDGET_S
+    rep_s: float = REP_BUDGET_S
+    min_reps: int = MIN_REPS
+    max_reps: int = MAX_REPS
+    later_s: float = LATER_S
+    timeout_s: float = TIMEOUT_S
+    flush: bool = True
+    rtol: float | None = None
+    atol: float | None = None
+
+    def plan(self, seed: int, out_dir: str | Path) -> dict[str, Any]:
+        return {"seed": seed, "checks": max(1, self.checks), "keep": self.keep, "warmup_s": self.warmup_s,
+                "rep_s": self.rep_s, "min_reps": self.min_reps, "max_reps": self.max_reps,
+                "later_s": self.later_s, "out_dir": str(out_dir)}
+
+
+def new_seed() -> int:
+    """A seed the candidate cannot guess (the OS's randomness)."""
+    return random.SystemRandom().randrange(1, SEED_RANGE)
+
+
+@dataclass
+class Timed:
+    """One model's timing under the harness, as this side concludes it."""
+
+    who: str  # "reference" or "candidate"
+    method: str = ""  # "cupti" (device time of every activity of the call) or "cpu" (host clock)
+    samples_s: list[float] = field(default_factory=list)
+    spans_s: list[float] = field(default_factory=list)  # GPU: between the call's two markers (stream time)
+    reps: int = 0
+    warmup_calls: int = 0
+    kernels: list[str] = field(default_factory=list)  # the first timed call's device work, in order
+    checked: int = 0  # outputs compared with the reference's
+    wrong: str | None = None  # the first output that differs from the reference's
+    refused: list[str] = field(default_factory=list)  # what the harness refuses (patched timer, deferred work)
+    failed: str | None = None  # did not build, raised, timed out
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def median_s(self) -> float | None:
+        return median(self.samples_s) if self.samples_s and not self.failed else None
+
+    @property
+    def span_s(self) -> float | None:
+        return median(self.spans_s) if self.spans_s else None
+
+    @property
+    def ok(self) -> bool:
+        return not (self.failed or self.wrong or self.refused)
+
+
+# -- cutting a CUPTI session into calls (pure)
+@dataclass(frozen=True)
+class Activity:
+    """One device activity: its name, stream, and start and end (ns, the session's clock)."""
+
+    name: str
+    stream: int
+    start_ns: int
+    end_ns: int
+
+    @property
+    def duration_s(self) -> float:
+        return (self.end_ns - self.start_ns) * 1e-9
+
+
+@dataclass
+class Calls:
+    """The timed calls' device time, stream time and first call's work; `problems`: what is refused."""
+
+    samples_s: list[float]
+    spans_s: list[float]
+    kernels: list[str]
+    problems: list[str]
+
+
+def _names(acts: list[Activity]) -> str:
+    shown = ", ".join(sorted({a.name[:60] for a in acts})[:3])
+    return shown + (", ..." if len({a.name for a in acts}) > 3 else "")
+
+
+def split_calls(timed: dict[str, Any], reps: int) -> Calls:
+    """The session's device activities cut at the markers the harness launched around each call (two per call
+    on the caller's stream). Work that began between a call's markers is the call's, on whatever stream; work
+    of a call still running when its second marker started is refused (it ran past the return), and so is
+    work between the calls that is not the harness's own (`layout`: its inputs, L2 flush and output copies)."""
+    acts = sorted((Activity(str(a[0]), int(a[1]), int(a[2]), int(a[3])) for a in timed["activities"]),
+                  key=lambda a: a.start_ns)
+    marker, stream = str(timed["marker"]), int(timed["marker_stream"])
+
+    def is_marker(a: Activity) -> bool:
+        return marker in a.name and a.stream == stream
+
+    marks = [a for a in acts if is_marker(a)]
+    if len(marks) != 2 * reps:
+        extra = len(marks) - 2 * reps
+        return Calls([], [], [], [f"the calls launched {extra:+d} kernels named like the timer's marker ({marker}) "
+                                  "on the caller's stream, so the calls cannot be told apart: not timed"])
+    starts, ends = marks[0::2], marks[1::2]
+    begin = [m.start_ns for m in starts]
+    finish = [m.start_ns for m in ends]
+    per_call: list[list[Activity]] = [[] for _ in range(reps)]
+    between: list[list[Activity]] = [[] for _ in range(reps + 1)]  # [j]: before call j; [reps]: after the last
+    problems: list[str] = []
+    late: list[tuple[int, Activity]] = []
+    for a in acts:
+        if is_marker(a):
+            continue
+        i = bisect.bisect_right(begin, a.start_ns) - 1
+        if i >= 0 and a.start_ns < finish[i]:
+            per_call[i].append(a)
+            if a.end_ns > finish[i]:
+                late.append((i, a))
+        else:
+            between[bisect.bisect_right(finish, a.start_ns)].append(a)
+    if late:
+        i, a = late[0]
+        problems.append(f"work on stream {a.stream} ({a.name[:60]}) was still running "
+                        f"{(a.end_ns - finish[i]) * 1e-3:.1f} µs after call {i + 1} returned and the caller's stream "
+                        f"went on ({len(late)} such activities): the call returned before its kernels finished "
+                        "(join the streams it launches on to the caller's: torch.cuda.current_stream()"
+                        ".wait_stream(side))")
+    layout, keep = timed["layout"], set(timed.get("keep", ()))
+    extra_acts: list[Activity] = []
+    missing: Counter[str] = Counter()
+    for j, found in enumerate(between):
+        expected = Counter(layout["snapshot"] if j - 1 in keep else [])
+        if j < reps:
+            expected.update([*layout["inputs"], *layout["flush"]])
+        seen = Counter(a.name for a in found)
+        over = seen - expected
+        for a in found:
+            if over[a.name] > 0:
+                over[a.name] -= 1
+                extra_acts.append(a)
+        missing += expected - seen
+    if extra_acts:
+        problems.append(f"device work that the timer did not launch ran between the calls, uncounted "
+                        f"({len(extra_acts)} activities: {_names(extra_acts)}): work deferred past a call's return "
+                        "or done ahead of it")
+    if missing:
+        problems.append(f"the timer's own device work between the calls did not run as planned (missing "
+                        f"{', '.join(sorted(missing))[:120]}): the inputs or the L2 flush were not the timer's")
+    samples = [sum(a.duration_s for a in call) for call in per_call]
+    spans = [(f - s.end_ns) * 1e-9 for s, f in zip(starts, finish, strict=True)]
+    return Calls(samples, spans, [a.name for a in per_call[0]], problems)
+
+
+# -- the child process
+class _Child:
+    """The child process and its two pipes; `close()` ends it (the one process this module started)."""
+
+    def __init__(self, env: dict[str, str], stderr: Any) -> None:
+        to_child_r, self._w = os.pipe()
+        self._r, from_child_w = os.pipe()
+        cmd = [sys.executable, "-m", "roofline.measuring.untrusted_child", str(to_child_r), str(from_child_w)]
+        self.proc = subprocess.Popen(cmd, pass_fds=(to_child_r, from_child_w), stdin=subprocess.DEVNULL,
+                                     stdout=stderr, stderr=stderr, env=env)
+        os.close(to_child_r)
+        os.close(from_child_w)
+        self._buf = b""
+
+    def send(self, message: dict[str, Any]) -> None:
+        import json
+
+        data = (json.dumps(message) + "\n").encode()
+        try:
+            while data:
+                data = data[os.write(self._w, data):]
+        except BrokenPipeError:
+            pass  # the child has gone: receive() says so
+
+    def receive(self, timeout_s: float) -> dict[str, Any] | None:
+        """The child's next message; None when it exited or did not answer within `timeout_s`."""
+        import json
+        import time
+
+        deadline = time.monotonic() + timeout_s
+        while b"\n" not in self._buf:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([self._r], [], [], left)[0]:
+                return None
+            chunk = os.read(self._r, 1 << 16)
+            if not chunk:
+                return None
+            self._buf += chunk
+        line, self._buf = self._buf.split(b"\n", 1)
+        return json.loads(line)  # type: ignore[no-any-return]
+
+    def close(self) -> None:
+        for fd in (self._w, self._r):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+
+
+def _child_env(extra: dict[str, str] | None) -> dict[str, str]:
+    """This process's environment, this roofline importable first, and `extra` (the problem's SOL_SCALE)."""
+    env = dict(os.environ, **(extra or {}))
+    root = str(Path(__file__).resolve().parents[2])  # the folder holding this roofline package
+    env["PYTHONPATH"] = os.pathsep.join([root, *([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])])
+    env.pop("ROOFLINE_NO_GPU", None)  # the child times the device it is given
+    return env
+
+
+def _tail(path: Path, lines: int = 3) -> str:
+    try:
+        text = [line for line in path.read_text(errors="replace").splitlines() if line.strip()]
+    except OSError:
+        return ""
+    return " | ".join(text[-lines:])
+
+
+def time_candidate(problem_path: str | Path, candidate_path: str | Path, device: str, dtype: str | None,
+                   reference: Callable[[int], Any], settings: TimerSettings, init_seed: int,
+                   env: dict[str, str] | None = None) -> Timed:
+    """Time the candidate's ModelNew in a child process and check its outputs against `reference(seed)` (the
+    reference's output on the inputs of `seed`, computed here)."""
+    with tempfile.TemporaryDirectory(prefix="roofline-sol-") as tmp:
+        err_path = Path(tmp) / "stderr.txt"
+        with open(err_path, "wb") as err:
+            child = _Child(_child_env(env), err)
+            try:
+                child.send({"problem": str(Path(problem_path).resolve()),
+                            "candidate": str(Path(candidate_path).resolve()), "device": device, "dtype": dtype,
+                            "init_seed": init_seed, "flush": settings.flush})
+                ready = child.receive(settings.timeout_s)
+                if ready is None or "error" in ready:
+                    return _gone("candidate", ready, child, err_path, settings, "building ModelNew")
+                child.send(settings.plan(new_seed(), tmp))
+                result = child.receive(settings.timeout_s)
+                if result is None or "error" in result:
+                    return _gone("candidate", result, child, err_path, settings, "running ModelNew")
+                return conclude("candidate", result, reference, settings, device)
+            finally:
+                child.close()
+
+
+def _gone(who: str, message: dict[str, Any] | None, child: _Child, err: Path, settings: TimerSettings,
+          doing: str) -> Timed:
+    """A child that reported an error, exited or did not answer: one line of why."""
+    if message is not None:
+        timed = Timed(who, failed=f"{doing} raised {message['error']}")
+        if message.get("patched"):
+            timed.refused.append(_patched_reason(message["patched"]))
+        return timed
+    child.proc.poll()
+    code = child.proc.returncode
+    if code is None:
+        return Timed(who, failed=f"{doing}: no answer within {settings.timeout_s:.0f} s (stopped)")
+    said = _tail(err)
+    return Timed(who, failed=f"{doing}: the child process exited with status {code}" + (f" ({said})" if said else ""))
+
+
+def time_reference(model: Any, inputs_for: Callable[[int], list[Any]], device: str, reference: Callable[[int], Any],
+                   settings: TimerSettings) -> Timed:
+    """The reference, timed by the same harness in this process (it is trusted), its outputs checked too (a
+    check of the harness: the same model on the same seeds)."""
+    import torch
+
+    from roofline.measuring.untrusted_child import Harness
+
+    harness = Harness(device, flush=settings.flush)
+    with tempfile.TemporaryDirectory(prefix="roofline-sol-") as tmp, torch.no_grad():
+        try:
+            result = harness.run(lambda xs: model(*xs), inputs_for, settings.plan(new_seed(), tmp))
+        except Exception as exc:  # the reference raised: the problem cannot be timed
+            text = str(exc).strip().splitlines()
+            return Timed("reference", failed=f"Model raised {type(exc).__name__}: {text[0] if text else ''}")
+        return conclude("reference", result, reference, settings, device)
+
+
+def _patched_reason(names: list[str]) -> str:
+    return (f"replaced {', '.join(names)}: the timer's functions must not be patched (the time was taken with "
+            "the originals, bound before the candidate was imported)")
+
+
+def conclude(who: str, result: dict[str, Any], reference: Callable[[int], Any], settings: TimerSettings,
+             device: str) -> Timed:
+    """The child's raw run as this side reads it: times cut into calls, outputs checked, refusals stated."""
+    timed = Timed(who, reps=int(result["reps"]), warmup_calls=int(result["warmup_calls"]))
+    raw = result["timed"]
+    timed.method = raw["method"]
+    if raw["method"] == "cpu":
+        timed.samples_s = [ns * 1e-9 for ns in raw["samples_ns"]]
+    else:
+        calls = split_calls(raw, timed.reps)
+        timed.samples_s, timed.spans_s, timed.kernels = calls.samples_s, calls.spans_s, calls.kernels
+        timed.refused += calls.problems
+        if timed.samples_s and not any(timed.samples_s):
+            timed.notes.append("the calls launched no device work")
+    if result.get("patched"):
+        timed.refused.insert(0, _patched_reason(result["patched"]))
+    timed.wrong = _check_outputs(result, reference, settings, device, timed)
+    return timed
+
+
+def _load(path: str, device: str) -> Any:
+    import torch
+
+    return torch.load(path, weights_only=True, map_location=device)
+
+
+def _check_outputs(result: dict[str, Any], reference: Callable[[int], Any], settings: TimerSettings, device: str,
+                   timed: Timed) -> str | None:
+    """The first output that differs from the reference's on the same inputs (checks first, then the kept
+    timed calls), as one sentence; None when all agree."""
+    from roofline.measuring.correctness import compare
+
+    def differs(path: str, seed: int) -> Any:
+        timed.checked += 1
+        return compare(_load(path, device), reference(seed), settings.rtol, settings.atol)
+
+    def deferred(entry: dict[str, Any], what: str, found: Any) -> str | None:
+        later = compare(_load(entry["later"], device), reference(int(entry["seed"])), settings.rtol, settings.atol)
+        if later is not None:
+            return None
+        return (f"the output of {what} was computed after the call returned (work deferred past its return); "
+                f"when it returned: {found.message()}")
+
+    checks = result["checks"]
+    for j, c in enumerate(checks):
+        found = differs(c["file"], int(c["seed"]))
+        if found is not None:
+            what = f"check {j + 1} of {len(checks)}"
+            hint = " (its first call was right: an output kept from an earlier call?)" if j else ""
+            return deferred(c, what, found) or f"wrong output on fresh inputs ({what}){hint}: {found.message()}"
+    for k in result["kept"]:
+        found = differs(k["file"], int(k["seed"]))
+        if found is not None:
+            what = f"timed call {k['rep'] + 1} of {timed.reps}"
+            return deferred(k, what, found) or f"wrong output of {what} (fresh inputs): {found.message()}"
+    return None

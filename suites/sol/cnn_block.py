@@ -1,0 +1,32 @@
+"""Small network: conv3x3 -> BatchNorm (eval) -> ReLU -> 2x2 max pool, 16 -> 32 channels."""
+
+import os
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+# Sizes grow with SOL_SCALE (`roofline sol --scale N`): 1 for the CPU, 64 for a large GPU.
+SCALE = int(os.environ.get("SOL_SCALE", "1"))
+
+BATCH, C_IN, C_OUT, HW = 2 * SCALE, 16, 32, 32
+
+
+class Model(nn.Module):
+    def __init__(self, c_in: int, c_out: int) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(c_in, c_out, 3, padding=1, bias=False)
+        self.bn = nn.BatchNorm2d(c_out)
+        self.pool = nn.MaxPool2d(2)
+        self.eval()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.pool(torch.relu(self.bn(self.conv(x))))
+
+
+def get_inputs() -> list:
+    return [torch.randn(BATCH, C_IN, HW, HW)]
+
+
+def get_init_inputs() -> list:
+    return [C_IN, C_OUT]

@@ -1,0 +1,29 @@
+"""Single op: 2x2 max pooling, stride 2, on (2 x SCALE, 32, 64, 64)."""
+
+import os
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+# Sizes grow with SOL_SCALE (`roofline sol --scale N`): 1 for the CPU, 64 for a large GPU.
+SCALE = int(os.environ.get("SOL_SCALE", "1"))
+
+BATCH, C, HW = 2 * SCALE, 32, 64
+
+
+class Model(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.pool = nn.MaxPool2d(2)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.pool(x)
+
+
+def get_inputs() -> list:
+    return [torch.randn(BATCH, C, HW, HW)]
+
+
+def get_init_inputs() -> list:
+    return []
