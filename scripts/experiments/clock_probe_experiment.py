@@ -1,7 +1,7 @@
 """Does the self-timed clock probe (roofline/measuring/clocktrace.py) see the clock Nsight Compute sees, where the
 event-timed torch.cuda._sleep probe read 10-25% low? One GPU call:
 
-    PYTHONPATH=. python3 scripts/clock_probe_experiment.py
+    PYTHONPATH=. python3 scripts/experiments/clock_probe_experiment.py
 
 1. The probe alone, back to back: clock, and the smallest step of %globaltimer seen (its update grain).
 2. Beside kernels of the kernels-h200 suite (after the read flush, as timing_cuda samples): per kernel a clock

@@ -1,7 +1,7 @@
 """How soon does a compute-bound kernel reach its steady (power-capped) time, and does NVML say so when it
 does? One GPU call:
 
-    PYTHONPATH=. python3 scripts/warmup_experiment.py
+    PYTHONPATH=. python3 scripts/experiments/warmup_experiment.py
 
 Per kernel, after IDLE_S of idle: (read flush, kernel) back to back in chunks of ~CHUNK_S, each chunk timed by
 events and synchronised (as timing_cuda warms up), with NVML's SM clock, power (averaged and, where the driver

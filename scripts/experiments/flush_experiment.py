@@ -1,9 +1,9 @@
 """Issue 4's open question: why do gemv 16x8192x8192 and rmsnorm 16384x4096 time 4-6% above Nsight Compute
 when 13 other kernels agree within 1.6%? One GPU call answers it from three sides:
 
-    PYTHONPATH=. python3 scripts/flush_experiment.py times            # roofline's timer under each preparation
-    PYTHONPATH=. python3 scripts/flush_experiment.py cupti            # CUPTI's own kernel durations, same loop
-    ncu ... python3 scripts/flush_experiment.py target eager|graph    # one call of each case, for ncu
+    PYTHONPATH=. python3 scripts/experiments/flush_experiment.py times          # roofline's timer, each preparation
+    PYTHONPATH=. python3 scripts/experiments/flush_experiment.py cupti          # CUPTI's kernel durations, same loop
+    ncu ... python3 scripts/experiments/flush_experiment.py target eager|graph  # one call of each case, for ncu
 
 `times`: read x3 L2 (the default), read x8, write x3 (do_bench's zeroing), no flush (--warm-l2), eager events,
 burst mode, and three fresh allocations of the inputs (placement). `cupti`: the kernel durations that CUPTI

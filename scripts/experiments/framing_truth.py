@@ -6,13 +6,14 @@ and stores how many %globaltimer nanoseconds that took (32 ns steps on the H200)
 to its last. Nothing outside the kernel's own execution is in that figure; what a tool reads above it is
 how the tool frames a kernel (grid launch, completion), the same for every kernel of that size.
 
-    python scripts/framing_truth.py target OWN.json [--repeats 7]      # under ncu: each length, N launches
-    python scripts/framing_truth.py cupti CUPTI.json [--repeats 50]     # CUPTI, no ncu
-    python scripts/framing_truth.py compare CUPTI.json NCU.csv OWN.json [NCU2.csv OWN2.json ...] [--markdown F]
+    python scripts/experiments/framing_truth.py target OWN.json [--repeats 7]   # under ncu: each length, N launches
+    python scripts/experiments/framing_truth.py cupti CUPTI.json [--repeats 50]  # CUPTI, no ncu
+    python scripts/experiments/framing_truth.py compare CUPTI.json NCU.csv OWN.json [NCU2.csv OWN2.json ...]
+        [--markdown F]                                                  # (one command line)
 
 ncu's runs: `ncu --clock-control none [--cache-control none] --csv --page raw --metrics gpu__time_duration.sum
--k regex:^spin$ python scripts/framing_truth.py target OWN.json`. ncu's durations are paired with the spin's
-own figure of the same launch (the target writes them after ncu has profiled every launch).
+-k regex:^spin$ python scripts/experiments/framing_truth.py target OWN.json`. ncu's durations are paired with the
+spin's own figure of the same launch (the target writes them after ncu has profiled every launch).
 """
 
 from __future__ import annotations
