@@ -315,7 +315,42 @@ def main() -> None:
         (out / "training_steps.json").write_text(json.dumps(results, indent=1, default=str))
         print(json.dumps({name: results[name]}, indent=1, default=str)[:4000], flush=True)
         torch.cuda.empty_cache()
+    print("== summary")
+    print_summary(results)
     sys.stdout.flush()
+
+
+def _pct(x: Any) -> str:
+    return f"{x * 100:+.2f}%" if isinstance(x, float) else str(x)
+
+
+def print_summary(results: dict[str, Any]) -> None:
+    """One block a model: what the profile measured against the references, and what it cost."""
+    for name, r in results.items():
+        if "error" in r:
+            print(f"{name}: ERROR {r['error'][:300]}")
+            continue
+        if name == "inference":
+            for m, v in r.items():
+                if isinstance(v, dict):
+                    print(f"{name} {m}: kernel vs plain profiler {_pct(v['kernel_vs_plain'])}, coverage "
+                          f"{v['coverage']}, cost {v['cost_ratio']:.2f}x a plain profiler, phases_s {v['phases_s']}")
+            continue
+        if name == "graphs":
+            print(f"graphs: {r}")
+            continue
+        o = r["ours"]
+        u = o["utilization"]
+        print(f"{name}: kernel vs plain profiler {_pct(r.get('kernel_vs_plain'))}, coverage {o['coverage']}, "
+              f"flops_matmul vs FlopCounterMode {_pct(r.get('flops_matmul_vs_flop_counter'))} "
+              f"(FlopCounterMode: {r.get('flop_counter')}), cost {r.get('cost_ratio', 0):.2f}x, phases_s "
+              f"{r.get('phases_s')}")
+        print(f"  model FLOPs {o['model_flops']:.4g}, min bytes {o['min_bytes']:.4g}, MFU {u['mfu']}, MBU {u['mbu']}, "
+              f"refused {u['refused']}, without formula {[d['op'] for d in o['without_formula']]}")
+        print(f"  phases {o['phases']}")
+        for key in ("block", "analytic", "linear_flops_vs_closed_form", "min_bytes_vs_hand", "hand_bytes"):
+            if key in r:
+                print(f"  {key}: {json.dumps(r[key], default=str)[:700]}")
 
 
 if __name__ == "__main__":

@@ -409,12 +409,12 @@ def test_files_sharing_no_record_are_a_usage_error() -> None:
 
 
 def test_an_eager_and_a_compiled_profile_share_their_region() -> None:
-    # Real H200 profiles of examples/compiled_mlp.py (docs/results/2026-12-01-h200-session2/): eager and
+    # Real H200 profiles of examples/compiled_mlp.py (docs/results/compiled-models/): eager and
     # torch.compile'd share no op record (Inductor fused them) but both have the region "forward", whose whole
     # kernel time is what compiling changed (2.503 -> 2.187 ms); the check compares it instead of refusing.
     from roofline.core.document import read_document
 
-    where = Path(__file__).parent.parent / "docs" / "results" / "2026-12-01-h200-session2"
+    where = Path(__file__).parent.parent / "docs" / "results" / "compiled-models"
     compiled, eager = (read_document(where / f"compiled_mlp_{k}.json") for k in ("compiled", "eager"))
     report = judge(compiled, eager)
     region = [r for r in report.rows if r.name.startswith("region")]

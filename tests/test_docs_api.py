@@ -3,7 +3,7 @@ and command lines the docs show are the command line's, and every command exits 
 exit status says. `roofline calibrate -o` is here too (the one output it lacked).
 
 Convention: every ```python block of docs/api.md and README.md is run, in order, in one namespace (a later
-block uses an earlier block's names), from a scratch folder in which `docs/` is this checkout's docs folder,
+block uses an earlier block's names), from a scratch folder in which `docs/` and `tests/` are this checkout's,
 on the CPU against conftest.py's seeded roof. A block that must not run would be fenced otherwise (```text).
 """
 
@@ -36,6 +36,7 @@ def python_blocks(path: Path) -> list[str]:
 def run_blocks(blocks: list[str], where: Path, name: str) -> tuple[dict[str, Any], str]:
     """Run `blocks` in one namespace with `where` as the working folder; (namespace, what they printed)."""
     (where / "docs").symlink_to(ROOT / "docs")
+    (where / "tests").symlink_to(ROOT / "tests")  # the H200 run the records example reads (tests/data)
     ns: dict[str, Any] = {"__name__": "__docs__"}
     printed = io.StringIO()
     cwd = os.getcwd()
@@ -167,7 +168,7 @@ def test_the_guide_has_one_exit_status_table_and_the_readme_points_to_it() -> No
     assert "docs/guide.md#exit-status" in README.read_text()
 
 
-H200_RUN = str(ROOT / "docs" / "results" / "2026-11-30-h200-restructure" / "kernels1.json")
+H200_RUN = str(ROOT / "tests" / "data" / "kernels_h200.json")
 
 
 def _files(tmp: Path) -> dict[str, str]:

@@ -33,11 +33,11 @@ MARKS = ("skip", "gpu")
 H200 = ROOT / "docs" / "results"
 # Files the docs' commands read without making them, as the reader's own would be.
 FIXTURES = {
-    "results.json": H200 / "2026-11-30-h200-restructure" / "kernels1.json",
-    "before.json": H200 / "2026-11-30-h200-restructure" / "kernels1.json",
-    "after.json": H200 / "2026-11-30-h200-restructure" / "kernels2.json",
-    "model_profile.json": H200 / "2026-12-01-h200-profile" / "vit_profile.json",
-    "baselines/h200.json": H200 / "2026-11-30-h200-restructure" / "kernels1.json",
+    "results.json": H200 / "timing-vs-ncu" / "2026-11-30_kernels1.json",
+    "before.json": H200 / "timing-vs-ncu" / "2026-11-30_kernels1.json",
+    "after.json": H200 / "timing-vs-ncu" / "2026-11-30_kernels2.json",
+    "model_profile.json": H200 / "model-profiles" / "vit_profile.json",
+    "baselines/h200.json": H200 / "timing-vs-ncu" / "2026-11-30_kernels1.json",
     # `ncu --csv --page raw` of examples/cnn.py --preset tiny's forward on the H200 (2026-12-01, 110 kernels)
     "app.csv": ROOT / "tests" / "data" / "ncu_forward.csv",
 }

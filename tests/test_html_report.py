@@ -30,7 +30,7 @@ from roofline.report.html import ROLLUP_ROWS, TIP_NAMES, report_html
 
 H200 = DATA / "results_h200.json"
 ANALYTIC = DATA / "results_analytic.json"
-VIT = ROOT / "docs" / "results" / "2026-12-01-h200-profile" / "vit_profile.json"
+VIT = ROOT / "docs" / "results" / "model-profiles" / "vit_profile.json"
 # Issue 20: "a few hundred KB at most for a 300-op profile".
 MAX_300_OP_BYTES = 400_000
 
@@ -95,12 +95,12 @@ def test_hover_details_name_shape_dtype_time_fraction_and_bound() -> None:
 
 
 def test_records_with_counters_show_them_in_the_table_and_the_hover(tmp_path: Path) -> None:
-    # a run --counters of kernels-h200 on the H200 (docs/results/2026-12-01-h200-session3/ours_call3.json.gz):
+    # a run --counters of kernels-h200 on the H200 (docs/results/counters/ours_call3.json.gz):
     # the page showed no counter at all (a new user's find); now a "bytes × min" column and a hover line
     import gzip
 
     path = tmp_path / "counters.json"
-    path.write_bytes(gzip.decompress((ROOT / "docs" / "results" / "2026-12-01-h200-session3" /
+    path.write_bytes(gzip.decompress((ROOT / "docs" / "results" / "counters" /
                                       "ours_call3.json.gz").read_bytes()))
     doc = read_document(path)
     data = data_block(report_html([doc]))

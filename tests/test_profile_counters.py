@@ -1,6 +1,6 @@
 """`roofline profile --counters` on the CPU: ncu's kernels joined to a profile's by position and name, on real H200
 data. tests/data/ncu_forward.csv is `ncu --nvtx --nvtx-include forward/` of `examples/cnn.py --preset tiny` (110
-kernels); docs/results/2026-12-01-h200-profile/ holds a real profile of examples/vit.py (vit_profile.json, CUPTI's
+kernels); docs/results/model-profiles/ holds a real profile of examples/vit.py (vit_profile.json, CUPTI's
 kernel names through torch.profiler) and ncu's CSV of the same forward (vit_ncu.csv.gz): the two tools' own
 spellings of the same kernels. Then the per-call counters, the entry gate of the child, the CLI's refusals and
 the counter gate on a profile document."""
@@ -22,7 +22,7 @@ from roofline.ncu.read_csv import DRAM_READ, DRAM_WRITE, read_raw_csv
 from roofline.ncu.target_profile import EntryGate
 
 FORWARD = DATA / "ncu_forward.csv"
-VIT = ROOT / "docs" / "results" / "2026-12-01-h200-profile"
+VIT = ROOT / "docs" / "results" / "model-profiles"
 
 
 def cupti_form(name: str) -> str:

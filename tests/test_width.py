@@ -282,7 +282,7 @@ def test_import_ncu_of_a_real_report(capsys: pytest.CaptureFixture[str], tmp_pat
 
 def test_the_h200_pairs_documents(capsys: pytest.CaptureFixture[str]) -> None:
     """The collectives and `run --devices` documents recorded on two H200s (docs/results, 2026-12-01)."""
-    h200x2 = ROOT / "docs" / "results" / "2026-12-01-h200x2-collectives"
+    h200x2 = ROOT / "docs" / "results" / "collectives"
     out = view(capsys, "plot", str(h200x2 / "comm.json"), "--terminal")
     assert "4 GiB" in out and "346 GB/s" in out  # all_reduce's busbw at 4 GiB in that run
     from roofline.core.document import read_document
@@ -297,7 +297,7 @@ def test_the_h200_pairs_documents(capsys: pytest.CaptureFixture[str]) -> None:
 def test_check_of_decode_sized_kernels(capsys: pytest.CaptureFixture[str]) -> None:
     """The H200's decode-small run against its 5-run baseline (docs/results, 2026-12-01): long shapes and
     `better_not_significant` once squeezed every number to an ellipsis at 80 columns."""
-    small = ROOT / "docs" / "results" / "2026-12-01-h200-small"
+    small = ROOT / "docs" / "results" / "small-kernels"
     out = view(capsys, "check", str(small / "small1_call3.json"), "--baseline", str(small / "aa_baseline.json"),
                "--fail-on", "median:5%")
     assert re.search(r"^rmsnorm bf16 +rows=64 +7\.443 µs +7\.04 µs +-5\.4% .* better not", out, re.M)

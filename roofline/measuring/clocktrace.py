@@ -12,7 +12,7 @@
 Why not a spin timed by events (`torch.cuda._sleep` between two events): the events also time how long
 the spin waited for room on an SM, and beside a kernel that fills every SM that wait is most of it (it read
 340 MHz beside a relu that ran at 1.94 GHz; the trace agreed with Nsight Compute within 3% on every kernel
-tried: docs/measurements.md, scripts/clock_probe_experiment.py).
+tried: docs/measurements.md, scripts/experiments/clock_probe_experiment.py).
 
 The kernels are PTX launched through the CUDA driver (`roofline.measuring.clocktrace_ptx`, imported only
 when a probe is launched); `available()` says whether they can run.
