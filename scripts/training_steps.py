@@ -56,12 +56,29 @@ def plain_profiler(step: Any, out_dir: Path, name: str) -> dict[str, float]:
     events = json.loads(trace.read_text())["traceEvents"]
     trace.unlink()
     by_cat: dict[str, float] = defaultdict(float)
+    by_kernel: dict[str, float] = defaultdict(float)
     for e in events:
         if e.get("ph") == "X" and e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation"):
             by_cat[e["cat"]] += float(e["dur"]) * 1e-6
+            if e["cat"] != "gpu_user_annotation":
+                by_kernel[e["name"]] += float(e["dur"]) * 1e-6
     device = by_cat["kernel"] + by_cat["gpu_memcpy"] + by_cat["gpu_memset"]
     return {"wall_s": wall, "device_s": device, "kernel_s": by_cat["kernel"],
-            "annotation_s": by_cat["gpu_user_annotation"]}
+            "annotation_s": by_cat["gpu_user_annotation"], "by_kernel": dict(by_kernel)}
+
+
+def kernel_diff(prof: Any, plain: dict[str, Any], top: int = 8) -> list[tuple[str, float, float]]:
+    """The kernels whose total differs most between the profile and the plain profiler: (name, ours, plain)."""
+    ours: dict[str, float] = defaultdict(float)
+    for r in prof.records:
+        for name, t in zip(r.kernels or [], r.kernel_times_s or [], strict=False):
+            ours[name] += t * (r.count or 1)
+    for u in prof.summary.get("unattributed") or []:
+        ours[str(u["kernel"])] += float(u.get("time_s") or 0.0)
+    theirs = plain.pop("by_kernel", {})
+    names = set(ours) | set(theirs)
+    rows = sorted(names, key=lambda n: -abs(ours.get(n, 0.0) - theirs.get(n, 0.0)))[:top]
+    return [(n[:90], ours.get(n, 0.0), theirs.get(n, 0.0)) for n in rows]
 
 
 def flop_counter(step: Any) -> float | str:
@@ -134,6 +151,8 @@ def training(name: str, model: nn.Module, batch: Any, loss_fn: Any, dtype: torch
     res["ours"] = summary_of(prof)
     s = prof.summary
     res["kernel_vs_plain"] = s["kernel_time_s"] / res["plain"]["device_s"] - 1
+    res["kernel_diff"] = kernel_diff(prof, res["plain"])
+    res["unattributed"] = s["unattributed"][:6]
     fc = res["flop_counter"]
     res["flops_matmul_vs_flop_counter"] = s["flops_matmul"] / fc - 1 if isinstance(fc, float) and fc else None
     # the profile's own warm-up steps are not in the plain profiler's wall (it warmed up before its clock)
@@ -235,7 +254,8 @@ def decode(gpu: str, out_dir: Path) -> dict[str, Any]:
 
         prof, wall = ours(step, gpu, b)
         plain = plain_profiler(step, out_dir, "decode")
-        wall -= prof.summary["phases_s"]["warmup"]
+        phases_s = prof.summary["phases_s"]
+        wall -= phases_s["warmup"]
     weights = sum(p.numel() for p in model.parameters()) * 2
     embed = model.model.embed_tokens.weight.numel() * 2  # a lookup reads b rows of the table, not all of it
     hd = cfg.hidden_size // cfg.num_attention_heads
@@ -247,7 +267,8 @@ def decode(gpu: str, out_dir: Path) -> dict[str, Any]:
             "hand_bytes": weights - embed + kv_cache, "ours": summary_of(prof),
             "min_bytes_vs_hand": s["min_bytes"] / (weights - embed + kv_cache) - 1,
             "kernel_vs_plain": s["kernel_time_s"] / plain["device_s"] - 1, "plain": plain,
-            "cost_ratio": wall / plain["wall_s"], "ours_wall_s": wall}
+            "cost_ratio": wall / plain["wall_s"], "ours_wall_s": wall, "phases_s": phases_s,
+            "kernel_diff": kernel_diff(prof, plain)}
 
 
 def inference(gpu: str, out_dir: Path) -> dict[str, Any]:
@@ -268,7 +289,21 @@ def inference(gpu: str, out_dir: Path) -> dict[str, Any]:
         plain = plain_profiler(step, out_dir, name)
         prof, wall = ours(step, gpu, 32)
         s = prof.summary
+        diff = kernel_diff(prof, plain)
+        if name == "resnet50":  # where the analysis goes
+            import cProfile
+            import io
+            import pstats
+
+            pr = cProfile.Profile()
+            pr.enable()
+            roofline.profile(step, warmup=1)
+            pr.disable()
+            buf = io.StringIO()
+            pstats.Stats(pr, stream=buf).sort_stats("cumulative").print_stats(30)
+            (out_dir / "inference_cprofile.txt").write_text(buf.getvalue())
         out[name] = {"plain": plain, "ours_wall_s": wall, "phases_s": s["phases_s"], "calls": s["calls"],
+                     "kernel_diff": diff, "unattributed": s["unattributed"][:6],
                      "cost_ratio": (wall - s["phases_s"]["warmup"]) / plain["wall_s"],
                      "kernel_vs_plain": s["kernel_time_s"] / plain["device_s"] - 1, "coverage": s["coverage"]}
     return out
@@ -288,8 +323,22 @@ def graphs(gpu: str, out_dir: Path) -> dict[str, Any]:
         step()
     prof, _ = ours(step, gpu, 64)
     s = prof.summary
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as p:  # who launched the kernels
+        step()
+        _sync()
+    owners = []
+    for e in p.events():
+        if getattr(e, "kernels", None):
+            chain, x = [], e
+            while x is not None:
+                chain.append(x.name)
+                x = x.cpu_parent
+            owners.append((" < ".join(chain)[:200], len(e.kernels)))
+    s = {**s, "owners": owners[:12]}
     return {k: s.get(k) for k in ("kernel_time_s", "attributed_time_s", "unattributed_time_s", "coverage",
-                                  "graph_replay_time_s")} | {"notes": s["notes"]}
+                                  "graph_replay_time_s", "owners")} | {"notes": s["notes"]}
 
 
 MODELS = {"resnet50": resnet, "vit": vit, "llama": llama, "decode": decode, "inference": inference,
@@ -348,7 +397,8 @@ def print_summary(results: dict[str, Any]) -> None:
         print(f"  model FLOPs {o['model_flops']:.4g}, min bytes {o['min_bytes']:.4g}, MFU {u['mfu']}, MBU {u['mbu']}, "
               f"refused {u['refused']}, without formula {[d['op'] for d in o['without_formula']]}")
         print(f"  phases {o['phases']}")
-        for key in ("block", "analytic", "linear_flops_vs_closed_form", "min_bytes_vs_hand", "hand_bytes"):
+        for key in ("block", "analytic", "linear_flops_vs_closed_form", "min_bytes_vs_hand", "hand_bytes",
+                    "kernel_diff", "unattributed"):
             if key in r:
                 print(f"  {key}: {json.dumps(r[key], default=str)[:700]}")
 
