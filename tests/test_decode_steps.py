@@ -77,3 +77,14 @@ def test_kernels_of_a_graph_replay_are_counted_as_such() -> None:
     assert t.calls[0].kernels == [("gemm", pytest.approx(10e-6))]
     assert t.graph_s == pytest.approx(10e-6)  # 7 + 3 µs replayed: unattributed, and said to be a graph's
     assert [k for k, _, _ in t.unattributed] == ["gemm", "triton_poi"]
+
+
+def test_a_compiled_regions_replayed_graph_is_counted_as_such() -> None:
+    """torch.compile(mode="reduce-overhead") on torch 2.11 (H200, 2026-12-01): the replayed kernels are the
+    "## Call CompiledFxGraph" range's own; its input copy (an aten op the trace never saw) is not a replay."""
+    region = _cpu("Torch-Compiled Region: 0/0")
+    call = _cpu("## Call CompiledFxGraph abc ##", region, [("sm90_gemm", 6.0), ("triton_per", 2.0)])
+    copy = _cpu("aten::_foreach_copy_", call, [("copy", 1.0)])
+    t = gpu_timeline([region, call, copy, _device("sm90_gemm", 0, 6), _device("triton_per", 6, 8),
+                      _device("copy", 8, 9)])
+    assert t.graph_s == pytest.approx(8e-6) and len(t.unattributed) == 3

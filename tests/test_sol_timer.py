@@ -256,3 +256,18 @@ def test_a_problem_whose_inputs_ignore_the_seed_says_so(tmp_path: Path) -> None:
     r = sol(fixed, time=True).results[0]
     assert any("same inputs under every seed" in n for n in r.notes)
     assert sol(ROOT / "suites" / "sol" / "relu.py", time=True).results[0].notes == []
+
+
+def test_the_activity_kind_is_derived_where_torch_has_no_accessor() -> None:
+    """torch 2.11 (the H200 machine's) has no _KinetoEvent.activity_type: a device record that is no annotation
+    is device work, a CPU record a CPU op, an annotation neither."""
+    from types import SimpleNamespace
+
+    from roofline.measuring.untrusted_child import activity_kind
+
+    old = SimpleNamespace(device_type=lambda e: e.dev, is_user_annotation=lambda e: e.annot)
+    kind = activity_kind(old)
+    assert [kind(SimpleNamespace(dev=d, annot=a)) for d, a in (("DeviceType.CUDA", False), ("DeviceType.CPU", False),
+                                                               ("DeviceType.CUDA", True))] == \
+        ["kernel", "cpu_op", "gpu_user_annotation"]
+    assert activity_kind(SimpleNamespace(activity_type=len)) is len  # torch's own accessor when it has one

@@ -253,3 +253,35 @@ def test_a_profiled_step_states_mfu_against_the_spec_and_tokens() -> None:
     assert u["model_flops"] == 11 * FC and u["flops_per_token"] == 11 * FC / B
     assert set(u["mfu"]) == {"predicted"} and 0 < u["mfu"]["predicted"]["datasheet"] <= 1
     assert u["peak"]["datasheet_flops_per_s"] == pytest.approx(66.9e12)  # the H100 SXM's dense FP32 (specs/)
+
+
+@pytest.mark.parametrize("time", [True, False])
+def test_a_composite_op_with_a_kernel_of_its_own_runs_whole(time: bool) -> None:
+    """silu_backward is composite (CompositeImplicitAutograd) and has its own CPU, CUDA and meta kernels: the
+    trace records it as the program runs it, not as the sigmoid, mul and add of its decomposition."""
+    x = torch.randn(4, 4, requires_grad=True)
+    prof = roofline.profile(lambda: nn.functional.silu(x).sum().backward(), time=time,
+                            gpu=None if time else "h100", warmup=1 if time else 0)
+    ops = {r.op for r in prof.records if r.phase == "backward"}
+    assert "aten::silu_backward" in ops and "aten::sigmoid" not in ops, ops
+
+
+def test_a_grad_scaler_step_is_counted_in_the_other_phase() -> None:
+    """GradScaler: unscale_ is 2 FLOPs per gradient element (isfinite, x 1/scale) after the backward, the
+    scale's update none; the optimizer step inside scaler.step is the optimizer's."""
+    lin = nn.Linear(D, D)
+    opt = torch.optim.SGD(lin.parameters(), lr=0.1)
+    scaler = torch.amp.GradScaler("cpu")
+    x = torch.randn(B, D)
+
+    def step() -> None:
+        scaler.scale(lin(x).sum()).backward()
+        scaler.step(opt)
+        scaler.update()
+        opt.zero_grad()
+
+    prof = roofline.profile(step, warmup=1)
+    amp = {r.op: (r.phase, r.flops) for r in prof.records if "_amp_" in r.op}
+    assert amp == {"aten::_amp_foreach_non_finite_check_and_unscale_": ("other", 2 * (D * D + D)),
+                   "aten::_amp_update_scale_": ("other", 0.0)}
+    assert prof.summary["without_formula"] == [] and "optimizer" in prof.summary["phases"]

@@ -465,3 +465,19 @@ def fused_gru_cell_backward(call: OpCall) -> Cost | None:
         return None
     bias = 2 * 3 * g.numel if arg(call, "has_bias", False) else 0  # input and hidden gate gradients summed over rows
     return _cell_cost(g.numel, 3, bias, backward=True)
+
+
+# -- gradient scaling (torch.amp.GradScaler) -------------------------------------------------------------------
+
+@formula("aten::_amp_foreach_non_finite_check_and_unscale_")
+def amp_unscale(call: OpCall) -> Cost:
+    """Each gradient multiplied by 1/scale in place, with an isfinite check per element that sets found_inf."""
+    grads = call.args.get("self")
+    numel = sum(t.numel for t in grads if isinstance(t, TensorMeta)) if isinstance(grads, (list, tuple)) else 0
+    return _per_element(numel, 2, "amp", "the isfinite check and the multiply by 1/scale, per gradient element.")
+
+
+@formula("aten::_amp_update_scale_")
+def amp_update_scale(call: OpCall) -> Cost:
+    """The scale and its growth tracker updated from found_inf: a few scalar operations."""
+    return rule(0, "amp", "NB: scalar updates of the scale and its growth tracker: 0 FLOPs counted.")

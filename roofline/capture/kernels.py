@@ -35,9 +35,12 @@ US = 1e-6  # the profiler's times are in microseconds
 # Device time (µs) left over after attribution below which it is rounding, not missing kernels.
 LOST_US = 0.01
 UNLINKED = "(device work tied to no launching op)"
-# The CUDA runtime calls that replay a captured graph (torch.cuda.CUDAGraph.replay, torch.compile's
-# mode="reduce-overhead"): cudaGraphLaunch and its versioned names.
+# Where a CUDA graph's replayed kernels are tied to: the runtime call (cudaGraphLaunch and its versioned names)
+# or torch's replay (CUDAGraph.replay), where the profiler records them; torch.compile(mode="reduce-overhead")
+# replays under its region's "## Call CompiledFxGraph" range, which then owns kernels itself (compiled code that
+# is not replayed launches each Triton kernel under an op of its own: `_is_triton_launch`).
 GRAPH_LAUNCH = ("cudaGraphLaunch", "CUDAGraph.replay")
+GRAPH_OWNER = "## Call CompiledFxGraph"
 GPU_METHOD = "device kernels per op (torch.profiler, CUPTI correlation ids)"
 CPU_METHOD = "host time of each op (perf_counter around the call; no device kernels)"
 
@@ -99,6 +102,8 @@ def _owner(evt: Any) -> tuple[int | None, str | None, str | None]:
 def in_graph(evt: Any) -> bool:
     """Whether a CPU event is (or runs inside) a CUDA graph replay: its kernels were captured with the ops that
     launched them before the profile began, so no op call of the profile owns them."""
+    if evt.name.startswith(GRAPH_OWNER):
+        return True
     e = evt
     while e is not None:
         if e.name.startswith(GRAPH_LAUNCH):

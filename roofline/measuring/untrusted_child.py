@@ -61,7 +61,8 @@ GUARDED: tuple[tuple[str, str], ...] = (
     ("torch.autograd", "_prepare_profiler"), ("torch._C._autograd", "_ProfilerResult"),
     ("torch._C._autograd._ProfilerResult", "events"), ("torch._C._autograd._KinetoEvent", "duration_ns"),
     ("torch._C._autograd._KinetoEvent", "start_ns"), ("torch._C._autograd._KinetoEvent", "name"),
-    ("torch._C._autograd._KinetoEvent", "device_resource_id"),
+    ("torch._C._autograd._KinetoEvent", "device_resource_id"), ("torch._C._autograd._KinetoEvent", "device_type"),
+    ("torch._C._autograd._KinetoEvent", "is_user_annotation"), ("torch._C._autograd._KinetoEvent", "activity_type"),
 )
 # In seeds: the checks' and the warm-up's inputs are made from seeds apart from the timed calls' (seed + i).
 CHECK_SEED_OFFSET = 1_000_003
@@ -96,6 +97,23 @@ def guard_snapshot() -> dict[str, Any]:
         if obj is not None and hasattr(obj, name):
             out[f"{owner}.{name}"] = _raw(obj, name)
     return out
+
+
+def activity_kind(event_type: Any) -> Callable[[Any], str]:
+    """A Kineto record's activity kind ('kernel', 'gpu_memcpy', 'cpu_op', ...), bound now. torch before 2.12 has
+    no `activity_type` accessor: there a device record that is no annotation counts as device work ('kernel':
+    kernels, copies and memsets alike), a CPU one as 'cpu_op'."""
+    kind = getattr(event_type, "activity_type", None)
+    if kind is not None:
+        return kind  # type: ignore[no-any-return]
+    device, annotation = event_type.device_type, event_type.is_user_annotation
+
+    def derived(e: Any) -> str:
+        if annotation(e):
+            return "gpu_user_annotation"
+        return "cpu_op" if str(device(e)).endswith("CPU") else "kernel"
+
+    return derived
 
 
 class Harness:
@@ -137,7 +155,7 @@ class Harness:
         self._activities = {activity}
         self._prof = (_prepare_profiler, _enable_profiler, _disable_profiler, _ProfilerResult.events)
         self._ev = (_KinetoEvent.name, _KinetoEvent.device_resource_id, _KinetoEvent.start_ns,
-                    _KinetoEvent.duration_ns, _KinetoEvent.activity_type)
+                    _KinetoEvent.duration_ns, activity_kind(_KinetoEvent))
 
     # -- what the candidate may have replaced
     def patched(self) -> list[str]:
