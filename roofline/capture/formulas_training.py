@@ -428,24 +428,19 @@ def _cell_cost(units: int, gates: int, bias_elements: int, backward: bool) -> Co
                                                                          backward else ""))
 
 
-@formula("aten::_thnn_fused_lstm_cell")
-def fused_lstm_cell(call: OpCall) -> Cost | None:
+# A fused cell's gates per hidden unit (its input_gates' last dimension is gates x hidden).
+CELL_GATES = {"aten::_thnn_fused_lstm_cell": 4, "aten::_thnn_fused_gru_cell": 3}
+
+
+@formula(*CELL_GATES)
+def fused_cell(call: OpCall) -> Cost | None:
     g = tensor(call, "input_gates")
     if g is None:
         return None
+    gates = CELL_GATES[call.op.split(".")[0]]
     biases = sum(t.numel for t in (tensor(call, "input_bias"), tensor(call, "hidden_bias")) if t is not None)
     rows = g.numel // g.shape[-1] if g.shape and g.shape[-1] else 0
-    return _cell_cost(g.numel // 4, 4, rows * biases, backward=False)
-
-
-@formula("aten::_thnn_fused_gru_cell")
-def fused_gru_cell(call: OpCall) -> Cost | None:
-    g = tensor(call, "input_gates")
-    if g is None:
-        return None
-    biases = sum(t.numel for t in (tensor(call, "input_bias"), tensor(call, "hidden_bias")) if t is not None)
-    rows = g.numel // g.shape[-1] if g.shape and g.shape[-1] else 0
-    return _cell_cost(g.numel // 3, 3, rows * biases, backward=False)
+    return _cell_cost(g.numel // gates, gates, rows * biases, backward=False)
 
 
 @formula("aten::_thnn_fused_lstm_cell_backward_impl")
