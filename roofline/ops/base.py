@@ -10,6 +10,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from roofline.core import validate
 from roofline.core.dtypes import DType, get_dtype
 from roofline.core.errors import UsageError
 
@@ -95,13 +96,9 @@ class Operator:
             meta = f.metadata
             value = getattr(self, f.name)
             if meta.get("kind") == "int" and value is not None:
-                if isinstance(value, bool) or not isinstance(value, int):
-                    raise UsageError(f"{self.name}: --{cli_name(f.name)} must be an integer, got {value!r}")
-                if value < meta["minimum"]:
-                    raise UsageError(f"{self.name}: --{cli_name(f.name)} must be >= {meta['minimum']}, got {value}")
-            if meta.get("kind") == "choice" and value not in meta["choices"]:
-                raise UsageError(f"{self.name}: --{cli_name(f.name)} must be one of {', '.join(meta['choices'])}, "
-                                 f"got {value!r}")
+                validate.whole(self.name, f.name, value, minimum=meta["minimum"])
+            if meta.get("kind") == "choice":
+                validate.choice(self.name, f.name, value, meta["choices"])
         self.resolve()
         self.check()
 
