@@ -162,6 +162,14 @@ def analyze_group(only: str | None = None) -> Any:
     import typer
 
     group = typer.Typer(no_args_is_help=True, help=HELP)
+    if only is not None:  # `analyze GEMM`: that operator, by the name typed; `analyze gemmm`: the closest ones
+        from roofline.ops.base import get_operator, operator_name
+
+        name = operator_name(only)
+        if name != only:
+            cls = get_operator(name)
+            group.command(only, help=f"{cls.summary}. {cls.ignores}")(_make_analyze(cls))
+            return group
     register_op_commands(group, _make_analyze, lambda cls: f"{cls.summary}. {cls.ignores}\n\n{SWEEP_HELP}",
                          only=only)
     return group

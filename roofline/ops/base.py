@@ -194,8 +194,32 @@ def load_catalog() -> dict[str, type[Operator]]:
     return OPERATORS
 
 
+# Suggest an operator whose similarity (difflib's ratio, 0..1) is at least this: "gemmm" finds gemm, "rms" nothing.
+CLOSE_CUTOFF = 0.6
+CLOSE_COUNT = 3
+
+
+def operator_name(name: str) -> str:
+    """The registered name `name` means: itself, or the one operator it spells case-insensitively (`GEMM`); an
+    unknown name is one UsageError naming the closest operators (difflib)."""
+    if name in OPERATORS or name in CATALOG:
+        return name
+    known = list(dict.fromkeys([*CATALOG, *OPERATORS]))
+    same = [k for k in known if k.lower() == str(name).strip().lower()]
+    if len(same) == 1:
+        return same[0]
+    import difflib
+
+    known = list(dict.fromkeys([*CATALOG, *load_catalog()]))  # with any registered outside the catalog
+    close = difflib.get_close_matches(str(name).strip().lower(), known, n=CLOSE_COUNT, cutoff=CLOSE_CUTOFF)
+    hint = f"closest: {', '.join(close)}; " if close else ""
+    raise UsageError(f"unknown operator '{name}' ({hint}`roofline ops list` shows all {len(known)})")
+
+
 def get_operator(name: str) -> type[Operator]:
-    """The operator class registered as `name`; only its own family's module is imported."""
+    """The operator class registered as `name` (or spelt so case-insensitively); only its own family's module
+    is imported."""
+    name = operator_name(name)
     if name not in OPERATORS and name in CATALOG:
         import importlib
 
@@ -205,7 +229,7 @@ def get_operator(name: str) -> type[Operator]:
     try:
         return OPERATORS[name]
     except KeyError:
-        raise UsageError(f"unknown operator '{name}' (known: {', '.join(sorted(OPERATORS))})") from None
+        raise UsageError(f"unknown operator '{name}' (`roofline ops list` shows all {len(OPERATORS)})") from None
 
 
 def make(name: str, dtype: str | None = None, **params: Any) -> Operator:
@@ -214,7 +238,7 @@ def make(name: str, dtype: str | None = None, **params: Any) -> Operator:
     names = {f.name for f in dataclasses.fields(cls)}
     unknown = set(params) - names
     if unknown:
-        raise UsageError(f"{name}: unknown parameter(s) {', '.join(sorted(unknown))} "
+        raise UsageError(f"{cls.name}: unknown parameter(s) {', '.join(sorted(unknown))} "
                          f"(known: {', '.join(sorted(names))})")
     op = cls(**params)
     if dtype is not None:
