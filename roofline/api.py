@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from roofline.core import validate
 from roofline.core.dtypes import DType, get_dtype
 from roofline.core.errors import UsageError
 from roofline.measuring.choices import DEFAULT_POWER, METHODS, POWER_MODES
@@ -53,8 +54,10 @@ def analyze(op: str | Operator, *, dtype: str | DType | Any | None = None, gpu: 
         raise UsageError(f"analyze: op is an operator name (e.g. 'gemm') or an Operator, not {type(op).__name__}")
     for flag, value, choices in (("timer", timer, METHODS), ("power", power, POWER_MODES),
                                  ("roof", roof, ROOF_CHOICES)):
-        if value is not None and value not in choices:
-            raise UsageError(f"analyze: {flag} must be one of {', '.join(choices)}, got {value!r}")
+        if value is not None:
+            validate.choice("analyze", flag, value, choices)
+    if rep_s is not None:
+        validate.number("analyze", "rep_s", rep_s, positive=True)
     given = None if dtype is None else get_dtype(dtype)  # a bad dtype is refused before any calibration
     with StatusLine(shorter=SHORTER) as line:  # a CPU without a stored roofline measures it now
         target = resolve_target(gpu=gpu, device=device, time=time, roof=roof,  # type: ignore[arg-type]

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from roofline.analysis.advice import with_advice
 from roofline.core.dtypes import DEFAULT_DTYPE, DType, get_dtype
+from roofline.core.errors import RooflineError
 from roofline.core.progress import QUIET, Reporter
 from roofline.core.record import Record, analytic_record
 from roofline.measuring.choices import DEFAULT_POWER
@@ -70,7 +71,10 @@ def run_suite(suite: Suite, target: Target, *, warm_l2: bool = False, timer: str
         dt = get_dtype(entry.dtype_for(on_gpu))
         if progress:
             progress(i, len(suite.entries), f"{op.name} {dt.name}")
-        record = place(op, dt, target, tensor_cores=entry.tensor_cores, warm_l2=warm_l2, timer=timer, power=power,
-                       kernels=kernels, progress=reporter)
+        try:
+            record = place(op, dt, target, tensor_cores=entry.tensor_cores, warm_l2=warm_l2, timer=timer,
+                           power=power, kernels=kernels, progress=reporter)
+        except RooflineError as exc:  # which entry could not run (out of memory, a dtype the roof lacks)
+            raise type(exc)(f"entry {i} ({op.name} {dt.name}): {exc}") from None
         records.append(dataclasses.replace(record, threshold=entry.threshold or None, suite_entry=i))
     return records

@@ -82,7 +82,7 @@ def test_measure_refuses_what_it_cannot_place() -> None:
         roofline.measure(lambda: None, flops=1, bytes=8)
     with pytest.raises(RooflineError, match="unknown dtype"):
         roofline.measure(lambda: torch.ones(1), flops=1, bytes=8, dtype=torch.complex64)
-    with pytest.raises(RooflineError, match="bytes > 0"):  # arguments first: nothing ran
+    with pytest.raises(RooflineError, match="bytes must be > 0"):  # arguments first: nothing ran
         roofline.measure(lambda: pytest.fail("called"), flops=1, bytes=0)
 
 

@@ -77,8 +77,8 @@ def test_alpha_beta_time() -> None:
     (lambda: ring_bytes_per_gpu("all_reduce", 0, 8), "must be > 0 bytes"),
     (lambda: busbw_factor("reduce", 8), "unknown collective 'reduce'"),
     (lambda: alpha_beta_time("all_reduce", 1024, 1, 1e-6, 1e-9), "at least 2 GPUs"),
-    (lambda: make("all_gather", bytes=0), "--bytes must be >= 1"),
-    (lambda: make("all_to_all", ranks=1), "--ranks must be >= 2"),
+    (lambda: make("all_gather", bytes=0), "bytes must be >= 1"),
+    (lambda: make("all_to_all", ranks=1), "ranks must be >= 2"),
 ])
 def test_bad_input_is_a_usage_error(call, message: str) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(UsageError, match=message):

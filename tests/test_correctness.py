@@ -199,7 +199,7 @@ def test_measure_argument_checks() -> None:
     x = torch.ones(2)
     with pytest.raises(RooflineError, match=r"atol/rtol .* pass ref= too"):
         runner.measure(lambda: x, flops=1, bytes=8, atol=1e-3, device="cpu")
-    with pytest.raises(RooflineError, match="atol and rtol must be >= 0"):
+    with pytest.raises(RooflineError, match="measure: rtol must be >= 0, got -1"):
         runner.measure(lambda: x, ref=lambda: x, flops=1, bytes=8, rtol=-1, device="cpu")
 
 

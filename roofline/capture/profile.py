@@ -65,6 +65,7 @@ from roofline.capture.records import (
 from roofline.capture.trace import Tracer, WholeAttention, strip_root
 from roofline.capture.whole_rnn import WholeRNN
 from roofline.ceilings.specs import gpu_ceilings
+from roofline.core import validate
 from roofline.core.document import Document, write_document
 from roofline.core.errors import RooflineError, UsageError
 from roofline.core.format import percent
@@ -519,6 +520,11 @@ def profile(fn: Callable[[], Any] | None = None, *, name: str | None = None, war
     have) runs it without data under FakeTensorMode (see the module docstring). `tokens`: the tokens the step
     processes (batch x sequence for a prefill or a training step, the batch for a decode step), for tokens/s and
     FLOPs per token beside MFU."""
+    if fn is not None:
+        validate.callable_arg("profile", "fn", fn, hint="a zero-argument callable: lambda: model(x)")
+    if name is not None:
+        validate.name_arg("profile", "name", name)
+    validate.whole("profile", "warmup", warmup, minimum=0)
     label = name or (getattr(fn, "__name__", None) if fn is not None else None) or "profile"
     if label == "<lambda>":
         label = "profile"
@@ -531,6 +537,7 @@ def region(name: str) -> Iterator[None]:
     """Mark the ops of a block as region `name` in the running profile. On a CUDA machine the block is also
     an NVTX range of that name, profiled or not, so Nsight Compute and Nsight Systems see the same regions
     (`ncu --nvtx --nvtx-include "NAME/"`)."""
+    validate.name_arg("region", "name", name, example="'forward'")
     prof = _ACTIVE[-1] if _ACTIVE else None
     nvtx = torch.cuda.is_available()
     if nvtx:

@@ -69,13 +69,16 @@ def profile_script(path: str | Path, args: Sequence[str] = (), *, regions: Seque
 
 def run_as_main(script: Path, args: Sequence[str]) -> None:
     """Run `script` as `python SCRIPT ARGS` would (its argv, its folder importable, run as __main__); a
-    sys.exit(0) ends it normally, another status is a RooflineError."""
+    sys.exit(0) ends it normally, another status is a RooflineError (a text status, `sys.exit("needs a GPU")`,
+    is its message)."""
     argv, sys_path0 = sys.argv[:], sys.path[0] if sys.path else None
     sys.argv = [str(script), *args]
     sys.path.insert(0, str(script.parent))  # as `python SCRIPT.py` does: the script's folder is importable
     try:
         runpy.run_path(str(script), run_name="__main__")
     except SystemExit as exc:  # sys.exit(0) ends a script normally: the profile stands
+        if isinstance(exc.code, str):  # sys.exit("needs a GPU"): the script's own message (and status 1)
+            raise RooflineError(f"{script.name}: {exc.code}") from None
         if exc.code not in (None, 0):
             raise RooflineError(f"{script.name} exited with status {exc.code}") from None
     finally:

@@ -12,6 +12,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from roofline.core import validate
 from roofline.core.errors import RooflineError, UsageError
 from roofline.core.model import Ceilings
 from roofline.core.tomlfile import read_toml
@@ -382,9 +383,9 @@ def as_spec(spec: GPUSpec | str) -> GPUSpec:
     accepts (`occupancy("h100", ...)`)."""
     if isinstance(spec, GPUSpec):
         return spec
-    if isinstance(spec, str):
+    if isinstance(spec, str) and spec.strip():
         return resolve(spec)
-    raise UsageError(f"a GPU is a spec id or alias (e.g. 'h100') or a GPUSpec, not {type(spec).__name__}")
+    return validate.name_arg("", "gpu", spec, also=(GPUSpec,), example="'h100'")  # refuses anything else
 
 
 def match_nvml_name(nvml_name: str, directory: str | None = None) -> GPUSpec | None:

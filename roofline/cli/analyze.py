@@ -24,7 +24,7 @@ from roofline.cli.common import (
 from roofline.cli.counters import add_counters, counters_preflight, counters_target
 from roofline.cli.results import save_and_print
 from roofline.core.dtypes import DTYPES
-from roofline.measuring.choices import DEFAULT_POWER, METHODS, POWER_MODES
+from roofline.measuring.choices import DEFAULT_POWER, METHODS, POWER_MODES, TIMER_HELP
 
 if TYPE_CHECKING:
     from roofline.core.document import Document
@@ -43,7 +43,7 @@ COMMON: list[OptionSpec] = [
     ("no_time", bool, Opt(False, "--no-time", help="The analytic model only; time nothing.")),
     ("no_tensor_cores", bool, Opt(False, "--no-tensor-cores", help="Use the CUDA-core (plain) ceiling.")),
     ("warm_l2", bool, Opt(False, "--warm-l2", help="Do not flush the L2 between samples (cache-hot).")),
-    ("timer", str, Opt("auto", "--timer", help="auto, graph, graph-loop or events.")),
+    ("timer", str, Opt("auto", "--timer", help=TIMER_HELP)),
     ("power", str, Opt(DEFAULT_POWER, "--power", help="burst (default: a low-power gap before each "
                        "sample of a compute-bound operator, the kernel as in isolation and under Nsight "
                        "Compute) or sustained (back to back after a warm-up: the steady state, power cap "
@@ -162,6 +162,14 @@ def analyze_group(only: str | None = None) -> Any:
     import typer
 
     group = typer.Typer(no_args_is_help=True, help=HELP)
+    if only is not None:  # `analyze GEMM`: that operator, by the name typed; `analyze gemmm`: the closest ones
+        from roofline.ops.base import get_operator, operator_name
+
+        name = operator_name(only)
+        if name != only:
+            cls = get_operator(name)
+            group.command(only, help=f"{cls.summary}. {cls.ignores}")(_make_analyze(cls))
+            return group
     register_op_commands(group, _make_analyze, lambda cls: f"{cls.summary}. {cls.ignores}\n\n{SWEEP_HELP}",
                          only=only)
     return group

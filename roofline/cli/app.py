@@ -14,6 +14,7 @@ import sys
 from typing import Any
 
 from roofline.core.errors import RooflineError
+from roofline.core.validate import command_line
 
 HELP = "How fast each deep-learning operator could run on a GPU, how fast it does, and why."
 # The commands, in the order `roofline --help` lists them: (name, module, attribute, whether it is a group).
@@ -94,11 +95,12 @@ def main(argv: list[str] | None = None, answered: dict[str, bool] | None = None)
     try:
         from roofline.cli.fast import fast_path
 
-        rv = fast_path(argv)
-        if answered is not None:
-            answered["fast"] = rv is not None
-        if rv is None:
-            rv = build_app(argv)(args=argv, prog_name="roofline", standalone_mode=False)
+        with command_line():  # arguments named by their flags: `--m must be >= 1`
+            rv = fast_path(argv)
+            if answered is not None:
+                answered["fast"] = rv is not None
+            if rv is None:
+                rv = build_app(argv)(args=argv, prog_name="roofline", standalone_mode=False)
     except RooflineError as exc:
         sys.stderr.write(f"error: {exc}\n")
         return exc.exit_code

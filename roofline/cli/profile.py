@@ -14,7 +14,7 @@ import typer
 from roofline.analysis.profile_view import BY
 from roofline.cli.common import check_choice, check_outputs, note
 from roofline.cli.results import save_and_print
-from roofline.core.errors import UsageError
+from roofline.core.errors import RooflineError, UsageError
 
 
 def profile_cmd(
@@ -75,6 +75,9 @@ def profile_cmd(
         raise
     for msg in prof.target.messages if prof.target else []:
         note(msg)
+    if not prof.records:  # empty tables would read as a profile; a CI step should not pass on nothing
+        inside = " inside its regions" if region or prof.summary.get("regions") else ""
+        raise RooflineError(f"{script.name} ran no torch operator{inside}: nothing to profile")
     s = prof.summary
     _say(f"{s.get('calls', 0)} op calls in {len(prof.records)} records, analysed in "
          f"{time.perf_counter() - started:.1f} s")

@@ -10,6 +10,7 @@ import typer
 from roofline.cli.common import check_choice, check_outputs, note
 from roofline.cli.results import save_and_print
 from roofline.core.errors import RooflineError, UsageError
+from roofline.measuring.choices import TIMER_HELP
 from roofline.measuring.timing import DEFAULT_POWER, METHODS, POWER_MODES
 
 if TYPE_CHECKING:
@@ -24,14 +25,26 @@ def child_args(*, gpu: str | None, device: str | None, warm_l2: bool, timer: str
             "--kernels" if kernels else "--no-kernels"]
 
 
-def _run_child(cmd: list[str]) -> int:
+def _run_child(cmd: list[str], seen: set[str] | None = None, hide: str | None = None) -> int:
     """One run in a fresh process: its table is dropped (the merged one is printed), its progress and notes
-    (stderr) pass through."""
+    (stderr) pass through, but a note already in `seen` (an earlier run's: the same CPU, the same roof) is said
+    once, and a line naming `hide` (the temporary file the run writes, deleted after the merge) not at all."""
     import subprocess
+    import sys
 
     from roofline.core.process import child_env
 
-    return subprocess.run(cmd, stdout=subprocess.DEVNULL, check=False, env=child_env()).returncode
+    if seen is None and hide is None:
+        return subprocess.run(cmd, stdout=subprocess.DEVNULL, check=False, env=child_env()).returncode
+    with subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=child_env()) as p:
+        assert p.stderr is not None
+        for line in p.stderr:
+            if (hide and hide in line) or (seen is not None and line.startswith("note:") and line in seen):
+                continue
+            if seen is not None and line.startswith("note:"):
+                seen.add(line)
+            sys.stderr.write(line)
+        return p.wait()
 
 
 def run_repeated(suite: Path, repeat: int, args: list[str]) -> Document:
@@ -46,11 +59,13 @@ def run_repeated(suite: Path, repeat: int, args: list[str]) -> Document:
     from roofline.measuring.target import command_line
 
     docs = []
+    seen: set[str] = set()  # each run's notes, said once
     with tempfile.TemporaryDirectory(prefix="roofline-repeat-") as tmp:
         for i in range(1, repeat + 1):
             note(f"run {i} of {repeat} (a fresh process)")
             path = Path(tmp) / f"run{i}.json"
-            code = _run_child([sys.executable, "-m", "roofline", "run", str(suite), "-o", str(path), *args])
+            code = _run_child([sys.executable, "-m", "roofline", "run", str(suite), "-o", str(path), *args],
+                              seen, hide=tmp)
             if code != 0:
                 raise RooflineError(f"run {i} of {repeat} failed (exit status {code}; its error is above)")
             docs.append((f"run {i}", load_for_check(path)))
@@ -71,7 +86,7 @@ def run_cmd(
     device: Annotated[str | None, typer.Option("--device", help="cpu, cuda or cuda:N.")] = None,
     no_time: Annotated[bool, typer.Option("--no-time", help="The analytic model only.")] = False,
     warm_l2: Annotated[bool, typer.Option("--warm-l2", help="Do not flush the L2 between samples.")] = False,
-    timer: Annotated[str, typer.Option("--timer", help="auto, graph, graph-loop or events.")] = "auto",
+    timer: Annotated[str, typer.Option("--timer", help=TIMER_HELP)] = "auto",
     power: Annotated[str, typer.Option("--power", help="burst or sustained (see analyze --help).")] = DEFAULT_POWER,
     kernels: Annotated[bool, typer.Option("--kernels/--no-kernels", help="Record kernel names (torch "
                                           "profiler; ~3 s the first time).")] = True,

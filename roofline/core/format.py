@@ -40,8 +40,15 @@ def number(x: float | None) -> str:
     return f"{x:,.0f}" if abs(x) >= 100 else f"{x:.3g}"
 
 
+# A float holds every integer up to 2**53 exactly; past it, the last digits printed would be rounding.
+EXACT_FLOAT_INT = 2**53
+
+
 def count(x: float) -> str:
-    """An exact count with thousands separators: 137,438,953,472."""
+    """An exact count with thousands separators: 137,438,953,472; one a float cannot hold exactly (past 2**53)
+    reads as what it is, a rounded value: 'about 2e+60'."""
+    if abs(x) > EXACT_FLOAT_INT:
+        return f"about {x:.6g}"
     return f"{x:,.0f}"
 
 

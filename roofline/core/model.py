@@ -11,6 +11,7 @@ from typing import Literal
 
 from roofline.core.dtypes import DType
 from roofline.core.errors import UsageError
+from roofline.core.validate import arg_name
 
 Bound = Literal["compute", "memory"]
 
@@ -61,7 +62,8 @@ def choose_pipe(ceilings: Ceilings, dtype: DType, uses_tensor_cores: bool, allow
         key = f"cpu_{dtype.name}"
         if key not in ceilings.compute:
             have = ", ".join(k.removeprefix("cpu_") for k in ceilings.compute)
-            raise UsageError(f"no CPU rate for {dtype.name} on {ceilings.device_name} (measured: {have})")
+            raise UsageError(f"no CPU rate for {dtype.name} on {ceilings.device_name} (its roofline has {have}): "
+                             f"give {arg_name('dtype')} one of those, or {arg_name('gpu')} a GPU for {dtype.name}")
         return Pipe(key, ceilings.compute[key], f"CPU {dtype.name.upper()} matmul")
     name = ceilings.device_name
     has_tensor = dtype.tensor_field is not None and dtype.tensor_field in ceilings.compute

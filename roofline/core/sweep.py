@@ -24,7 +24,15 @@ from roofline.core.errors import UsageError
 MAX_SHAPES = 1_000
 
 
+# The flags that are byte sizes: they take a unit too (`--bytes 256MiB`, `--bytes 1KiB:1GiB:x4`; core/sizes.py).
+SIZE_FLAGS = ("--bytes",)
+
+
 def _integer(flag: str, text: str) -> int:
+    if flag in SIZE_FLAGS and text.strip()[-1:].isalpha():
+        from roofline.core.sizes import SIZE_UNITS, parse_bytes
+
+        return parse_bytes(text.strip(), SIZE_UNITS)
     try:
         return int(text.strip())
     except ValueError:

@@ -13,8 +13,9 @@ from collections.abc import Callable
 from typing import Any
 
 from roofline.ceilings.specs import gpu_ceilings
+from roofline.core import validate
 from roofline.core.dtypes import DType, get_dtype
-from roofline.core.errors import RooflineError
+from roofline.core.errors import RooflineError, UsageError
 from roofline.core.model import Ceilings
 from roofline.core.progress import QUIET, Reporter
 from roofline.core.record import Clocks, Record, analytic_record, placed_record, requoted, with_time
@@ -226,7 +227,7 @@ def measure(fn: Callable[[], Any], *, flops: float, bytes: float, dtype: str | D
     >>> rec = roofline.measure(lambda: a @ b, flops=2 * m * n * k, bytes=2 * (m * k + k * n + m * n),
     ...                        ref=lambda: (a.float() @ b.float()).half())
     """
-    _check_measure_args(flops, bytes, bytes_written, ref, atol, rtol)
+    _check_measure_args(fn, flops, bytes, bytes_written, ref, atol, rtol, rep_s)
     dt, how = _measure_dtype(fn, dtype, name)
     if ref is not None:  # a wrong kernel is refused before the target (maybe a CPU calibration) is resolved
         check_reference(fn, ref, rtol=rtol, atol=atol, what=f"measure {name!r}: the kernel")
@@ -245,7 +246,7 @@ def measure_on(target: Target, fn: Callable[[], Any], *, flops: float, bytes: fl
                rep_s: float | None = None) -> Record:
     """`measure` on a target already resolved (the pytest plugin resolves one per session); the target's
     messages are kept last among the record's notes, as `roofline.session.place` keeps them."""
-    _check_measure_args(flops, bytes, bytes_written, ref, atol, rtol)
+    _check_measure_args(fn, flops, bytes, bytes_written, ref, atol, rtol, rep_s)
     device = target.time_device
     if device is None:
         raise RooflineError("measure: no device to time on (the target is analytic only)")
@@ -267,17 +268,23 @@ def measure_on(target: Target, fn: Callable[[], Any], *, flops: float, bytes: fl
     return target.noted(finish_record(record, m, target, dt, tensor_cores, tensor_cores))
 
 
-def _check_measure_args(flops: float, bytes: float, bytes_written: float | None,
-                        ref: Callable[[], Any] | None, atol: float | None, rtol: float | None) -> None:
-    """measure's arguments, checked before anything runs."""
-    if flops < 0 or bytes <= 0:
-        raise RooflineError("measure: flops must be >= 0 and bytes > 0")
-    if bytes_written is not None and not 0 <= bytes_written <= bytes:
-        raise RooflineError("measure: bytes_written must be between 0 and bytes")
+def _check_measure_args(fn: Any, flops: Any, bytes: Any, bytes_written: Any, ref: Any, atol: Any, rtol: Any,
+                        rep_s: Any) -> None:
+    """measure's arguments, checked before anything runs (`roofline.core.validate`: one UsageError each)."""
+    validate.callable_arg("measure", "fn", fn, hint="a zero-argument callable: lambda: a @ b, not a @ b")
+    validate.number("measure", "flops", flops, minimum=0)
+    validate.number("measure", "bytes", bytes, positive=True)
+    if bytes_written is not None and validate.number("measure", "bytes_written", bytes_written, minimum=0) > bytes:
+        raise UsageError(f"measure: bytes_written must be between 0 and bytes ({bytes:g}), got {bytes_written!r}")
+    if ref is not None:
+        validate.callable_arg("measure", "ref", ref, hint="a zero-argument callable giving the expected output")
     if ref is None and (atol is not None or rtol is not None):
-        raise RooflineError("measure: atol/rtol are tolerances of the check against ref=: pass ref= too")
-    if (atol is not None and atol < 0) or (rtol is not None and rtol < 0):
-        raise RooflineError("measure: atol and rtol must be >= 0")
+        raise UsageError("measure: atol/rtol are tolerances of the check against ref=: pass ref= too")
+    for name, value in (("atol", atol), ("rtol", rtol)):
+        if value is not None:
+            validate.number("measure", name, value, minimum=0)
+    if rep_s is not None:
+        validate.number("measure", "rep_s", rep_s, positive=True)
 
 
 def _measure_dtype(fn: Callable[[], Any], dtype: str | DType | Any | None, name: str) -> tuple[DType, list[str]]:
@@ -298,10 +305,11 @@ def infer_dtype(output: Any, what: str = "measure") -> tuple[DType, str]:
     dtype="tf32" for the TF32 roof."""
     found = _first_float_tensor(output, "output")
     if found is None:
-        got = (f"a {str(output.dtype).removeprefix('torch.')} tensor" if hasattr(output, "dtype")
+        got = (validate.a_noun(f"{str(output.dtype).removeprefix('torch.')} tensor") if hasattr(output, "dtype")
                else "None" if output is None else f"a {type(output).__name__}")
-        raise RooflineError(f"{what}: cannot tell the dtype: the callable returns no floating-point tensor "
-                            f"({got}); pass dtype= (e.g. dtype='int8' or dtype=torch.bfloat16)")
+        raise UsageError(f"{what}: cannot tell the dtype: the callable returns no floating-point tensor "
+                         f"({got}); pass dtype= (e.g. dtype=torch.bfloat16; dtype='int8' for an integer kernel "
+                         "on a GPU: the CPU's roofline has no integer rate)")
     path, tensor = found
     return get_dtype(tensor.dtype), f"{path} ({str(tensor.dtype).removeprefix('torch.')})"
 

@@ -6,7 +6,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from roofline.ceilings.specs import GPUSpec, gpu_ceilings, resolve
+from roofline.ceilings.specs import GPUSpec, as_spec, gpu_ceilings
+from roofline.core import validate
 from roofline.core.document import Document
 from roofline.core.errors import RooflineError, UsageError
 from roofline.core.model import Ceilings
@@ -76,6 +77,7 @@ def runtime_info(device: str) -> dict[str, Any]:
 
 
 def _parse_device(device: str) -> tuple[str, int]:
+    validate.name_arg("", "device", device, example="'cpu', 'cuda' or 'cuda:1'")
     d = device.strip().lower()
     if d == "cpu":
         return "cpu", 0
@@ -104,7 +106,7 @@ def resolve_target(gpu: str | None = None, device: str | None = None, time: bool
     - no `--gpu`: the local GPU's spec (timed on it), else the CPU with its measured roofline.
     """
     local = detect_gpus()
-    kind, index = _parse_device(device) if device else (("cuda", 0) if local else ("cpu", 0))
+    kind, index = _parse_device(device) if device is not None else (("cuda", 0) if local else ("cpu", 0))
     messages: list[str] = []
     if time and local and kind == "cuda" and gpu is None and not _torch_has_cuda():
         if device:  # asked for the GPU by name: say why it cannot be
@@ -124,7 +126,7 @@ def resolve_target(gpu: str | None = None, device: str | None = None, time: bool
 
     local_gpu = local[index] if kind == "cuda" else None
     if gpu is not None:
-        spec = resolve(gpu)
+        spec = as_spec(gpu)
         if time and (local_gpu is None or local_gpu.spec is None or local_gpu.spec.id != spec.id):
             where = f"this machine's {local_gpu.nvml_name}" if local_gpu else "this machine (no such GPU here)"
             messages.append(f"analytic only: the {spec.name} roof cannot be timed on {where}")

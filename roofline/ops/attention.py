@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from roofline.core.dtypes import DType, get_dtype
 from roofline.core.errors import UsageError
+from roofline.core.validate import arg_name
 from roofline.ops.base import (
     ACTIVATIONS,
     INDEX,
@@ -45,7 +46,7 @@ MASK_BYTES = 1  # a torch.bool causal mask
 def check_heads(name: str, heads: int, kv_heads: int) -> None:
     """GQA/MQA: every key/value head serves heads / kv_heads query heads."""
     if heads % kv_heads:
-        raise UsageError(f"{name}: --kv-heads {kv_heads} must divide --heads {heads} "
+        raise UsageError(f"{name}: {arg_name('kv_heads')} {kv_heads} must divide {arg_name('heads')} {heads} "
                          f"(each key/value head serves heads/kv_heads query heads)")
 
 
@@ -115,10 +116,12 @@ class Attention(Operator):
         assert self.kv_heads is not None and self.kv_seq is not None
         check_heads(self.name, self.heads, self.kv_heads)
         if self.causal and self.seq > self.kv_seq:
-            raise UsageError(f"{self.name}: --causal with --seq {self.seq} > --kv-seq {self.kv_seq} leaves the "
+            raise UsageError(f"{self.name}: {arg_name('causal')} with {arg_name('seq')} {self.seq} > "
+                             f"{arg_name('kv_seq')} {self.kv_seq} "
+                             "leaves the "
                              f"first {self.seq - self.kv_seq} queries no key to attend (bottom-right mask)")
         if self.tile and self.variant != "flash":
-            raise UsageError(f"{self.name}: --tile applies to --variant flash only")
+            raise UsageError(f"{self.name}: {arg_name('tile')} applies to {arg_name('variant')} flash only")
 
     def pairs(self) -> float:
         assert self.kv_seq is not None

@@ -10,6 +10,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from roofline.core import validate
 from roofline.core.dtypes import DType, get_dtype
 from roofline.core.errors import UsageError
 
@@ -95,13 +96,9 @@ class Operator:
             meta = f.metadata
             value = getattr(self, f.name)
             if meta.get("kind") == "int" and value is not None:
-                if isinstance(value, bool) or not isinstance(value, int):
-                    raise UsageError(f"{self.name}: --{cli_name(f.name)} must be an integer, got {value!r}")
-                if value < meta["minimum"]:
-                    raise UsageError(f"{self.name}: --{cli_name(f.name)} must be >= {meta['minimum']}, got {value}")
-            if meta.get("kind") == "choice" and value not in meta["choices"]:
-                raise UsageError(f"{self.name}: --{cli_name(f.name)} must be one of {', '.join(meta['choices'])}, "
-                                 f"got {value!r}")
+                validate.whole(self.name, f.name, value, minimum=meta["minimum"])
+            if meta.get("kind") == "choice":
+                validate.choice(self.name, f.name, value, meta["choices"])
         self.resolve()
         self.check()
 
@@ -197,8 +194,32 @@ def load_catalog() -> dict[str, type[Operator]]:
     return OPERATORS
 
 
+# Suggest an operator whose similarity (difflib's ratio, 0..1) is at least this: "gemmm" finds gemm, "rms" nothing.
+CLOSE_CUTOFF = 0.6
+CLOSE_COUNT = 3
+
+
+def operator_name(name: str) -> str:
+    """The registered name `name` means: itself, or the one operator it spells case-insensitively (`GEMM`); an
+    unknown name is one UsageError naming the closest operators (difflib)."""
+    if name in OPERATORS or name in CATALOG:
+        return name
+    known = list(dict.fromkeys([*CATALOG, *OPERATORS]))
+    same = [k for k in known if k.lower() == str(name).strip().lower()]
+    if len(same) == 1:
+        return same[0]
+    import difflib
+
+    known = list(dict.fromkeys([*CATALOG, *load_catalog()]))  # with any registered outside the catalog
+    close = difflib.get_close_matches(str(name).strip().lower(), known, n=CLOSE_COUNT, cutoff=CLOSE_CUTOFF)
+    hint = f"closest: {', '.join(close)}; " if close else ""
+    raise UsageError(f"unknown operator '{name}' ({hint}`roofline ops list` shows all {len(known)})")
+
+
 def get_operator(name: str) -> type[Operator]:
-    """The operator class registered as `name`; only its own family's module is imported."""
+    """The operator class registered as `name` (or spelt so case-insensitively); only its own family's module
+    is imported."""
+    name = operator_name(name)
     if name not in OPERATORS and name in CATALOG:
         import importlib
 
@@ -208,7 +229,7 @@ def get_operator(name: str) -> type[Operator]:
     try:
         return OPERATORS[name]
     except KeyError:
-        raise UsageError(f"unknown operator '{name}' (known: {', '.join(sorted(OPERATORS))})") from None
+        raise UsageError(f"unknown operator '{name}' (`roofline ops list` shows all {len(OPERATORS)})") from None
 
 
 def make(name: str, dtype: str | None = None, **params: Any) -> Operator:
@@ -217,7 +238,7 @@ def make(name: str, dtype: str | None = None, **params: Any) -> Operator:
     names = {f.name for f in dataclasses.fields(cls)}
     unknown = set(params) - names
     if unknown:
-        raise UsageError(f"{name}: unknown parameter(s) {', '.join(sorted(unknown))} "
+        raise UsageError(f"{cls.name}: unknown parameter(s) {', '.join(sorted(unknown))} "
                          f"(known: {', '.join(sorted(names))})")
     op = cls(**params)
     if dtype is not None:

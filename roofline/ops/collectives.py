@@ -120,7 +120,7 @@ class Collective(Operator):
     ignores: ClassVar[str] = ("NB: ring algorithm; bytes are per GPU over the link (read = received, written = "
                               "sent), not HBM traffic; the roof is the link's bandwidth with both directions added.")
     dtypes: ClassVar[tuple[str, ...]] = FLOAT_DTYPES
-    bytes: int = param(268435456, "message size S in bytes (nccl-tests' size: the full buffer; an integer)")
+    bytes: int = param(268435456, "message size S in bytes (nccl-tests' size: the full buffer; 256MiB, 1GiB)")
     # `ranks`, not `gpus`: `roofline compare` already takes --gpus as the list of GPU specs to rank
     ranks: int = param(8, "GPUs taking part (torch.distributed's world size)", minimum=2)
 

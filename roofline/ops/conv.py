@@ -24,6 +24,7 @@ from typing import Any
 
 from roofline.core.dtypes import DType
 from roofline.core.errors import UsageError
+from roofline.core.validate import arg_name
 from roofline.ops.base import ACTIVATIONS, WEIGHTS, Operator, Traffic, choice, flag, operator, param, rw
 
 CONV_DTYPES = ("fp64", "fp32", "tf32", "fp16", "bf16")
@@ -80,7 +81,8 @@ class Conv2d(Operator):
             raise UsageError(f"{self.name}: empty output ({hout} x {wout}): the kernel spans {span} pixels but the "
                              f"padded input is {self.height + 2 * self.padding} x {self.width + 2 * self.padding}")
         if self.algo in WINOGRAD_TILE and (self.kernel_size, self.stride, self.dilation) != (WINOGRAD_KERNEL, 1, 1):
-            raise UsageError(f"{self.name}: --algo {self.algo} is for 3x3 kernels with stride 1 and dilation 1 "
+            raise UsageError(f"{self.name}: {arg_name('algo')} {self.algo} is for 3x3 kernels with stride 1 "
+                             "and dilation 1 "
                              f"(got kernel {self.kernel_size}, stride {self.stride}, dilation {self.dilation})")
 
     def variant_name(self) -> str | None:

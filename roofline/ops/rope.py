@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from roofline.core.dtypes import DType
 from roofline.core.errors import UsageError
+from roofline.core.validate import arg_name
 from roofline.ops.attention import check_heads
 from roofline.ops.base import (
     ACTIVATIONS,
@@ -74,7 +75,8 @@ class RoPE(Operator):
 
     def check(self) -> None:
         if self.head_dim % 2:
-            raise UsageError(f"{self.name}: --head-dim must be even (rotated as two halves), got {self.head_dim}")
+            raise UsageError(f"{self.name}: {arg_name('head_dim')} must be even (rotated as two halves), "
+                             f"got {self.head_dim}")
         if self.kv_heads:
             check_heads(self.name, self.heads, self.kv_heads)
 

@@ -1,0 +1,90 @@
+"""Small command-line usage points: operator names forgiven, a script's own exit message, an empty profile,
+honest huge counts, sizes with units, --timer's one list, a suite entry named in its refusal, --repeat's
+notes said once and its temporary files not shown."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from helpers import ROOT, run, write
+
+from roofline.cli import run as run_cli
+from roofline.core.errors import RooflineError
+from roofline.core.format import count
+from roofline.measuring.choices import METHODS, TIMER_HELP
+
+
+def test_a_mistyped_operator_gets_the_closest(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "analyze", "gemmm", "--m", "4", "--gpu", "h100", "--no-time")
+    assert code == 2 and "unknown operator 'gemmm' (closest: gemm" in err
+
+
+def test_an_operator_name_is_case_insensitive(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "analyze", "GEMM", "--m", "64", "--gpu", "h100", "--no-time", "--json")
+    assert code == 0 and json.loads(out)["records"][0]["op"] == "gemm"
+
+
+def test_a_scripts_text_exit_is_its_message(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    script = write(tmp_path / "needs.py", 'import sys\nsys.exit("this example needs a GPU")\n')
+    code, _, err = run(capsys, "profile", str(script))
+    assert code == 1 and "error: needs.py: this example needs a GPU" in err and "status" not in err
+
+
+def test_a_script_without_torch_ops_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    script = write(tmp_path / "plain.py", 'print("hello")\n')
+    code, out, err = run(capsys, "profile", str(script))
+    assert code == 1 and "plain.py ran no torch operator: nothing to profile" in err and "│" not in out
+
+
+def test_a_count_a_float_cannot_hold_reads_as_rounded(capsys: pytest.CaptureFixture[str]) -> None:
+    assert count(2**40) == "1,099,511,627,776"
+    assert count(2e60) == "about 2e+60"
+    code, out, _ = run(capsys, "analyze", "gemm", "--m", "99999999999999999999", "--gpu", "h100", "--no-time")
+    assert code == 0 and "about 2e+60" in out and "898,774" not in out
+
+
+def test_a_collectives_size_takes_units(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "analyze", "all_reduce", "--bytes", "256MiB", "--gpu", "h100", "--no-time", "--json")
+    assert code == 0 and json.loads(out)["records"][0]["params"]["bytes"] == 256 * 2**20
+    code, out, _ = run(capsys, "analyze", "all_reduce", "--bytes", "1MiB:4MiB:x2", "--gpu", "h100", "--no-time",
+                       "--json")
+    assert code == 0 and [r["params"]["bytes"] for r in json.loads(out)["records"]] == [2**20, 2**21, 2**22]
+
+
+def test_timer_help_and_error_list_the_same_values(capsys: pytest.CaptureFixture[str]) -> None:
+    assert all(m in TIMER_HELP for m in METHODS)
+    code, _, err = run(capsys, "analyze", "gemm", "--timer", "nope", "--gpu", "h100", "--no-time")
+    assert code == 2 and all(m in err for m in METHODS)
+
+
+def test_a_failing_suite_entry_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    from roofline.measuring import runner
+
+    def no_memory(need: float, device: str, what: str) -> None:
+        raise RooflineError(f"{what} needs about 9.0 GiB but {device} has 1.0 GiB free: use a smaller shape")
+
+    monkeypatch.setattr(runner, "guard_memory", no_memory)
+    suite = write(tmp_path / "s.toml", '[suite]\nname = "s"\n\n[[entry]]\nop = "relu"\nparams = { numel = 64 }\n')
+    code, _, err = run(capsys, "run", str(suite))
+    assert code == 1 and "entry 1 (relu fp32): relu fp32 needs about 9.0 GiB" in err
+
+
+def test_repeat_says_each_note_once_and_hides_its_temporary_files(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    child = write(tmp_path / "child.py", "import sys\nsys.stderr.write('note: same every run\\n')\n"
+                  "sys.stderr.write('note: results written to ' + sys.argv[1] + '/run1.json\\n')\n"
+                  "sys.stderr.write('progress\\n')\n")
+    seen: set[str] = set()
+    for _ in range(3):
+        assert run_cli._run_child([__import__("sys").executable, str(child), str(tmp_path)], seen,
+                                  hide=str(tmp_path)) == 0
+    err = capsys.readouterr().err
+    assert err.count("note: same every run") == 1 and str(tmp_path) not in err and err.count("progress") == 3
+
+
+def test_the_readme_does_not_count_the_operators() -> None:
+    assert "18 operators" not in (ROOT / "README.md").read_text()
+    assert "do not record their command line" not in (ROOT / "docs" / "report.md").read_text()
