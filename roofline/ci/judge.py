@@ -20,7 +20,9 @@ region's per-entry wall times (a script that runs its region N times gives N sam
 once on either side is compared on its kernel time per entry against the threshold, a single-sample
 comparison with no p-value, so it can pass or warn but never fail. A profile that marks no region is one
 region, "(whole run)", compared on its total kernel time.
-Bad input (unreadable or corrupted files, a newer schema, files that share no record) raises UsageError (exit 2).
+Bad input (unreadable or corrupted files, a newer schema, a document with no records, files that share no record)
+raises UsageError (exit 2). A record of the baseline missing from the results fails (it may be the one that
+crashed) unless the user allows it (`allow_missing`, `--allow-missing`); a new record never fails.
 Judging writes nothing: the report's formats are in `report.check`, and only `ci.baseline.update_baseline` (the
 user's `roofline baseline update`) writes a baseline.
 """
@@ -93,7 +95,11 @@ def load_for_check(path: str | os.PathLike[str]) -> Document:
 
 
 def _require_timed(doc: Document, where: str) -> None:
-    if doc.records and not doc.timed:
+    """A side of the check must hold timed records: a document with none (a run that crashed before its first
+    record, a truncated write) would otherwise pass the gate, every record of the other side new or missing."""
+    if not doc.records:
+        raise UsageError(f"{where}: a results document with no records: nothing to check (did the run fail?)")
+    if not doc.timed:
         raise UsageError(f"{where}: no timed record (analytic only, run with --no-time?): nothing to check")
 
 
@@ -379,13 +385,15 @@ def _region_rows(cur_regions: dict[str, RegionRun], base_regions: dict[str, Regi
 
 
 def judge(results: Document, baseline: Document, rules: FailOn | str = DEFAULT_FAIL_ON, alpha: float = ALPHA,
-          metric: str = "time", *, fail_on_missing: bool = False) -> Report:
+          metric: str = "time", *, allow_missing: bool = False) -> Report:
     """Judge every record of `results` against `baseline` (both schema-v1 documents, e.g. from load_for_check).
 
     metric="time": raw time samples, lower is better; records from another GPU, driver or spec peak are
     not_comparable. metric="fraction": each sample's fraction of its own roofline, higher is better; the
     user asked for it to compare across devices, so device differences are noted, not refused.
-    Pure: neither document is modified. Raises UsageError for bad arguments or files sharing no record.
+    A baseline record missing from the results fails the check unless `allow_missing`.
+    Pure: neither document is modified. Raises UsageError for bad arguments, a side with no records or files
+    sharing no record.
     """
     fail_on = parse_fail_on(rules) if isinstance(rules, str) else rules
     if metric not in METRICS:
@@ -442,7 +450,7 @@ def judge(results: Document, baseline: Document, rules: FailOn | str = DEFAULT_F
                             n_baseline=len(_samples(base, metric) or []),
                             reason="in the baseline, not in the results: dropped from the suite, or it failed to run"))
     notes += _noise_notes(rows)
-    return Report(tuple(rows), fail_on, float(alpha), metric, tuple(notes), fail_on_missing)
+    return Report(tuple(rows), fail_on, float(alpha), metric, tuple(notes), allow_missing)
 
 
 def _span(values: list[int]) -> str:
@@ -477,8 +485,8 @@ def _median_or_none(samples: list[float] | None) -> float | None:
 
 def run_check(results_path: str | os.PathLike[str], baseline_path: str | os.PathLike[str],
               fail_on: FailOn | str = DEFAULT_FAIL_ON, metric: str = "time", alpha: float = ALPHA, *,
-              fail_on_missing: bool = False) -> Report:
+              allow_missing: bool = False) -> Report:
     """`roofline check` in one call: parse the rules first (cheap usage errors), load both files, judge."""
     rules = parse_fail_on(fail_on) if isinstance(fail_on, str) else fail_on
     return judge(load_for_check(results_path), load_for_check(baseline_path), rules, alpha, metric,
-                 fail_on_missing=fail_on_missing)
+                 allow_missing=allow_missing)

@@ -122,11 +122,11 @@ class Report:
     alpha: float
     metric: str
     notes: tuple[str, ...] = ()
-    fail_on_missing: bool = False
+    allow_missing: bool = False  # a baseline record missing from the results fails unless the user allows it
 
     @property
     def regressions(self) -> tuple[Row, ...]:
-        failing = {WORSE, MISSING} if self.fail_on_missing else {WORSE}
+        failing = {WORSE} if self.allow_missing else {WORSE, MISSING}
         return tuple(r for r in self.rows if r.verdict in failing)
 
     @property

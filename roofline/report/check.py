@@ -167,7 +167,7 @@ def to_junit(report: Report) -> str:
     for row in report.rows:
         case = ET.SubElement(suite, "testcase", classname=f"roofline.{row.op}", name=row.name)
         detail = " ".join(f"{c}={v}" for c, v in zip(cols, cells(row, cols), strict=True))
-        if row.verdict == WORSE or (row.verdict == MISSING and report.fail_on_missing):
+        if row.verdict == WORSE or (row.verdict == MISSING and not report.allow_missing):
             failures += 1
             ET.SubElement(case, "failure", message=row.reason, type=row.verdict).text = detail
         elif row.verdict in (NOT_COMPARABLE, MISSING, NEW):
@@ -189,7 +189,7 @@ def to_json(report: Report) -> dict[str, Any]:
     """The report as plain data (json.dumps-able); field names are a public interface, like the results'."""
     return {"schema": "roofline-check", "schema_version": 1, "passed": report.passed, "exit_code": report.exit_code,
             "metric": report.metric, "alpha": report.alpha, "fail_on": str(report.rules),
-            "fail_on_missing": report.fail_on_missing, "min_samples": MIN_SAMPLES, "notes": list(report.notes),
+            "allow_missing": report.allow_missing, "min_samples": MIN_SAMPLES, "notes": list(report.notes),
             "counts": report.counts(), "summary": report.summary(), "rows": [r.to_dict() for r in report.rows]}
 
 
