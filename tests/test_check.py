@@ -28,6 +28,7 @@ from roofline.ci.judge import (
     NOT_COMPARABLE,
     SAME,
     WORSE,
+    WORSE_BUSY,
     WORSE_NOT_SIGNIFICANT,
     FailOn,
     Report,
@@ -668,3 +669,40 @@ def test_check_command_refuses_empty_and_truncated_and_fails_on_missing(
     assert code == 0 and "1 missing" in out
     code, out, _ = run(capsys, "check", str(good), "--baseline", str(fewer))  # relu new: never fails
     assert code == 0 and "1 new" in out
+
+
+# what timing_cpu writes in a measurement's notes when other processes took a share of our CPUs
+BUSY = "busy machine while timing (other processes used 46% of 2 CPUs): the time may be slow"
+
+
+@pytest.mark.parametrize("busy_side", ["results", "baseline"])
+def test_worse_on_a_busy_machine_is_said_and_fails_unless_busy_ok(busy_side: str) -> None:
+    # 7% slower, past median:5% and significant (test_worse_seven_percent_slower_is_a_regression), but one side
+    # was timed while other processes used 46% of the CPUs: not a plain regression.
+    cur = record(scaled(lognormal(seed=2), 1.07), notes=[BUSY] if busy_side == "results" else [])
+    base = record(lognormal(seed=1), notes=[BUSY] if busy_side == "baseline" else [])
+    report = judge(document([cur]), document([base]))
+    row = report.rows[0]
+    assert row.verdict == WORSE_BUSY and row.busy == (busy_side,)
+    assert f"the {busy_side} timed on a busy machine (other processes used 46% of 2 CPUs)" in row.reason
+    assert report.exit_code == 1 and report.regressions == (row,)
+    assert any(n.startswith(f"busy machine: 1 of 1 {busy_side} records") for n in report.notes)
+    doc = to_json(report)
+    assert doc["rows"][0]["verdict"] == "worse_busy_machine" and doc["rows"][0]["busy_machine"] == [busy_side]
+    assert "busy machine: 1 of 1" in to_markdown(report)
+    assert "worse, busy" in rendered(render_table(report), width=200)
+    ok = judge(document([cur]), document([base]), busy="ok")
+    assert ok.rows[0].verdict == WORSE_BUSY and ok.exit_code == 0 and "reported, not failing" in " ".join(ok.notes)
+    junit = ET.fromstring(to_junit(ok))
+    assert junit.get("failures") == "0" and junit.find("testsuite/testcase/skipped") is not None
+
+
+def test_busy_note_on_an_unchanged_record_stays_same_and_quiet_worse_stays_worse() -> None:
+    same = judge(document([record(lognormal(seed=2), notes=[BUSY])]), document([record(lognormal(seed=1))]))
+    assert same.rows[0].verdict == SAME and same.rows[0].busy == ("results",) and same.exit_code == 0
+    assert any("busy machine" in n for n in same.notes)
+    quiet = judge(document([record(scaled(lognormal(seed=2), 1.07))]), document([record(lognormal(seed=1))]))
+    assert quiet.rows[0].verdict == WORSE and quiet.rows[0].busy == ()
+    assert not any("busy machine" in n for n in quiet.notes)
+    with pytest.raises(UsageError, match="--busy must be one of fail, ok"):
+        judge(document([record(lognormal(seed=2))]), document([record(lognormal(seed=1))]), busy="maybe")
