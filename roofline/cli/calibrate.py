@@ -22,6 +22,9 @@ def calibrate_cmd(
     output: Annotated[Path | None, typer.Option("-o", "--output", help="Also write the measured ceilings "
                                                    "(the JSON of --json) to this file.")] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite --output if it exists.")] = False,
+    replace: Annotated[bool, typer.Option("--replace", help="Store this CPU calibration even when it ran on a busy "
+                                          "machine and measured less than the stored roof (kept by default).")]
+    = False,
 ) -> None:
     """Measure this machine's ceilings (HBM, L2, shared memory, matmul per dtype, FP32 FMA) and store them;
     `analyze` and `plot` then draw measured roofs beside the datasheet's."""
@@ -43,7 +46,7 @@ def calibrate_cmd(
             bar.update(task, description=msg)
             bar.refresh()
 
-        ceilings, details = calibrate(device, quick, say)
+        ceilings, details = calibrate(device, quick, say, replace=replace)
     text = calibration_json(ceilings, details)
     if output is not None:
         atomic_write(output, text + "\n")
@@ -53,7 +56,10 @@ def calibrate_cmd(
         console().print(calibration_table(ceilings, details))
         if details.get("l2_sweep"):
             console().print(l2_sweep_table(details["l2_sweep"]))
-    note(f"stored in {store_path()}" + (f"; written to {output}" if output is not None else ""))
+    if details.get("kept_stored"):
+        note(details["kept_stored"])
+    else:
+        note(f"stored in {store_path()}" + (f"; written to {output}" if output is not None else ""))
 
 
 def calibration_json(ceilings: Ceilings, details: dict[str, Any]) -> str:
