@@ -311,3 +311,28 @@ def test_a_quiet_or_better_calibration_replaces_the_stored_roof() -> None:
     assert calibrate_mod.kept_stored_roof(_measured(120e9, busy=True), stored) is None  # busy, but higher
     assert calibrate_mod.kept_stored_roof(_measured(97e9, busy=True), stored) is None  # within KEEP_STORED_MARGIN
     assert calibrate_mod.kept_stored_roof(_measured(31.6e9, busy=True), None) is None  # nothing stored
+
+
+def test_calibrate_threads_sets_torchs_thread_count_and_the_device_block_records_it(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    import torch
+    from helpers import run
+
+    from roofline.measuring.target import runtime_info
+
+    seen: list[int] = []
+
+    def measure(*_a: Any, **_k: Any) -> tuple[Ceilings, dict[str, Any]]:
+        seen.append(torch.get_num_threads())
+        return _measured(100e9, busy=False), {"threads": torch.get_num_threads()}
+
+    monkeypatch.setattr(calibrate_mod, "measure_cpu", measure)
+    before = torch.get_num_threads()
+    try:
+        code, out, _ = run(capsys, "calibrate", "--device", "cpu", "--threads", "1", "--json")
+        assert code == 0 and seen == [1] and '"threads": 1' in out
+        assert runtime_info("cpu")["cpu_threads"] == 1  # what a CPU-timed document's device block says
+    finally:
+        torch.set_num_threads(before)
+    code, _, err = run(capsys, "calibrate", "--device", "cpu", "--threads", "0")
+    assert code == 2 and len(err.strip().splitlines()) == 1
