@@ -10,7 +10,7 @@ A change past the threshold that the runs or samples cannot confirm is `worse_no
 failing. With one run on each side and no stored noise figure, the between-run noise is unknown: condition 2
 is skipped (the rule of a one-run baseline) and the report says so.
 
-A record timed on a busy machine (either side; its notes say so, `measuring.machine_load`) that comes out worse
+A record timed on a busy machine (either side; its notes say so: `core.record.BUSY_NOTE`) that comes out worse
 is `worse_busy_machine`, not a plain `worse`: it fails the check unless `busy="ok"` (`--busy ok`), and the
 report's notes say how many records of each side were timed on a busy machine.
 
@@ -67,9 +67,8 @@ from roofline.ci.verdicts import VERDICTS as VERDICTS  # re-exported: callers ta
 from roofline.core.document import Document, read_document
 from roofline.core.errors import RooflineError, UsageError
 from roofline.core.format import percent
-from roofline.core.record import Key, Record
+from roofline.core.record import BUSY_NOTE, Key, Record
 from roofline.core.stats import mann_whitney_u, median, statistic
-from roofline.measuring.machine_load import BUSY_NOTE
 
 # Significance level of the two-sided Mann–Whitney U test. A suite holds tens of records and CI runs on
 # every PR: at 0.01 a noise-only record is flagged as significant about once in a hundred checks, and the

@@ -22,9 +22,6 @@ STEAL_BUSY_SHARE = 0.05
 # counts other processes and earlier runs, not this one): every thread, ours included, waited for a core.
 # Judged only when the window is too short for the shares above, which measure the window itself.
 LOAD_PER_CPU_BUSY = 1.0
-# What a measurement taken on a busy machine says, first, in its notes (and so the record's): `roofline check`
-# finds the records timed on a busy machine by it.
-BUSY_NOTE = "busy machine while timing"
 # /proc/stat counts in ticks of 10 ms per CPU: under this window the shares are too coarse to judge
 # (2 CPUs x 0.5 s = 100 ticks, one tick 1%), and only the load average is read.
 MIN_WINDOW_S = 0.5

@@ -11,7 +11,8 @@ from typing import Any
 
 from roofline.core.format import rough_duration
 from roofline.core.progress import LONG_RUN_S, QUIET, Reporter, Throttle
-from roofline.measuring.machine_load import BUSY_NOTE, CpuTimes, load_between, read_cpu_times
+from roofline.core.record import BUSY_NOTE
+from roofline.measuring.machine_load import CpuTimes, load_between, read_cpu_times
 from roofline.measuring.timing import MAX_REPS, MIN_REPS, REP_BUDGET_S, WARMUP_BUDGET_S, Measurement, plan_calls
 
 # Warm-up calls, at most: the CPU has no clock or power state to settle, only caches and allocator pools.
