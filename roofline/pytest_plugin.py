@@ -50,7 +50,7 @@ DEFAULT_FAIL_ON = "median:5%"  # roofline.ci.judge.DEFAULT_FAIL_ON, not imported
 # The name of a saved document in a --roofline-save folder: the session's start (UTC), made unique.
 SAVE_STEM = "roofline_%Y%m%d-%H%M%S"
 # Verdicts printed in the terminal summary (every row with -v); the rest are counted in its summary line.
-SHOWN_VERDICTS = ("worse", "worse_not_significant", "better", "not_comparable", "new")
+SHOWN_VERDICTS = ("worse", "worse_busy_machine", "worse_not_significant", "better", "not_comparable", "new")
 
 
 @dataclass
@@ -293,7 +293,8 @@ def _compare(state: RooflineSession, doc: Document, config: pytest.Config) -> bo
     verbose = (config.getoption("verbose", 0) or 0) > 0
     for row in report.rows:
         if verbose or row.verdict in SHOWN_VERDICTS:
-            state.say(f"{row.verdict.upper()} {row.name}: {row.reason}", red=row.verdict == "worse")
+            state.say(f"{row.verdict.upper()} {row.name}: {row.reason}",
+                      red=row.verdict in ("worse", "worse_busy_machine"))
     for note in report.notes:
         state.say(f"note: {note}")
     if report.regressions:

@@ -28,6 +28,7 @@ from roofline.ci.judge import (
     NOT_COMPARABLE,
     SAME,
     WORSE,
+    WORSE_BUSY,
     WORSE_NOT_SIGNIFICANT,
     FailOn,
     Report,
@@ -284,8 +285,32 @@ def test_missing_and_new() -> None:
     report = judge(cur, base)
     verdicts = {r.op: r.verdict for r in report.rows}
     assert verdicts == {"gemm": SAME, "relu": MISSING, "softmax": NEW}
-    assert report.exit_code == 0  # reported, not failing by default
-    assert judge(cur, base, fail_on_missing=True).exit_code == 1
+    # relu may be the record that crashed: missing fails by default; softmax (new) never fails
+    assert report.exit_code == 1 and [r.op for r in report.regressions] == ["relu"]
+    allowed = judge(cur, base, allow_missing=True)
+    assert allowed.exit_code == 0 and to_json(allowed)["allow_missing"] is True
+
+
+def test_only_new_records_pass() -> None:
+    base = document([record(lognormal(seed=1))])
+    cur = document([record(lognormal(seed=2)), record(lognormal(seed=4), op="softmax", params={"rows": 4096})])
+    assert judge(cur, base).exit_code == 0
+
+
+@pytest.mark.parametrize("empty_side", ["results", "baseline"])
+def test_a_document_with_no_records_is_refused(tmp_path: Path, empty_side: str) -> None:
+    # An empty results file (a run that died before its first record) passed before: "19 new" or "19 missing".
+    good = write(tmp_path / "good.json", dumps(document([record(lognormal())])))
+    empty = write(tmp_path / "empty.json", dumps(document([])))
+    with pytest.raises(UsageError, match="no records") as exc:
+        load_for_check(empty)
+    assert exc.value.exit_code == 2 and str(empty) in str(exc.value) and "\n" not in str(exc.value)
+    res, base = (empty, good) if empty_side == "results" else (good, empty)
+    with pytest.raises(UsageError, match="no records"):
+        run_check(res, base)
+    with pytest.raises(UsageError, match=f"{empty_side}: a results document with no records"):
+        judge(*((document([]), document([record(lognormal())])) if empty_side == "results"
+                else (document([record(lognormal())]), document([]))))
 
 
 def test_params_are_matched_canonically() -> None:
@@ -493,17 +518,17 @@ def test_markdown_passing() -> None:
 def test_junit_is_valid_xml_with_one_testcase_per_record() -> None:
     report = mixed_report()
     root = ET.fromstring(to_junit(report))
-    assert root.tag == "testsuites" and root.get("failures") == "1"
+    assert root.tag == "testsuites" and root.get("failures") == "2"  # gemm worse, relu missing
     suite = root.find("testsuite")
     assert suite is not None
     cases = suite.findall("testcase")
     assert len(cases) == len(report.rows) == 4
     failed = [c for c in cases if c.find("failure") is not None]
-    assert [c.get("classname") for c in failed] == ["roofline.gemm"]
+    assert [c.get("classname") for c in failed] == ["roofline.gemm", "roofline.relu"]
     failure = failed[0].find("failure")
     assert failure is not None and "slower" in failure.get("message", "")
-    assert suite.get("skipped") == "2"  # relu missing, softmax new
-    assert suite.get("tests") == "4" and suite.get("failures") == "1"
+    assert suite.get("skipped") == "1"  # softmax new
+    assert suite.get("tests") == "4" and suite.get("failures") == "2"
 
 
 def test_json_report() -> None:
@@ -621,3 +646,63 @@ def test_check_prints_counter_rules_in_bytes_not_seconds() -> None:
     # 209,152 B at 4 significant digits: 209.2 kB; 250,982 B: 251 kB. Before: "2.092e+05 s"
     assert "209.2 kB" in line and "251 kB" in line and " s " not in line, line
     assert text.splitlines()[0].strip() == "roofline check (dram_bytes; alpha 0.01)"  # before: "(time; ...)"
+
+
+def test_check_command_refuses_empty_and_truncated_and_fails_on_missing(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from helpers import run
+
+    two = [record(lognormal(seed=1)), record(lognormal(seed=3), op="relu", params=RELU)]
+    good = write(tmp_path / "good.json", dumps(document(two)))
+    fewer = write(tmp_path / "fewer.json", dumps(document(two[:1])))
+    empty = write(tmp_path / "empty.json", dumps(document([])))
+    text = dumps(document(two))
+    truncated = write(tmp_path / "truncated.json", text[: len(text) // 2])
+    for res, base in ((good, empty), (empty, good), (good, truncated), (truncated, good)):
+        code, out, err = run(capsys, "check", str(res), "--baseline", str(base))
+        bad = empty if empty in (res, base) else truncated
+        assert code == 2 and "passed" not in out, (res, base, out)
+        assert len(err.strip().splitlines()) == 1 and str(bad) in err and "Traceback" not in err
+    code, out, _ = run(capsys, "check", str(fewer), "--baseline", str(good))  # relu dropped from the results
+    assert code == 1 and "missing" in out
+    code, out, _ = run(capsys, "check", str(fewer), "--baseline", str(good), "--allow-missing")
+    assert code == 0 and "1 missing" in out
+    code, out, _ = run(capsys, "check", str(good), "--baseline", str(fewer))  # relu new: never fails
+    assert code == 0 and "1 new" in out
+
+
+# what timing_cpu writes in a measurement's notes when other processes took a share of our CPUs
+BUSY = "busy machine while timing (other processes used 46% of 2 CPUs): the time may be slow"
+
+
+@pytest.mark.parametrize("busy_side", ["results", "baseline"])
+def test_worse_on_a_busy_machine_is_said_and_fails_unless_busy_ok(busy_side: str) -> None:
+    # 7% slower, past median:5% and significant (test_worse_seven_percent_slower_is_a_regression), but one side
+    # was timed while other processes used 46% of the CPUs: not a plain regression.
+    cur = record(scaled(lognormal(seed=2), 1.07), notes=[BUSY] if busy_side == "results" else [])
+    base = record(lognormal(seed=1), notes=[BUSY] if busy_side == "baseline" else [])
+    report = judge(document([cur]), document([base]))
+    row = report.rows[0]
+    assert row.verdict == WORSE_BUSY and row.busy == (busy_side,)
+    assert f"the {busy_side} timed on a busy machine (other processes used 46% of 2 CPUs)" in row.reason
+    assert report.exit_code == 1 and report.regressions == (row,)
+    assert any(n.startswith(f"busy machine: 1 of 1 {busy_side} records") for n in report.notes)
+    doc = to_json(report)
+    assert doc["rows"][0]["verdict"] == "worse_busy_machine" and doc["rows"][0]["busy_machine"] == [busy_side]
+    assert "busy machine: 1 of 1" in to_markdown(report)
+    assert "worse, busy" in rendered(render_table(report), width=200)
+    ok = judge(document([cur]), document([base]), busy="ok")
+    assert ok.rows[0].verdict == WORSE_BUSY and ok.exit_code == 0 and "reported, not failing" in " ".join(ok.notes)
+    junit = ET.fromstring(to_junit(ok))
+    assert junit.get("failures") == "0" and junit.find("testsuite/testcase/skipped") is not None
+
+
+def test_busy_note_on_an_unchanged_record_stays_same_and_quiet_worse_stays_worse() -> None:
+    same = judge(document([record(lognormal(seed=2), notes=[BUSY])]), document([record(lognormal(seed=1))]))
+    assert same.rows[0].verdict == SAME and same.rows[0].busy == ("results",) and same.exit_code == 0
+    assert any("busy machine" in n for n in same.notes)
+    quiet = judge(document([record(scaled(lognormal(seed=2), 1.07))]), document([record(lognormal(seed=1))]))
+    assert quiet.rows[0].verdict == WORSE and quiet.rows[0].busy == ()
+    assert not any("busy machine" in n for n in quiet.notes)
+    with pytest.raises(UsageError, match="--busy must be one of fail, ok"):
+        judge(document([record(lognormal(seed=2))]), document([record(lognormal(seed=1))]), busy="maybe")

@@ -275,3 +275,64 @@ def test_measure_op_repeats_a_busy_calibration_in_the_record(monkeypatch: pytest
     rec = runner.measure_op(make("relu", numel=1024), get_dtype("fp32"), target, kernels=False)
     assert warning in rec.notes and "measured with torch" not in rec.notes
     assert rec.timing is not None and rec.timing.phases_s is not None and "roof" not in rec.timing.phases_s
+
+
+def _measured(fp32: float, busy: bool) -> Ceilings:
+    """A CPU calibration's result: the seeded store's figures (tests/helpers.SEED_CPU) but fp32, with the busy
+    machine note measure_cpu writes when other processes took 46% of the CPUs."""
+    from helpers import SEED_CPU
+
+    notes = (f"{CALIBRATION_WARNING} (other processes used 46% of 2 CPUs): may be low; run `roofline calibrate` "
+             "when quiet",) if busy else ()
+    return Ceilings(device_id="cpu", device_name=store.read_entries()[0]["ceilings"]["device_name"], kind="cpu",
+                    source="measured", compute={**SEED_CPU, "cpu_fp32": fp32}, memory={"dram": 2e10}, notes=notes)
+
+
+def test_a_busy_calibration_does_not_replace_a_better_stored_roof(monkeypatch: pytest.MonkeyPatch,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    from helpers import run
+
+    # the store holds fp32 100 GFLOP/s (conftest seeds SEED_CPU); a busy machine measures 31.6 GFLOP/s
+    before = store.store_path().read_bytes()
+    monkeypatch.setattr(calibrate_mod, "measure_cpu", lambda *a, **k: (_measured(31.6e9, busy=True), {"rounds": 1}))
+    code, out, err = run(capsys, "calibrate", "--device", "cpu", "--json")
+    assert code == 0 and store.store_path().read_bytes() == before
+    (line,) = err.strip().splitlines()
+    assert "kept the stored CPU roof (fp32 100 GFLOP/s)" in line and "31.6 GFLOP/s (-68%)" in line  # 31.6/100 - 1
+    assert "--replace" in line and '"cpu_fp32": 100000000000.0' in out
+    code, out, err = run(capsys, "calibrate", "--device", "cpu", "--replace", "--json")
+    assert code == 0 and "stored in" in err and '"cpu_fp32": 31600000000.0' in out
+    assert store.read_entries()[0]["ceilings"]["compute"]["cpu_fp32"] == 31.6e9
+
+
+def test_a_quiet_or_better_calibration_replaces_the_stored_roof() -> None:
+    stored = _measured(100e9, busy=False)
+    assert calibrate_mod.kept_stored_roof(_measured(31.6e9, busy=False), stored) is None  # quiet: the user's call
+    assert calibrate_mod.kept_stored_roof(_measured(120e9, busy=True), stored) is None  # busy, but higher
+    assert calibrate_mod.kept_stored_roof(_measured(97e9, busy=True), stored) is None  # within KEEP_STORED_MARGIN
+    assert calibrate_mod.kept_stored_roof(_measured(31.6e9, busy=True), None) is None  # nothing stored
+
+
+def test_calibrate_threads_sets_torchs_thread_count_and_the_device_block_records_it(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    import torch
+    from helpers import run
+
+    from roofline.measuring.target import runtime_info
+
+    seen: list[int] = []
+
+    def measure(*_a: Any, **_k: Any) -> tuple[Ceilings, dict[str, Any]]:
+        seen.append(torch.get_num_threads())
+        return _measured(100e9, busy=False), {"threads": torch.get_num_threads()}
+
+    monkeypatch.setattr(calibrate_mod, "measure_cpu", measure)
+    before = torch.get_num_threads()
+    try:
+        code, out, _ = run(capsys, "calibrate", "--device", "cpu", "--threads", "1", "--json")
+        assert code == 0 and seen == [1] and '"threads": 1' in out
+        assert runtime_info("cpu")["cpu_threads"] == 1  # what a CPU-timed document's device block says
+    finally:
+        torch.set_num_threads(before)
+    code, _, err = run(capsys, "calibrate", "--device", "cpu", "--threads", "0")
+    assert code == 2 and len(err.strip().splitlines()) == 1

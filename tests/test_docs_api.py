@@ -231,7 +231,7 @@ def fake_calibration(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
     calls: list[str] = []
 
-    def calibrate(device: str | None, quick: bool, progress: Any) -> tuple[Ceilings, dict[str, Any]]:
+    def calibrate(device: str | None, quick: bool, progress: Any, **_: Any) -> tuple[Ceilings, dict[str, Any]]:
         calls.append(str(device))
         return (Ceilings(device_id="cpu", device_name="test CPU", kind="cpu", source="measured",
                          compute={"cpu_fp32": 1e11}, memory={"dram": 2e10}), {"matmul": {"fp32": {"n": 64}}})

@@ -10,7 +10,12 @@ A change past the threshold that the runs or samples cannot confirm is `worse_no
 failing. With one run on each side and no stored noise figure, the between-run noise is unknown: condition 2
 is skipped (the rule of a one-run baseline) and the report says so.
 
-Verdicts: better, better_not_significant, same, worse_not_significant, worse, not_comparable, missing, new (the
+A record timed on a busy machine (either side; its notes say so: `core.record.BUSY_NOTE`) that comes out worse
+is `worse_busy_machine`, not a plain `worse`: it fails the check unless `busy="ok"` (`--busy ok`), and the
+report's notes say how many records of each side were timed on a busy machine.
+
+Verdicts: better, better_not_significant, same, worse_not_significant, worse, worse_busy_machine, not_comparable,
+missing, new (the
 names, `Row` and `Report` are in `ci.verdicts`; counter rules, one value a side, are judged by `ci.counters`).
 
 Whole-model profiles (`roofline profile` documents): records match by op, module, region and input shapes
@@ -20,7 +25,9 @@ region's per-entry wall times (a script that runs its region N times gives N sam
 once on either side is compared on its kernel time per entry against the threshold, a single-sample
 comparison with no p-value, so it can pass or warn but never fail. A profile that marks no region is one
 region, "(whole run)", compared on its total kernel time.
-Bad input (unreadable or corrupted files, a newer schema, files that share no record) raises UsageError (exit 2).
+Bad input (unreadable or corrupted files, a newer schema, a document with no records, files that share no record)
+raises UsageError (exit 2). A record of the baseline missing from the results fails (it may be the one that
+crashed) unless the user allows it (`allow_missing`, `--allow-missing`); a new record never fails.
 Judging writes nothing: the report's formats are in `report.check`, and only `ci.baseline.update_baseline` (the
 user's `roofline baseline update`) writes a baseline.
 """
@@ -34,13 +41,15 @@ from typing import Any
 
 from roofline.ci.counters import judge_counters, require_counters, spread_notes
 from roofline.ci.regions import RegionRun, profile_regions
-from roofline.ci.rules import DEFAULT_FAIL_ON, FailOn, parse_fail_on
+from roofline.ci.rules import COUNTERS, DEFAULT_FAIL_ON, FailOn, parse_fail_on
 from roofline.ci.rules import STATISTICS as STATISTICS  # re-exported: callers take the rules from ci.judge
 from roofline.ci.rules import Rule as Rule
 from roofline.ci.runs import Noise, check_runs, noise_factor, noise_of, pool_noise, run_samples
 from roofline.ci.verdicts import (
     BETTER,
     BETTER_NOT_SIGNIFICANT,
+    BUSY_CHOICES,
+    BUSY_FAIL,
     MISSING,
     NEW,
     NOT_COMPARABLE,
@@ -48,6 +57,7 @@ from roofline.ci.verdicts import (
     SAME,
     SEVERITY,
     WORSE,
+    WORSE_BUSY,
     WORSE_NOT_SIGNIFICANT,
     Report,
     Row,
@@ -57,7 +67,7 @@ from roofline.ci.verdicts import VERDICTS as VERDICTS  # re-exported: callers ta
 from roofline.core.document import Document, read_document
 from roofline.core.errors import RooflineError, UsageError
 from roofline.core.format import percent
-from roofline.core.record import Key, Record
+from roofline.core.record import BUSY_NOTE, Key, Record
 from roofline.core.stats import mann_whitney_u, median, statistic
 
 # Significance level of the two-sided Mann–Whitney U test. A suite holds tens of records and CI runs on
@@ -93,7 +103,11 @@ def load_for_check(path: str | os.PathLike[str]) -> Document:
 
 
 def _require_timed(doc: Document, where: str) -> None:
-    if doc.records and not doc.timed:
+    """A side of the check must hold timed records: a document with none (a run that crashed before its first
+    record, a truncated write) would otherwise pass the gate, every record of the other side new or missing."""
+    if not doc.records:
+        raise UsageError(f"{where}: a results document with no records: nothing to check (did the run fail?)")
+    if not doc.timed:
         raise UsageError(f"{where}: no timed record (analytic only, run with --no-time?): nothing to check")
 
 
@@ -379,19 +393,24 @@ def _region_rows(cur_regions: dict[str, RegionRun], base_regions: dict[str, Regi
 
 
 def judge(results: Document, baseline: Document, rules: FailOn | str = DEFAULT_FAIL_ON, alpha: float = ALPHA,
-          metric: str = "time", *, fail_on_missing: bool = False) -> Report:
+          metric: str = "time", *, allow_missing: bool = False, busy: str = BUSY_FAIL) -> Report:
     """Judge every record of `results` against `baseline` (both schema-v1 documents, e.g. from load_for_check).
 
     metric="time": raw time samples, lower is better; records from another GPU, driver or spec peak are
     not_comparable. metric="fraction": each sample's fraction of its own roofline, higher is better; the
     user asked for it to compare across devices, so device differences are noted, not refused.
-    Pure: neither document is modified. Raises UsageError for bad arguments or files sharing no record.
+    A baseline record missing from the results fails the check unless `allow_missing`; a worse record timed on
+    a busy machine is worse_busy_machine, failing unless busy="ok".
+    Pure: neither document is modified. Raises UsageError for bad arguments, a side with no records or files
+    sharing no record.
     """
     fail_on = parse_fail_on(rules) if isinstance(rules, str) else rules
     if metric not in METRICS:
         raise UsageError(f"--metric must be one of {', '.join(METRICS)}, got {metric!r}")
     if not (isinstance(alpha, (int, float)) and 0 < alpha < 1):
         raise UsageError(f"alpha must be between 0 and 1, got {alpha!r}")
+    if busy not in BUSY_CHOICES:
+        raise UsageError(f"--busy must be one of {', '.join(BUSY_CHOICES)}, got {busy!r}")
     _require_timed(results, "results")
     _require_timed(baseline, "baseline")
     require_counters(fail_on, results, baseline)
@@ -434,15 +453,56 @@ def judge(results: Document, baseline: Document, rules: FailOn | str = DEFAULT_F
                             current_median=_median_or_none(_samples(cur, metric)),
                             reason="; ".join(diffs) + " (--metric fraction compares across devices)"))
             continue
-        rows.append(_judge_record(cur, base, key, rec_rules, alpha, metric, diffs if metric == "fraction" else []))
+        row = _judge_record(cur, base, key, rec_rules, alpha, metric, diffs if metric == "fraction" else [])
+        rows.append(_busy_row(row, cur, base))
     for key, base in base_idx.items():
         if key not in cur_idx:
             rows.append(Row(**_identity(base, key, metric, _rules_for(None, base, fail_on)), verdict=MISSING,
                             baseline_median=_median_or_none(_samples(base, metric)),
                             n_baseline=len(_samples(base, metric) or []),
                             reason="in the baseline, not in the results: dropped from the suite, or it failed to run"))
+    notes += _busy_notes(cur_idx.values(), base_idx.values(), rows, busy)
     notes += _noise_notes(rows)
-    return Report(tuple(rows), fail_on, float(alpha), metric, tuple(notes), fail_on_missing)
+    return Report(tuple(rows), fail_on, float(alpha), metric, tuple(notes), allow_missing, busy)
+
+
+def busy_reason(rec: Record) -> str | None:
+    """What made the machine busy while the record was timed ('other processes used 46% of 2 CPUs'), from its
+    busy-machine note; None when it was timed on a quiet machine (or the note is not there)."""
+    for note in rec.notes:
+        if note.startswith(BUSY_NOTE):
+            inner = note[len(BUSY_NOTE):].strip()
+            return inner[1:inner.rfind(")")] if inner.startswith("(") and ")" in inner else "busy"
+    return None
+
+
+def _busy_row(row: Row, cur: Record, base: Record) -> Row:
+    """The row with the sides timed on a busy machine; a worse time becomes worse_busy_machine, its reason
+    naming the side and what kept the machine busy (a counter rule's worse verdict counts bytes, not time)."""
+    why = [(side, r) for side, rec in (("baseline", base), ("results", cur)) if (r := busy_reason(rec))]
+    if not why:
+        return row
+    row = replace(row, busy=tuple(side for side, _ in why))
+    if row.verdict != WORSE or row.statistic in COUNTERS:
+        return row
+    said = "; ".join(f"the {side} timed on a busy machine ({r})" for side, r in why)
+    return replace(row, verdict=WORSE_BUSY, reason=f"{row.reason}; {said}: the slowdown may be the machine's, "
+                   "rerun on a quiet machine to tell")
+
+
+def _busy_notes(cur: Any, base: Any, rows: list[Row], busy: str) -> list[str]:
+    """The report's note on busy machines: how many records of each side were timed on one, and what a worse
+    verdict on them does."""
+    counts = [(side, sum(busy_reason(r) is not None for r in recs), len(recs))
+              for side, recs in (("results", list(cur)), ("baseline", list(base)))]
+    if not any(n for _, n, _ in counts):
+        return []
+    flagged = sum(r.verdict == WORSE_BUSY for r in rows)
+    does = ("fail the check (--busy ok reports them only)" if busy == BUSY_FAIL
+            else "are reported, not failing (--busy ok)")
+    return [f"busy machine: {' and '.join(f'{n} of {total} {side} records' for side, n, total in counts if n)} "
+            f"were timed on a busy machine (their notes say so); {flagged} worse verdict(s) among them are "
+            f"worse_busy_machine and {does}: rerun on a quiet machine to tell a regression from the load"]
 
 
 def _span(values: list[int]) -> str:
@@ -477,8 +537,8 @@ def _median_or_none(samples: list[float] | None) -> float | None:
 
 def run_check(results_path: str | os.PathLike[str], baseline_path: str | os.PathLike[str],
               fail_on: FailOn | str = DEFAULT_FAIL_ON, metric: str = "time", alpha: float = ALPHA, *,
-              fail_on_missing: bool = False) -> Report:
+              allow_missing: bool = False, busy: str = BUSY_FAIL) -> Report:
     """`roofline check` in one call: parse the rules first (cheap usage errors), load both files, judge."""
     rules = parse_fail_on(fail_on) if isinstance(fail_on, str) else fail_on
     return judge(load_for_check(results_path), load_for_check(baseline_path), rules, alpha, metric,
-                 fail_on_missing=fail_on_missing)
+                 allow_missing=allow_missing, busy=busy)

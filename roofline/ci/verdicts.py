@@ -1,7 +1,8 @@
 """What the CI check answers, as data: the verdicts, one `Row` per record (or whole region) and the `Report` of
 all rows. `ci.judge` reaches the verdicts (`ci.counters` those of counter rules); `report.check` renders them.
 
-Verdicts: better, better_not_significant, same, worse_not_significant, worse, not_comparable, missing, new.
+Verdicts: better, better_not_significant, same, worse_not_significant, worse, worse_busy_machine (worse, on a
+record timed on a busy machine: the slowdown may be the machine's), not_comparable, missing, new.
 """
 
 from __future__ import annotations
@@ -17,13 +18,19 @@ BETTER_NOT_SIGNIFICANT = "better_not_significant"
 SAME = "same"
 WORSE_NOT_SIGNIFICANT = "worse_not_significant"
 WORSE = "worse"
+WORSE_BUSY = "worse_busy_machine"
 NOT_COMPARABLE = "not_comparable"
 MISSING = "missing"
 NEW = "new"
 # Row kinds: a record's row, or a whole region of a profile (synthetic: from the document's summary).
 RECORD = "record"
 REGION = "region"
-VERDICTS = (WORSE, WORSE_NOT_SIGNIFICANT, NOT_COMPARABLE, MISSING, NEW, BETTER, BETTER_NOT_SIGNIFICANT, SAME)
+VERDICTS = (WORSE, WORSE_BUSY, WORSE_NOT_SIGNIFICANT, NOT_COMPARABLE, MISSING, NEW, BETTER, BETTER_NOT_SIGNIFICANT,
+            SAME)
+# What `--busy` makes of a worse_busy_machine verdict: it fails the check (the default), or it is reported only.
+BUSY_FAIL = "fail"
+BUSY_OK = "ok"
+BUSY_CHOICES = (BUSY_FAIL, BUSY_OK)
 # When several rules judge one record, the most severe verdict stands.
 SEVERITY = {SAME: 0, BETTER_NOT_SIGNIFICANT: 1, BETTER: 2, WORSE_NOT_SIGNIFICANT: 3, WORSE: 4}
 
@@ -72,6 +79,8 @@ class Row:
     run_noise: float | None = None
     noise_dof: int = 0
     noise_floor: float | None = None
+    # The sides ("baseline", "results") whose record was timed on a busy machine (its notes say so).
+    busy: tuple[str, ...] = ()
 
     @property
     def profile(self) -> bool:
@@ -107,7 +116,7 @@ class Row:
                "p_method": self.p_method, "u_statistic": self.u_statistic, "n_baseline": self.n_baseline,
                "n_current": self.n_current, "case": self.case, "runs_baseline": self.runs_baseline,
                "runs_current": self.runs_current, "run_noise": self.run_noise, "noise_dof": self.noise_dof,
-               "noise_floor": self.noise_floor}
+               "noise_floor": self.noise_floor, "busy_machine": list(self.busy)}
         if self.profile:
             out.update(kind=self.kind, module=self.module, region=self.region, basis=self.basis)
         return out
@@ -122,11 +131,19 @@ class Report:
     alpha: float
     metric: str
     notes: tuple[str, ...] = ()
-    fail_on_missing: bool = False
+    allow_missing: bool = False  # a baseline record missing from the results fails unless the user allows it
+    busy: str = BUSY_FAIL  # whether a worse verdict on a record timed on a busy machine fails (`--busy`)
+
+    @property
+    def failing_verdicts(self) -> frozenset[str]:
+        """The verdicts that fail the check: worse; worse_busy_machine unless `--busy ok`; missing unless
+        `--allow-missing`."""
+        return frozenset({WORSE} | ({WORSE_BUSY} if self.busy == BUSY_FAIL else set())
+                         | (set() if self.allow_missing else {MISSING}))
 
     @property
     def regressions(self) -> tuple[Row, ...]:
-        failing = {WORSE, MISSING} if self.fail_on_missing else {WORSE}
+        failing = self.failing_verdicts
         return tuple(r for r in self.rows if r.verdict in failing)
 
     @property

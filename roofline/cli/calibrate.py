@@ -22,6 +22,11 @@ def calibrate_cmd(
     output: Annotated[Path | None, typer.Option("-o", "--output", help="Also write the measured ceilings "
                                                    "(the JSON of --json) to this file.")] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite --output if it exists.")] = False,
+    threads: Annotated[int | None, typer.Option("--threads", min=1, help="CPU threads torch times with "
+                                                "(torch.set_num_threads; default torch's own choice).")] = None,
+    replace: Annotated[bool, typer.Option("--replace", help="Store this CPU calibration even when it ran on a busy "
+                                          "machine and measured less than the stored roof (kept by default).")]
+    = False,
 ) -> None:
     """Measure this machine's ceilings (HBM, L2, shared memory, matmul per dtype, FP32 FMA) and store them;
     `analyze` and `plot` then draw measured roofs beside the datasheet's."""
@@ -35,6 +40,10 @@ def calibrate_cmd(
     if device is not None and device != "cpu" and not device.startswith("cuda"):
         raise UsageError(f"unknown device '{device}' (use cpu, cuda or cuda:N)")
     check_outputs(force, files=(output,))  # before the work: a calibration takes seconds to minutes
+    if threads is not None:
+        import torch
+
+        torch.set_num_threads(threads)  # measure_cpu records torch.get_num_threads() in the details and notes
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
                   console=console(stderr=True), transient=True, auto_refresh=False) as bar:
         task = bar.add_task("calibrating", total=None)
@@ -43,7 +52,7 @@ def calibrate_cmd(
             bar.update(task, description=msg)
             bar.refresh()
 
-        ceilings, details = calibrate(device, quick, say)
+        ceilings, details = calibrate(device, quick, say, replace=replace)
     text = calibration_json(ceilings, details)
     if output is not None:
         atomic_write(output, text + "\n")
@@ -53,7 +62,10 @@ def calibrate_cmd(
         console().print(calibration_table(ceilings, details))
         if details.get("l2_sweep"):
             console().print(l2_sweep_table(details["l2_sweep"]))
-    note(f"stored in {store_path()}" + (f"; written to {output}" if output is not None else ""))
+    if details.get("kept_stored"):
+        note(details["kept_stored"])
+    else:
+        note(f"stored in {store_path()}" + (f"; written to {output}" if output is not None else ""))
 
 
 def calibration_json(ceilings: Ceilings, details: dict[str, Any]) -> str:

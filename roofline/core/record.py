@@ -165,6 +165,9 @@ class Counters(_Serial):
 # The module name shown for ops the profiled root module runs itself (its path is ""): one word in every
 # view (terminal, check, HTML).
 ROOT_MODULE = "(root)"
+# What a CPU timing taken on a busy machine says first in its notes, and so the record's
+# (`measuring.timing_cpu`, `measuring.machine_load`): `roofline check` finds the records timed on a busy machine by it.
+BUSY_NOTE = "busy machine while timing"
 
 REQUIRED = ("op", "params", "dtype", "flops", "bytes_read", "bytes_written", "bytes", "arithmetic_intensity", "gpu",
             "peak_flops_per_s", "peak_bytes_per_s", "ridge_point", "bound", "roofline_time_s")

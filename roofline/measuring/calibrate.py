@@ -52,6 +52,10 @@ CALIBRATION_WARNING = "CPU roof measured on a busy machine"
 # says the roof was measured low, not that the kernel beat the hardware.
 RECHECK_MARGIN = 0.05
 RECHECK_ROUNDS = 2
+# A calibration measured on a busy machine whose figure falls short of the stored roof's by more than this
+# does not replace the stored roof unless the user asks (`calibrate --replace`): load only slows a call, so
+# the lower figure is the machine's load, not the CPU. Within it, the two are the same roof (round noise).
+KEEP_STORED_MARGIN = 0.05
 
 
 @dataclass(frozen=True)
@@ -298,10 +302,33 @@ def _matmul_rate(name: str, sizes: tuple[int, ...], reps: int, say: Progress) ->
     return m.rate
 
 
-def calibrate(device: str | None = None, quick: bool = False, progress: Progress | None = None
-              ) -> tuple[Ceilings, dict[str, Any]]:
+def kept_stored_roof(new: Ceilings, stored: Ceilings | None) -> str | None:
+    """Why a CPU calibration must not replace the stored roof, in one line; None when it may. It may not when it
+    ran on a busy machine (its notes say so) and some figure is lower than the stored one by more than
+    KEEP_STORED_MARGIN."""
+    warnings = calibration_warnings(new)
+    if stored is None or not warnings:
+        return None
+    drops = [(new_rate / old - 1, what, old, new_rate, unit)
+             for figures, unit in ((new.compute, "FLOP/s"), (new.memory, "B/s"))
+             for what, new_rate in figures.items()
+             if (old := (stored.compute if unit == "FLOP/s" else stored.memory).get(what))
+             and new_rate < old * (1 - KEEP_STORED_MARGIN)]
+    if not drops:
+        return None
+    drop, what, old, new_rate, unit = min(drops)
+    name = what.removeprefix("cpu_")
+    why = warnings[0].removeprefix(CALIBRATION_WARNING).split("):")[0].strip(" (")
+    return (f"kept the stored CPU roof ({name} {si(old, unit)}): this calibration ran on a busy machine ({why}) and "
+            f"measured {si(new_rate, unit)} ({drop:.0%}); `roofline calibrate --replace` stores it anyway")
+
+
+def calibrate(device: str | None = None, quick: bool = False, progress: Progress | None = None,
+              replace: bool = False) -> tuple[Ceilings, dict[str, Any]]:
     """Measure this machine's ceilings (the GPU when there is one, else the CPU) and store them; `quick`
-    measures fewer shapes (QUICK_CPU_PLAN on the CPU)."""
+    measures fewer shapes (QUICK_CPU_PLAN on the CPU). A CPU calibration on a busy machine that measured less
+    than the stored roof keeps the stored one (`kept_stored_roof`; returned, with the reason in its details'
+    `kept_stored`) unless `replace`."""
     from roofline.ceilings.store import gpu_key
     from roofline.core.errors import RooflineError
     from roofline.measuring.device import detect_gpus
@@ -309,6 +336,11 @@ def calibrate(device: str | None = None, quick: bool = False, progress: Progress
     gpus = detect_gpus()
     if device == "cpu" or (device is None and not gpus):
         ceilings, details = measure_cpu(progress, QUICK_CPU_PLAN if quick else FULL_CPU_PLAN)
+        found = lookup(_this_cpu_key())
+        kept = None if replace else kept_stored_roof(ceilings, found[0] if found else None)
+        if kept and found:
+            return found[0], {**found[1], "kept_stored": kept, "measured": {"compute": ceilings.compute,
+                                                                             "memory": ceilings.memory}}
         save(_this_cpu_key(), ceilings, details)
         return ceilings, details
     index = int(device.split(":")[1]) if device and ":" in device else 0

@@ -68,6 +68,8 @@ def runtime_info(device: str) -> dict[str, Any]:
     import torch
 
     info: dict[str, Any] = {"torch_version": torch.__version__, "time_device": device}
+    if device == "cpu":  # torch splits a CPU product over its threads: the time depends on how many
+        info["cpu_threads"] = torch.get_num_threads()
     if device.startswith("cuda"):
         info["cuda_version"] = torch.version.cuda
         from roofline.measuring.nvml import snapshot

@@ -11,6 +11,7 @@ from typing import Any
 
 from roofline.core.format import rough_duration
 from roofline.core.progress import LONG_RUN_S, QUIET, Reporter, Throttle
+from roofline.core.record import BUSY_NOTE
 from roofline.measuring.machine_load import CpuTimes, load_between, read_cpu_times
 from roofline.measuring.timing import MAX_REPS, MIN_REPS, REP_BUDGET_S, WARMUP_BUDGET_S, Measurement, plan_calls
 
@@ -92,5 +93,5 @@ def time_cpu(fn: Callable[[], Any], warmup_s: float = WARMUP_BUDGET_S, rep_s: fl
     m = Measurement(samples, "cpu-perf-counter", warm + 1, estimate, l2_flush=False)
     load = load_between(start, cpu_times())
     if load.busy:
-        m.notes.append(f"busy machine while timing ({', '.join(load.reasons)}): the time may be slow")
+        m.notes.append(f"{BUSY_NOTE} ({', '.join(load.reasons)}): the time may be slow")
     return m

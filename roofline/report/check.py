@@ -24,6 +24,7 @@ from roofline.ci.judge import (
     SAME,
     VERDICTS,
     WORSE,
+    WORSE_BUSY,
     Report,
     Row,
 )
@@ -99,7 +100,7 @@ def render_table(report: Report, wide: bool = False) -> Any:
         c = dict(zip(cols, cells(row, cols), strict=True))
         op = (c["op"] if c["variant"] == "-" else f"{c['op']} {c['variant']}").removeprefix("aten::")
         # the verdict's words wrap in the narrow view (`better not significant`); --json keeps the identifier
-        verdict = c["verdict"] if wide else c["verdict"].replace("_", " ")
+        verdict = c["verdict"] if wide else c["verdict"].replace("_", " ").replace("worse busy", "worse, busy")
         first = [op, c["where"], c["dtype"]] if report.profile else [f"{op} {c['dtype']}"]
         rows.append([*first, c["shape"], c["baseline"], c["current"], c["change"], c["p-value"], verdict,
                      c["threshold"], c["reason"]])
@@ -123,7 +124,7 @@ def _md_table(rows: Sequence[Row], cols: tuple[str, ...]) -> list[str]:
     lines = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
     for row in rows:
         row_cells = cells(row, cols)
-        if row.verdict == WORSE:
+        if row.verdict in (WORSE, WORSE_BUSY):
             row_cells[verdict] = f"**{row_cells[verdict]}**"
         lines.append("| " + " | ".join(_md_cell(c) if i != verdict else c for i, c in enumerate(row_cells)) + " |")
     return lines
@@ -167,10 +168,10 @@ def to_junit(report: Report) -> str:
     for row in report.rows:
         case = ET.SubElement(suite, "testcase", classname=f"roofline.{row.op}", name=row.name)
         detail = " ".join(f"{c}={v}" for c, v in zip(cols, cells(row, cols), strict=True))
-        if row.verdict == WORSE or (row.verdict == MISSING and report.fail_on_missing):
+        if row.verdict in report.failing_verdicts:
             failures += 1
             ET.SubElement(case, "failure", message=row.reason, type=row.verdict).text = detail
-        elif row.verdict in (NOT_COMPARABLE, MISSING, NEW):
+        elif row.verdict in (NOT_COMPARABLE, MISSING, NEW, WORSE_BUSY):
             skipped += 1
             ET.SubElement(case, "skipped", message=f"{row.verdict}: {row.reason}")
         else:
@@ -189,7 +190,8 @@ def to_json(report: Report) -> dict[str, Any]:
     """The report as plain data (json.dumps-able); field names are a public interface, like the results'."""
     return {"schema": "roofline-check", "schema_version": 1, "passed": report.passed, "exit_code": report.exit_code,
             "metric": report.metric, "alpha": report.alpha, "fail_on": str(report.rules),
-            "fail_on_missing": report.fail_on_missing, "min_samples": MIN_SAMPLES, "notes": list(report.notes),
+            "allow_missing": report.allow_missing, "busy": report.busy, "min_samples": MIN_SAMPLES,
+            "notes": list(report.notes),
             "counts": report.counts(), "summary": report.summary(), "rows": [r.to_dict() for r in report.rows]}
 
 
