@@ -706,3 +706,13 @@ def test_busy_note_on_an_unchanged_record_stays_same_and_quiet_worse_stays_worse
     assert not any("busy machine" in n for n in quiet.notes)
     with pytest.raises(UsageError, match="--busy must be one of fail, ok"):
         judge(document([record(lognormal(seed=2))]), document([record(lognormal(seed=1))]), busy="maybe")
+
+
+def test_a_cpu_document_against_a_gpu_one_names_both_devices() -> None:
+    """A CPU document has no spec id: the difference names it by its name or kind, never '?'."""
+    from roofline.ci.judge import device_differences
+    from roofline.core.document import Document
+
+    gpu = Document(device={"kind": "gpu", "spec_id": "h200-sxm", "name": "NVIDIA H200"}, records=[])
+    cpu = Document(device={"kind": "cpu"}, records=[])
+    assert device_differences(cpu, gpu) == ["GPU differs (baseline h200-sxm, results cpu)"]

@@ -160,14 +160,18 @@ def device_differences(res_doc: Document, base_doc: Document) -> list[str]:
     def differs(key: str) -> bool:
         return rd.get(key) != bd.get(key) and (rd.get(key) is not None or bd.get(key) is not None)
 
+    def named(d: dict[str, Any], key: str) -> str:
+        """The device by `key`, else by name or kind (a CPU document has no spec id): 'h200-sxm', 'cpu'."""
+        return str(d.get(key) or d.get("name") or d.get("kind") or "unknown")
+
     out = []
     if differs("spec_id"):  # the same phrase as a record's GPU difference, so that it is said once
-        out.append(f"GPU differs (baseline {bd.get('spec_id') or '?'}, results {rd.get('spec_id') or '?'})")
+        out.append(f"GPU differs (baseline {named(bd, 'spec_id')}, results {named(rd, 'spec_id')})")
     elif differs("name"):
-        out.append(f"device differs (baseline {bd.get('name') or '?'}, results {rd.get('name') or '?'})")
+        out.append(f"device differs (baseline {named(bd, 'name')}, results {named(rd, 'name')})")
     if differs("driver_version"):
-        out.append(f"driver differs (baseline {bd.get('driver_version') or '?'}, "
-                   f"results {rd.get('driver_version') or '?'})")
+        out.append(f"driver differs (baseline {bd.get('driver_version') or 'none'}, "
+                   f"results {rd.get('driver_version') or 'none'})")
     return out
 
 
