@@ -71,6 +71,7 @@ from roofline.core.errors import RooflineError, UsageError
 from roofline.core.format import percent
 from roofline.core.model import Ceilings
 from roofline.core.record import Record
+from roofline.core.validate import whole
 from roofline.measuring.target import RoofChoice, Target, resolve_target
 
 # Profiles now running, innermost last: region() marks the innermost one's ops.
@@ -174,9 +175,8 @@ class Profile:
     def __init__(self, name: str = "profile", *, gpu: str | None = None, device: str | None = None,
                  time: bool = True, roof: RoofChoice | None = None, regions: Sequence[str] = (),
                  tokens: int | None = None) -> None:
-        if tokens is not None and (isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 1):
-            raise UsageError(f"profile: tokens must be a positive whole number (the tokens the step processes), "
-                             f"got {tokens!r}")
+        if tokens is not None:
+            whole("profile", "tokens", tokens, minimum=1)
         self.name = name
         self.tokens = tokens
         self.only_regions = tuple(regions)  # keep only these regions (each must be entered)
@@ -439,9 +439,10 @@ class Profile:
             s["communication"] = comm
         s["notes"] = [*target.messages, *([instrumented_note(s)] if timeline else [])]
         if s["attention_masked_calls"]:
-            s["notes"].append(f"{s['attention_masked_calls']} attention call(s) took a mask tensor: every score "
-                              "counted (a causal mask would halve them). Without data (analytic runs) Hugging "
-                              "Face models pass their causal mask as a tensor instead of is_causal")
+            s["notes"].append(f"{s['attention_masked_calls']} attention call(s) took a mask tensor whose values were "
+                              "not read: every score counted (a causal mask would halve them). Without data "
+                              "(analytic runs) Hugging Face models pass their causal mask as a tensor instead of "
+                              "is_causal")
         s["notes"] += self._compiled_notes(s, on_gpu)
         s["notes"] += s["utilization"]["refused"]
         if self._tracer.stood_in:
