@@ -8,7 +8,7 @@ PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test setup lint clean
+.PHONY: demo test setup models lint clean
 
 $(VENV)/.ready: pyproject.toml
 	$(PY) -m venv --system-site-packages $(VENV)
@@ -26,6 +26,13 @@ demo: setup
 
 test: setup
 	$(BIN)/python -m pytest -q
+
+# The example models' libraries (the [models] extra), with the venv's torch kept: the constraint pins torch to the
+# version installed, so pip picks the torchvision built for it (unconstrained, torchvision pulls the newest torch
+# and its CUDA libraries over a CPU build).
+models: setup
+	$(BIN)/python -c "import torch; print('torch==' + torch.__version__)" > $(VENV)/torch-constraint.txt
+	$(BIN)/python -m pip install -q -e '.[models]' -c $(VENV)/torch-constraint.txt
 
 lint: setup
 	$(BIN)/ruff check roofline tests

@@ -38,7 +38,7 @@ def require(module: str) -> Any:
         return importlib.import_module(module)
     except ImportError as e:
         raise SystemExit(f"this example needs {module} ({e}); install the models extra: "
-                         "pip install 'roofline[models]'") from e
+                         "make models (from a clone; it keeps your torch)") from e
 
 
 def analytic() -> bool:
