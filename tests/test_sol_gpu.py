@@ -57,7 +57,11 @@ def test_a_side_stream_left_running_is_refused(red: dict[str, Any]) -> None:
 def test_kernels_launched_after_the_return_are_refused(red: dict[str, Any]) -> None:
     v = red["early_return"].verdicts["candidate"]
     assert v.status in ("wrong", "refused"), v
-    assert ("computed after the call returned" in v.reason or "did not launch ran between the calls" in v.reason)
+    # The thread's late kernels land wherever the device is then: between the calls (extra activities), or
+    # inside the timer's own between-call work, which then does not run as laid out (seen on the H200,
+    # 2026-12-01: the second reason alone in one run, both in another). Either refuses the timing.
+    assert ("computed after the call returned" in v.reason or "did not launch ran between the calls" in v.reason
+            or "the timer's own device work between the calls did not run as planned" in v.reason), v.reason
 
 
 def test_a_patched_cuda_event_and_clock_are_refused(red: dict[str, Any]) -> None:
