@@ -225,6 +225,12 @@ def llama(gpu: str, out_dir: Path) -> dict[str, Any]:
     res["linear_flops_vs_closed_form"] = res["linear_flops"] / res["linear_flops_closed_form"] - 1
     # causal attention forward: QK^T and PV over the half square, 2 x b x heads x s^2 x head dim in all
     res["attention_forward_closed_form"] = 2 * b * cfg.num_attention_heads * s * s * hd * cfg.num_hidden_layers
+    # the recipe training code logs (PaLM's appendix B, nanoGPT's estimate_mfu): 6 x parameters + 12 x layers x
+    # heads x head dim x sequence per token: the embedding table's parameters counted as matmul weights and
+    # causal attention as the full square
+    res["recipe_flops"] = (6 * res["params"] + 12 * cfg.num_hidden_layers * cfg.num_attention_heads * hd * s) * b * s
+    model_flops = res["ours"]["model_flops"]
+    res["recipe_vs_ours"] = res["recipe_flops"] / model_flops if model_flops else None
     return res
 
 
