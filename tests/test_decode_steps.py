@@ -88,3 +88,17 @@ def test_a_compiled_regions_replayed_graph_is_counted_as_such() -> None:
     t = gpu_timeline([region, call, copy, _device("sm90_gemm", 0, 6), _device("triton_per", 6, 8),
                       _device("copy", 8, 9)])
     assert t.graph_s == pytest.approx(8e-6) and len(t.unattributed) == 3
+
+
+def test_a_replayed_graph_under_the_profile_is_counted_as_such() -> None:
+    """The same step under roofline.profile (H200, 2026-12-01, scripts/experiments/diagnose_vit_graphs.py): the
+    replayed kernels are owned by the compiled region's range itself, inside the tracker's compiled range;
+    the input copy that the trace recorded is its op's."""
+    outer = _cpu("roofline.compiled:Sequential")
+    region = _cpu("Torch-Compiled Region: 0/0", outer, [("sgemm_largek", 63.0), ("triton_poi_fused", 2.0)])
+    call = _cpu("## Call CompiledFxGraph abc ##", region)
+    copy = _cpu("aten::_foreach_copy_", _cpu("roofline#0", call), [("copy", 14.0)])
+    t = gpu_timeline([outer, region, call, copy, _device("sgemm_largek", 0, 63), _device("triton_poi_fused", 63, 65),
+                      _device("copy", 65, 79)])
+    assert t.graph_s == pytest.approx(65e-6)
+    assert t.calls[0].kernels == [("copy", pytest.approx(14e-6))]

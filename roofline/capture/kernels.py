@@ -39,8 +39,11 @@ UNLINKED = "(device work tied to no launching op)"
 # or torch's replay (CUDAGraph.replay), where the profiler records them; torch.compile(mode="reduce-overhead")
 # replays under its region's "## Call CompiledFxGraph" range, which then owns kernels itself (compiled code that
 # is not replayed launches each Triton kernel under an op of its own: `_is_triton_launch`).
+# Under the profile (the trace's dispatch mode and the tracker's "roofline.compiled:" range), the same kernels
+# are the compiled region's own ("Torch-Compiled Region: 0/0"): compiled code run without graphs launches each
+# kernel under an op (an extern kernel's aten op, a Triton launch), so a kernel owned by either range is replayed.
 GRAPH_LAUNCH = ("cudaGraphLaunch", "CUDAGraph.replay")
-GRAPH_OWNER = "## Call CompiledFxGraph"
+GRAPH_OWNER = ("## Call CompiledFxGraph", "Torch-Compiled Region")
 GPU_METHOD = "device kernels per op (torch.profiler, CUPTI correlation ids)"
 CPU_METHOD = "host time of each op (perf_counter around the call; no device kernels)"
 

@@ -52,7 +52,8 @@ def vit(out: dict[str, Any]) -> None:
     rows = []
     for r in prof.records:
         if r.kernels and any("Memcpy" in k for k in r.kernels):
-            rows.append({"op": r.op, "module": r.module, "shapes": str(r.extra.get("shapes") or r.to_dict().get("inputs"))[:300],
+            shapes = str(r.extra.get("shapes") or r.to_dict().get("inputs"))[:300]
+            rows.append({"op": r.op, "module": r.module, "shapes": shapes,
                          "kernels": r.kernels[:6], "count": r.count, "time_s": r.to_dict().get("time_s")})
     out["vit_ours_memcpy_records"] = rows[:20]
     out["vit_ours_ops"] = Counter(r.op for r in prof.records).most_common(40)
