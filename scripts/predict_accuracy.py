@@ -35,6 +35,7 @@ from roofline.analysis.predict import BOUND, Predictor, with_prediction
 from roofline.analysis.predict_step import step_prediction
 from roofline.ceilings import opdb
 
+DEVICE = "cuda"  # --device cpu: a smoke run of the script itself (with --tiny), no figures worth keeping
 HEAVIEST = 10
 WITHIN = 0.20  # the "within 20%" share, for prediction and bound alike
 LLAMA = dict(hidden_size=2048, intermediate_size=5632, num_hidden_layers=8, num_attention_heads=32,
@@ -43,17 +44,30 @@ SMALL_LLAMA = dict(hidden_size=1024, intermediate_size=2816, num_hidden_layers=4
                    num_key_value_heads=4, vocab_size=32000, max_position_embeddings=4096)
 
 
+TINY = dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+            vocab_size=256, max_position_embeddings=512)
+# --tiny: every case at a few-second size (the script's own smoke test on a CPU)
+TINY_ARGS = {"llama_prefill": (1, 32), "llama_decode": (2, 64), "llama_train": (2, 32),
+             "llama_prefill_b2_s1500": (2, 24), "llama_decode_b3_c3000": (3, 48), "resnet50": ("resnet50", 1),
+             "vit_b16": ("vit_b_16", 1), "resnet50_b12": ("resnet50", 1), "vit_b16_b12": ("vit_b_16", 1)}
+
+
+def _sync() -> None:
+    if DEVICE.startswith("cuda"):
+        torch.cuda.synchronize()
+
+
 def _llama(cfg: dict[str, Any], train: bool = False) -> Any:
     from transformers import LlamaConfig, LlamaForCausalLM
 
     torch.manual_seed(0)
-    model = LlamaForCausalLM(LlamaConfig(**cfg, attn_implementation="sdpa")).to("cuda", torch.bfloat16)
+    model = LlamaForCausalLM(LlamaConfig(**cfg, attn_implementation="sdpa")).to(DEVICE, torch.bfloat16)
     return model.train() if train else model.eval()
 
 
 def llama_prefill(batch: int, seq: int) -> Callable[[], Any]:
     model = _llama(LLAMA)
-    ids = torch.randint(0, LLAMA["vocab_size"], (batch, seq), device="cuda")
+    ids = torch.randint(0, LLAMA["vocab_size"], (batch, seq), device=DEVICE)
 
     def step() -> None:
         with torch.no_grad():
@@ -65,11 +79,11 @@ def llama_decode(batch: int, context: int) -> Callable[[], Any]:
     from transformers import DynamicCache
 
     model = _llama(LLAMA)
-    ids = torch.randint(0, LLAMA["vocab_size"], (batch, context), device="cuda")
+    ids = torch.randint(0, LLAMA["vocab_size"], (batch, context), device=DEVICE)
     cache = DynamicCache()
     with torch.no_grad():
         model(input_ids=ids, past_key_values=cache, use_cache=True)
-    nxt = torch.randint(0, LLAMA["vocab_size"], (batch, 1), device="cuda")
+    nxt = torch.randint(0, LLAMA["vocab_size"], (batch, 1), device=DEVICE)
     length = cache.get_seq_length()
 
     def step() -> None:
@@ -82,8 +96,8 @@ def llama_decode(batch: int, context: int) -> Callable[[], Any]:
 def vision(name: str, batch: int) -> Callable[[], Any]:
     import torchvision
 
-    model = getattr(torchvision.models, name)().to("cuda", torch.bfloat16).eval()
-    x = torch.randn(batch, 3, 224, 224, device="cuda", dtype=torch.bfloat16)
+    model = getattr(torchvision.models, name)().to(DEVICE, torch.bfloat16).eval()
+    x = torch.randn(batch, 3, 224, 224, device=DEVICE, dtype=torch.bfloat16)
     if name == "resnet50":
         model = model.to(memory_format=torch.channels_last)
         x = x.to(memory_format=torch.channels_last)
@@ -98,7 +112,7 @@ def vision(name: str, batch: int) -> Callable[[], Any]:
 
 def llama_train(batch: int, seq: int) -> Callable[[], Any]:
     model = _llama(SMALL_LLAMA, train=True)
-    ids = torch.randint(0, SMALL_LLAMA["vocab_size"], (batch, seq), device="cuda")
+    ids = torch.randint(0, SMALL_LLAMA["vocab_size"], (batch, seq), device=DEVICE)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True)
 
     def step() -> None:
@@ -151,18 +165,19 @@ def op_metrics(records: list[Any]) -> dict[str, Any]:
     }
 
 
-def run_case(name: str, predictor: Predictor, gpu: str) -> dict[str, Any]:
+def run_case(name: str, predictor: Predictor, gpu: str, tiny: bool = False) -> dict[str, Any]:
     build, args, kind = CASES[name]
+    args = TINY_ARGS[name] if tiny else args
     step = build(*args)
     res: dict[str, Any] = {"case": name, "args": list(args), "kind": kind}
-    timed = roofline.profile(step, name=name, warmup=3)
-    torch.cuda.synchronize()
+    timed = roofline.profile(step, name=name, warmup=3, device=DEVICE)
+    _sync()
     measured = timed.summary["kernel_time_s"]
     res["measured_kernel_s"] = measured
     res["measured_wall_s"] = timed.summary.get("wall_uninstrumented_s")
     timed_records = [with_prediction(r, predictor) for r in timed.records]
     try:  # the prediction proper: fake tensors, no kernel runs
-        ana = roofline.profile(step, name=name, time=False, gpu=gpu)
+        ana = roofline.profile(step, name=name, time=False, gpu=None if DEVICE == "cpu" else gpu)
         predicted = step_prediction([with_prediction(r, predictor) for r in ana.records], predictor)
         res["predicted_from"] = "analytic profile"
     except Exception as exc:  # a model the fake run cannot follow: the timed run's shapes (times unused)
@@ -212,7 +227,13 @@ def main() -> None:
     ap.add_argument("--db", type=Path, required=True)
     ap.add_argument("--gpu", default="h200")
     ap.add_argument("--cases", default=",".join(CASES))
+    ap.add_argument("--device", default="cuda")
+    ap.add_argument("--tiny", action="store_true", help="every case at a tiny size (a smoke run of the script)")
     a = ap.parse_args()
+    global DEVICE, LLAMA, SMALL_LLAMA
+    DEVICE = a.device
+    if a.tiny:
+        LLAMA = SMALL_LLAMA = TINY
     a.out.mkdir(parents=True, exist_ok=True)
     db = opdb.load_for(a.gpu, a.db)  # another GPU's database is applied as a transfer, and says so
     assert db is not None
@@ -221,11 +242,12 @@ def main() -> None:
     for name in a.cases.split(","):
         print(f"-- {name}", file=sys.stderr, flush=True)
         try:
-            results.append(run_case(name, predictor, a.gpu))
+            results.append(run_case(name, predictor, a.gpu, a.tiny))
         except Exception as exc:  # one case's failure must not stop the others
             traceback.print_exc()
             results.append({"case": name, "error": f"{type(exc).__name__}: {exc}"[:500]})
-        torch.cuda.empty_cache()
+        if DEVICE.startswith("cuda"):
+            torch.cuda.empty_cache()
     text = table(results)
     doc = {"db": str(a.db), "db_points": len(db.points), "device": db.device, "gpu": a.gpu, "results": results}
     (a.out / "predict_accuracy.json").write_text(json.dumps(doc, indent=1, default=str))
