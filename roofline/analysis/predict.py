@@ -21,9 +21,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from roofline.ceilings.opdb import OpDB, Point
+from roofline.ceilings.opdb import OpDB, Point, load_for
 
 # Catalog operator -> prediction family (collectives have none: their time is the link's, not the kernels').
 FAMILY_OF_OP = {
@@ -163,7 +164,7 @@ class Predictor:
     def name(self) -> str:
         """What the predictions came from, for a summary line."""
         if self.db is None:
-            return f"the bound (no operator database for {self.device_id}: `roofline calibrate --ops` makes one)"
+            return f"the bound (no operator database for {self.device_id}; `roofline calibrate --ops`)"
         where = self.db.path.name if self.db.path is not None else "the database"
         return f"{where} ({len(self.db.points)} points" + (f"; {self.db.transferred})" if self.db.transferred else ")")
 
@@ -213,3 +214,19 @@ def in_interval(record: Any) -> bool | None:
     if record.time_s is None or record.predicted_low_s is None or record.predicted_high_s is None:
         return None
     return record.predicted_low_s <= record.time_s <= record.predicted_high_s
+
+
+def predictor_for(device_id: str, db: str | Path | OpDB | None = None) -> Predictor:
+    """The predictor for records placed on `device_id`: from `db` (a path or a loaded database; another
+    device's is a transfer), else from that device's default database, else the bound (`Predictor.db` None)."""
+    if isinstance(db, OpDB):
+        if db.device_id != device_id and db.transferred is None:
+            db.transferred = f"measured on {db.device.get('name') or db.device_id}, applied to {device_id}"
+        return Predictor(db, device_id)
+    return Predictor(load_for(device_id, db), device_id)
+
+
+def predicted(records: list[Any], predictor: Predictor) -> list[Any]:
+    """The records with their predictions, when the predictor has a database (unchanged otherwise: without one
+    the prediction is the bound, `roofline_time_s`, and the summary says so)."""
+    return [with_prediction(r, predictor) for r in records] if predictor.db is not None else list(records)

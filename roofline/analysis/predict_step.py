@@ -34,22 +34,27 @@ def sum_interval(parts: Iterable[tuple[str | None, float, float, float]]) -> tup
 
 
 def step_prediction(records: Sequence[Any], predictor: Predictor) -> dict[str, Any]:
-    """The step's predicted kernel time, interval and launch gaps, from records that carry predicted_* fields
-    (a profile's: `count` calls each, times per call); the bound's sum beside it."""
+    """The step's predicted kernel time, interval and launch gaps from its records (a profile's: `count` calls
+    each, times per call): their predicted_* fields, or the predictor's answer for a record without them (the
+    bound, without a database); the bound's sum beside it."""
     parts = []
     bound = 0.0
     from_db = on_bound = unpredicted = kernels = 0
     for r in records:
         n = r.count or 1
         kernels += n * (len(r.kernels) if r.kernels else 1) if (r.bytes or r.time_s) else 0
-        if r.predicted_time_s is None:
+        p = (r.predicted_time_s, r.predicted_low_s, r.predicted_high_s, r.prediction_source or BOUND) \
+            if r.predicted_time_s is not None else predictor.predict(r)  # a record without its fields: now
+        if p is None:
             unpredicted += n
             continue
+        if not isinstance(p, tuple):
+            p = (p.time_s, p.low_s, p.high_s, p.source)
+        time_s, low_s, high_s, src = p
         bound += n * (r.roofline_time_s or 0.0)
-        src = r.prediction_source or BOUND
         on_bound += n if src.startswith(BOUND) else 0
         from_db += 0 if src.startswith(BOUND) else n
-        parts.append((src.split(":", 1)[0], n * r.predicted_time_s, n * r.predicted_low_s, n * r.predicted_high_s))
+        parts.append((src.split(":", 1)[0], n * time_s, n * low_s, n * high_s))
     kernel_s, low_s, high_s = sum_interval(parts)
     gap = predictor.db.launch_gap_s() if predictor.db is not None else None
     gaps_s = gap * kernels if gap is not None else None
