@@ -6,10 +6,10 @@ database alone, then measure them.
 For each case (a Llama-shaped decoder prefill with GQA, 8 layers, hidden 2048, bf16; a decode step with a
 4096-token KV cache; ResNet-50 and ViT-B/16 inference from torchvision, bf16; a training step of a small GQA
 Llama; and the same models at batch sizes and lengths the sweep never measured):
-1. predicted, without running a kernel: the model profiled analytically (`roofline.profile(time=False)`, fake
-   tensors), each record predicted from the database (`roofline.analysis.predict`), the step summed
-   (`roofline.analysis.predict_step`);
-2. measured: the same step profiled on the GPU (`roofline.profile`, CUPTI kernel times);
+1. predicted, without running a kernel: the model profiled analytically (`roofline.profile(time=False, db=DB)`,
+   fake tensors): each record predicted from the database, the step summed (the summary's `prediction`);
+2. measured: the same step profiled on the GPU (`roofline.profile(db=DB)`, CUPTI kernel times; its records carry
+   the same predictions, per op);
 3. compared: the step's predicted kernel time against the measured one (and the bound's), the median per-op
    error of the ten heaviest ops (measured), the share of ops whose measured time falls inside the predicted
    interval, and the share within 20% for prediction and bound alike (a bound has no interval).
@@ -31,8 +31,7 @@ from typing import Any
 import torch
 
 import roofline
-from roofline.analysis.predict import BOUND, Predictor, with_prediction
-from roofline.analysis.predict_step import step_prediction
+from roofline.analysis.predict import BOUND
 from roofline.ceilings import opdb
 
 DEVICE = "cuda"  # --device cpu: a smoke run of the script itself (with --tiny), no figures worth keeping
@@ -165,24 +164,23 @@ def op_metrics(records: list[Any]) -> dict[str, Any]:
     }
 
 
-def run_case(name: str, predictor: Predictor, gpu: str, tiny: bool = False) -> dict[str, Any]:
+def run_case(name: str, db: Path, gpu: str, tiny: bool = False) -> dict[str, Any]:
     build, args, kind = CASES[name]
     args = TINY_ARGS[name] if tiny else args
     step = build(*args)
     res: dict[str, Any] = {"case": name, "args": list(args), "kind": kind}
-    timed = roofline.profile(step, name=name, warmup=3, device=DEVICE)
+    timed = roofline.profile(step, name=name, warmup=3, device=DEVICE, db=db)
     _sync()
     measured = timed.summary["kernel_time_s"]
     res["measured_kernel_s"] = measured
     res["measured_wall_s"] = timed.summary.get("wall_uninstrumented_s")
-    timed_records = [with_prediction(r, predictor) for r in timed.records]
     try:  # the prediction proper: fake tensors, no kernel runs
-        ana = roofline.profile(step, name=name, time=False, gpu=None if DEVICE == "cpu" else gpu)
-        predicted = step_prediction([with_prediction(r, predictor) for r in ana.records], predictor)
+        ana = roofline.profile(step, name=name, time=False, gpu=None if DEVICE == "cpu" else gpu, db=db)
+        predicted = ana.summary["prediction"]
         res["predicted_from"] = "analytic profile"
     except Exception as exc:  # a model the fake run cannot follow: the timed run's shapes (times unused)
         res["analytic_error"] = f"{type(exc).__name__}: {exc}"[:300]
-        predicted = step_prediction(timed_records, predictor)
+        predicted = {k: v for k, v in timed.summary["prediction"].items() if k != "measured_kernel_time_s"}
         res["predicted_from"] = "the timed profile's shapes"
     res["predicted"] = predicted
     res["step_error"] = _ratio(predicted["predicted_kernel_time_s"], measured)
@@ -190,7 +188,7 @@ def run_case(name: str, predictor: Predictor, gpu: str, tiny: bool = False) -> d
     res["in_step_interval"] = (predicted["predicted_kernel_low_s"] <= measured <= predicted["predicted_kernel_high_s"]
                                if measured else None)
     res["eager_step_error"] = _ratio(predicted["predicted_step_s"], res["measured_wall_s"])
-    res.update(op_metrics(timed_records))
+    res.update(op_metrics(timed.records))
     return res
 
 
@@ -235,14 +233,12 @@ def main() -> None:
     if a.tiny:
         LLAMA = SMALL_LLAMA = TINY
     a.out.mkdir(parents=True, exist_ok=True)
-    db = opdb.load_for(a.gpu, a.db)  # another GPU's database is applied as a transfer, and says so
-    assert db is not None
-    predictor = Predictor(db, a.gpu)
+    db = opdb.read(a.db)  # validated here once; each profile applies it (another GPU's: as a transfer, said)
     results = []
     for name in a.cases.split(","):
         print(f"-- {name}", file=sys.stderr, flush=True)
         try:
-            results.append(run_case(name, predictor, a.gpu, a.tiny))
+            results.append(run_case(name, a.db, a.gpu, a.tiny))
         except Exception as exc:  # one case's failure must not stop the others
             traceback.print_exc()
             results.append({"case": name, "error": f"{type(exc).__name__}: {exc}"[:500]})
