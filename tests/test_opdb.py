@@ -146,7 +146,7 @@ def test_a_tiny_cpu_sweep_builds_a_database_that_predicts_an_mlp(tmp_path: Path,
 
 def test_the_budget_must_be_positive_and_belongs_to_ops(capsys: pytest.CaptureFixture[str]) -> None:
     for bad in ("0", "-1m", "ten"):
-        code, out, err = run(capsys, "calibrate", "--ops", "--budget", bad)
+        code, _, err = run(capsys, "calibrate", "--ops", "--budget", bad)
         assert code == 2 and "--budget" in err and len(err.strip().splitlines()) == 1
     code, _, err = run(capsys, "calibrate", "--db", "x.json")
     assert code == 2 and "--db is an option of --ops" in err

@@ -62,3 +62,20 @@ def step_lines(step: dict[str, Any], measured_s: float | None = None) -> list[st
     lines.append(f"predicted from {step['prediction_source']}: {step['calls_from_db']} calls from the database, "
                  f"{step['calls_on_bound']} on the bound, {step['calls_unpredicted']} without a formula")
     return lines
+
+
+def verdict_table(verdicts: Any, margin: float) -> FitTable:
+    """`check --against-prediction`: each judged record, measured beside its predicted interval."""
+    from roofline.ci.predicted import SLOWER, UNJUDGED
+
+    cols = [Column("record", left=True, wrap=True), Column("measured"), Column("predicted"), Column("interval"),
+            Column("verdict", left=True, wrap=True)]
+    order = sorted(verdicts, key=lambda v: (v.verdict != SLOWER, v.verdict == UNJUDGED, -v.measured_s))
+    rows = [[v.label + (f" {v.module}" if v.module else ""), duration(v.measured_s), duration(v.predicted_s),
+             f"{duration(v.low_s)}-{duration(v.high_s)}", f"{v.verdict}: {v.message}"] for v in order]
+    slower = sum(v.verdict == SLOWER for v in verdicts)
+    judged = sum(v.verdict != UNJUDGED for v in verdicts)
+    return FitTable(cols, rows, title=f"against the prediction: {slower} of {judged} judged records slower than "
+                                      f"their interval + {margin:.0%}",
+                    caption=["interval: the family's spread in the operator database (docs/prediction.md); a record "
+                             "fails above its top by more than the --fail-on median threshold"])
