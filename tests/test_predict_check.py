@@ -59,3 +59,22 @@ def test_nothing_to_judge_is_refused(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert code == 2 and "no record has a prediction from an operator database for h200-sxm" in err
     code, _, err = run(capsys, "check", str(_run(tmp_path, [2.0])))
     assert code == 2 and "--baseline is required" in err
+
+
+def test_compare_ranks_a_gpu_with_a_database_by_its_prediction_and_says_so(tmp_path: Path,
+                                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    db = _db(tmp_path / "db.json")  # every H200 gemm at 50% of the roof: predicted at twice the bound
+    code, out, err = run(capsys, "compare", "gemm", "--m", "4096", "--dtype", "bf16", "--gpu", "h100,h200",
+                         "--db", str(db), "--json")
+    assert code == 0, err
+    rows = {r["gpu"]: r for r in json.loads(out)["gpus"]}
+    h200, h100 = rows["h200-sxm"], rows["h100-sxm"]
+    assert h200["time_source"] == "predicted" and h200["time_s"] == pytest.approx(2 * h200["roofline_time_s"])
+    assert h100["time_source"] == "bound" and h100["time_s"] == h100["roofline_time_s"]
+    assert h100["rank"] == 1  # the same peak on both, the H200 predicted at half of it
+    assert any("predicted from the operator database on h200-sxm; the roofline bound on h100-sxm" in n
+               for n in json.loads(out)["notes"])
+    code, _, err = run(capsys, "compare", "gemm", "--m", "4096", "--gpu", "h100,b200", "--db", str(db))
+    assert code == 2 and "not among the compared GPUs" in err
