@@ -78,3 +78,35 @@ def test_compare_ranks_a_gpu_with_a_database_by_its_prediction_and_says_so(tmp_p
                for n in json.loads(out)["notes"])
     code, _, err = run(capsys, "compare", "gemm", "--m", "4096", "--gpu", "h100,b200", "--db", str(db))
     assert code == 2 and "not among the compared GPUs" in err
+
+
+def test_views_show_the_bound_and_the_prediction_side_by_side(tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    import torch
+    from helpers import rendered
+
+    import roofline
+    from roofline.analysis.profile_view import profile_view
+    from roofline.report.profile import header, top_table
+
+    db = _db(tmp_path / "db.json")
+    code, out, _ = run(capsys, "analyze", "gemm", "--m", "4096", "--gpu", "h200", "--no-time", "--dtype", "bf16",
+                       "--db", str(db))
+    words = " ".join(out.split())
+    assert code == 0 and "roofline time │ 139 µs" in words and "predicted time │ 278 µs" in words  # 2x the bound
+    code, out, _ = run(capsys, "analyze", "gemm", "--m", "1024,4096", "--gpu", "h200", "--no-time", "--dtype",
+                       "bf16", "--db", str(db))
+    assert code == 0 and "predicted" in out and "278 µs" in out  # the sweep table's column
+    mlp = torch.nn.Sequential(torch.nn.Linear(1024, 1024), torch.nn.ReLU(), torch.nn.Linear(1024, 1024))
+    mlp = mlp.to(torch.bfloat16)
+    x = torch.randn(1024, 1024, dtype=torch.bfloat16)
+    prof = roofline.profile(lambda: mlp(x), time=False, gpu="h200", db=db)
+    step = prof.summary["prediction"]
+    assert step["calls_from_db"] == 2 and step["calls_on_bound"] >= 1  # two GEMMs; the ReLU: no elementwise points
+    view = profile_view(prof.document())
+    text = " ".join(rendered(header(view), 80).split())
+    assert "predicted kernels" in text and "bound" in text and f"predicted from {db.name}" in text
+    assert "pred" in rendered(top_table(view), 80)
+    bare = roofline.profile(lambda: mlp(x), time=False, gpu="h200")  # no database for the H200 here
+    text = " ".join(rendered(header(profile_view(bare.document())), 80).split())
+    assert "prediction: the bound (no operator database for h200-sxm" in text
