@@ -244,10 +244,11 @@ def main() -> None:
             results.append({"case": name, "error": f"{type(exc).__name__}: {exc}"[:500]})
         if DEVICE.startswith("cuda"):
             torch.cuda.empty_cache()
-    text = table(results)
-    doc = {"db": str(a.db), "db_points": len(db.points), "device": db.device, "gpu": a.gpu, "results": results}
-    (a.out / "predict_accuracy.json").write_text(json.dumps(doc, indent=1, default=str))
-    (a.out / "predict_accuracy.txt").write_text(text + "\n")
+        # after every case: a run cut short by a time limit keeps the cases it finished
+        doc = {"db": str(a.db), "db_points": len(db.points), "device": db.device, "gpu": a.gpu, "results": results}
+        (a.out / "predict_accuracy.json").write_text(json.dumps(doc, indent=1, default=str))
+        text = table(results)
+        (a.out / "predict_accuracy.txt").write_text(text + "\n")
     print("== summary")
     print(f"database {a.db}: {len(db.points)} points, {db.device.get('name')}")
     print(text)
