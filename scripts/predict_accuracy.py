@@ -13,7 +13,7 @@ Llama; and the same models at batch sizes and lengths the sweep never measured):
 3. compared: the step's predicted kernel time against the measured one (and the bound's), the median per-op
    error of the ten heaviest ops (measured), the share of ops whose measured time falls inside the predicted
    interval, and the share within 20% for prediction and bound alike (a bound has no interval).
-The database is built from the sweep alone (suites/ops-sweep.toml): no model's shapes are in it. Writes
+The database is built from the sweep alone (suites/sweeps/ops.toml): no model's shapes are in it. Writes
 OUT_DIR/predict_accuracy.json and OUT_DIR/predict_accuracy.txt (the table, also printed).
 """
 

@@ -27,11 +27,11 @@ def calibrate_cmd(
     replace: Annotated[bool, typer.Option("--replace", help="Store this CPU calibration even when it ran on a busy "
                                           "machine and measured less than the stored roof (kept by default).")]
     = False,
-    ops: Annotated[bool, typer.Option("--ops", help="Sweep the catalog's operators over shapes (suites/ops-sweep.toml"
+    ops: Annotated[bool, typer.Option("--ops", help="Sweep the catalog's operators over shapes (suites/sweeps/ops.toml"
                                       ") and store their measured efficiency, for predicted times "
                                       "(docs/prediction.md).")] = False,
     suite: Annotated[Path | None, typer.Option("--suite", help="--ops: the sweep file (default "
-                                                "suites/ops-sweep.toml).")] = None,
+                                                "suites/sweeps/ops.toml).")] = None,
     budget: Annotated[str | None, typer.Option("--budget", help="--ops: stop starting points after this long "
                                                "(10m, 90s; default 10m); run again to resume.")] = None,
     db: Annotated[Path | None, typer.Option("--db", help="--ops: the database file to add to (default: this "

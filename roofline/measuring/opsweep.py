@@ -1,7 +1,7 @@
 """`roofline calibrate --ops`: time catalog operators over a grid of shapes and dtypes on this device and
 store each one's efficiency in the operator database (`roofline.ceilings.opdb`), for the predictor.
 
-The plan comes from a sweep file (suites/ops-sweep.toml: which operators, their fixed parameters, and per
+The plan comes from a sweep file (suites/sweeps/ops.toml: which operators, their fixed parameters, and per
 device kind the values of each swept parameter, and the dtypes). Its points run coarse first: each swept
 axis's values get a level (0: its ends, 1: adds the middle, 2: the quarters, ... bisecting), a point's level is
 its axes' highest, and the sweep runs every family's level-0 points, then level 1, ..., families
@@ -29,7 +29,7 @@ from roofline.core.progress import QUIET, Reporter
 from roofline.core.record import analytic_record
 from roofline.measuring.target import Target
 
-DEFAULT_SUITE = Path(__file__).resolve().parents[2] / "suites" / "ops-sweep.toml"
+DEFAULT_SUITE = Path(__file__).resolve().parents[2] / "suites" / "sweeps" / "ops.toml"
 # The timer's windows per point: a fifth of `roofline run`'s (measuring/timing.py): a sweep of ~1500 points
 # must fit 8 minutes; the medians of 10+ samples of these windows are what the predictor needs (its interval
 # comes from the spread across points, not within one).

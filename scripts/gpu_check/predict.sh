@@ -1,5 +1,5 @@
 # Stage `predict` of scripts/gpu_check.sh (issue 32): build the operator efficiency database from the sweep alone
-# (`roofline calibrate --ops`, suites/ops-sweep.toml, coarse grid first; resumable: a second run adds only the
+# (`roofline calibrate --ops`, suites/sweeps/ops.toml, coarse grid first; resumable: a second run adds only the
 # points the first did not reach), then predict real models' steps from it without running them and measure them
 # (scripts/predict_accuracy.py, 9 cases). Expected: the sweep stops starting points at PREDICT_BUDGET (default
 # 8m; the whole GPU grid, ~830 points, may finish sooner), the accuracy script 2-3 minutes, cut at
