@@ -64,8 +64,7 @@ class Point:
         return self.flops / self.bytes if self.bytes else 0.0
 
     def key(self) -> str:
-        """What makes a point the same point when a sweep resumes."""
-        return json.dumps([self.op, self.variant, self.dtype, self.params], sort_keys=True, default=str)
+        return point_key(self.op, self.variant, self.dtype, self.params)
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"family": self.family, "op": self.op, "variant": self.variant, "dtype": self.dtype,
@@ -117,6 +116,11 @@ class OpDB:
     def to_dict(self) -> dict[str, Any]:
         return {"format": FORMAT, "version": VERSION, "device": self.device, "created": self.created,
                 "updated": self.updated, "suite": self.suite, "points": [p.to_dict() for p in self.points]}
+
+
+def point_key(op: str, variant: str | None, dtype: str, params: Mapping[str, Any]) -> str:
+    """What makes a point the same point when a sweep resumes: operator, variant, dtype and every parameter."""
+    return json.dumps([op, variant, dtype, dict(params)], sort_keys=True, default=str)
 
 
 def now() -> str:
@@ -239,7 +243,8 @@ def open_for_sweep(device: dict[str, Any], path: str | Path, suite: str | None) 
         stamp = now()
         return OpDB(device=dict(device), created=stamp, updated=stamp, suite=suite, path=p)
     db = read(p)
-    if db.device_id != device["id"] or db.device.get("kind") != device["kind"]:
+    if db.device_id != device["id"] or db.device.get("kind") != device["kind"] or \
+            db.device.get("name") != device.get("name"):  # one CPU's points are not another's ("cpu" both)
         raise UsageError(f"{p}: measured on {db.device.get('name') or db.device_id}, not this "
                          f"{device.get('name') or device['id']}: a sweep adds only to its own device's database "
                          "(choose another --db)")

@@ -57,8 +57,8 @@ class PlannedPoint:
     def key(self) -> str:
         from roofline.ops import make
 
-        o = make(self.op, **self.params)
-        return opdb.Point(self.family, o.name, self.dtype, o.params(), 0, 1, 1, 1, o.variant_name()).key()
+        o = make(self.op, **self.params)  # the operator's resolved parameters, as its point stores them
+        return opdb.point_key(o.name, o.variant_name(), self.dtype, o.params())
 
 
 @dataclass
