@@ -14,6 +14,8 @@ The rule (docs/prediction.md):
 - Interval: the leave-one-out residuals of the family (each point predicted from the others, in log
   efficiency); the prediction's interval spans their INTERVAL_QUANTILES. A family with fewer than
   MIN_POINTS_FOR_SPREAD points uses FEW_POINTS_SPREAD instead.
+NB: the sweep times each shape alone with the L2 flushed; inside a model a small op often reads what the op
+before it left in the L2, so small memory-bound ops may be predicted slower than they run there.
 Pure and torch-free; `Predictor` caches each family's fit.
 """
 
