@@ -19,7 +19,8 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 from roofline._version import __version__
-from roofline.ceilings import store
+from roofline.analysis.predict import Predictor, with_prediction
+from roofline.ceilings import opdb, store
 from roofline.ceilings.prices import Prices
 from roofline.ceilings.specs import GPUSpec, as_spec, gpu_ceilings, load_all
 from roofline.core.document import clean_json, now_iso, read_document, validate_document
@@ -146,7 +147,17 @@ class GPURow(_Priced):
 
     @property
     def time_s(self) -> float | None:
-        return self.record.roofline_time_s if self.record else None
+        """The predicted time where the GPU has an operator database (`time_source`), else the roofline time."""
+        if self.record is None:
+            return None
+        p = self.record.predicted_time_s
+        return p if p is not None else self.record.roofline_time_s
+
+    @property
+    def time_source(self) -> str | None:
+        if self.record is None:
+            return None
+        return "predicted" if self.record.predicted_time_s is not None else "bound"
 
     @property
     def attainable_flops_per_s(self) -> float | None:
@@ -159,9 +170,10 @@ class GPURow(_Priced):
     @property
     def roofline_fraction(self) -> float | None:
         """Roofline time / measured time (1.0 = on the roof), where the GPU was measured."""
-        if self.measured_time_s is None or self.time_s is None:
+        t = self.record.roofline_time_s if self.record else None
+        if self.measured_time_s is None or t is None:
             return None
-        return self.time_s / self.measured_time_s
+        return t / self.measured_time_s
 
 
 RowT = TypeVar("RowT")
@@ -234,17 +246,20 @@ def _rank(rows: list[Any]) -> list[Any]:
 def compare_op(op: Operator, dtype: str | DType | Any, gpus: str | Sequence[str | GPUSpec] | None = None,
                prices: Prices | None = None, tensor_cores: bool = True, *,
                measured: Measured | str | os.PathLike[str] | dict[str, Any] | None = None,
-               use_measured: bool = True) -> Comparison:
+               use_measured: bool = True, dbs: dict[str, opdb.OpDB] | None = None) -> Comparison:
     """Rank GPUs for one operator by roofline time.
 
     A GPU that cannot run the dtype (fp8 on an A100, bf16 on a V100) is 'unsupported', not an error; a dtype
-    the operator itself does not take is a UsageError. `use_measured=False` ignores calibrations.
+    the operator itself does not take is a UsageError. `use_measured=False` ignores calibrations. A GPU with an
+    operator database (`dbs`, by spec id; default: each GPU's own, `databases`) is ranked by its predicted time,
+    the others by the bound, and the notes say which.
     """
     dtype_ = get_dtype(dtype)
     op.check_dtype(dtype_)
     specs = resolve_gpus(gpus)
     calibrated = store.newest_gpu_ceilings() if use_measured else {}
     timed = measured if isinstance(measured, Measured) or measured is None else load_measured(measured)
+    dbs = databases(specs) if dbs is None else dbs
     rows: list[GPURow] = []
     for spec in specs:
         cal = calibrated.get(spec.id)
@@ -256,11 +271,14 @@ def compare_op(op: Operator, dtype: str | DType | Any, gpus: str | Sequence[str 
         roof: RoofSource = "datasheet"
         if cal is not None:
             roof = "measured" if rec.compute_pipe in cal.compute and "dram" in cal.memory else "mixed"
+        if spec.id in dbs:
+            rec = with_prediction(rec, Predictor(dbs[spec.id], spec.id))
         hit = match_record(timed, rec) if timed else None
         rows.append(GPURow(spec.id, spec.name, "ok", record=rec, roof=roof,
                            price_per_hour=prices.price(spec.id) if prices else None,
                            measured_time_s=hit.time_s if hit else None))
     notes = list(_measured_notes(timed, [op], specs, rows_matched=any(r.measured_time_s for r in rows)))
+    notes += prediction_notes(dbs, specs)
     for r in rows:
         if r.roof == "mixed":
             pipe = (r.record.compute_pipe_label if r.record else None) or "compute"
@@ -285,6 +303,27 @@ def _measured_notes(timed: Measured | None, ops: list[Operator], specs: list[GPU
     return []
 
 
+def databases(specs: Sequence[GPUSpec], db: str | os.PathLike[str] | None = None) -> dict[str, opdb.OpDB]:
+    """Each compared GPU's operator database: its default file (`roofline calibrate --ops`), and `db` for the GPU
+    it was measured on (compare never transfers one GPU's database to another)."""
+    out = {spec.id: found for spec in specs if (found := opdb.load_for(spec.id)) is not None}
+    if db is not None:
+        named = opdb.read(db)
+        if named.device_id not in {spec.id for spec in specs}:
+            raise UsageError(f"{db}: measured on {named.device_id}, which is not among the compared GPUs")
+        out[named.device_id] = named
+    return out
+
+
+def prediction_notes(dbs: dict[str, opdb.OpDB], specs: Sequence[GPUSpec]) -> list[str]:
+    """Which GPUs' times are predicted from a database, and that the others' are bounds."""
+    if not dbs:
+        return []
+    others = [s.id for s in specs if s.id not in dbs]
+    return [f"time: predicted from the operator database on {', '.join(sorted(dbs))}"
+            + (f"; the roofline bound on {', '.join(others)}" if others else "")]
+
+
 # ---------------------------------------------------------------- suites
 @dataclass(frozen=True)
 class SuiteRow(_Priced):
@@ -305,6 +344,7 @@ class SuiteRow(_Priced):
     cost_vs_cheapest: float | None = None
     measured_time_s: float | None = None  # sum over the entries that were measured
     measured_entries: int = 0
+    bound_time_s: float | None = None  # the entries' roofline times summed (time_s holds predictions where made)
 
     @property
     def time_s(self) -> float | None:
@@ -349,7 +389,7 @@ class SuiteComparison(_Ranking[SuiteRow]):
 def compare_suite(suite: Suite | str | os.PathLike[str], gpus: str | Sequence[str | GPUSpec] | None = None,
                   prices: Prices | None = None, *,
                   measured: Measured | str | os.PathLike[str] | dict[str, Any] | None = None,
-                  use_measured: bool = True) -> SuiteComparison:
+                  use_measured: bool = True, dbs: dict[str, opdb.OpDB] | None = None) -> SuiteComparison:
     """Every entry of a suite (its GPU shapes and dtypes) on every GPU; a GPU that cannot run one entry is
     'unsupported' for the suite and left out of the ranking."""
     from roofline.analysis.suite import Suite as SuiteType
@@ -359,8 +399,9 @@ def compare_suite(suite: Suite | str | os.PathLike[str], gpus: str | Sequence[st
     timed = measured if isinstance(measured, Measured) or measured is None else load_measured(measured)
     specs = resolve_gpus(gpus)
     ids = [sp.id for sp in specs]
+    dbs = databases(specs) if dbs is None else dbs
     entries = tuple(compare_op(e.operator(True), e.dtype_for(True), ids, prices, e.tensor_cores, measured=timed,
-                               use_measured=use_measured) for e in s.entries)
+                               use_measured=use_measured, dbs=dbs) for e in s.entries)
     rows: list[SuiteRow] = []
     for spec in specs:
         cells = [c.row(spec.id) for c in entries]
@@ -381,10 +422,12 @@ def compare_suite(suite: Suite | str | os.PathLike[str], gpus: str | Sequence[st
             memory_bound_time_s=sum(cell.time_s or 0.0 for cell in cells if cell.bound == "memory"),
             roof=roofs.pop() if len(roofs) == 1 else "mixed",
             price_per_hour=prices.price(spec.id) if prices else None,
-            measured_time_s=sum(hits) if hits else None, measured_entries=len(hits)))
+            measured_time_s=sum(hits) if hits else None, measured_entries=len(hits),
+            bound_time_s=sum(cell.record.roofline_time_s or 0.0 for cell in cells if cell.record)))
     notes = _measured_notes(timed, [e.operator(True) for e in s.entries], specs,
                             rows_matched=any(r.measured_entries for r in rows))
     notes += sorted({n for c in entries for n in c.notes if "measured DRAM" in n})
+    notes += prediction_notes(dbs, specs)
     return SuiteComparison(suite=s.name, path=s.path, entries=entries, rows=tuple(_rank(rows)), prices=prices,
                            measured_path=timed.path if timed else None, notes=tuple(notes))
 
@@ -414,7 +457,10 @@ def _row_json(r: GPURow, prices: Prices | None) -> dict[str, Any]:
             "roof": r.roof, "bound": r.bound, "compute_pipe": rec.compute_pipe if rec else None,
             "peak_flops_per_s": rec.peak_flops_per_s if rec else None,
             "peak_bytes_per_s": rec.peak_bytes_per_s if rec else None,
-            "ridge_point": rec.ridge_point if rec else None, "roofline_time_s": r.time_s,
+            "ridge_point": rec.ridge_point if rec else None,
+            "roofline_time_s": rec.roofline_time_s if rec else None, "time_s": r.time_s, "time_source": r.time_source,
+            "predicted_low_s": rec.predicted_low_s if rec else None,
+            "predicted_high_s": rec.predicted_high_s if rec else None,
             "attainable_flops_per_s": r.attainable_flops_per_s, "vs_fastest": r.vs_fastest,
             "measured_time_s": r.measured_time_s, "roofline_fraction": r.roofline_fraction,
             **(_cost_json(r, prices) if prices is not None else {})}
@@ -436,7 +482,8 @@ def compare_to_json(c: Comparison | SuiteComparison) -> dict[str, Any]:
     gpus = []
     for r in c.rows:
         gpus.append({"gpu": r.gpu, "name": r.name, "status": r.status, "reason": r.reason or None, "rank": r.rank,
-                     "roof": r.roof, "roofline_time_s": r.time_s, "attainable_flops_per_s": r.attainable_flops_per_s,
+                     "roof": r.roof, "roofline_time_s": r.bound_time_s, "time_s": r.time_s,
+                     "attainable_flops_per_s": r.attainable_flops_per_s,
                      "memory_bound_share": r.memory_bound_share, "vs_fastest": r.vs_fastest,
                      "by_op_s": dict(r.by_op) if r.status == "ok" else None,
                      "entry_times_s": list(r.entry_times) if r.status == "ok" else None,

@@ -50,6 +50,7 @@ class Line:
     ops: tuple[str, ...] = ()  # the kernel view: the ops that launched it
     intensity: float | None = None  # a top record's FLOP/byte (None without FLOPs)
     excess_traffic: float | None = None  # a top record's counted bytes / its minimum (`profile --counters`)
+    predicted_s: float | None = None  # a top record's predicted time over all calls (an operator database's)
 
 
 def summary_of(doc: Document) -> dict[str, Any]:
@@ -97,7 +98,9 @@ def top_lines(records: Sequence[Record], summary: Mapping[str, Any], top: int = 
         lines.append(_line(short_name(r.op), [i], records, predicted, total, module=module_label(r), bound=r.bound,
                            roof_fraction=None if predicted else r.roofline_fraction,
                            intensity=r.arithmetic_intensity if r.flops is not None else None,
-                           excess_traffic=r.counters.excess_traffic if r.counters is not None else None))
+                           excess_traffic=r.counters.excess_traffic if r.counters is not None else None,
+                           predicted_s=(r.count or 1) * r.predicted_time_s if r.predicted_time_s is not None
+                           else None))
     return lines
 
 

@@ -45,6 +45,8 @@ from typing import Any
 
 import torch
 
+from roofline.analysis.predict import predicted, predictor_for
+from roofline.analysis.predict_step import step_prediction
 from roofline.analysis.utilization import utilization
 from roofline.capture import kernels as kernel_times
 from roofline.capture.comm_summary import communication
@@ -174,7 +176,7 @@ class Profile:
 
     def __init__(self, name: str = "profile", *, gpu: str | None = None, device: str | None = None,
                  time: bool = True, roof: RoofChoice | None = None, regions: Sequence[str] = (),
-                 tokens: int | None = None) -> None:
+                 tokens: int | None = None, db: str | Path | None = None) -> None:
         if tokens is not None:
             whole("profile", "tokens", tokens, minimum=1)
         self.name = name
@@ -204,6 +206,8 @@ class Profile:
         # Triton launches (their regions), and why those left unattributed were
         self._launches: tuple[list[str | None], list[tuple[str | None, str]]] = ([], [])
         self._entered = 0.0
+        self._db = db  # the operator database for predicted times (analysis/predict.py; None: this device's)
+        self._predictor: Any = None
 
     # -- where it runs
     def resolve(self) -> Target:
@@ -250,6 +254,7 @@ class Profile:
             raise RooflineError("profile: a Profile runs once; make a new one")
         self._entered = time.perf_counter()
         target = self.resolve()
+        self._predictor = predictor_for(target.ceilings.device_id, self._db)  # a bad file: refused before the run
         stack = contextlib.ExitStack()
         try:
             if target.time_device is None:
@@ -377,8 +382,13 @@ class Profile:
             edges = [e for e in edges if e.producer in kept and e.consumer in kept]
         self.calls, self.edges = items, edges
         self.records = build_records(items, target.ceilings, timeline.method if timeline else None)
+        predictor = self._predictor
+        self.records = predicted(self.records, predictor)
         self._regions_kept = regions
         self.summary = self._summary(timeline, root, regions)
+        self.summary["prediction"] = step_prediction(self.records, predictor)
+        if timeline is not None and self.summary["kernel_time_s"]:
+            self.summary["prediction"]["measured_kernel_time_s"] = self.summary["kernel_time_s"]
         self._phases["analysis"] = time.perf_counter() - start
         self.summary["phases_s"] = dict(self._phases)
 
@@ -513,14 +523,16 @@ class Profile:
 
 def profile(fn: Callable[[], Any] | None = None, *, name: str | None = None, warmup: int = 3,
             gpu: str | None = None, device: str | None = None, time: bool = True,
-            roof: RoofChoice | None = None, regions: Sequence[str] = (), tokens: int | None = None) -> Profile:
+            roof: RoofChoice | None = None, regions: Sequence[str] = (), tokens: int | None = None,
+            db: str | Path | None = None) -> Profile:
     """Profile every aten op of a program on the roofline.
 
     `profile(fn)`: `warmup` calls of the zero-argument `fn`, then one profiled call; returns the Profile.
     `with profile(name=...) as prof:` profiles the block. `time=False` (or `gpu=` a GPU this machine does not
     have) runs it without data under FakeTensorMode (see the module docstring). `tokens`: the tokens the step
     processes (batch x sequence for a prefill or a training step, the batch for a decode step), for tokens/s and
-    FLOPs per token beside MFU."""
+    FLOPs per token beside MFU. `db`: the operator database the records' and the summary's predicted times
+    come from (default: this device's, from `roofline calibrate --ops`; docs/prediction.md)."""
     if fn is not None:
         validate.callable_arg("profile", "fn", fn, hint="a zero-argument callable: lambda: model(x)")
     if name is not None:
@@ -529,7 +541,7 @@ def profile(fn: Callable[[], Any] | None = None, *, name: str | None = None, war
     label = name or (getattr(fn, "__name__", None) if fn is not None else None) or "profile"
     if label == "<lambda>":
         label = "profile"
-    prof = Profile(label, gpu=gpu, device=device, time=time, roof=roof, regions=regions, tokens=tokens)
+    prof = Profile(label, gpu=gpu, device=device, time=time, roof=roof, regions=regions, tokens=tokens, db=db)
     return prof if fn is None else prof.run(fn, warmup)
 
 

@@ -55,6 +55,8 @@ COMMON: list[OptionSpec] = [
                            "to the record (docs/counters.md).")),
     ("roof", Optional[str], Opt(None, "--roof", help="datasheet, measured or both (default both when a "
                                 "calibration exists).")),
+    ("db", Optional[Path], Opt(None, "--db", help="Operator database for the predicted time (default: this "
+                               "GPU's, from `roofline calibrate --ops`; another GPU's is applied as a transfer).")),
     ("json_", bool, Opt(False, "--json", help="Print the results document as JSON.")),
     ("output", Optional[Path], Opt(None, "-o", "--output", help="Write the results document here.")),
     ("force", bool, Opt(False, "--force", help="Overwrite --output if it exists.")),
@@ -74,11 +76,12 @@ SHORTER = "a smaller shape, or --no-time for the model alone, is quicker"
 def run_analyze(op_name: str, shape: dict[str, Any], *, dtype: str | None, gpu: str | None, device: str | None,
                 no_time: bool, no_tensor_cores: bool, warm_l2: bool, timer: str, power: str, kernels: bool,
                 roof: str | None, json_: bool, output: Path | None, force: bool, plot: str | None,
-                counters: bool = False) -> None:
+                counters: bool = False, db: Path | None = None) -> None:
     """Place (and time) one operator, or each shape of a sweep (`roofline.core.sweep`: an integer parameter
     given as a list or range), as `roofline.session.place` places it; print the target's messages (also kept
     in each record's notes), its record (a sweep: one row per shape) or the document, write and draw what was
     asked. A sweep is one document whose `sweep` field names the swept parameters."""
+    from roofline.analysis.predict import predicted
     from roofline.core.dtypes import get_dtype
     from roofline.core.sweep import expand
     from roofline.measuring.target import resolve_target
@@ -103,6 +106,7 @@ def run_analyze(op_name: str, shape: dict[str, Any], *, dtype: str | None, gpu: 
     dt = given or default_dtype(target)
     for msg in target.messages:
         note(msg)
+    predictor = _predictor(target.ceilings.device_id, db)  # a bad database is refused before any timing
     if ncu is not None:
         counters_target(target)
     records = []
@@ -116,6 +120,7 @@ def run_analyze(op_name: str, shape: dict[str, Any], *, dtype: str | None, gpu: 
         from roofline.analysis.advice import with_advice
 
         records = [with_advice(r, target.spec) for r in add_counters(records, [(op, dt) for op in ops], target, ncu)]
+    records = predicted(records, predictor)
     doc = target.document(records, extra={"sweep": swept} if swept else None)
     save_and_print(doc, output, force, json_)
     if not json_:
@@ -132,6 +137,17 @@ def run_analyze(op_name: str, shape: dict[str, Any], *, dtype: str | None, gpu: 
             note(f"timed on the CPU ({target.device_info['name']}): no GPU on this machine")
     if plot:
         draw(doc, plot)
+
+
+def _predictor(device_id: str, db: Path | None) -> Any:
+    """The predictor of this device's records: an operator database when one applies (named, or this device's),
+    the bound otherwise (records then carry no predicted fields); a transferred one is said."""
+    from roofline.analysis.predict import predictor_for
+
+    predictor = predictor_for(device_id, db)
+    if predictor.db is not None and predictor.db.transferred:
+        note(f"predicted times: {predictor.db.path} transferred ({predictor.db.transferred})")
+    return predictor
 
 
 def draw(doc: Document, where: str) -> None:

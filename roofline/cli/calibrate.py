@@ -27,9 +27,24 @@ def calibrate_cmd(
     replace: Annotated[bool, typer.Option("--replace", help="Store this CPU calibration even when it ran on a busy "
                                           "machine and measured less than the stored roof (kept by default).")]
     = False,
+    ops: Annotated[bool, typer.Option("--ops", help="Sweep the catalog's operators over shapes (suites/sweeps/ops.toml"
+                                      ") and store their measured efficiency, for predicted times "
+                                      "(docs/prediction.md).")] = False,
+    suite: Annotated[Path | None, typer.Option("--suite", help="--ops: the sweep file (default "
+                                                "suites/sweeps/ops.toml).")] = None,
+    budget: Annotated[str | None, typer.Option("--budget", help="--ops: stop starting points after this long "
+                                               "(10m, 90s; default 10m); run again to resume.")] = None,
+    db: Annotated[Path | None, typer.Option("--db", help="--ops: the database file to add to (default: this "
+                                            "device's in the cache).")] = None,
 ) -> None:
     """Measure this machine's ceilings (HBM, L2, shared memory, matmul per dtype, FP32 FMA) and store them;
-    `analyze` and `plot` then draw measured roofs beside the datasheet's."""
+    `analyze` and `plot` then draw measured roofs beside the datasheet's. With --ops, measure how close each
+    operator family comes to its roof instead (the operator database predictions use)."""
+    if ops:
+        return _calibrate_ops(suite, device, db, budget, json_)
+    for flag, given in (("--suite", suite), ("--budget", budget), ("--db", db)):
+        if given is not None:
+            raise UsageError(f"{flag} is an option of --ops")
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     from roofline.ceilings.store import store_path
@@ -73,3 +88,25 @@ def calibration_json(ceilings: Ceilings, details: dict[str, Any]) -> str:
     of each measurement."""
     return json.dumps({"compute_flops_per_s": ceilings.compute, "memory_bytes_per_s": ceilings.memory,
                        "details": details}, indent=2, default=str)
+
+
+def _calibrate_ops(suite: Path | None, device: str | None, db: Path | None, budget: str | None, json_: bool) -> None:
+    from roofline.core import validate
+    from roofline.measuring.opsweep import DEFAULT_BUDGET_S, calibrate_ops
+    from roofline.report.predict import sweep_summary
+    from roofline.report.progress import StatusLine
+    from roofline.report.text import console
+
+    if device is not None and device != "cpu" and not device.startswith("cuda"):
+        raise UsageError(f"unknown device '{device}' (use cpu, cuda or cuda:N)")
+    budget_s = DEFAULT_BUDGET_S if budget is None else validate.duration_arg("", "budget", budget)
+    with StatusLine(shorter="a shorter --budget is quicker") as line:
+        store, result = calibrate_ops(suite, device, db, budget_s, line)
+    if json_:
+        out(json.dumps({"db": str(store.path), "device": store.device, "points": len(store.points),
+                        "measured": result.measured, "already_there": result.skipped_known,
+                        "skipped": result.skipped, "left": result.left, "seconds": result.seconds}, indent=2))
+    else:
+        console().print(sweep_summary(store, result))
+    note(f"operator database: {store.path}" + (f"; {result.left} points left: run again to resume"
+                                               if result.left else ""))

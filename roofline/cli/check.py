@@ -17,7 +17,8 @@ baseline_app = typer.Typer(no_args_is_help=True, help="Baselines for `roofline c
 
 def check_cmd(
     results: Annotated[Path, typer.Argument(help="Results document of this run.")],
-    baseline: Annotated[Path, typer.Option("--baseline", help="Baseline results document (never modified).")],
+    baseline: Annotated[Path | None, typer.Option("--baseline", help="Baseline results document (never "
+                                                  "modified).")] = None,
     fail_on: Annotated[str, typer.Option("--fail-on", help="Rules, e.g. median:5% or median:5%,p90:10%.")]
     = "median:5%",
     metric: Annotated[str, typer.Option("--metric", help="time (same device) or fraction (fraction of the "
@@ -39,6 +40,12 @@ def check_cmd(
                                                  "chart, records; a CI artifact, replaced like --junit).")] = None,
     wide: Annotated[bool, typer.Option("--wide", help="Every column of the table (the reason of each verdict), "
                                        "at full width.")] = False,
+    against_prediction: Annotated[bool, typer.Option("--against-prediction", help="Judge the run against its "
+                                                     "predicted times instead of a baseline: fail a record slower "
+                                                     "than the top of its interval by more than --fail-on's median "
+                                                     "threshold (docs/prediction.md).")] = False,
+    db: Annotated[Path | None, typer.Option("--db", help="--against-prediction: the operator database (default: "
+                                            "the run's GPU's).")] = None,
 ) -> None:
     """Compare a run with a baseline; exit 1 only on a regression that is past the threshold AND past the
     between-run noise (when the documents hold several runs) AND significant on the raw samples
@@ -50,6 +57,9 @@ def check_cmd(
     from roofline.report.check import render_table, write_outputs
     from roofline.report.text import show
 
+    if against_prediction or baseline is None:
+        _against_prediction(results, baseline, db, fail_on, against_prediction)
+    assert baseline is not None
     check_choice("--metric", metric, METRICS)
     check_choice("--busy", busy, BUSY_CHOICES)
     if html is not None:
@@ -63,6 +73,27 @@ def check_cmd(
     if html is not None:
         _write_html(report, results, baseline, html, fail_on, metric)
     raise typer.Exit(report.exit_code)
+
+
+def _against_prediction(results: Path, baseline: Path | None, db: Path | None, fail_on: str, asked: bool) -> None:
+    """`--against-prediction`: the run's records against their predicted intervals (ci/predicted.py)."""
+    from roofline.ci.predicted import check_against_prediction, exit_code
+    from roofline.ci.rules import parse_fail_on
+    from roofline.core.document import read_document
+    from roofline.core.errors import UsageError
+    from roofline.report.predict import verdict_table
+    from roofline.report.text import show
+
+    if not asked:
+        raise UsageError("--baseline is required (or --against-prediction, to judge the run against its predicted "
+                         "times)")
+    if baseline is not None:
+        raise UsageError("--against-prediction judges the run alone: leave out --baseline")
+    rules = {r.statistic: r.threshold for r in parse_fail_on(fail_on).rules}
+    margin = rules.get("median", 0.05)
+    verdicts = check_against_prediction(read_document(results).records, db, margin, str(results))
+    show(verdict_table(verdicts, margin))
+    raise typer.Exit(exit_code(verdicts))
 
 
 def _write_html(report: Report, results: Path, baseline: Path, path: Path, fail_on: str, metric: str) -> None:

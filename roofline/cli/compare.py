@@ -27,6 +27,8 @@ COMMON: list[OptionSpec] = [
     ("measured", Optional[Path], typer.Option(None, "--measured", help="Results document timed on a local GPU: "
                                               "its measured times beside the prediction for that GPU.")),
     ("datasheet", bool, typer.Option(False, "--datasheet", help="Ignore stored calibrations: datasheet roofs only.")),
+    ("db", Optional[Path], typer.Option(None, "--db", help="An operator database (`calibrate --ops`): its GPU is "
+                                        "ranked by predicted time (each GPU's own database is used by default).")),
     ("json_", bool, typer.Option(False, "--json", help="Print the comparison as JSON.")),
     ("wide", bool, typer.Option(False, "--wide", help="Every column of the table, at full width.")),
     ("plot", Optional[Path], typer.Option(None, "--plot", help="Also write a bar chart (.png, .svg or .pdf).")),
@@ -56,8 +58,8 @@ def show_comparison(result: Comparison | SuiteComparison, json_: bool, plot: Pat
 def _make_compare(cls: type) -> Any:
     def body(shape: dict[str, Any], *, dtype: str, no_tensor_cores: bool, gpu: list[str] | None,
              prices: Path | None, measured: Path | None, datasheet: bool, json_: bool, wide: bool,
-             plot: Path | None, force: bool) -> None:
-        from roofline.analysis.compare import compare_op
+             plot: Path | None, force: bool, db: Path | None = None) -> None:
+        from roofline.analysis.compare import compare_op, databases, resolve_gpus
         from roofline.ceilings.prices import load_prices
         from roofline.ops import make
 
@@ -65,7 +67,7 @@ def _make_compare(cls: type) -> Any:
         price_list = load_prices(prices) if prices else None
         check_outputs(force, charts=(plot,))
         result = compare_op(op, dtype, gpu, price_list, not no_tensor_cores, measured=measured,
-                            use_measured=not datasheet)
+                            use_measured=not datasheet, dbs=databases(resolve_gpus(gpu), db))
         show_comparison(result, json_, plot, wide)
 
     return op_command(cls, OP_OPTIONS + COMMON, body, f"compare_{cls.name}",
@@ -86,14 +88,18 @@ def compare_suite_cmd(
                                        "width.")] = False,
     plot: Annotated[Optional[Path], typer.Option("--plot", help="Also write a stacked bar chart.")] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite the --plot file if it exists.")] = False,
+    db: Annotated[Optional[Path], typer.Option("--db", help="An operator database: its GPU ranked by predicted "
+                                               "time (each GPU's own is used by default).")] = None,
 ) -> None:
-    """Total roofline time of a suite per GPU, broken down by operator; cost per run with --prices."""
-    from roofline.analysis.compare import compare_suite
+    """Total roofline time of a suite per GPU, broken down by operator (predicted where a GPU has an operator
+    database); cost per run with --prices."""
+    from roofline.analysis.compare import compare_suite, databases, resolve_gpus
     from roofline.ceilings.prices import load_prices
 
     price_list = load_prices(prices) if prices else None
     check_outputs(force, charts=(plot,))
-    result = compare_suite(suite, gpu, price_list, measured=measured, use_measured=not datasheet)
+    result = compare_suite(suite, gpu, price_list, measured=measured, use_measured=not datasheet,
+                           dbs=databases(resolve_gpus(gpu), db))
     show_comparison(result, json_, plot, wide)
 
 

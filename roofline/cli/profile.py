@@ -41,6 +41,8 @@ def profile_cmd(
     tokens: Annotated[int | None, typer.Option("--tokens", min=1, help="Tokens the profiled step processes "
                                                "(batch x sequence; a decode step: the batch): tokens/s and "
                                                "FLOPs per token beside MFU.")] = None,
+    db: Annotated[Path | None, typer.Option("--db", help="Operator database for predicted times (default: "
+                                            "this GPU's, from `roofline calibrate --ops`).")] = None,
 ) -> None:
     """Profile a script: every aten operator it runs, with FLOPs, minimum bytes, device time and what fixing
     each is worth. Profiles the regions the script marks with `with roofline.region("step"):` (the whole run
@@ -53,7 +55,7 @@ def profile_cmd(
         raise UsageError(f"{script}: no such script")
     from roofline.capture.script import ScriptError, profile_script  # torch: after the refusals (3 s here)
 
-    options = {"gpu": gpu, "device": device, "time": not no_time, "tokens": tokens}
+    options = {"gpu": gpu, "device": device, "time": not no_time, "tokens": tokens, "db": db}
     started = time.perf_counter()
 
     def starting(target: Any) -> None:

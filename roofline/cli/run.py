@@ -105,6 +105,8 @@ def run_cmd(
                                                 "named.")] = None,
     devices_mode: Annotated[str, typer.Option("--devices-mode", help="parallel (all GPUs at once, the default) "
                                               "or serial (one after another).")] = "parallel",
+    db: Annotated[Path | None, typer.Option("--db", help="Operator database for predicted times (default: this "
+                                            "GPU's, from `roofline calibrate --ops`).")] = None,
 ) -> None:
     """Run every entry of a suite (timed when a device is there) into one results document."""
     from roofline.analysis.suite import load_suite
@@ -144,6 +146,9 @@ def run_cmd(
         target = resolve_target(gpu=gpu, device=device, time=not no_time, progress=line.status)
         for msg in target.messages:
             note(msg)
+        from roofline.analysis.predict import predicted, predictor_for
+
+        predictor = predictor_for(target.ceilings.device_id, db)  # a bad database: refused before the timing
         if ncu is not None:
             from roofline.cli.counters import counters_target
 
@@ -158,6 +163,7 @@ def run_cmd(
         from roofline.cli.counters import suite_counters
 
         records = suite_counters(spec, records, target, ncu)
+    records = predicted(records, predictor)
     doc = target.document(records, suite=spec.name)
     save_and_print(doc, output, force, json_)
     if not json_:

@@ -93,3 +93,19 @@ def name_arg(what: str, name: str, value: Any, *, also: tuple[type, ...] = (), e
 def a_noun(noun: str) -> str:
     """'an int', 'a float'."""
     return f"{'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun}"
+
+
+DURATION_UNITS = {"s": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0}
+
+
+def duration_arg(what: str, name: str, text: str) -> float:
+    """A time budget in seconds from '10m', '90s', '1.5h' or a plain number of seconds; it must be > 0."""
+    t = str(text).strip().lower()
+    unit = next((u for u in sorted(DURATION_UNITS, key=len, reverse=True) if t.endswith(u)), "")
+    try:
+        value = float(t[: len(t) - len(unit)] if unit else t) * DURATION_UNITS.get(unit, 1.0)
+    except ValueError:
+        raise UsageError(f"{_where(what, name)}: {text!r} is not a duration (e.g. 10m, 90s, 1h)") from None
+    if not math.isfinite(value) or value <= 0:
+        raise UsageError(f"{_where(what, name)} must be a duration > 0 (e.g. 10m), got {text!r}")
+    return value

@@ -86,8 +86,8 @@ def _render_op(c: Comparison, wide: bool = False) -> FitTable:
     cols = [Column("#"), Column("GPU", left=True),
             Column("roof", left=True, drop=WIDE if one_roof else 0, quiet=one_roof), Column("bound", left=True, drop=1),
             Column("pipe", left=True, drop=WIDE if one_pipe else 3, quiet=one_pipe),
-            Column("roofline\ntime"), Column("vs\nfastest"), Column("attainable\nTFLOP/s", drop=2),
-            Column("roof\nGB/s", drop=2)]
+            Column("predicted\ntime" if any(r.time_source == "predicted" for r in ok) else "roofline\ntime"),
+            Column("vs\nfastest"), Column("attainable\nTFLOP/s", drop=2), Column("roof\nGB/s", drop=2)]
     if measured:
         cols += [Column("measured\ntime"), Column("% of\nroof")]
     cols += _cost_columns(c.prices, "calls")

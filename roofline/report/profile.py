@@ -200,6 +200,7 @@ def header(view: ProfileView, width: int = 80) -> Text:
     if s.get("regions"):
         pairs.append("regions " + ", ".join(sorted(s["regions"])))
     pairs.append(f"{count(view.records)} records, {count(view.calls)} calls")
+    pairs += prediction_pairs(s.get("prediction"))
     line = ""
     for p in pairs:
         if line and len(line) + 3 + len(p) > width:
@@ -210,6 +211,24 @@ def header(view: ProfileView, width: int = 80) -> Text:
         out.append("\n" + line)
     for note in s.get("notes") or []:
         out.append("\n" + note, style="dim")
+    return out
+
+
+def prediction_pairs(p: Mapping[str, Any] | None) -> list[str]:
+    """The header's predicted step (analysis/predict_step.py): the kernels' prediction and interval, beside the
+    bound and the measured kernel time, and where it came from."""
+    if not isinstance(p, Mapping) or p.get("predicted_kernel_time_s") is None:
+        return []
+    if not p.get("calls_from_db"):  # no database (or none of its families): the bound, said in one line
+        return [f"prediction: {p.get('prediction_source')}"]
+    k = p["predicted_kernel_time_s"]
+    measured = p.get("measured_kernel_time_s")
+    out = [f"predicted kernels {duration(k)} ({duration(p.get('predicted_kernel_low_s'))}-"
+           f"{duration(p.get('predicted_kernel_high_s'))}), bound {duration(p.get('bound_time_s'))}"
+           + (f", measured {duration(measured)} ({measured / k:.2f}x the prediction)" if measured and k else "")]
+    if p.get("predicted_launch_gaps_s"):
+        out.append(f"eager step {duration(p.get('predicted_step_s'))} with launch gaps")
+    out.append(f"predicted from {p.get('prediction_source')}")
     return out
 
 
@@ -224,6 +243,8 @@ def top_table(view: ProfileView, width: int = 80) -> Table:
             Column("op", False, shorten_right), Column("module", False, shorten_left), Column("bound", False)]
     cols += [Column("FLOP/B")] if predicted else [Column("roof\n%"), Column(f"headroom\n{hunit}")]
     cols += [Column("bytes\n×min")] if basis is not None else []
+    pred = any(x.predicted_s is not None for x in lines)
+    cols += [Column(f"pred\n{unit}")] if pred else []
     rows = []
     for x in lines:
         row = [percent(x.share, nonzero=True), fixed(x.time_s * scale), count(x.calls), shorten_right(x.key, OP_WIDTH),
@@ -235,11 +256,15 @@ def top_table(view: ProfileView, width: int = 80) -> Table:
                     fixed(x.headroom_s * hscale) if x.headroom_s is not None else "-"]
         if basis is not None:
             row.append(f"{x.excess_traffic:.2f}" if x.excess_traffic is not None else "-")
+        if pred:
+            row.append(fixed(x.predicted_s * scale) if x.predicted_s is not None else "-")
         rows.append(row)
     what = "predicted time (roofline)" if predicted else "measured time"
     caption = None if predicted else "headroom: time - roofline time"
     if basis is not None:
         caption = f"{caption + '; ' if caption else ''}bytes ×min: ncu {basis} bytes / minimum"
+    if pred:
+        caption = f"{caption + '; ' if caption else ''}pred: predicted from the operator database"
     return table(f"Top {len(lines)} of {view.records} records by {what}", cols, rows, width, caption=caption)
 
 

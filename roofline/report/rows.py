@@ -25,6 +25,7 @@ def record_rows(r: Record) -> list[tuple[str, str]]:
         ("roofline time", duration(r.roofline_time_s)),
         ("attainable", si(r.attainable_flops_per_s, "FLOP/s")),
     ]
+    rows += prediction_rows(r)
     if r.timed:
         rows += _timed_rows(r)
     if r.counters is not None:
@@ -33,6 +34,20 @@ def record_rows(r: Record) -> list[tuple[str, str]]:
         rows.append(("advice", adv.get("message", str(adv)) if isinstance(adv, dict) else str(adv)))
     for n in r.notes or []:
         rows.append(("note", n))
+    return rows
+
+
+def prediction_rows(r: Record) -> list[tuple[str, str]]:
+    """The predicted time beside the bound (and the measured time, when timed): analysis/predict.py."""
+    if r.predicted_time_s is None:
+        return []
+    rows = [("predicted time", f"{duration(r.predicted_time_s)} ({duration(r.predicted_low_s)} - "
+                               f"{duration(r.predicted_high_s)}); {r.prediction_source}")]
+    if r.time_s:
+        inside = (r.predicted_low_s or 0) <= r.time_s <= (r.predicted_high_s or 0)
+        bound = f"; measured / bound {r.time_s / r.roofline_time_s:.2f}x" if r.roofline_time_s else ""
+        rows.append(("measured / predicted", f"{r.time_s / r.predicted_time_s:.2f}x "
+                     f"({'inside' if inside else 'outside'} the interval{bound})"))
     return rows
 
 

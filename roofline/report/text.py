@@ -348,6 +348,9 @@ def records_table(records: list[Record], title: str = "results", wide: bool = Fa
             Column("roofline\ntime", note="roofline time: the lower bound max(FLOPs / peak, bytes / bandwidth)"),
             Column("attainable\nTFLOP/s", drop=3 if timed else 0,
                    note="attainable: the roof at the record's AI, min(peak, AI x bandwidth)")]
+    predicted = any(r.predicted_time_s is not None for r in records)
+    if predicted:
+        cols.append(Column("predicted\ntime", note="predicted time: from the operator database (docs/prediction.md)"))
     if timed:
         cols += [Column("measured\ntime"),
                  Column("±\nIQR/2", note="± IQR/2: half the interquartile range of the samples, % of the median"),
@@ -369,6 +372,8 @@ def records_table(records: list[Record], title: str = "results", wide: bool = Fa
                r.op + (f" {r.variant}" if r.variant else ""), shape, r.dtype,
                number(r.arithmetic_intensity), r.bound or "-", duration(r.roofline_time_s),
                number((r.attainable_flops_per_s or 0) / 1e12) if r.attainable_flops_per_s is not None else "-"]
+        if predicted:
+            row.append(duration(r.predicted_time_s))
         if timed:
             stats = (r.timing.stats if r.timing else None) or {}
             sm = r.sm_clock_mhz

@@ -1,0 +1,234 @@
+"""Predicted times from a measured operator database (`roofline.ceilings.opdb`): the bound, corrected by how
+close real kernels of the same family and dtype came to the roof on that device, with an interval.
+
+The rule (docs/prediction.md):
+- A record's family is its catalog operator's (FAMILY_OF_OP), or for a profile's aten op the catalog operator
+  its formula maps to; other memory-bound aten ops with a formula (copies, reductions, pointwise rules) are
+  predicted as elementwise passes (MEMORY_PASS). No family, or none of its dtype in the database: the
+  prediction is the bound, and `prediction_source` starts with "bound" and says why.
+- Features: x = log10(roofline time), y = log10(arithmetic intensity), in decades. The efficiency (roofline time /
+  measured time) at a query is the inverse-distance-squared weighted geometric mean of its NEIGHBOURS nearest
+  points (the exact point's when one is at the query).
+- Extrapolation: a query outside the measured box of its family is clamped onto it (the efficiency of the
+  nearest measured shapes), and its interval widens by EXTRAPOLATION_WIDEN per decade outside.
+- Interval: the leave-one-out residuals of the family (each point predicted from the others, in log
+  efficiency); the prediction's interval spans their INTERVAL_QUANTILES. A family with fewer than
+  MIN_POINTS_FOR_SPREAD points uses FEW_POINTS_SPREAD instead.
+NB: the sweep times each shape alone with the L2 flushed; inside a model a small op often reads what the op
+before it left in the L2, so small memory-bound ops may be predicted slower than they run there.
+Pure and torch-free; `Predictor` caches each family's fit.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from roofline.ceilings.opdb import OpDB, Point, load_for
+
+# Catalog operator -> prediction family (collectives have none: their time is the link's, not the kernels').
+FAMILY_OF_OP = {
+    "gemm": "gemm", "gemv": "gemm", "attention": "attention", "decode_attention": "decode_attention",
+    "conv2d": "conv", "layernorm": "norm", "rmsnorm": "norm", "add_layernorm": "norm", "add_rmsnorm": "norm",
+    "softmax": "softmax", "relu": "elementwise", "add": "elementwise", "mul": "elementwise", "gelu": "elementwise",
+    "silu": "elementwise", "swiglu": "elementwise", "chain": "elementwise", "rope": "rope",
+}
+# The family a memory-bound profile op without a catalog operator borrows: one pass over its bytes.
+MEMORY_PASS = "elementwise"
+NEIGHBOURS = 4
+# Weight of a decade of intensity beside a decade of size in the distance: equal (both move efficiency by
+# comparable amounts in the H200 sweeps: a decade of size near the launch floor, a decade of intensity near the ridge).
+INTENSITY_WEIGHT = 1.0
+EXACT = 1e-9  # a neighbour this close (in decades) is the query itself
+# The central 90% of a family's leave-one-out residuals: the issue's goal is >= 80% of ops inside the interval.
+INTERVAL_QUANTILES = (0.05, 0.95)
+MIN_POINTS_FOR_SPREAD = 5
+FEW_POINTS_SPREAD = math.log(1.5)  # +-50% in time: a guess, said in the source, until the family has points
+EXTRAPOLATION_WIDEN = 0.5  # the interval's log half-widths grow by half per decade outside the measured box
+BOUND = "bound"
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """A predicted time with its interval and where it came from."""
+
+    time_s: float
+    low_s: float
+    high_s: float
+    source: str
+    family: str | None = None
+    points: int = 0  # points the efficiency came from (0: the bound)
+    extrapolated: float = 0.0  # decades outside the measured box
+
+    @property
+    def from_db(self) -> bool:
+        return self.points > 0
+
+    def fields(self) -> dict[str, Any]:
+        """The record's fields."""
+        return {"predicted_time_s": self.time_s, "predicted_low_s": self.low_s, "predicted_high_s": self.high_s,
+                "prediction_source": self.source}
+
+
+def features(roofline_time_s: float, intensity: float) -> tuple[float, float]:
+    """(decades of roofline time, decades of intensity); an intensity of 0 counts as 1e-6 FLOP/byte."""
+    return math.log10(roofline_time_s), math.log10(max(intensity, 1e-6))
+
+
+def quantile(xs: list[float], q: float) -> float:
+    """Linear-interpolated quantile of sorted `xs` (numpy's default)."""
+    s = sorted(xs)
+    pos = q * (len(s) - 1)
+    lo = math.floor(pos)
+    hi = min(lo + 1, len(s) - 1)
+    return s[lo] + (s[hi] - s[lo]) * (pos - lo)
+
+
+def _distance(a: tuple[float, float], b: tuple[float, float]) -> float:
+    return math.hypot(a[0] - b[0], INTENSITY_WEIGHT * (a[1] - b[1]))
+
+
+def _weighted_log_eff(q: tuple[float, float], pts: list[tuple[tuple[float, float], float]]) -> tuple[float, int]:
+    """Log efficiency at q from (features, log efficiency) pairs, and how many points it used."""
+    near = sorted(pts, key=lambda p: _distance(q, p[0]))[:NEIGHBOURS]
+    d0 = _distance(q, near[0][0])
+    if d0 < EXACT:
+        same = [le for f, le in near if _distance(q, f) < EXACT]
+        return sum(same) / len(same), len(same)
+    weights = [1.0 / _distance(q, f) ** 2 for f, _ in near]
+    return sum(w * le for w, (_, le) in zip(weights, near, strict=True)) / sum(weights), len(near)
+
+
+class FamilyModel:
+    """The fit of one (family, dtype): its points in feature space, the measured box and the residual spread."""
+
+    def __init__(self, family: str, dtype: str, points: list[Point]) -> None:
+        if not points:
+            raise ValueError("a family model needs points")
+        self.family, self.dtype = family, dtype
+        self.pts = [(features(p.roofline_time_s, p.intensity), math.log(p.efficiency)) for p in points]
+        xs, ys = [f[0] for f, _ in self.pts], [f[1] for f, _ in self.pts]
+        self.box = ((min(xs), max(xs)), (min(ys), max(ys)))
+        self.spread = self._spread()
+
+    def _spread(self) -> tuple[float, float]:
+        """(low, high) log-efficiency residuals of a prediction, <= 0 <= each: leave-one-out quantiles."""
+        if len(self.pts) < MIN_POINTS_FOR_SPREAD:
+            return -FEW_POINTS_SPREAD, FEW_POINTS_SPREAD
+        residuals = []
+        for i, (f, le) in enumerate(self.pts):
+            others = self.pts[:i] + self.pts[i + 1:]
+            residuals.append(le - _weighted_log_eff(f, others)[0])
+        lo, hi = (quantile(residuals, q) for q in INTERVAL_QUANTILES)
+        return min(lo, 0.0), max(hi, 0.0)
+
+    def clamp(self, q: tuple[float, float]) -> tuple[tuple[float, float], float]:
+        """The query moved onto the measured box, and how many decades it moved."""
+        (x0, x1), (y0, y1) = self.box
+        c = (min(max(q[0], x0), x1), min(max(q[1], y0), y1))
+        return c, _distance(q, c)
+
+    def predict(self, roofline_time_s: float, intensity: float) -> tuple[float, float, float, int, float]:
+        """(efficiency, low and high log residuals, points used, decades extrapolated)."""
+        q, outside = self.clamp(features(roofline_time_s, intensity))
+        log_eff, used = _weighted_log_eff(q, self.pts)
+        widen = 1.0 + EXTRAPOLATION_WIDEN * outside
+        lo, hi = self.spread
+        return math.exp(log_eff), lo * widen, hi * widen, used, outside
+
+
+def family_of(record: Any) -> str | None:
+    """The prediction family of a record (the module docstring's rule), None when it has none."""
+    if record.op in FAMILY_OF_OP:
+        return FAMILY_OF_OP[record.op]
+    source = record.flops_source or ""
+    if source.startswith("catalog:"):
+        name = source.split(":", 1)[1]
+        if name == "attention" and (record.params or {}).get("seq") == 1:
+            return "decode_attention"  # one query token per sequence: a decode step's kernel
+        return FAMILY_OF_OP.get(name)
+    if source and record.bound == "memory" and not record.tensor_cores:
+        return MEMORY_PASS
+    return None
+
+
+class Predictor:
+    """Predictions for records placed on `device_id`'s roofs from `db` (None: the bound, said so)."""
+
+    def __init__(self, db: OpDB | None, device_id: str) -> None:
+        self.db, self.device_id = db, device_id
+        self._models: dict[tuple[str, str], FamilyModel] = {}
+        self._families = db.families() if db is not None else {}
+
+    @property
+    def name(self) -> str:
+        """What the predictions came from, for a summary line."""
+        if self.db is None:
+            return f"the bound (no operator database for {self.device_id}; `roofline calibrate --ops`)"
+        where = self.db.path.name if self.db.path is not None else "the database"
+        return f"{where} ({len(self.db.points)} points" + (f"; {self.db.transferred})" if self.db.transferred else ")")
+
+    def model(self, family: str, dtype: str) -> FamilyModel | None:
+        key = (family, dtype)
+        if key not in self._models and key in self._families:
+            self._models[key] = FamilyModel(family, dtype, self._families[key])
+        return self._models.get(key)
+
+    def predict(self, record: Any) -> Prediction | None:
+        """The record's prediction; None for a record without a roofline time (no formula)."""
+        t = record.roofline_time_s
+        if t is None or t <= 0:
+            return None
+        family = family_of(record)
+        if self.db is None:
+            return Prediction(t, t, t, f"{BOUND} (no operator database for {self.device_id})", family)
+        if family is None:
+            return Prediction(t, t, t, f"{BOUND} (no prediction family for {record.op})", None)
+        model = self.model(family, record.dtype)
+        if model is None:
+            return Prediction(t, t, t, f"{BOUND} (no {family} {record.dtype} points in the database)", family)
+        eff, lo, hi, used, outside = model.predict(t, record.arithmetic_intensity or 0.0)
+        time_s = t / eff
+        source = f"{family} {record.dtype}: {used} of {len(model.pts)} points"
+        if record.op not in FAMILY_OF_OP and not (record.flops_source or "").startswith("catalog:"):
+            source += " (as a memory pass)"
+        if outside > 0:
+            source += f", extrapolated {outside:.1f} decades"
+        if len(model.pts) < MIN_POINTS_FOR_SPREAD:
+            source += f", interval +-{math.exp(FEW_POINTS_SPREAD) - 1:.0%} (few points)"
+        if self.db.transferred:
+            source += f"; transferred ({self.db.transferred})"
+        return Prediction(time_s, time_s * math.exp(-hi), time_s * math.exp(-lo), source, family, used, outside)
+
+
+def with_prediction(record: Any, predictor: Predictor | None) -> Any:
+    """The record with its predicted_* fields (unchanged without a predictor or a roofline time)."""
+    from roofline.core.record import evolve
+
+    p = predictor.predict(record) if predictor is not None else None
+    return record if p is None else evolve(record, **p.fields())
+
+
+def in_interval(record: Any) -> bool | None:
+    """Whether the measured time fell inside the predicted interval (None without both)."""
+    if record.time_s is None or record.predicted_low_s is None or record.predicted_high_s is None:
+        return None
+    return record.predicted_low_s <= record.time_s <= record.predicted_high_s
+
+
+def predictor_for(device_id: str, db: str | Path | OpDB | None = None) -> Predictor:
+    """The predictor for records placed on `device_id`: from `db` (a path or a loaded database; another
+    device's is a transfer), else from that device's default database, else the bound (`Predictor.db` None)."""
+    if isinstance(db, OpDB):
+        if db.device_id != device_id and db.transferred is None:
+            db.transferred = f"measured on {db.device.get('name') or db.device_id}, applied to {device_id}"
+        return Predictor(db, device_id)
+    return Predictor(load_for(device_id, db), device_id)
+
+
+def predicted(records: list[Any], predictor: Predictor) -> list[Any]:
+    """The records with their predictions, when the predictor has a database (unchanged otherwise: without one
+    the prediction is the bound, `roofline_time_s`, and the summary says so)."""
+    return [with_prediction(r, predictor) for r in records] if predictor.db is not None else list(records)

@@ -1,0 +1,258 @@
+"""The operator efficiency database: what catalog operators really took on one device (`roofline calibrate
+--ops`), the data the predictor (`roofline.analysis.predict`) learns from.
+
+One JSON file per device, like a spec file: the device it was measured on (kind, spec id, name, driver,
+torch), when, the sweep's suite, and one point per timed operator shape (raw samples kept, statistics
+derived by the predictor). Reading it never imports torch. A file that is not such a database (corrupt,
+truncated, a point missing a field) is one `UsageError` naming the file (exit 2).
+
+Where it lives: `--db FILE`, or by default `<cache>/ops/<device id>.json` (`default_path`). A default file
+holding another device's points is refused; a database named with `--db` may come from another device, and
+is then applied as a transfer (`transferred` says so, and every prediction's source repeats it).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from roofline.ceilings.store import cache_dir
+from roofline.core.errors import UsageError
+from roofline.core.files import atomic_write
+
+FORMAT = "roofline-ops-db"
+VERSION = 1
+# The fields every point has; `time_s` and `roofline_time_s` must be positive numbers.
+POINT_FIELDS = ("family", "op", "dtype", "params", "flops", "bytes", "roofline_time_s", "time_s")
+DEVICE_FIELDS = ("kind", "id", "name")
+# Raw samples kept per point: the timer takes up to ~2000 of a microsecond kernel; a sweep of a thousand
+# points keeping all of them would be a 40 MB file. This many, evenly strided through the run, keep its spread.
+KEPT_SAMPLES = 32
+
+
+@dataclass(frozen=True)
+class Point:
+    """One operator shape timed on the database's device: the analytic record's numbers and the median."""
+
+    family: str  # the prediction family (analysis.predict.FAMILIES), e.g. "gemm", "attention"
+    op: str
+    dtype: str
+    params: dict[str, Any]
+    flops: float
+    bytes: float
+    roofline_time_s: float
+    time_s: float  # median of the samples
+    variant: str | None = None
+    samples_s: tuple[float, ...] = ()
+    launch_gap_s: float | None = None  # GPU idle per call, launched eagerly back to back (cupti timer)
+    kernels: int | None = None  # kernels per call, where the timer saw them
+    method: str | None = None
+    level: int = 0  # the sweep's refinement level (0: the coarse grid)
+
+    @property
+    def efficiency(self) -> float:
+        """Roofline time over measured time (1: at the roof)."""
+        return self.roofline_time_s / self.time_s
+
+    @property
+    def intensity(self) -> float:
+        return self.flops / self.bytes if self.bytes else 0.0
+
+    def key(self) -> str:
+        return point_key(self.op, self.variant, self.dtype, self.params)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"family": self.family, "op": self.op, "variant": self.variant, "dtype": self.dtype,
+                               "params": self.params, "flops": self.flops, "bytes": self.bytes,
+                               "roofline_time_s": self.roofline_time_s, "time_s": self.time_s,
+                               "samples_s": list(self.samples_s), "level": self.level}
+        for name in ("launch_gap_s", "kernels", "method"):
+            if getattr(self, name) is not None:
+                out[name] = getattr(self, name)
+        return out
+
+
+@dataclass
+class OpDB:
+    """A device's measured points, with where and when they were measured; `path` and `transferred` say
+    where it was read from and whether it is another device's."""
+
+    device: dict[str, Any]
+    points: list[Point] = field(default_factory=list)
+    created: str = ""
+    updated: str = ""
+    suite: str | None = None
+    path: Path | None = None
+    transferred: str | None = None  # set on load: "measured on <name>, applied to <id>"
+
+    @property
+    def device_id(self) -> str:
+        return str(self.device["id"])
+
+    def keys(self) -> set[str]:
+        return {p.key() for p in self.points}
+
+    def families(self) -> dict[tuple[str, str], list[Point]]:
+        """Points per (family, dtype), in the order they were measured."""
+        out: dict[tuple[str, str], list[Point]] = {}
+        for p in self.points:
+            out.setdefault((p.family, p.dtype), []).append(p)
+        return out
+
+    def launch_gap_s(self) -> float | None:
+        """The measured GPU idle time per kernel of an eager program: the median over the points that
+        measured one (each point's per-call gap over its kernels per call); None when none did."""
+        gaps = sorted(p.launch_gap_s / max(1, p.kernels or 1) for p in self.points if p.launch_gap_s is not None)
+        if not gaps:
+            return None
+        mid = len(gaps) // 2
+        return gaps[mid] if len(gaps) % 2 else (gaps[mid - 1] + gaps[mid]) / 2
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"format": FORMAT, "version": VERSION, "device": self.device, "created": self.created,
+                "updated": self.updated, "suite": self.suite, "points": [p.to_dict() for p in self.points]}
+
+
+def point_key(op: str, variant: str | None, dtype: str, params: Mapping[str, Any]) -> str:
+    """What makes a point the same point when a sweep resumes: operator, variant, dtype and every parameter."""
+    return json.dumps([op, variant, dtype, dict(params)], sort_keys=True, default=str)
+
+
+def now() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def default_path(device_id: str) -> Path:
+    """Where `calibrate --ops` stores a device's database without `--db`, and predictions look for it."""
+    return cache_dir() / "ops" / f"{device_id}.json"
+
+
+def kept_samples(samples: Sequence[float], n: int = KEPT_SAMPLES) -> tuple[float, ...]:
+    """At most `n` samples, evenly strided through the run (first and last included)."""
+    if len(samples) <= n:
+        return tuple(float(s) for s in samples)
+    step = (len(samples) - 1) / (n - 1)
+    return tuple(float(samples[round(i * step)]) for i in range(n))
+
+
+def _positive(where: str, name: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+        raise ValueError(f"{where}: {name} must be a positive number, got {value!r}")
+    return float(value)
+
+
+def point_from(data: Any, where: str) -> Point:
+    """A point from its JSON object; a missing or bad field raises ValueError naming it."""
+    if not isinstance(data, Mapping):
+        raise ValueError(f"{where} is not an object")
+    missing = [f for f in POINT_FIELDS if f not in data]
+    if missing:
+        raise ValueError(f"{where} has no {missing[0]!r}")
+    for name in ("family", "op", "dtype"):
+        if not isinstance(data[name], str) or not data[name]:
+            raise ValueError(f"{where}: {name} must be a name")
+    if not isinstance(data["params"], Mapping):
+        raise ValueError(f"{where}: params must be an object")
+    samples = data.get("samples_s") or []
+    if not isinstance(samples, list):
+        raise ValueError(f"{where}: samples_s must be a list")
+    gap = data.get("launch_gap_s")
+    if gap is not None and (not isinstance(gap, (int, float)) or gap < 0):
+        raise ValueError(f"{where}: launch_gap_s must be a non-negative number")
+    flops = data["flops"]
+    if isinstance(flops, bool) or not isinstance(flops, (int, float)) or flops < 0:
+        raise ValueError(f"{where}: flops must be a non-negative number")
+    return Point(family=data["family"], op=data["op"], dtype=data["dtype"], params=dict(data["params"]),
+                 flops=float(flops), bytes=_positive(where, "bytes", data["bytes"]),
+                 roofline_time_s=_positive(where, "roofline_time_s", data["roofline_time_s"]),
+                 time_s=_positive(where, "time_s", data["time_s"]), variant=data.get("variant"),
+                 samples_s=tuple(_positive(where, "a sample", s) for s in samples),
+                 launch_gap_s=None if gap is None else float(gap), kernels=data.get("kernels"),
+                 method=data.get("method"), level=int(data.get("level", 0)))
+
+
+def parse(text: str, where: str) -> OpDB:
+    """A database from its JSON text; anything else is one UsageError naming `where`."""
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"{where}: not an operator database (corrupt or truncated JSON: {exc.msg} at line "
+                         f"{exc.lineno})") from None
+    try:
+        if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+            raise ValueError(f"not an operator database (no \"format\": \"{FORMAT}\")")
+        if doc.get("version") != VERSION:
+            raise ValueError(f"version {doc.get('version')!r}; this roofline reads version {VERSION}")
+        device = doc.get("device")
+        if not isinstance(device, dict) or any(not isinstance(device.get(f), str) for f in DEVICE_FIELDS):
+            raise ValueError(f"device must be an object with {', '.join(DEVICE_FIELDS)}")
+        points = doc.get("points")
+        if not isinstance(points, list):
+            raise ValueError("points must be a list")
+        parsed = [point_from(p, f"point {i + 1}") for i, p in enumerate(points)]
+    except ValueError as exc:
+        raise UsageError(f"{where}: {exc}") from None
+    return OpDB(device=device, points=parsed, created=str(doc.get("created") or ""),
+                updated=str(doc.get("updated") or ""), suite=doc.get("suite"))
+
+
+def read(path: str | Path) -> OpDB:
+    """The database in `path` (validated); a missing or unreadable file is one UsageError."""
+    p = Path(path)
+    try:
+        text = p.read_text()
+    except FileNotFoundError:
+        raise UsageError(f"{p}: no such operator database (make one with `roofline calibrate --ops --db {p}`)") \
+            from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{p}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
+    db = parse(text, str(p))
+    db.path = p
+    return db
+
+
+def load_for(device_id: str, path: str | Path | None = None) -> OpDB | None:
+    """The database predictions on `device_id` use: `path` when given (another device's is a transfer, said in
+    `transferred`), else the default file of that device, None when there is none. A default file that holds
+    another device's points is refused: it must be named to be applied to this one."""
+    if path is not None:
+        db = read(path)
+        if db.device_id != device_id:
+            db.transferred = f"measured on {db.device.get('name') or db.device_id}, applied to {device_id}"
+        return db
+    p = default_path(device_id)
+    if not p.exists():
+        return None
+    db = read(p)
+    if db.device_id != device_id:
+        raise UsageError(f"{p}: measured on {db.device.get('name') or db.device_id}, not {device_id}; name it "
+                         "with --db to apply it to this device")
+    return db
+
+
+def open_for_sweep(device: dict[str, Any], path: str | Path, suite: str | None) -> OpDB:
+    """The database a sweep adds to: the file's (resumed) when it exists and was measured on this device, a new
+    one otherwise. Another device's file is refused: a sweep never mixes two devices' points."""
+    p = Path(path)
+    if not p.exists():
+        stamp = now()
+        return OpDB(device=dict(device), created=stamp, updated=stamp, suite=suite, path=p)
+    db = read(p)
+    if db.device_id != device["id"] or db.device.get("kind") != device["kind"] or \
+            db.device.get("name") != device.get("name"):  # one CPU's points are not another's ("cpu" both)
+        raise UsageError(f"{p}: measured on {db.device.get('name') or db.device_id}, not this "
+                         f"{device.get('name') or device['id']}: a sweep adds only to its own device's database "
+                         "(choose another --db)")
+    return db
+
+
+def write(db: OpDB) -> Path:
+    """Write the database to its path (atomically: a sweep cut short leaves the last complete file)."""
+    assert db.path is not None
+    db.updated = now()
+    return atomic_write(db.path, json.dumps(db.to_dict(), indent=1, default=str) + "\n", make_parents=True)

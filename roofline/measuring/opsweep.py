@@ -1,0 +1,278 @@
+"""`roofline calibrate --ops`: time catalog operators over a grid of shapes and dtypes on this device and
+store each one's efficiency in the operator database (`roofline.ceilings.opdb`), for the predictor.
+
+The plan comes from a sweep file (suites/sweeps/ops.toml: which operators, their fixed parameters, and per
+device kind the values of each swept parameter, and the dtypes). Its points run coarse first: each swept
+axis's values get a level (0: its ends, 1: adds the middle, 2: the quarters, ... bisecting), a point's level is
+its axes' highest, and the sweep runs every family's level-0 points, then level 1, ..., families
+interleaved, so a budget cut at any time leaves every family covered at the resolution reached.
+
+Each point is timed with the project's timers (`time_cuda`, `time_cpu`) in a short window (SWEEP_REP_S) without
+clock sampling; points already in the database are skipped (a sweep resumes), and the file is rewritten every
+SAVE_EVERY_S and at the end, so a run cut short keeps what it measured.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from roofline.ceilings import opdb
+from roofline.core.dtypes import get_dtype
+from roofline.core.errors import RooflineError, UsageError
+from roofline.core.format import duration
+from roofline.core.progress import QUIET, Reporter
+from roofline.core.record import analytic_record
+from roofline.measuring.target import Target
+
+DEFAULT_SUITE = Path(__file__).resolve().parents[2] / "suites" / "sweeps" / "ops.toml"
+# The timer's windows per point: a fifth of `roofline run`'s (measuring/timing.py): a sweep of ~1500 points
+# must fit 8 minutes; the medians of 10+ samples of these windows are what the predictor needs (its interval
+# comes from the spread across points, not within one).
+SWEEP_WARMUP_S = 0.004
+SWEEP_REP_S = 0.005
+# A point whose roofline time exceeds this is skipped: it would take seconds and teach nothing that the largest
+# kept points do not (efficiency is flat at large sizes; the predictor clamps beyond the measured box).
+MAX_POINT_ROOF_S = {"gpu": 0.02, "cpu": 0.05}
+# A point that allocates more than this is skipped: a 64 GiB KV cache takes longer to fill with random values than
+# to time, and its efficiency is that of the largest kept points (memory-bound kernels are flat past ~1 GiB).
+MAX_POINT_BYTES = 8 * 2**30
+SAVE_EVERY_S = 15.0
+# Keep this share of free memory for the flush buffer's neighbours and library workspaces (runner.py's 0.9).
+MEMORY_HEADROOM = 0.8
+
+
+@dataclass(frozen=True)
+class PlannedPoint:
+    op: str
+    dtype: str
+    params: dict[str, Any]
+    level: int
+    family: str
+
+    def key(self) -> str:
+        from roofline.ops import make
+
+        o = make(self.op, **self.params)  # the operator's resolved parameters, as its point stores them
+        return opdb.point_key(o.name, o.variant_name(), self.dtype, o.params())
+
+
+@dataclass
+class SweepResult:
+    measured: int = 0
+    skipped_known: int = 0
+    skipped: dict[str, int] = field(default_factory=dict)  # why -> count
+    left: int = 0  # planned points the budget left unmeasured
+    seconds: float = 0.0
+
+
+def axis_levels(n: int) -> list[int]:
+    """The level of each of `n` sorted axis values: 0 for the ends, then bisection levels."""
+    levels = [-1] * n
+    if n == 1:
+        return [0]
+    level = 0
+    while -1 in levels:
+        parts = 2 ** level
+        for j in range(parts + 1):
+            i = round(j * (n - 1) / parts)
+            if levels[i] < 0:
+                levels[i] = level
+        level += 1
+    return levels
+
+
+def _values(name: str, where: str, v: Any) -> list[Any]:
+    vals = v if isinstance(v, list) else [v]
+    if not vals:
+        raise UsageError(f"{where}: {name} has no values")
+    return vals
+
+
+def plan(sweep: Mapping[str, Any], kind: str, where: str = "sweep") -> list[PlannedPoint]:
+    """Every point of the sweep file for a `kind` ("gpu" or "cpu") device, coarse first (module docstring)."""
+    from roofline.analysis.predict import FAMILY_OF_OP
+    from roofline.ops.base import get_operator
+
+    head = sweep.get("sweep", {})
+    default_dtypes = head.get(f"{kind}_dtypes") or head.get("dtypes") or []
+    families = sweep.get("family")
+    if not isinstance(families, list) or not families:
+        raise UsageError(f"{where}: no [[family]] entries")
+    streams: list[list[PlannedPoint]] = []
+    for n, fam in enumerate(families, 1):
+        at = f"{where}: family {n}"
+        if not isinstance(fam, Mapping) or "op" not in fam:
+            raise UsageError(f"{at} has no op")
+        name = get_operator(str(fam["op"])).name
+        if name not in FAMILY_OF_OP:
+            raise UsageError(f"{at}: {name} has no prediction family")
+        axes = fam.get(kind)
+        if axes is None:
+            continue  # this family is not swept on this kind of device
+        if not isinstance(axes, Mapping) or not axes:
+            raise UsageError(f"{at}: `{kind}` must be a table of parameter values")
+        names = list(axes)
+        values = [sorted(_values(a, at, axes[a])) for a in names]
+        levels = [axis_levels(len(v)) for v in values]
+        fixed = dict(fam.get("fixed", {}))
+        same = dict(fam.get("same", {}))
+        if any(b not in names for b in same.values()):
+            raise UsageError(f"{at}: `same` names a parameter that is not swept")
+        for dtype in fam.get(f"{kind}_dtypes") or fam.get("dtypes") or default_dtypes:
+            get_dtype(dtype)
+            pts = []
+            for idx in itertools.product(*(range(len(v)) for v in values)):
+                params = {**fixed, **{a: values[i][j] for i, (a, j) in enumerate(zip(names, idx, strict=True))}}
+                params.update({a: params[b] for a, b in same.items()})
+                pts.append(PlannedPoint(name, dtype, params, max(levels[i][j] for i, j in enumerate(idx)),
+                                        FAMILY_OF_OP[name]))
+            streams.append(sorted(pts, key=lambda p: p.level))
+    out: list[PlannedPoint] = []
+    top = max((p.level for s in streams for p in s), default=-1)
+    for level in range(top + 1):
+        per = [[p for p in s if p.level == level] for s in streams]
+        for group in itertools.zip_longest(*per):
+            out.extend(p for p in group if p is not None)
+    return out
+
+
+def load_plan(path: str | Path, kind: str) -> tuple[str, list[PlannedPoint]]:
+    from roofline.core.tomlfile import read_toml
+
+    data = read_toml(path, "sweep file", UsageError)
+    return str(data.get("sweep", {}).get("name") or Path(path).stem), plan(data, kind, str(path))
+
+
+def device_identity(target: Target) -> dict[str, Any]:
+    """The database's `device`: kind, spec id, name, driver, torch (and CUDA)."""
+    from roofline.ceilings.store import torch_version
+
+    info = target.device_info
+    if target.is_cpu:
+        return {"kind": "cpu", "id": "cpu", "name": str(info.get("name", target.ceilings.device_name)),
+                "cores": info.get("cores"), "torch": torch_version()}
+    import torch
+
+    return {"kind": "gpu", "id": target.ceilings.device_id, "name": str(info.get("name", target.ceilings.device_name)),
+            "driver": info.get("driver_version"), "torch": torch_version(), "cuda": torch.version.cuda}
+
+
+def _time_point(p: PlannedPoint, target: Target) -> tuple[opdb.Point | None, str | None]:
+    """The point timed, or (None, why it was skipped)."""
+    from roofline.measuring.kernels import build, footprint_bytes
+    from roofline.measuring.runner import available_bytes
+    from roofline.measuring.timing import FLUSH_L2_MULTIPLE
+    from roofline.ops import make
+
+    try:
+        op = make(p.op, **p.params)
+        dtype = get_dtype(p.dtype)
+        record = analytic_record(op, dtype, target.ceilings)
+    except RooflineError:
+        return None, "not a valid shape"
+    kind = "cpu" if target.is_cpu else "gpu"
+    if not record.roofline_time_s or record.roofline_time_s > MAX_POINT_ROOF_S[kind]:
+        return None, "too large for a sweep"
+    device = target.time_device
+    assert device is not None
+    l2 = int(target.spec["l2_cache_kib"] * 1024) if target.spec else 0
+    need = footprint_bytes(op, dtype)
+    if need > MAX_POINT_BYTES:
+        return None, "too large for a sweep"
+    if need + FLUSH_L2_MULTIPLE * l2 > available_bytes(device) * MEMORY_HEADROOM:
+        return None, "does not fit in memory"
+    try:
+        built = build(op, dtype, device)
+        if device.startswith("cuda"):
+            from roofline.measuring.timing_cuda import TimingOptions, time_cuda
+
+            m = time_cuda(built.fn, TimingOptions(compute_bound=record.bound == "compute", graph_safe=built.graph_safe,
+                                                  sample_clocks=False, warmup_s=SWEEP_WARMUP_S, rep_s=SWEEP_REP_S),
+                          device, l2 or None)
+        else:
+            from roofline.measuring.timing_cpu import time_cpu
+
+            m = time_cpu(built.fn, warmup_s=SWEEP_WARMUP_S, rep_s=SWEEP_REP_S, expected_s=record.roofline_time_s)
+    except (RooflineError, RuntimeError, ValueError, NotImplementedError) as exc:  # an unsupported kernel here
+        return None, f"failed ({type(exc).__name__})"
+    median = m.median_s
+    if median <= 0:
+        return None, "no time measured"
+    assert record.flops is not None and record.bytes is not None and record.roofline_time_s is not None
+    return opdb.Point(family=p.family, op=op.name, dtype=p.dtype, params=op.params(), flops=record.flops,
+                      bytes=record.bytes, roofline_time_s=record.roofline_time_s, time_s=median,
+                      variant=op.variant_name(), samples_s=opdb.kept_samples(m.times_s),
+                      launch_gap_s=m.launch_gap_s, kernels=len(m.kernel_medians_s) or None, method=m.method,
+                      level=p.level), None
+
+
+def sweep(points: list[PlannedPoint], target: Target, db: opdb.OpDB, budget_s: float,
+          progress: Reporter = QUIET, clock: Any = time.monotonic) -> SweepResult:
+    """Time the points the database lacks, in order, until the budget is spent; the database is written every
+    SAVE_EVERY_S and at the end (also when interrupted)."""
+    result = SweepResult()
+    known = db.keys()
+    start = last_save = clock()
+    todo = []
+    for p in points:
+        try:
+            k = p.key()
+        except RooflineError:
+            result.skipped["not a valid shape"] = result.skipped.get("not a valid shape", 0) + 1
+            continue
+        if k in known:
+            result.skipped_known += 1
+        else:
+            todo.append((k, p))
+    level = -1
+    try:
+        for i, (k, p) in enumerate(todo):
+            spent = clock() - start
+            if spent >= budget_s:
+                result.left = len(todo) - i
+                break
+            shape = " ".join(f"{a}={v}" for a, v in p.params.items())
+            if p.level != level:  # a line that stays, also where stderr is no terminal (logs)
+                level = p.level
+                progress.notice(f"level {level}: {len(todo) - i} points to go, {result.measured} measured, "
+                                f"{duration(spent)} of {duration(budget_s)}")
+            progress.status(f"[{i + 1}/{len(todo)}] level {p.level} {p.op} {p.dtype} {shape} "
+                            f"({duration(spent)} of {duration(budget_s)})")
+            point, why = _time_point(p, target)
+            if point is None:
+                assert why is not None
+                result.skipped[why] = result.skipped.get(why, 0) + 1
+            else:
+                db.points.append(point)
+                known.add(k)
+                result.measured += 1
+            if clock() - last_save > SAVE_EVERY_S:
+                opdb.write(db)
+                last_save = clock()
+    finally:
+        opdb.write(db)
+        result.seconds = clock() - start
+    return result
+
+
+DEFAULT_BUDGET_S = 600.0
+
+
+def calibrate_ops(suite: str | Path | None = None, device: str | None = None, db_path: str | Path | None = None,
+                  budget_s: float = DEFAULT_BUDGET_S, progress: Reporter = QUIET) -> tuple[opdb.OpDB, SweepResult]:
+    """The whole use case: resolve this device, plan the sweep, resume or start its database, sweep it."""
+    from roofline.measuring.target import resolve_target
+
+    target = resolve_target(device=device, progress=progress.status)
+    if target.time_device is None:
+        raise RooflineError("calibrate --ops needs a device to time on")
+    identity = device_identity(target)
+    name, points = load_plan(suite or DEFAULT_SUITE, identity["kind"])
+    path = Path(db_path) if db_path is not None else opdb.default_path(identity["id"])
+    db = opdb.open_for_sweep(identity, path, name)
+    return db, sweep(points, target, db, budget_s, progress)

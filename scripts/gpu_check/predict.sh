@@ -1,0 +1,29 @@
+# Stage `predict` of scripts/gpu_check.sh (issue 32): build the operator efficiency database from the sweep alone
+# (`roofline calibrate --ops`, suites/sweeps/ops.toml, coarse grid first; resumable: a second run adds only the
+# points the first did not reach), then predict real models' steps from it without running them and measure them
+# (scripts/predict_accuracy.py, 9 cases). Expected: the sweep stops starting points at PREDICT_BUDGET (default
+# 8m; the whole GPU grid, ~830 points, may finish sooner), the accuracy script 2-3 minutes, cut at
+# PREDICT_ACCURACY_S (default 240 s; it writes its JSON after every case). In one 10-minute device call run
+# `PREDICT_BUDGET=5m bash scripts/gpu_check.sh predict` (about 9 minutes with the start-up). The database is
+# copied to $OUT/h200-ops.json as soon as the sweep ends; with W set to the same folder a later call resumes it.
+# Sourced by scripts/gpu_check.sh, in its shell: $OUT, $W, $S, $RL, log.
+log "predict: operator sweep (roofline calibrate --ops --budget ${PREDICT_BUDGET:-8m}) then scripts/predict_accuracy.py"
+t0=$(secs)
+$RL calibrate --ops --budget "${PREDICT_BUDGET:-8m}" --db "$W/h200-ops.json" > "$W/predict-sweep.txt" 2> "$W/predict-sweep.err"
+echo "calibrate --ops exit $? in $(python3 -c "print(f'{$(secs) - $t0:.0f}')") s" | tee -a "$S"
+tail -n 25 "$W/predict-sweep.txt" | tee -a "$S"
+grep -v '^\s*$' "$W/predict-sweep.err" | tail -n 5 | tee -a "$S"
+cp "$W/h200-ops.json" "$OUT/h200-ops.json" 2>/dev/null
+if [ -s "$W/h200-ops.json" ]; then
+  t0=$(secs)
+  timeout "${PREDICT_ACCURACY_S:-240}" python3 scripts/predict_accuracy.py --db "$W/h200-ops.json" "$W/predict" \
+    > "$W/predict-accuracy.txt" 2> "$W/predict-accuracy.err"
+  echo "predict_accuracy exit $? in $(python3 -c "print(f'{$(secs) - $t0:.0f}')") s" | tee -a "$S"
+  sed -n '/^== summary/,$p' "$W/predict-accuracy.txt" | tee -a "$S"
+  [ -s "$W/predict/predict_accuracy.txt" ] && ! grep -q '^== summary' "$W/predict-accuracy.txt" \
+    && cat "$W/predict/predict_accuracy.txt" | tee -a "$S"  # cut short: the cases it finished
+  grep -E 'Error|error' "$W/predict-accuracy.err" | tail -n 5 | tee -a "$S"
+  cp "$W/predict/predict_accuracy.json" "$W/predict/predict_accuracy.txt" "$OUT/" 2>/dev/null
+else
+  log "predict: no database was written; the accuracy script did not run"
+fi

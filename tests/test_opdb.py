@@ -1,0 +1,152 @@
+"""The operator database (ceilings/opdb.py) as a data file, and `roofline calibrate --ops` building one on the CPU
+by a real (tiny) sweep, which then predicts a small MLP's profile. The CPU figures are printed, never asserted as
+times (the machine is shared)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from helpers import run, write
+
+from roofline.ceilings import opdb
+from roofline.core.errors import UsageError
+from roofline.measuring.opsweep import axis_levels, plan
+
+H200 = {"kind": "gpu", "id": "h200-sxm", "name": "NVIDIA H200", "driver": "580.1", "torch": "2.11.0"}
+
+
+def a_db(path: Path, device: dict | None = None) -> Path:
+    db = opdb.OpDB(device=dict(device or H200), created="2026-12-01T00:00:00Z", suite="test", path=path)
+    db.points.append(opdb.Point(family="gemm", op="gemm", dtype="bf16", params={"m": 64}, flops=2 * 64**3,
+                                bytes=3 * 64 * 64 * 2, roofline_time_s=1e-6, time_s=4e-6, samples_s=(4e-6, 5e-6)))
+    opdb.write(db)
+    return path
+
+
+def test_a_database_round_trips(tmp_path: Path) -> None:
+    p = a_db(tmp_path / "db.json")
+    db = opdb.read(p)
+    assert db.device == H200 and db.suite == "test" and db.updated
+    assert db.points[0].efficiency == pytest.approx(0.25)  # 1 us roof / 4 us measured
+    assert db.points[0].samples_s == (4e-6, 5e-6)
+    assert json.loads(p.read_text())["format"] == opdb.FORMAT
+
+
+@pytest.mark.parametrize("damage, says", [
+    (lambda t: t[: len(t) // 2], "corrupt or truncated JSON"),
+    (lambda t: t.replace('"roofline-ops-db"', '"something-else"'), "not an operator database"),
+    (lambda t: t.replace('"time_s": 4e-06', '"time_s": -1'), "point 1: time_s must be a positive number"),
+    (lambda t: t.replace('"family": "gemm",', ''), "point 1 has no 'family'"),
+    (lambda t: t.replace('"version": 1', '"version": 7'), "version 7"),
+])
+def test_a_damaged_database_is_one_line_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str], damage,
+                                                says: str) -> None:  # type: ignore[no-untyped-def]
+    p = a_db(tmp_path / "db.json")
+    p.write_text(damage(p.read_text()))
+    with pytest.raises(UsageError, match=says):
+        opdb.read(p)
+    code, out, err = run(capsys, "analyze", "gemm", "--m", "64", "--gpu", "h200", "--no-time", "--db", str(p))
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1 and says in err
+
+
+def test_another_gpus_database_is_refused_unless_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    h100 = {**H200, "id": "h100-sxm", "name": "NVIDIA H100"}
+    named = a_db(tmp_path / "h100.json", h100)
+    db = opdb.load_for("h200-sxm", named)  # named: applied, as a transfer
+    assert db is not None and db.transferred == "measured on NVIDIA H100, applied to h200-sxm"
+    assert opdb.load_for("h200-sxm") is None  # no default file: none
+    default = opdb.default_path("h200-sxm")
+    default.parent.mkdir(parents=True)
+    default.write_text(named.read_text())  # the H100's points under the H200's name
+    with pytest.raises(UsageError, match="measured on NVIDIA H100, not h200-sxm; name it with --db"):
+        opdb.load_for("h200-sxm")
+    code, out, err = run(capsys, "analyze", "gemm", "--m", "64", "--gpu", "h200", "--no-time", "--dtype", "bf16",
+                         "--db", str(named), "--json")
+    assert code == 0
+    rec = json.loads(out)["records"][0]
+    assert "transferred (measured on NVIDIA H100, applied to h200-sxm)" in rec["prediction_source"]
+    assert "transferred" in err
+    with pytest.raises(UsageError, match="a sweep adds only to its own device's database"):
+        opdb.open_for_sweep({"kind": "cpu", "id": "cpu", "name": "a CPU"}, named, "ops")
+
+
+def test_kept_samples_stride_through_the_run() -> None:
+    assert opdb.kept_samples([1.0, 2.0]) == (1.0, 2.0)
+    kept = opdb.kept_samples([float(i) for i in range(100)], 4)
+    assert kept == (0.0, 33.0, 66.0, 99.0)  # round(i x 99 / 3)
+
+
+def test_the_sweep_runs_coarse_first_and_every_family_early() -> None:
+    assert axis_levels(5) == [0, 2, 1, 2, 0]  # ends, then the middle, then the quarters
+    assert axis_levels(1) == [0]
+    sweep = {"sweep": {"cpu_dtypes": ["fp32"]},
+             "family": [{"op": "gemm", "cpu": {"m": [16, 32, 64, 128, 256]}},
+                        {"op": "add", "cpu": {"numel": [1024, 4096, 16384]}},
+                        {"op": "conv2d", "same": {"width": "height"}, "cpu": {"height": [8]}}]}
+    pts = plan(sweep, "cpu")
+    assert [p.level for p in pts] == sorted(p.level for p in pts)
+    assert [(p.op, p.params.get("m") or p.params.get("numel") or p.params["height"]) for p in pts[:5]] == [
+        ("gemm", 16), ("add", 1024), ("conv2d", 8), ("gemm", 256), ("add", 16384)]  # level 0, families interleaved
+    assert next(p for p in pts if p.op == "conv2d").params["width"] == 8
+    assert plan(sweep, "gpu") == []  # no gpu grid in this file
+    with pytest.raises(UsageError, match="all_reduce has no prediction family"):
+        plan({"family": [{"op": "all_reduce", "cpu": {"bytes": [1024]}}]}, "cpu")
+    with pytest.raises(UsageError, match="no \\[\\[family\\]\\]"):
+        plan({"sweep": {}}, "cpu")
+
+
+TINY = """
+[sweep]
+name = "tiny"
+cpu_dtypes = ["fp32"]
+[[family]]
+op = "gemm"
+cpu = { m = [8, 32, 128], n = [32, 64], k = [32] }
+[[family]]
+op = "gelu"
+cpu = { numel = [1024, 8192, 65536] }
+[[family]]
+op = "add"
+cpu = { numel = [1024, 65536] }
+"""
+
+
+def test_a_tiny_cpu_sweep_builds_a_database_that_predicts_an_mlp(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    import torch
+
+    import roofline
+
+    suite, db = write(tmp_path / "tiny.toml", TINY), tmp_path / "cpu.json"
+    code, out, err = run(capsys, "calibrate", "--ops", "--suite", str(suite), "--device", "cpu", "--budget", "60s",
+                         "--db", str(db), "--json")
+    assert code == 0, err
+    first = json.loads(out)
+    assert first["measured"] == 11 and first["left"] == 0  # 3 x 2 x 1 gemm + 3 gelu + 2 add
+    assert first["device"]["kind"] == "cpu" and "level 0" in err  # progress on stderr
+    code, out, err = run(capsys, "calibrate", "--ops", "--suite", str(suite), "--device", "cpu", "--budget", "60s",
+                         "--db", str(db), "--json")
+    assert code == 0 and json.loads(out)["measured"] == 0 and json.loads(out)["already_there"] == 11  # resumed
+    mlp = torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.GELU(), torch.nn.Linear(128, 64))
+    x = torch.randn(32, 64)
+    prof = roofline.profile(lambda: mlp(x), device="cpu", warmup=1, db=db)
+    addmm = [r for r in prof.records if r.op == "aten::addmm"]
+    assert addmm and all(r.prediction_source.startswith("gemm fp32: ") for r in addmm)
+    assert all(r.predicted_low_s <= r.predicted_time_s <= r.predicted_high_s for r in addmm)
+    step = prof.summary["prediction"]
+    assert step["calls_from_db"] >= 3 and step["measured_kernel_time_s"] == prof.summary["kernel_time_s"]
+    with capsys.disabled():  # the figures, for the reader: not asserted (a shared CPU's times move)
+        print(f"\nMLP on the CPU: predicted {step['predicted_kernel_time_s'] * 1e6:.0f} us "
+              f"({step['predicted_kernel_low_s'] * 1e6:.0f}-{step['predicted_kernel_high_s'] * 1e6:.0f}), "
+              f"bound {step['bound_time_s'] * 1e6:.0f} us, measured {step['measured_kernel_time_s'] * 1e6:.0f} us")
+
+
+def test_the_budget_must_be_positive_and_belongs_to_ops(capsys: pytest.CaptureFixture[str]) -> None:
+    for bad in ("0", "-1m", "ten"):
+        code, _, err = run(capsys, "calibrate", "--ops", "--budget", bad)
+        assert code == 2 and "--budget" in err and len(err.strip().splitlines()) == 1
+    code, _, err = run(capsys, "calibrate", "--db", "x.json")
+    assert code == 2 and "--db is an option of --ops" in err

@@ -1,0 +1,181 @@
+"""The predictor (analysis/predict.py, analysis/predict_step.py) on synthetic databases whose answers are known
+by hand: interpolation, extrapolation, the intervals, the step's interval arithmetic, and the bound when the
+database has no such op."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from roofline.analysis.predict import (
+    BOUND,
+    EXTRAPOLATION_WIDEN,
+    FEW_POINTS_SPREAD,
+    FamilyModel,
+    Predictor,
+    family_of,
+    features,
+    predicted,
+    quantile,
+)
+from roofline.analysis.predict_step import step_prediction, sum_interval
+from roofline.ceilings.opdb import OpDB, Point
+from roofline.ceilings.specs import gpu_ceilings, resolve
+from roofline.core.dtypes import get_dtype
+from roofline.core.record import analytic_record, evolve
+from roofline.ops import make
+
+H200 = gpu_ceilings(resolve("h200"))
+
+
+def point(roof_s: float, eff: float, intensity: float = 10.0, family: str = "gemm", dtype: str = "bf16",
+          **extra: object) -> Point:
+    """A point with roofline time `roof_s`, efficiency `eff` and FLOP/byte `intensity` (bytes 1e6)."""
+    return Point(family=family, op="gemm", dtype=dtype, params={"roof": roof_s, "eff": eff, "i": intensity},
+                 flops=intensity * 1e6, bytes=1e6, roofline_time_s=roof_s, time_s=roof_s / eff, **extra)
+
+
+def db_of(*points: Point) -> OpDB:
+    return OpDB(device={"kind": "gpu", "id": "h200-sxm", "name": "NVIDIA H200"}, points=list(points))
+
+
+class Rec:
+    """The fields the predictor reads of a record."""
+
+    def __init__(self, roof_s: float | None, intensity: float = 10.0, op: str = "gemm", dtype: str = "bf16",
+                 flops_source: str | None = None, bound: str = "compute", tensor_cores: bool = True,
+                 params: dict | None = None) -> None:
+        self.roofline_time_s, self.arithmetic_intensity, self.op, self.dtype = roof_s, intensity, op, dtype
+        self.flops_source, self.bound, self.tensor_cores, self.params = flops_source, bound, tensor_cores, params
+
+
+def test_an_exact_point_predicts_its_own_time() -> None:
+    p = Predictor(db_of(point(1e-4, 0.5), point(1e-3, 0.8), point(1e-2, 0.9)), "h200-sxm")
+    got = p.predict(Rec(1e-3))
+    assert got is not None and got.points == 1
+    assert got.time_s == pytest.approx(1e-3 / 0.8)  # roofline time / the point's efficiency
+    assert got.source.startswith("gemm bf16: 1 of 3 points")
+
+
+def test_between_two_points_the_efficiency_is_their_geometric_mean() -> None:
+    # 1e-4 s and 1e-2 s are 2 decades apart; 1e-3 s is 1 decade from each: equal weights, so the efficiency is
+    # sqrt(0.25 x 1.0) = 0.5 and the time 1e-3 / 0.5 = 2e-3 s
+    p = Predictor(db_of(point(1e-4, 0.25), point(1e-2, 1.0)), "h200-sxm")
+    got = p.predict(Rec(1e-3))
+    assert got is not None and got.time_s == pytest.approx(2e-3) and got.extrapolated == 0
+
+
+def test_a_closer_point_weighs_more() -> None:
+    # at 10^-3.5: distances 0.5 and 1.5 decades, weights 4 and 4/9: log eff = (4 ln .25 + 4/9 ln 1) / (40/9)
+    p = Predictor(db_of(point(1e-4, 0.25), point(1e-2, 1.0)), "h200-sxm")
+    got = p.predict(Rec(10 ** -3.5))
+    eff = math.exp((4 * math.log(0.25)) / (4 + 4 / 9))
+    assert got is not None and got.time_s == pytest.approx(10 ** -3.5 / eff)
+
+
+def test_outside_the_measured_box_the_nearest_efficiency_holds_and_the_interval_widens() -> None:
+    pts = [point(10.0 ** -k, e) for k, e in ((6, 0.1), (5, 0.3), (4, 0.5), (3, 0.7), (2, 0.9))]
+    model = FamilyModel("gemm", "bf16", pts)
+    lo, hi = model.spread
+    p = Predictor(db_of(*pts), "h200-sxm")
+    inside = p.predict(Rec(1e-2))
+    out = p.predict(Rec(1.0))  # two decades past the largest point (1e-2 s)
+    assert inside is not None and out is not None and out.extrapolated == pytest.approx(2.0)
+    assert out.time_s == pytest.approx(1.0 / 0.9)  # clamped onto the 1e-2 s point: its efficiency, 0.9
+    widen = 1 + EXTRAPOLATION_WIDEN * 2.0
+    assert out.high_s / out.time_s == pytest.approx(math.exp(-lo * widen))
+    assert out.time_s / out.low_s == pytest.approx(math.exp(hi * widen))
+    assert "extrapolated 2.0 decades" in out.source
+
+
+def test_the_interval_is_the_leave_one_out_residual_quantiles() -> None:
+    # five points on one line, efficiencies alternating 0.5 and 1.0 in size: leaving one out, its two
+    # neighbours (1 decade away) and the next ones (2 decades) predict it; the spread is those residuals'
+    # 5%-95% quantiles, computed here the same way by hand
+    effs = [0.5, 1.0, 0.5, 1.0, 0.5]
+    pts = [point(10.0 ** -(6 - i), e) for i, e in enumerate(effs)]
+    model = FamilyModel("gemm", "bf16", pts)
+    logs = [math.log(e) for e in effs]
+    residuals = []
+    for i in range(5):
+        others = [(j, logs[j]) for j in range(5) if j != i]
+        w = [(1.0 / (i - j) ** 2, le) for j, le in others]
+        residuals.append(logs[i] - sum(a * b for a, b in w) / sum(a for a, _ in w))
+    assert model.spread == pytest.approx((min(quantile(residuals, 0.05), 0), max(quantile(residuals, 0.95), 0)))
+    assert model.spread[0] < 0 < model.spread[1]
+
+
+def test_a_family_of_constant_efficiency_has_no_spread_and_few_points_a_stated_one() -> None:
+    steady = FamilyModel("gemm", "bf16", [point(10.0 ** -k, 0.6) for k in range(2, 8)])
+    assert steady.spread == pytest.approx((0.0, 0.0))
+    few = FamilyModel("gemm", "bf16", [point(1e-3, 0.6), point(1e-4, 0.5)])
+    assert few.spread == (-FEW_POINTS_SPREAD, FEW_POINTS_SPREAD)
+
+
+def test_quantile_matches_linear_interpolation() -> None:
+    assert quantile([4.0, 1.0, 3.0, 2.0], 0.5) == pytest.approx(2.5)  # between 2 and 3
+    assert quantile([0.0, 10.0], 0.05) == pytest.approx(0.5)
+
+
+def test_features_are_decades() -> None:
+    assert features(1e-3, 100.0) == pytest.approx((-3.0, 2.0))
+
+
+def test_an_op_family_the_database_lacks_is_the_bound_and_says_so() -> None:
+    p = Predictor(db_of(point(1e-3, 0.5)), "h200-sxm")
+    rec = analytic_record(make("softmax", rows=4096, cols=4096), get_dtype("bf16"), H200)
+    got = p.predict(rec)
+    assert got is not None and got.time_s == rec.roofline_time_s and got.points == 0
+    assert got.source == f"{BOUND} (no softmax bf16 points in the database)"
+    fp32 = p.predict(Rec(1e-3, dtype="fp32"))  # the family, but not its dtype
+    assert fp32 is not None and fp32.source.startswith(BOUND)
+    none = p.predict(Rec(1e-3, op="aten::_cudnn_rnn", flops_source="rule:rnn", bound="compute"))
+    assert none is not None and none.source == f"{BOUND} (no prediction family for aten::_cudnn_rnn)"
+
+
+def test_without_a_database_the_prediction_is_the_bound_and_records_are_left_as_they_are() -> None:
+    p = Predictor(None, "h200-sxm")
+    rec = analytic_record(make("gemm", m=1024), get_dtype("bf16"), H200)
+    got = p.predict(rec)
+    assert got is not None and got.time_s == got.low_s == got.high_s == rec.roofline_time_s
+    assert "no operator database for h200-sxm" in got.source
+    assert predicted([rec], p) == [rec] and rec.predicted_time_s is None
+    assert p.predict(Rec(None)) is None  # no formula, no roofline time: nothing to predict
+
+
+def test_families_of_catalog_and_profile_records() -> None:
+    assert family_of(Rec(1e-3, op="gemv")) == "gemm"
+    assert family_of(Rec(1e-3, op="aten::addmm", flops_source="catalog:gemm")) == "gemm"
+    assert family_of(Rec(1e-3, op="aten::_scaled_dot_product_flash_attention", flops_source="catalog:attention",
+                         params={"seq": 1})) == "decode_attention"  # one query token: a decode kernel
+    assert family_of(Rec(1e-3, op="aten::cat", flops_source="rule:copy", bound="memory", tensor_cores=False)) \
+        == "elementwise"  # a memory pass
+    assert family_of(Rec(1e-3, op="all_reduce")) is None  # a collective's time is its links'
+
+
+def test_sum_interval_adds_within_a_family_and_in_quadrature_across() -> None:
+    parts = [("gemm", 10.0, 8.0, 13.0), ("gemm", 10.0, 9.0, 11.0), ("norm", 5.0, 2.0, 9.0)]
+    total, low, high = sum_interval(parts)
+    # below: gemm 2 + 1 = 3, norm 3 -> sqrt(9 + 9); above: gemm 3 + 1 = 4, norm 4 -> sqrt(16 + 16)
+    assert total == 25.0
+    assert low == pytest.approx(25 - math.sqrt(18)) and high == pytest.approx(25 + math.sqrt(32))
+    with pytest.raises(ValueError):
+        sum_interval([("gemm", 1.0, 2.0, 3.0)])  # an interval that does not hold its value
+
+
+def test_the_step_counts_calls_and_launch_gaps() -> None:
+    db = db_of(*(point(10.0 ** -k, 0.5, launch_gap_s=4e-6, kernels=2) for k in range(3, 6)))
+    p = Predictor(db, "h200-sxm")
+    rec = evolve(analytic_record(make("gemm", m=1024), get_dtype("bf16"), H200), count=3)
+    one = p.predict(rec)
+    assert one is not None
+    step = step_prediction(predicted([rec], p), p)
+    assert step["predicted_kernel_time_s"] == pytest.approx(3 * one.time_s)
+    assert step["launch_gap_per_kernel_s"] == pytest.approx(2e-6)  # 4 us per call over 2 kernels
+    assert step["predicted_kernels"] == 3  # one kernel per call where the profile saw none
+    assert step["predicted_step_s"] == pytest.approx(3 * one.time_s + 3 * 2e-6)
+    assert step["calls_from_db"] == 3 and step["bound_time_s"] == pytest.approx(3 * rec.roofline_time_s)
+    bare = step_prediction([rec], Predictor(None, "h200-sxm"))  # no database: the bound, said in the source
+    assert bare["predicted_kernel_time_s"] == pytest.approx(bare["bound_time_s"]) and bare["calls_on_bound"] == 3
+    assert "no operator database" in bare["prediction_source"]
