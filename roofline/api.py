@@ -27,7 +27,7 @@ SHORTER = "a smaller shape, or time=False for the model alone, is quicker"
 def analyze(op: str | Operator, *, dtype: str | DType | Any | None = None, gpu: str | None = None,
             device: str | None = None, time: bool = True, tensor_cores: bool = True, warm_l2: bool = False,
             timer: str = "auto", power: str = DEFAULT_POWER, kernels: bool = True, roof: str | None = None,
-            rep_s: float | None = None, **params: Any) -> Record:
+            rep_s: float | None = None, energy: bool = False, **params: Any) -> Record:
     """The record of one catalog operator: `analyze("gemm", m=4096, n=4096, k=4096, dtype="bf16")`.
 
     `op` is an operator name (`roofline ops list`) with its shape as keywords (the `analyze` command's flags,
@@ -35,7 +35,8 @@ def analyze(op: str | Operator, *, dtype: str | DType | Any | None = None, gpu: 
     command's: `dtype` a name or a torch dtype (default fp16 on a GPU, fp32 on the CPU); `gpu` the spec whose
     roof to use (another GPU's spec means analytic only, and the record's notes say so); `device` where to
     time; `time=False` the model alone (`--no-time`); `tensor_cores=False` the CUDA-core roof; `warm_l2`,
-    `timer`, `power`, `kernels`, `roof` as on the command line; `rep_s` the sampling budget in seconds.
+    `timer`, `power`, `kernels`, `roof` as on the command line; `rep_s` the sampling budget in seconds; `energy`
+    the joules per call on the GPU's energy counter (`--energy`: a UsageError on the CPU or with time=False).
     The record carries the advice `roofline analyze` prints. A step that takes long shows a transient
     status line on stderr when stderr is a terminal."""
     from roofline.measuring.target import resolve_target
@@ -62,6 +63,19 @@ def analyze(op: str | Operator, *, dtype: str | DType | Any | None = None, gpu: 
     with StatusLine(shorter=SHORTER) as line:  # a CPU without a stored roofline measures it now
         target = resolve_target(gpu=gpu, device=device, time=time, roof=roof,  # type: ignore[arg-type]
                                 progress=line.status)
+    if energy:
+        from roofline.measuring.energy import require_counter
+
+        if not time:
+            raise UsageError("analyze: energy=True measures the operator running on a GPU: not with time=False")
+        require_counter(target.time_device)
+    dt = given or default_dtype(target)
     with StatusLine(shorter=SHORTER) as line:
-        return place(operator, given or default_dtype(target), target, tensor_cores=tensor_cores, warm_l2=warm_l2,
-                     timer=timer, power=power, kernels=kernels, rep_s=rep_s, progress=line)
+        record = place(operator, dt, target, tensor_cores=tensor_cores, warm_l2=warm_l2, timer=timer, power=power,
+                       kernels=kernels, rep_s=rep_s, progress=line)
+        if energy:
+            from roofline.measuring.energy import attach_energy
+
+            assert target.time_device is not None
+            record = attach_energy([record], [(operator, dt)], target.time_device, line)[0]
+    return record

@@ -27,6 +27,9 @@ def calibrate_cmd(
     replace: Annotated[bool, typer.Option("--replace", help="Store this CPU calibration even when it ran on a busy "
                                           "machine and measured less than the stored roof (kept by default).")]
     = False,
+    energy: Annotated[bool, typer.Option("--energy", help="Fit the GPU's energy model instead (about 20 s): pJ per "
+                                         "FLOP per pipe, pJ per HBM byte, static watts, the power cap; stored "
+                                         "beside the ceilings, which stay as they are (docs/energy.md).")] = False,
 ) -> None:
     """Measure this machine's ceilings (HBM, L2, shared memory, matmul per dtype, FP32 FMA) and store them;
     `analyze` and `plot` then draw measured roofs beside the datasheet's."""
@@ -40,6 +43,9 @@ def calibrate_cmd(
     if device is not None and device != "cpu" and not device.startswith("cuda"):
         raise UsageError(f"unknown device '{device}' (use cpu, cuda or cuda:N)")
     check_outputs(force, files=(output,))  # before the work: a calibration takes seconds to minutes
+    if energy:
+        _energy(device, json_, output, replace)
+        return
     if threads is not None:
         import torch
 
@@ -73,3 +79,35 @@ def calibration_json(ceilings: Ceilings, details: dict[str, Any]) -> str:
     of each measurement."""
     return json.dumps({"compute_flops_per_s": ceilings.compute, "memory_bytes_per_s": ceilings.memory,
                        "details": details}, indent=2, default=str)
+
+
+def _energy(device: str | None, json_: bool, output: Path | None, replace: bool) -> None:
+    """`calibrate --energy`: the energy model of the GPU (`measuring.energy_calibrate`), stored and shown."""
+    from roofline.ceilings.store import energy_store_path
+    from roofline.core.files import atomic_write
+    from roofline.measuring.energy import require_counter
+    from roofline.measuring.energy_calibrate import calibrate_and_store
+    from roofline.report.energy import energy_model_table
+    from roofline.report.progress import StatusLine
+    from roofline.report.text import console
+
+    if device == "cpu" or (device is None and not _has_gpu()):
+        require_counter("cpu")  # one line, exit 2
+    index = int(device.split(":")[1]) if device and ":" in device else 0
+    with StatusLine() as line:
+        model, details = calibrate_and_store(index, line.status, replace=replace)
+    text = json.dumps({"energy_model": model.to_dict(), "details": details}, indent=2, default=str)
+    if output is not None:
+        atomic_write(output, text + "\n")
+    if json_:
+        out(text)
+    else:
+        console().print(energy_model_table(model, details))
+    note(details.get("kept_stored") or f"stored in {energy_store_path()}"
+         + (f"; written to {output}" if output is not None else ""))
+
+
+def _has_gpu() -> bool:
+    from roofline.measuring.device import detect_gpus
+
+    return bool(detect_gpus())

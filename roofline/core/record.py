@@ -254,6 +254,9 @@ class Record(_Serial):
     collective: dict[str, Any] | None = None
     # `roofline run --devices`: the GPU index the record was timed on (one record per entry and device).
     device_index: int | None = None
+    # `--energy` (docs/energy.md): joules per call from the GPU's NVML energy counter, power, FLOP and bytes per
+    # joule, the static and dynamic shares, and the counter's figures (`core.energy.energy_fields`).
+    energy: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out = super().to_dict()
