@@ -77,5 +77,5 @@ def analyze(op: str | Operator, *, dtype: str | DType | Any | None = None, gpu: 
             from roofline.measuring.energy import attach_energy
 
             assert target.time_device is not None
-            record = attach_energy([record], [(operator, dt)], target.time_device, line)[0]
+            record = attach_energy([record], [(operator, dt)], target.time_device, line, target.spec)[0]
     return record

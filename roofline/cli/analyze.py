@@ -126,11 +126,13 @@ def run_analyze(op_name: str, shape: dict[str, Any], *, dtype: str | None, gpu: 
         from roofline.analysis.advice import with_advice
 
         records = [with_advice(r, target.spec) for r in add_counters(records, [(op, dt) for op in ops], target, ncu)]
+    fields: dict[str, Any] = {}
     if energy:
-        from roofline.cli.energy import add_energy
+        from roofline.cli.energy import add_energy, energy_device
 
         records = add_energy(records, [(op, dt) for op in ops], target)
-    doc = target.document(records, extra={"sweep": swept} if swept else None)
+        fields = energy_device(target)
+    doc = target.document(records, extra={"sweep": swept} if swept else None, **fields)
     save_and_print(doc, output, force, json_)
     if not json_:
         if len(records) == 1:

@@ -36,4 +36,33 @@ def add_energy(records: list[Record], ops: list[tuple[Any, Any]], target: Target
 
     assert target.time_device is not None
     with StatusLine(shorter="leave out --energy: the timing alone is quicker") as line:
-        return attach_energy(records, ops, target.time_device, line)
+        return attach_energy(records, ops, target.time_device, line, target.spec)
+
+
+def energy_device(target: Target) -> dict[str, Any]:
+    """The document's device fields of `--energy`: the stored energy model, when there is one."""
+    from roofline.measuring.energy import device_fields
+
+    return device_fields(target.time_device)
+
+
+def profile_energy_target(target: Target) -> None:
+    """`profile --energy`, before the script runs: a GPU with an energy counter and a stored energy model."""
+    from roofline.analysis.energy_profile import profile_energy
+    from roofline.measuring.energy import require_counter, stored_model
+
+    require_counter(target.time_device)
+    index = int(target.time_device.split(":")[1]) if target.time_device and ":" in target.time_device else 0
+    if stored_model(index) is None:
+        profile_energy([], {}, None, None)  # its refusal: one line, exit 2
+
+
+def profile_energy_note(records: list[Record], block: dict[str, Any]) -> str:
+    """One line: the step's energy and the operators that take most of it."""
+    from roofline.core.format import si
+
+    top = sorted(records, key=lambda r: -((r.energy or {}).get("step_j") or 0.0))[:3]
+    parts = [f"{r.op} {((r.energy or {}).get('step_share') or 0):.0%}" for r in top]
+    per_token = f", {si(block['per_token_j'], 'J')} per token" if block.get("per_token_j") else ""
+    return (f"energy: {si(block['step_j'], 'J')} per step at {block['power_w'] or 0:.0f} W{per_token}; most in "
+            f"{', '.join(parts)} ({block['attribution']})")

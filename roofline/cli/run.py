@@ -170,13 +170,15 @@ def run_cmd(
         from roofline.cli.counters import suite_counters
 
         records = suite_counters(spec, records, target, ncu)
+    fields = {}
     if energy:
-        from roofline.cli.energy import add_energy
+        from roofline.cli.energy import add_energy, energy_device
         from roofline.core.dtypes import get_dtype
 
         records = add_energy(records, [(e.operator(True), get_dtype(e.dtype_for(True))) for e in spec.entries],
                              target)
-    doc = target.document(records, suite=spec.name)
+        fields = energy_device(target)
+    doc = target.document(records, suite=spec.name, **fields)
     save_and_print(doc, output, force, json_)
     if not json_:
         show(records_table(records, title=f"{spec.name} on {target.ceilings.device_name}", wide=wide), wide=wide)

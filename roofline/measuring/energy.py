@@ -221,8 +221,11 @@ def record_energy(fn: Callable[[], Any], device: str, flops: float | None, nbyte
     counter = require_counter(device)
     index = int(device.split(":")[1]) if ":" in device else 0
     static_w, source = static_watts(index)
+    from roofline.measuring.nvml import ClockSampler
+
     try:
-        return measure_fn(fn, counter, flops=flops, nbytes=nbytes, static_w=static_w, static_source=source)
+        return measure_fn(fn, counter, flops=flops, nbytes=nbytes, static_w=static_w, static_source=source,
+                          sm_clock=lambda: ClockSampler(index))
     except EnergyError:
         raise
     except RuntimeError as exc:
@@ -240,9 +243,12 @@ def with_model(fields: dict[str, Any], record: Any, index: int) -> dict[str, Any
     return {**fields, "model_j": j, "model_error": fields["energy_j"] / j - 1 if j > 0 else None}
 
 
-def attach_energy(records: list[Any], ops: list[tuple[Any, Any]], device: str, progress: Any = None) -> list[Any]:
+def attach_energy(records: list[Any], ops: list[tuple[Any, Any]], device: str, progress: Any = None,
+                  spec: Any = None) -> list[Any]:
     """Each catalog operator's record with its `energy` (`record_energy` on the operator's real kernel, built
-    again), and the stored model's prediction beside it."""
+    again), the stored model's prediction beside it, and its advice again (the power-bound rule reads the
+    energy window's clock)."""
+    from roofline.analysis.advice import with_advice
     from roofline.core.record import evolve
     from roofline.measuring.kernels import build
 
@@ -253,6 +259,15 @@ def attach_energy(records: list[Any], ops: list[tuple[Any, Any]], device: str, p
             progress.status(f"energy {i + 1}/{len(records)}: {record.label} (~2 s: NVML counter window)")
         built = build(op, dtype, device)
         fields = record_energy(built.fn, device, record.flops, record.bytes)
-        out.append(evolve(record, energy=with_model(fields, record, index)))
+        out.append(with_advice(evolve(record, energy=with_model(fields, record, index)), spec))
         del built
     return out
+
+
+def device_fields(device: str | None) -> dict[str, Any]:
+    """What a results document's `device` keeps of the energy model (`energy_model`, without its calibration
+    points) when one is stored for the GPU the work ran on: the chart's power roof and energy view read it."""
+    if not (device or "").startswith("cuda"):
+        return {}
+    model = stored_model(int(device.split(":")[1]) if device and ":" in device else 0)
+    return {"energy_model": {k: v for k, v in model.to_dict().items() if k != "points"}} if model else {}
