@@ -207,3 +207,50 @@ def test_record_energy_survives_a_round_trip():
     from roofline.core.record import Record
 
     assert Record.from_dict(rec.to_dict()).energy == rec.energy
+
+
+# --- check --metric energy
+
+
+def _with_samples(doc, scale: float):
+    """The fixture's records with 11 per-update samples of J per call (a +-1.5% spread, as a ~100 ms update's
+    3 ms edge jitter gives) around each record's energy_j times `scale`."""
+    spread = [-0.015, -0.01, -0.005, 0.0, 0.005, 0.01, 0.015, -0.0075, 0.0075, -0.0025, 0.0025]
+    recs = [evolve(r, energy={**r.energy, "samples_j": [r.energy["energy_j"] * scale * (1 + d) for d in spread]})
+            for r in doc.records]
+    from dataclasses import replace
+
+    return replace(doc, records=recs)
+
+
+def test_check_energy_same_worse_and_not_comparable():
+    from roofline.ci.judge import judge
+
+    doc = read_document(FIXTURE)
+    base = _with_samples(doc, 1.0)
+    same = judge(_with_samples(doc, 1.01), base, "median:5%", metric="energy")
+    assert {r.verdict for r in same.rows} == {"same"}
+    worse = judge(_with_samples(doc, 1.2), base, "median:5%", metric="energy")
+    assert {r.verdict for r in worse.rows} == {"worse"}
+    assert "J/call median 20.0% more energy" in worse.rows[0].reason
+    bare = judge(doc, base, "median:5%", metric="energy")  # no samples_j: not comparable, never a pass
+    assert {r.verdict for r in bare.rows} == {"not_comparable"}
+    assert "measure it with --energy" in bare.rows[0].reason
+
+
+def test_compare_shows_the_measured_joules_per_call(capsys):
+    code, out, err = run(capsys, "compare", "gemm", "--m", "4096", "--dtype", "bf16", "--gpus", "h100,h200",
+                         "--measured", str(FIXTURE))
+    assert code == 0, err
+    assert "J/call" in out
+    h200 = next(line for line in out.splitlines() if "h200-sxm" in line)
+    assert h200.rstrip().endswith("0.142 J")  # the fixture's gemm 4096 bf16: 141.9 mJ per call
+
+
+def test_html_report_lists_joules_per_call():
+    from roofline.report.html import report_html
+
+    page = report_html([read_document(FIXTURE)])
+    assert "J/call" in page and '"0.142 J"' in page  # the gemm 4096 bf16's 141.9 mJ
+    bare = read_document(DATA / "results_h200.json")
+    assert "J/call" not in report_html([bare])

@@ -93,7 +93,9 @@ class CounterWindow:
 def energy_fields(window: CounterWindow, per_call_s: float, flops: float | None, nbytes: float | None,
                   static_w: float | None, static_source: str | None = None) -> dict[str, Any]:
     """A record's `energy`: joules per call (the window's average power x the time one call takes back to back),
-    the power, FLOP and bytes per joule, and the static share (static watts x time) beside the dynamic one.
+    the power, FLOP and bytes per joule, and the static share (static watts x time) beside the dynamic one;
+    `samples_j`, the joules per call of each counter update (what `check --metric energy` tests: each update's
+    edges wander by a few ms of its ~100 ms, so one sample spreads a few percent where the window's mean does not).
     NB: the GPU board's energy (NVML), not the host's; a call's share of the window is its time's share."""
     if per_call_s <= 0:
         raise EnergyError("an energy per call needs a positive time per call")
@@ -105,8 +107,10 @@ def energy_fields(window: CounterWindow, per_call_s: float, flops: float | None,
     if static_w is not None:
         static = min(static_w, power) * per_call_s
         out |= {"static_j": static, "dynamic_j": j - static, "static_w": static_w, "static_source": static_source}
+    samples = [step / 1e3 / dt * per_call_s for step, dt in zip(window.steps_mj(), window.update_periods_s(),
+                                                                  strict=True) if dt > 0]
     out |= {"per_call_s": per_call_s, "window_s": window.seconds, "calls": window.seconds / per_call_s,
-            "counter": window.counter_figures()}
+            "samples_j": samples, "counter": window.counter_figures()}
     return out
 
 
