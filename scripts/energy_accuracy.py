@@ -169,8 +169,8 @@ def main() -> int:
         return 2
     from roofline.analysis.suite import load_suite
     from roofline.core.dtypes import get_dtype
-    from roofline.measuring.energy import counter_for, static_watts
-    from roofline.measuring.energy_calibrate import calibrate_and_store, stored_model
+    from roofline.measuring.energy import counter_for, static_watts, stored_model
+    from roofline.measuring.energy_calibrate import calibrate_and_store
     from roofline.measuring.kernels import build
 
     args.out.mkdir(parents=True, exist_ok=True)

@@ -254,3 +254,19 @@ def test_html_report_lists_joules_per_call():
     assert "J/call" in page and '"0.142 J"' in page  # the gemm 4096 bf16's 141.9 mJ
     bare = read_document(DATA / "results_h200.json")
     assert "J/call" not in report_html([bare])
+
+
+def test_the_gpu_scripts_import_names_that_exist():
+    """scripts/energy_accuracy.py imports inside main(), after its CUDA check: a name moved between modules would
+    only fail on the GPU (it did once). Every `from roofline... import X` of it must resolve here."""
+    import ast
+    import importlib
+
+    from helpers import ROOT
+
+    tree = ast.parse((ROOT / "scripts" / "energy_accuracy.py").read_text())
+    found = [(n.module, a.name) for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module
+             and n.module.startswith("roofline") for a in n.names]
+    assert len(found) > 10
+    for module, name in found:
+        assert hasattr(importlib.import_module(module), name), f"{module}.{name}"

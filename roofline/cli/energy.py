@@ -62,7 +62,9 @@ def profile_energy_note(records: list[Record], block: dict[str, Any]) -> str:
     from roofline.core.format import si
 
     top = sorted(records, key=lambda r: -((r.energy or {}).get("step_j") or 0.0))[:3]
-    parts = [f"{r.op} {((r.energy or {}).get('step_share') or 0):.0%}" for r in top]
+    parts = [f"{r.op}{f' ({r.module})' if r.module else ''} {((r.energy or {}).get('step_share') or 0):.1%}"
+             for r in top]
     per_token = f", {si(block['per_token_j'], 'J')} per token" if block.get("per_token_j") else ""
-    return (f"energy: {si(block['step_j'], 'J')} per step at {block['power_w'] or 0:.0f} W{per_token}; most in "
-            f"{', '.join(parts)} ({block['attribution']})")
+    idle = block["idle_j"] / block["step_j"] if block.get("step_j") else 0.0
+    return (f"energy: {si(block['step_j'], 'J')} per step at {block['power_w'] or 0:.0f} W{per_token}; the GPU idle "
+            f"between kernels {idle:.0%} (static W x idle time); most in {', '.join(parts)} ({block['attribution']})")

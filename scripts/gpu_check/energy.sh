@@ -2,7 +2,8 @@
 # model (`calibrate --energy`), `--energy` on analyze, run and profile, the refusal on the CPU, the chart with its
 # power roof, and scripts/energy_accuracy.py (counter update period and resolution, repeatability over five
 # windows, the model's prediction of every kernels-h200 kernel, the power roof's clock of a long bf16 GEMM).
-# About 4-5 minutes on the H200 (calibrate ~25 s, the commands ~60 s, the benchmark ~150 s).
+# About 4-5 minutes on the H200 (calibrate ~25 s, the commands ~100 s, the benchmark ~115 s; the first version,
+# without the second run, check and API profile, ran in 180 s).
 # Sourced by scripts/gpu_check.sh, in its shell: $OUT, $W, $S, $RL, log.
 E=$W/energy
 mkdir -p "$E"
@@ -27,8 +28,25 @@ PY
 log "profile examples/llm_gqa.py --energy (tiny preset)"
 timeout 120 $RL profile examples/llm_gqa.py --energy -o "$E/profile.json" --force -- --preset tiny 2>&1 | \
   grep -iE "energy|joule|step|error" | head -12 | tee -a "$S"
+log "run suites/smoke.toml --energy again; check --metric energy against the first (expect no regression)"
+timeout 120 $RL run suites/smoke.toml --energy -o "$E/smoke2.json" --force > /dev/null 2>&1
+timeout 60 $RL check "$E/smoke2.json" --baseline "$E/smoke.json" --metric energy 2>&1 | tail -14 | tee -a "$S"
+log "roofline.profile(step, energy=True): a bf16 MLP step, measured on the counter"
+timeout 120 python3 - <<'PY' 2>&1 | tail -8 | tee -a "$S"
+import torch, roofline
+m = torch.nn.Sequential(torch.nn.Linear(4096, 16384), torch.nn.GELU(), torch.nn.Linear(16384, 4096)).cuda().bfloat16()
+x = torch.randn(8192, 4096, device="cuda", dtype=torch.bfloat16)
+with torch.no_grad():
+    p = roofline.profile(lambda: m(x), energy=True, tokens=8192)
+e = p.summary["energy"]
+print(f"step {e['step_j']:.3f} J in {e['step_s'] * 1e3:.2f} ms ({e['power_w']:.0f} W), idle {e['idle_j']:.4f} J, "
+      f"{e['per_token_j'] * 1e3:.4f} mJ/token; {e['attribution']}")
+for r in sorted(p.records, key=lambda r: -(r.energy or {}).get("step_j", 0))[:4]:
+    print(f"  {r.op:28s} {r.energy['step_j']:.4f} J ({r.energy['step_share']:.0%})")
+PY
 log "plot smoke.json (the power roof beside the compute and memory roofs) and the energy roofline"
-timeout 60 $RL plot "$E/smoke.json" -o "$E/smoke_energy.png" --force 2>&1 | tail -2 | tee -a "$S"
+timeout 60 $RL plot "$E/smoke.json" -o "$E/smoke_power_roof.png" --force 2>&1 | tail -2 | tee -a "$S"
+timeout 60 $RL plot "$E/smoke.json" --energy -o "$E/smoke_energy_roofline.png" --force 2>&1 | tail -2 | tee -a "$S"
 log "refusal: --energy on the CPU (expect one line, exit 2)"
 timeout 60 $RL analyze gemm --m 64 --device cpu --energy > "$E/refusal.txt" 2>&1; echo "exit $? $(cat "$E/refusal.txt")" | \
   tee -a "$S"
