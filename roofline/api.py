@@ -27,7 +27,7 @@ SHORTER = "a smaller shape, or time=False for the model alone, is quicker"
 def analyze(op: str | Operator, *, dtype: str | DType | Any | None = None, gpu: str | None = None,
             device: str | None = None, time: bool = True, tensor_cores: bool = True, warm_l2: bool = False,
             timer: str = "auto", power: str = DEFAULT_POWER, kernels: bool = True, roof: str | None = None,
-            rep_s: float | None = None, db: str | Any | None = None, **params: Any) -> Record:
+            rep_s: float | None = None, db: str | Any | None = None, energy: bool = False, **params: Any) -> Record:
     """The record of one catalog operator: `analyze("gemm", m=4096, n=4096, k=4096, dtype="bf16")`.
 
     `op` is an operator name (`roofline ops list`) with its shape as keywords (the `analyze` command's flags,
@@ -36,7 +36,8 @@ def analyze(op: str | Operator, *, dtype: str | DType | Any | None = None, gpu: 
     roof to use (another GPU's spec means analytic only, and the record's notes say so); `device` where to
     time; `time=False` the model alone (`--no-time`); `tensor_cores=False` the CUDA-core roof; `warm_l2`,
     `timer`, `power`, `kernels`, `roof` as on the command line; `rep_s` the sampling budget in seconds; `db`
-    the operator database of the predicted time (default: this device's; docs/prediction.md).
+    the operator database of the predicted time (default: this device's; docs/prediction.md); `energy` the
+    joules per call on the GPU's energy counter (`--energy`: a UsageError on the CPU or with time=False).
     The record carries the advice `roofline analyze` prints. A step that takes long shows a transient
     status line on stderr when stderr is a terminal."""
     from roofline.measuring.target import resolve_target
@@ -66,7 +67,19 @@ def analyze(op: str | Operator, *, dtype: str | DType | Any | None = None, gpu: 
     from roofline.analysis.predict import predictor_for, with_prediction
 
     predictor = predictor_for(target.ceilings.device_id, db)  # a bad database is refused before any timing
+    if energy:
+        from roofline.measuring.energy import require_counter
+
+        if not time:
+            raise UsageError("analyze: energy=True measures the operator running on a GPU: not with time=False")
+        require_counter(target.time_device)
+    dt = given or default_dtype(target)
     with StatusLine(shorter=SHORTER) as line:
-        record = place(operator, given or default_dtype(target), target, tensor_cores=tensor_cores,
-                       warm_l2=warm_l2, timer=timer, power=power, kernels=kernels, rep_s=rep_s, progress=line)
+        record = place(operator, dt, target, tensor_cores=tensor_cores, warm_l2=warm_l2, timer=timer, power=power,
+                       kernels=kernels, rep_s=rep_s, progress=line)
+        if energy:
+            from roofline.measuring.energy import attach_energy
+
+            assert target.time_device is not None
+            record = attach_energy([record], [(operator, dt)], target.time_device, line, target.spec)[0]
     return with_prediction(record, predictor) if predictor.db is not None else record

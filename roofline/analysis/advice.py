@@ -494,6 +494,50 @@ NCU_SECTIONS = {"memory": "--section SpeedOfLight --section MemoryWorkloadAnalys
                 "compute": "--section SpeedOfLight --section ComputeWorkloadAnalysis"}
 
 
+# An SM clock this far below its maximum, with NVML naming a power limit, is the power cap at work: a few percent
+# are the boost table's steps at any load (the H200 runs light kernels at 1950-1980 MHz of 1980).
+POWER_CLOCK_DROP = 0.05
+POWER_REASONS = ("power cap (software)", "power brake (hardware)")
+
+
+def _clock_under_power(record: Record) -> tuple[float, float, list[str], str] | None:
+    """(SM MHz, max MHz, power reasons, where measured) of the energy window when it ran (steady state, back to
+    back), else of the timed samples; None without a clock held down by power."""
+    e = (record.energy or {}).get("clocks") or {}
+    sm, top, why = ((e.get("sm_mhz") or {}).get("median"), e.get("max_sm_mhz"), e.get("limited_by") or [])
+    where = "back to back (the energy window)"
+    if not (sm and top) and record.clocks is not None:
+        sm, top, why = record.sm_clock_mhz, record.clocks.max_sm_mhz, record.clocks.limited_by or []
+        where = "while timed"
+    power = [r for r in why if r in POWER_REASONS]
+    if not (sm and top and power) or sm > top * (1 - POWER_CLOCK_DROP):
+        return None
+    return float(sm), float(top), power, where
+
+
+@rule("power-bound", "the SM clock held down by the power cap: what the cap costs in time")
+def power_bound(record: Record, spec: GPUSpec | None) -> list[Advice]:
+    found = _clock_under_power(record)
+    if found is None or record.time_s is None:
+        return []
+    sm, top, why, where = found
+    cap = (record.clocks.power_limit_w if record.clocks else None) or ((record.energy or {}).get("clocks") or {}).get(
+        "power_limit_w")
+    # NB: a compute-bound kernel's time taken as inversely proportional to the SM clock
+    saving = record.time_s * (1 - sm / top) if record.bound == "compute" else 0.0
+    cost = (f"at the full clock it would take about {duration(record.time_s - saving)} per call, {duration(saving)} "
+            "less" if saving else "its memory-bound time gains little from the clock, but its joules per byte "
+            "set how much power its traffic draws")
+    joules = (record.energy or {}).get("energy_j")
+    drew = f" It drew {record.energy['power_w']:.0f} W, {si(joules, 'J')} per call." if joules else ""
+    return [{"rule": "power-bound", "message": (
+        f"The SM clock ran at {sm:.0f} MHz {where}, {1 - sm / top:.0%} below its {top:.0f} MHz maximum, held by "
+        f"the {', '.join(why)}{f' ({cap:.0f} W)' if cap else ''}: this kernel is power-bound; {cost}.{drew} "
+        "Fewer joules per FLOP raise the power roof: a lower precision (fp8 tensor cores take about half the "
+        "energy per FLOP of bf16), or fewer bytes moved."), "sm_mhz": sm, "max_sm_mhz": top,
+        "saving_s": saving}]
+
+
 @rule("below-roof", "measured below half its roof and no other rule applies: profile it", fallback=True)
 def below_roof(record: Record, spec: GPUSpec | None) -> list[Advice]:
     t = record.time_s

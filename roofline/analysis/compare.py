@@ -144,6 +144,7 @@ class GPURow(_Priced):
     price_per_hour: float | None = None
     cost_vs_cheapest: float | None = None  # cost per call / the cheapest priced GPU's: 1.0 for the cheapest
     measured_time_s: float | None = None
+    measured_energy_j: float | None = None  # J per call of the matched record, when measured with --energy
 
     @property
     def time_s(self) -> float | None:
@@ -276,7 +277,8 @@ def compare_op(op: Operator, dtype: str | DType | Any, gpus: str | Sequence[str 
         hit = match_record(timed, rec) if timed else None
         rows.append(GPURow(spec.id, spec.name, "ok", record=rec, roof=roof,
                            price_per_hour=prices.price(spec.id) if prices else None,
-                           measured_time_s=hit.time_s if hit else None))
+                           measured_time_s=hit.time_s if hit else None,
+                           measured_energy_j=(hit.energy or {}).get("energy_j") if hit else None))
     notes = list(_measured_notes(timed, [op], specs, rows_matched=any(r.measured_time_s for r in rows)))
     notes += prediction_notes(dbs, specs)
     for r in rows:

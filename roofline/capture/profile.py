@@ -524,7 +524,7 @@ class Profile:
 def profile(fn: Callable[[], Any] | None = None, *, name: str | None = None, warmup: int = 3,
             gpu: str | None = None, device: str | None = None, time: bool = True,
             roof: RoofChoice | None = None, regions: Sequence[str] = (), tokens: int | None = None,
-            db: str | Path | None = None) -> Profile:
+            db: str | Path | None = None, energy: bool = False) -> Profile:
     """Profile every aten op of a program on the roofline.
 
     `profile(fn)`: `warmup` calls of the zero-argument `fn`, then one profiled call; returns the Profile.
@@ -532,7 +532,11 @@ def profile(fn: Callable[[], Any] | None = None, *, name: str | None = None, war
     have) runs it without data under FakeTensorMode (see the module docstring). `tokens`: the tokens the step
     processes (batch x sequence for a prefill or a training step, the batch for a decode step), for tokens/s and
     FLOPs per token beside MFU. `db`: the operator database the records' and the summary's predicted times
-    come from (default: this device's, from `roofline calibrate --ops`; docs/prediction.md)."""
+    come from (default: this device's, from `roofline calibrate --ops`; docs/prediction.md). `energy` (with
+    `fn`): the step's joules on the GPU's NVML energy counter, `fn` run back to back, and each op's share
+    (`analysis.energy_profile`; docs/energy.md)."""
+    if energy and fn is None:
+        raise UsageError("profile: energy=True needs the step as a callable (it runs back to back to be measured)")
     if fn is not None:
         validate.callable_arg("profile", "fn", fn, hint="a zero-argument callable: lambda: model(x)")
     if name is not None:
@@ -542,7 +546,18 @@ def profile(fn: Callable[[], Any] | None = None, *, name: str | None = None, war
     if label == "<lambda>":
         label = "profile"
     prof = Profile(label, gpu=gpu, device=device, time=time, roof=roof, regions=regions, tokens=tokens, db=db)
-    return prof if fn is None else prof.run(fn, warmup)
+    if energy:
+        from roofline.measuring.energy import require_counter
+
+        require_counter(prof.resolve().time_device)  # the CPU, or no counter: one line before anything runs
+    if fn is None:
+        return prof
+    prof.run(fn, warmup)
+    if energy:
+        from roofline.capture.energy import measure_profile_energy
+
+        measure_profile_energy(prof, fn)
+    return prof
 
 
 @contextlib.contextmanager

@@ -113,3 +113,45 @@ def load_gpu_calibration(gpu: Any) -> Ceilings | None:
     """Measured ceilings for a LocalGPU, if `roofline calibrate` ran with this driver and torch."""
     found = lookup(gpu_key(gpu.nvml_name, gpu.driver_version))
     return found[0] if found else None
+
+
+# The energy models (`roofline calibrate --energy`), beside the ceilings: one more file in the same folder, keyed
+# as the ceilings are (GPU name, driver, torch), so that a calibration of the ceilings never touches them.
+def energy_store_path() -> Path:
+    return cache_dir() / "energy.json"
+
+
+def read_energy_entries() -> list[dict[str, Any]]:
+    """Every stored energy model ({"key", "model", "details"}); an unreadable file warns once and reads empty."""
+    from roofline.core.energy import EnergyModel
+
+    p = energy_store_path()
+    if not p.exists():
+        return []
+    try:
+        doc = json.loads(p.read_text())
+        if not isinstance(doc, dict) or doc.get("version") != STORE_VERSION or not isinstance(doc.get("entries"), list):
+            raise ValueError("unexpected layout")
+        for e in doc["entries"]:
+            EnergyModel.from_dict(e["model"])  # validates
+        return doc["entries"]
+    except (ValueError, KeyError, TypeError, OSError) as exc:
+        warnings.warn(f"energy store {p} is unreadable ({exc}); run `roofline calibrate --energy` again",
+                      stacklevel=2)
+        return []
+
+
+def lookup_energy(key: dict[str, str]) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """The stored energy model (as a dict) and its details for exactly this key."""
+    for entry in read_energy_entries():
+        if entry.get("key") == key:
+            return entry["model"], entry.get("details", {})
+    return None
+
+
+def save_energy(key: dict[str, str], model: dict[str, Any], details: dict[str, Any]) -> Path:
+    """Add or replace the energy model of this key (the caller decides whether to replace: `calibrate`)."""
+    entries = [e for e in read_energy_entries() if e.get("key") != key]
+    entries.append({"key": key, "model": model, "details": details})
+    return atomic_write(energy_store_path(), json.dumps({"version": STORE_VERSION, "entries": entries}, indent=1),
+                        make_parents=True)

@@ -80,7 +80,9 @@ MIN_SAMPLES = 5
 # Peaks that differ by less than this relative amount are the same spec value (float round trips).
 PEAK_RTOL = 1e-6
 
-METRICS = ("time", "fraction")
+# time and fraction: the timed samples; energy: the joules per call of each counter update of a record's energy
+# window (`--energy`; `core.energy.energy_fields` samples_j), lower is better, judged as time is.
+METRICS = ("time", "fraction", "energy")
 
 
 
@@ -200,6 +202,9 @@ def record_differences(cur: Record, base: Record) -> list[str]:
 def _runs(rec: Record, metric: str) -> list[list[float]] | None:
     """Raw samples run by run (one run unless the document holds several) in the metric's unit; None when the
     record was not timed or has no roofline fraction."""
+    if metric == "energy":
+        samples = (rec.energy or {}).get("samples_j")
+        return [[float(x) for x in samples]] if samples else None
     runs = run_samples(rec)
     if runs is None or metric == "time":
         return runs
@@ -260,10 +265,12 @@ def _judge_timed(cur: Record, base: Record, key: Key, rules: FailOn, alpha: floa
     if cs is None or bs is None:
         rec, side = (cur, "results") if cs is None else (base, "baseline")
         why = "was not timed" if rec.time_s is None else "has no roofline time"
+        if metric == "energy":
+            why = "has no energy samples (measure it with --energy)"
         return Row(**common, verdict=NOT_COMPARABLE, reason=f"the {side} record {why}")
     # Both sides' A/A evidence: each side's runs differ only by noise, so their spreads pool (a t-test's
     # pooled variance); a baseline's stored figure may also hold history beyond its own runs.
-    noise = pool_noise([noise_of(base), noise_of(cur)])
+    noise = pool_noise([noise_of(base), noise_of(cur)]) if metric != "energy" else None  # run noise is of time
     return _judge_samples(common, cs, bs, rules, alpha, metric, across, noise=noise)
 
 
@@ -287,7 +294,7 @@ def _judge_samples(common: dict[str, Any], cs_runs: list[list[float]], bs_runs: 
     larger = test is not None and test.u > len(cs) * len(bs) / 2
     significant = test is not None and test.p_value < alpha
     factor = noise_factor(noise, kb, kc, alpha)
-    stat_word = "roofline fraction " if metric == "fraction" else ""
+    stat_word = {"fraction": "roofline fraction ", "energy": "J/call "}.get(metric, "")
     runs_word = f"{kb} vs {kc} runs"
     best: tuple[int, Row] | None = None
     for rule in rules.rules:
@@ -299,6 +306,8 @@ def _judge_samples(common: dict[str, Any], cs_runs: list[list[float]], bs_runs: 
         floor = factor * sd if factor is not None and sd is not None else None
         if metric == "fraction":
             direction = "higher" if change > 0 else "lower"
+        elif metric == "energy":
+            direction = "more energy" if change > 0 else "less energy"
         else:
             direction = "slower" if change > 0 else "faster"
         what = f"{stat_word}{single[0] if single else rule.statistic}"
@@ -428,6 +437,8 @@ def judge(results: Document, baseline: Document, rules: FailOn | str = DEFAULT_F
     rd, bd = results.device or {}, baseline.device or {}
     if metric == "fraction":
         notes.append("comparing the fraction of each device's roofline (higher is better), not time")
+    if metric == "energy":
+        notes.append("comparing joules per call of the --energy windows (lower is better), not time")
     if dev_diffs:
         if metric == "time":
             notes.append(f"{'; '.join(dev_diffs)}: times are not comparable; --metric fraction compares "
@@ -440,7 +451,7 @@ def judge(results: Document, baseline: Document, rules: FailOn | str = DEFAULT_F
             notes.append(f"{what} differs (baseline {bd[key]}, results {rd[key]}): a change may come from it")
 
     rows = (_region_rows(cur_regions, base_regions, fail_on.timing, float(alpha), metric, dev_diffs)
-            if fail_on.timing.rules else [])
+            if fail_on.timing.rules and metric != "energy" else [])
     for key, cur in cur_idx.items():
         base = base_idx.get(key)
         rec_rules = _rules_for(cur, base, fail_on)
@@ -451,7 +462,7 @@ def judge(results: Document, baseline: Document, rules: FailOn | str = DEFAULT_F
                             reason="not in the baseline: `roofline baseline update` adds it"))
             continue
         diffs = dev_diffs + [d for d in record_differences(cur, base) if d not in dev_diffs]
-        if diffs and metric == "time":
+        if diffs and metric in ("time", "energy"):
             rows.append(Row(**_identity(cur, key, metric, rec_rules), verdict=NOT_COMPARABLE,
                             baseline_median=_median_or_none(_samples(base, metric)),
                             current_median=_median_or_none(_samples(cur, metric)),

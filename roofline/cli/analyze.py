@@ -22,6 +22,7 @@ from roofline.cli.common import (
     register_op_commands,
 )
 from roofline.cli.counters import add_counters, counters_preflight, counters_target
+from roofline.cli.energy import HELP as ENERGY_HELP
 from roofline.cli.results import save_and_print
 from roofline.core.dtypes import DTYPES
 from roofline.measuring.choices import DEFAULT_POWER, METHODS, POWER_MODES, TIMER_HELP
@@ -53,6 +54,7 @@ COMMON: list[OptionSpec] = [
     ("counters", bool, Opt(False, "--counters", help="Also run the operator once under Nsight Compute "
                            "(ncu on PATH; slow: seconds) and add its DRAM/L2/L1 bytes and FLOPs per pipe "
                            "to the record (docs/counters.md).")),
+    ("energy", bool, Opt(False, "--energy", help=ENERGY_HELP)),
     ("roof", Optional[str], Opt(None, "--roof", help="datasheet, measured or both (default both when a "
                                 "calibration exists).")),
     ("db", Optional[Path], Opt(None, "--db", help="Operator database for the predicted time (default: this "
@@ -76,7 +78,7 @@ SHORTER = "a smaller shape, or --no-time for the model alone, is quicker"
 def run_analyze(op_name: str, shape: dict[str, Any], *, dtype: str | None, gpu: str | None, device: str | None,
                 no_time: bool, no_tensor_cores: bool, warm_l2: bool, timer: str, power: str, kernels: bool,
                 roof: str | None, json_: bool, output: Path | None, force: bool, plot: str | None,
-                counters: bool = False, db: Path | None = None) -> None:
+                counters: bool = False, db: Path | None = None, energy: bool = False) -> None:
     """Place (and time) one operator, or each shape of a sweep (`roofline.core.sweep`: an integer parameter
     given as a list or range), as `roofline.session.place` places it; print the target's messages (also kept
     in each record's notes), its record (a sweep: one row per shape) or the document, write and draw what was
@@ -100,6 +102,10 @@ def run_analyze(op_name: str, shape: dict[str, Any], *, dtype: str | None, gpu: 
     given = None if dtype is None else get_dtype(dtype)  # a bad dtype is refused before any calibration
     check_outputs(force, files=(output,), charts=(plot,))
     ncu = counters_preflight(no_time) if counters else None
+    if energy:
+        from roofline.cli.energy import energy_preflight
+
+        energy_preflight(no_time)
     with StatusLine(shorter=SHORTER) as line:  # a CPU without a stored roofline measures it now
         target = resolve_target(gpu=gpu, device=device, time=not no_time, roof=roof,  # type: ignore[arg-type]
                                 progress=line.status)
@@ -109,6 +115,10 @@ def run_analyze(op_name: str, shape: dict[str, Any], *, dtype: str | None, gpu: 
     predictor = _predictor(target.ceilings.device_id, db)  # a bad database is refused before any timing
     if ncu is not None:
         counters_target(target)
+    if energy:
+        from roofline.cli.energy import energy_target
+
+        energy_target(target)
     records = []
     with StatusLine(total=len(ops) if len(ops) > 1 else None, shorter=SHORTER) as line:
         for i, op in enumerate(ops):
@@ -121,7 +131,13 @@ def run_analyze(op_name: str, shape: dict[str, Any], *, dtype: str | None, gpu: 
 
         records = [with_advice(r, target.spec) for r in add_counters(records, [(op, dt) for op in ops], target, ncu)]
     records = predicted(records, predictor)
-    doc = target.document(records, extra={"sweep": swept} if swept else None)
+    fields: dict[str, Any] = {}
+    if energy:
+        from roofline.cli.energy import add_energy, energy_device
+
+        records = add_energy(records, [(op, dt) for op in ops], target)
+        fields = energy_device(target)
+    doc = target.document(records, extra={"sweep": swept} if swept else None, **fields)
     save_and_print(doc, output, force, json_)
     if not json_:
         if len(records) == 1:

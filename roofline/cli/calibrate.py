@@ -36,10 +36,15 @@ def calibrate_cmd(
                                                "(10m, 90s; default 10m); run again to resume.")] = None,
     db: Annotated[Path | None, typer.Option("--db", help="--ops: the database file to add to (default: this "
                                             "device's in the cache).")] = None,
+    energy: Annotated[bool, typer.Option("--energy", help="Fit the GPU's energy model instead (about 20 s): pJ per "
+                                         "FLOP per pipe, pJ per HBM byte, static watts, the power cap; stored "
+                                         "beside the ceilings, which stay as they are (docs/energy.md).")] = False,
 ) -> None:
     """Measure this machine's ceilings (HBM, L2, shared memory, matmul per dtype, FP32 FMA) and store them;
     `analyze` and `plot` then draw measured roofs beside the datasheet's. With --ops, measure how close each
     operator family comes to its roof instead (the operator database predictions use)."""
+    if ops and energy:
+        raise UsageError("--ops and --energy are two calibrations: run one at a time")
     if ops:
         return _calibrate_ops(suite, device, db, budget, json_)
     for flag, given in (("--suite", suite), ("--budget", budget), ("--db", db)):
@@ -55,6 +60,9 @@ def calibrate_cmd(
     if device is not None and device != "cpu" and not device.startswith("cuda"):
         raise UsageError(f"unknown device '{device}' (use cpu, cuda or cuda:N)")
     check_outputs(force, files=(output,))  # before the work: a calibration takes seconds to minutes
+    if energy:
+        _energy(device, json_, output, replace)
+        return
     if threads is not None:
         import torch
 
@@ -110,3 +118,33 @@ def _calibrate_ops(suite: Path | None, device: str | None, db: Path | None, budg
         console().print(sweep_summary(store, result))
     note(f"operator database: {store.path}" + (f"; {result.left} points left: run again to resume"
                                                if result.left else ""))
+def _energy(device: str | None, json_: bool, output: Path | None, replace: bool) -> None:
+    """`calibrate --energy`: the energy model of the GPU (`measuring.energy_calibrate`), stored and shown."""
+    from roofline.ceilings.store import energy_store_path
+    from roofline.core.files import atomic_write
+    from roofline.measuring.energy import require_counter
+    from roofline.measuring.energy_calibrate import calibrate_and_store
+    from roofline.report.energy import energy_model_table
+    from roofline.report.progress import StatusLine
+    from roofline.report.text import console
+
+    if device == "cpu" or (device is None and not _has_gpu()):
+        require_counter("cpu")  # one line, exit 2
+    index = int(device.split(":")[1]) if device and ":" in device else 0
+    with StatusLine() as line:
+        model, details = calibrate_and_store(index, line.status, replace=replace)
+    text = json.dumps({"energy_model": model.to_dict(), "details": details}, indent=2, default=str)
+    if output is not None:
+        atomic_write(output, text + "\n")
+    if json_:
+        out(text)
+    else:
+        console().print(energy_model_table(model, details))
+    note(details.get("kept_stored") or f"stored in {energy_store_path()}"
+         + (f"; written to {output}" if output is not None else ""))
+
+
+def _has_gpu() -> bool:
+    from roofline.measuring.device import detect_gpus
+
+    return bool(detect_gpus())

@@ -21,8 +21,9 @@ def check_cmd(
                                                   "modified).")] = None,
     fail_on: Annotated[str, typer.Option("--fail-on", help="Rules, e.g. median:5% or median:5%,p90:10%.")]
     = "median:5%",
-    metric: Annotated[str, typer.Option("--metric", help="time (same device) or fraction (fraction of the "
-                                        "roofline, for comparing across devices).")] = "time",
+    metric: Annotated[str, typer.Option("--metric", help="time (same device), fraction (fraction of the "
+                                        "roofline, for comparing across devices) or energy (J per call of records "
+                                        "measured with --energy).")] = "time",
     allow_missing: Annotated[bool, typer.Option("--allow-missing", help="A baseline record missing from the "
                                                 "results (dropped from the suite on purpose) does not fail the "
                                                 "check; by default it does, as a record that crashed would.")]

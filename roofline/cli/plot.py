@@ -24,6 +24,9 @@ def plot_cmd(
     roof: Annotated[str, typer.Option("--roof", help="datasheet, measured or both.")] = "both",
     title: Annotated[str | None, typer.Option("--title", help="Chart title.")] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite the chart file if it exists.")] = False,
+    energy: Annotated[bool, typer.Option("--energy", help="Draw the energy roofline instead: FLOP per joule "
+                                         "against intensity, of records measured with --energy "
+                                         "(docs/energy.md).")] = False,
 ) -> None:
     """Draw achieved performance against every ceiling (log-log roofline chart)."""
     check_choice("--roof", roof, ROOF_CHOICES)
@@ -39,6 +42,13 @@ def plot_cmd(
 
     if any(is_collectives(d) for d in docs):  # `roofline collectives` documents: busbw against size
         _plot_collectives(docs, output, terminal, label, title)
+        return
+    if energy:
+        if output is None:
+            raise UsageError("--energy draws to a chart file: give -o chart.png|svg|pdf")
+        from roofline.report.chart.energy_draw import save_energy_chart
+
+        note(f"energy chart written to {save_energy_chart(docs, output, title=title)}")
         return
     if terminal:
         from roofline.report.terminal import render_terminal, terminal_width

@@ -43,12 +43,19 @@ def profile_cmd(
                                                "FLOPs per token beside MFU.")] = None,
     db: Annotated[Path | None, typer.Option("--db", help="Operator database for predicted times (default: "
                                             "this GPU's, from `roofline calibrate --ops`).")] = None,
+    energy: Annotated[bool, typer.Option("--energy", help="Each operator's energy: the stored energy model's "
+                                         "estimate (`roofline calibrate --energy`; a script's step runs once, so "
+                                         "it is modeled, not measured: docs/energy.md).")] = False,
 ) -> None:
     """Profile a script: every aten operator it runs, with FLOPs, minimum bytes, device time and what fixing
     each is worth. Profiles the regions the script marks with `with roofline.region("step"):` (the whole run
     when it marks none). Inside a torchrun job each rank profiles its own GPU and writes its own document."""
     check_choice("--by", by, BY)
     ncu = _counters_preflight(counters, no_time, ncu_csv)
+    if energy:
+        from roofline.cli.energy import energy_preflight
+
+        energy_preflight(no_time)
     rank, device, output = _torchrun(device, output, no_time)
     check_outputs(force, files=(output, ncu_csv))
     if not script.is_file():
@@ -64,6 +71,10 @@ def profile_cmd(
             from roofline.cli.counters import counters_target
 
             counters_target(target)
+        if energy:
+            from roofline.cli.energy import profile_energy_target
+
+            profile_energy_target(target)
         _say(f"profiling {script.name} ({'analytic' if no_time else 'timed'}; the script's output follows)")
         _warn_if_shared(device, no_time)
 
@@ -85,6 +96,12 @@ def profile_cmd(
          f"{time.perf_counter() - started:.1f} s")
     if ncu:
         _counters(prof, script, args or [], ncu, ncu_csv)
+    if energy:
+        from roofline.capture.energy import model_profile_energy
+        from roofline.cli.energy import profile_energy_note
+
+        model_profile_energy(prof)
+        note(profile_energy_note(prof.records, prof.summary["energy"]))
     doc = prof.document()
     save_and_print(doc, output, force, json_ and rank == 0)
     if rank:

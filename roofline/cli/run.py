@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from roofline.cli.common import check_choice, check_outputs, note
+from roofline.cli.energy import HELP as ENERGY_HELP
 from roofline.cli.results import save_and_print
 from roofline.core.errors import RooflineError, UsageError
 from roofline.measuring.choices import TIMER_HELP
@@ -96,6 +97,7 @@ def run_cmd(
     counters: Annotated[bool, typer.Option("--counters", help="Also run every entry once under Nsight Compute "
                                            "(ncu on PATH; slow) and add its DRAM/L2/L1 bytes and FLOPs per pipe "
                                            "to the records (docs/counters.md).")] = False,
+    energy: Annotated[bool, typer.Option("--energy", help=ENERGY_HELP)] = False,
     repeat: Annotated[int, typer.Option("--repeat", min=1, help="Run the suite N times, each in a fresh process, "
                                         "into one document keeping every run's samples: each record then knows "
                                         "its between-run noise (for baseline update and check).")] = 1,
@@ -126,6 +128,12 @@ def run_cmd(
         if repeat > 1:
             raise UsageError("--counters goes with one run: counter bytes are the same every run")
         ncu = counters_preflight(no_time)
+    if energy:
+        from roofline.cli.energy import energy_preflight
+
+        if repeat > 1 or devices:
+            raise UsageError("--energy goes with one run on one GPU: leave out --repeat and --devices")
+        energy_preflight(no_time)
     check_choice("--devices-mode", devices_mode, DEVICES_MODES)
     indices = _device_indices(devices, device=device, repeat=repeat, no_time=no_time)
     if indices:
@@ -153,6 +161,10 @@ def run_cmd(
             from roofline.cli.counters import counters_target
 
             counters_target(target)
+        if energy:
+            from roofline.cli.energy import energy_target
+
+            energy_target(target)
 
         def tick(i: int, n: int, what: str) -> None:
             line.step(i - 1, f"{spec.name}: {what}")
@@ -164,7 +176,15 @@ def run_cmd(
 
         records = suite_counters(spec, records, target, ncu)
     records = predicted(records, predictor)
-    doc = target.document(records, suite=spec.name)
+    fields = {}
+    if energy:
+        from roofline.cli.energy import add_energy, energy_device
+        from roofline.core.dtypes import get_dtype
+
+        records = add_energy(records, [(e.operator(True), get_dtype(e.dtype_for(True))) for e in spec.entries],
+                             target)
+        fields = energy_device(target)
+    doc = target.document(records, suite=spec.name, **fields)
     save_and_print(doc, output, force, json_)
     if not json_:
         show(records_table(records, title=f"{spec.name} on {target.ceilings.device_name}", wide=wide), wide=wide)

@@ -260,6 +260,9 @@ class Record(_Serial):
     predicted_low_s: float | None = None
     predicted_high_s: float | None = None
     prediction_source: str | None = None
+    # `--energy` (docs/energy.md): joules per call from the GPU's NVML energy counter, power, FLOP and bytes per
+    # joule, the static and dynamic shares, and the counter's figures (`core.energy.energy_fields`).
+    energy: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out = super().to_dict()

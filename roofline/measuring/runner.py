@@ -210,7 +210,7 @@ def measure(fn: Callable[[], Any], *, flops: float, bytes: float, dtype: str | D
             device: str | None = None, gpu: str | None = None, name: str = "custom", tensor_cores: bool = True,
             warm_l2: bool = False, bytes_written: float | None = None, ref: Callable[[], Any] | None = None,
             atol: float | None = None, rtol: float | None = None, params: dict[str, Any] | None = None,
-            rep_s: float | None = None) -> Record:
+            rep_s: float | None = None, energy: bool = False) -> Record:
     """Time a user's zero-argument callable and place it on the roofline; returns a schema-v1 record.
     `bytes` is the total minimum traffic; `bytes_written` splits it (default: the split is unknown, and
     the record counts every byte as read and says so).
@@ -220,7 +220,9 @@ def measure(fn: Callable[[], Any], *, flops: float, bytes: float, dtype: str | D
     `ref`: a zero-argument reference callable. Both run once before anything is timed, and a kernel whose
     output is not close to the reference's (`roofline.measuring.correctness`; `atol`/`rtol` default to the
     output dtype's) is refused with one RooflineError saying where. `params` names the shape in the record
-    (what `roofline check` matches records by, with `name` and `dtype`); `rep_s` is the sampling budget.
+    (what `roofline check` matches records by, with `name` and `dtype`); `rep_s` is the sampling budget;
+    `energy` also measures its joules per call on the GPU's NVML energy counter (`record.energy`; on the CPU or
+    a GPU without the counter, a UsageError before anything runs).
     The record's notes keep what the target had to say (a CPU roofline measured now, the CPU timed because
     torch cannot reach the GPU). Every error is a RooflineError.
 
@@ -234,8 +236,19 @@ def measure(fn: Callable[[], Any], *, flops: float, bytes: float, dtype: str | D
     target = resolve_target(gpu=gpu, device=device, time=True)
     if target.time_device is None:
         raise RooflineError("measure: no device to time on (the --gpu spec is not this machine's GPU)")
+    if energy:
+        from roofline.measuring.energy import require_counter
+
+        require_counter(target.time_device)
     record = measure_on(target, fn, flops=flops, bytes=bytes, dtype=dt, name=name, tensor_cores=tensor_cores,
                         warm_l2=warm_l2, bytes_written=bytes_written, params=params, rep_s=rep_s)
+    if energy:
+        from roofline.core.record import evolve
+        from roofline.measuring.energy import record_energy, with_model
+
+        index = int(target.time_device.split(":")[1]) if ":" in target.time_device else 0
+        fields = record_energy(fn, target.time_device, record.flops, record.bytes)
+        record = evolve(record, energy=with_model(fields, record, index))
     return dataclasses.replace(record, notes=[*how, *record.notes]) if how else record
 
 

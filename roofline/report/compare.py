@@ -90,6 +90,9 @@ def _render_op(c: Comparison, wide: bool = False) -> FitTable:
             Column("vs\nfastest"), Column("attainable\nTFLOP/s", drop=2), Column("roof\nGB/s", drop=2)]
     if measured:
         cols += [Column("measured\ntime"), Column("% of\nroof")]
+    energy = any(r.measured_energy_j is not None for r in c.rows)
+    if energy:
+        cols += [Column("measured\nJ/call", note="measured J/call: the NVML energy counter (--energy)")]
     cols += _cost_columns(c.prices, "calls")
     rows = []
     for r in c.rows:
@@ -104,6 +107,8 @@ def _render_op(c: Comparison, wide: bool = False) -> FitTable:
         if measured:
             frac = r.roofline_fraction
             cells += [duration(r.measured_time_s), f"{frac:.0%}" if frac is not None else "-"]
+        if energy:
+            cells.append(si(r.measured_energy_j, "J") if r.measured_energy_j is not None else "-")
         rows.append(cells + _cost_cells(r, c.prices))
     caption = _caption(c.prices, [(r.gpu, r.reason) for r in c.rows if r.status != "ok"], c.notes,
                        measured=c.measured_path, shared=(*roof_line, *pipe_line))

@@ -202,6 +202,9 @@ def _records_data(docs: Sequence[Document], chart: Chart, numbers: Mapping[str, 
     counted = [r.counters for d in docs for r in d.records if r.counters is not None]
     cols += [{"h": "bytes × min", "num": True, "tip": f"Nsight Compute's {excess_basis(counted)} bytes / the "
               "model's minimum"}] if counted else []
+    energy = any(r.energy for d in docs for r in d.records)
+    cols += [{"h": "J/call", "num": True, "tip": "energy per call (--energy: the NVML counter, or a profile's share)"},
+             {"h": "FLOP/J", "num": True}] if energy else []
     cols += [{"h": "verdict", "wrap": True}] if verdicts else []
     records: list[dict[str, Any]] = []
     rows: list[list[Any]] = []
@@ -234,6 +237,9 @@ def _records_data(docs: Sequence[Document], chart: Chart, numbers: Mapping[str, 
             if counted:
                 x = rec.counters.excess_traffic if rec.counters is not None else None
                 row += [[_r(x), f"{x:.2f}" if x is not None else "-"]]
+            if energy:
+                j, fj = (rec.energy or {}).get("energy_j"), (rec.energy or {}).get("flops_per_j")
+                row += [[_r(j), si(j, "J") if j is not None else "-"], [_r(fj), si(fj, "FLOP/J") if fj else "-"]]
             row += [rec.verdict or ""] if verdicts else []
             rows.append(row)
     if profile:  # a profile's table opens on its largest shares, as its chart numbers them

@@ -30,6 +30,8 @@ def record_rows(r: Record) -> list[tuple[str, str]]:
         rows += _timed_rows(r)
     if r.counters is not None:
         rows += counter_rows(r)
+    if r.energy is not None:
+        rows += energy_rows(r)
     for adv in r.advice or []:
         rows.append(("advice", adv.get("message", str(adv)) if isinstance(adv, dict) else str(adv)))
     for n in r.notes or []:
@@ -115,4 +117,28 @@ def _timed_rows(r: Record) -> list[tuple[str, str]]:
                                            for i, k in enumerate(r.kernels[:6]))))
     if r.verdict:
         rows.append(("verdict", r.verdict))
+    return rows
+
+
+def joules(j: float | None) -> str:
+    return "-" if j is None else si(j, "J")
+
+
+def energy_rows(r: Record) -> list[tuple[str, str]]:
+    """`record.energy` as (label, value) rows: J per call and its split, the power, FLOP/J and B/J, the window."""
+    e = r.energy or {}
+    rows = [("energy / call", f"{joules(e.get('energy_j'))} at {e.get('power_w', 0):.0f} W average")]
+    if e.get("static_j") is not None:
+        share = e["static_j"] / e["energy_j"] if e.get("energy_j") else 0.0
+        rows.append(("static / dynamic", f"{joules(e['static_j'])} ({share:.0%}, {e['static_w']:.0f} W x time) / "
+                                         f"{joules(e['dynamic_j'])}"))
+    per = [si(e[k], unit) for k, unit in (("flops_per_j", "FLOP/J"), ("bytes_per_j", "B/J")) if e.get(k)]
+    if per:
+        rows.append(("per joule", ", ".join(per)))
+    if e.get("model_j") is not None:
+        rows.append(("energy model", f"{joules(e['model_j'])} predicted ({e['model_error']:+.1%} measured vs model)"))
+    c = e.get("counter") or {}
+    if e.get("window_s") is not None:
+        rows.append(("energy window", f"{e['window_s']:.2f} s, {c.get('updates', '?')} counter updates "
+                                      f"every {duration(c.get('update_period_s'))}, {e.get('calls', 0):.0f} calls"))
     return rows

@@ -81,8 +81,9 @@ def build_figure(docs: Sequence[Document], labels: Sequence[str] | None = None, 
 
     Artists carry gids the tests (and anyone inspecting the figure) can find: 'roof:DOC:SOURCE:KIND:KEY',
     'ridge:...', 'point:DOC:RECORD', 'headroom:DOC:RECORD', 'label:roof:...', 'label:point:DOC:RECORD',
-    'leader:DOC:RECORD' (a callout's), 'level:DOC:RECORD:LEVEL' and 'levels:DOC:RECORD' (a record's counter
-    points and the line through them), 'sweep:N' (a sweep's points joined); the legends are 'legend:series'
+    'leader:DOC:RECORD' (a callout's), 'power:DOC:PIPE' (a document's power roof, `--energy`),
+    'level:DOC:RECORD:LEVEL' and 'levels:DOC:RECORD' (a record's counter points and the line through them),
+    'sweep:N' (a sweep's points joined); the legends are 'legend:series'
     (one entry per document) and 'legend:key'; 'note:skipped' the note on records not drawn. A chart of more
     than NUMBERED_ABOVE points labels each with its number ('label:point:...' holds '1', '2', ...) and adds
     a table under the legends (its gids: `table.draw_table`). A profile's chart numbers only its largest
@@ -132,6 +133,11 @@ def build_figure(docs: Sequence[Document], labels: Sequence[str] | None = None, 
 
         _draw_roofs(ax, chart)
         margin = _margin_labels(ax, chart)
+        if any((d.device or {}).get("energy_model") for d in docs):  # the power roof (`--energy` documents)
+            from roofline.report.chart.energy_draw import draw_power_roofs
+
+            margin = sorted(margin + draw_power_roofs(ax, docs, chart.x_range, chart.y_range, _MARGIN_PT),
+                            key=lambda a: -a.xy[1])
         _draw_levels(ax, chart)
         _draw_points(ax, chart, numbers)
         _draw_legends(fig, chart)

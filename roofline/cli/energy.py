@@ -1,0 +1,70 @@
+"""`--energy` on the command line, as `analyze` and `run` share it: the refusals before any work (--no-time, the
+CPU, a GPU without an energy counter: one line, exit 2) and the energy windows of the records under a
+progress line. The work itself is `roofline.measuring.energy`'s (docs/energy.md)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from roofline.core.errors import UsageError
+
+if TYPE_CHECKING:
+    from roofline.core.record import Record
+    from roofline.measuring.target import Target
+
+HELP = ("Also measure each operator's energy per call on the GPU's NVML energy counter (~2 s each: a window of "
+        "back-to-back calls): joules, watts, FLOP/J, static and dynamic shares (docs/energy.md).")
+
+
+def energy_preflight(no_time: bool) -> None:
+    """`--energy` with `--no-time`: nothing runs, so nothing draws power to measure (exit 2)."""
+    if no_time:
+        raise UsageError("--energy measures the operator running on a GPU: it cannot go with --no-time")
+
+
+def energy_target(target: Target) -> None:
+    """Before the timing: the work must run on a CUDA device whose NVML has an energy counter (else exit 2)."""
+    from roofline.measuring.energy import require_counter
+
+    require_counter(target.time_device)
+
+
+def add_energy(records: list[Record], ops: list[tuple[Any, Any]], target: Target) -> list[Record]:
+    """The records with their `energy`, under a progress line."""
+    from roofline.measuring.energy import attach_energy
+    from roofline.report.progress import StatusLine
+
+    assert target.time_device is not None
+    with StatusLine(shorter="leave out --energy: the timing alone is quicker") as line:
+        return attach_energy(records, ops, target.time_device, line, target.spec)
+
+
+def energy_device(target: Target) -> dict[str, Any]:
+    """The document's device fields of `--energy`: the stored energy model, when there is one."""
+    from roofline.measuring.energy import device_fields
+
+    return device_fields(target.time_device)
+
+
+def profile_energy_target(target: Target) -> None:
+    """`profile --energy`, before the script runs: a GPU with an energy counter and a stored energy model."""
+    from roofline.analysis.energy_profile import profile_energy
+    from roofline.measuring.energy import require_counter, stored_model
+
+    require_counter(target.time_device)
+    index = int(target.time_device.split(":")[1]) if target.time_device and ":" in target.time_device else 0
+    if stored_model(index) is None:
+        profile_energy([], {}, None, None)  # its refusal: one line, exit 2
+
+
+def profile_energy_note(records: list[Record], block: dict[str, Any]) -> str:
+    """One line: the step's energy and the operators that take most of it."""
+    from roofline.core.format import si
+
+    top = sorted(records, key=lambda r: -((r.energy or {}).get("step_j") or 0.0))[:3]
+    parts = [f"{r.op}{f' ({r.module})' if r.module else ''} {((r.energy or {}).get('step_share') or 0):.1%}"
+             for r in top]
+    per_token = f", {si(block['per_token_j'], 'J')} per token" if block.get("per_token_j") else ""
+    idle = block["idle_j"] / block["step_j"] if block.get("step_j") else 0.0
+    return (f"energy: {si(block['step_j'], 'J')} per step at {block['power_w'] or 0:.0f} W{per_token}; the GPU idle "
+            f"between kernels {idle:.0%} (static W x idle time); most in {', '.join(parts)} ({block['attribution']})")

@@ -1,0 +1,273 @@
+"""Joules per call from NVML's cumulative energy counter (nvmlDeviceGetTotalEnergyConsumption, millijoules).
+
+The counter does not move with every joule: on the H200 (driver 580) it changes every ~100 ms, by that
+period's energy (~8 J at 80 W idle, ~65 J at 650 W). So a window is bounded by two *changes* of the counter,
+not by two reads: the work runs back to back, the reader waits for a change (the start edge), goes on until
+at least MIN_UPDATES further changes and MIN_WINDOW_S have passed (the end edge), and takes the energy between
+the two edges over the time between them. The error is then the timing of two edges (a few ms of a second)
+and not the period; the counter's 1 mJ unit is far below it. A counter that does not change within
+STUCK_AFTER_S is refused (EnergyError), never read as 0 J.
+
+The reader is a seam: `Counter.read()` gives (host seconds, mJ), and `window()` drives it with a `run_chunk`
+that keeps the GPU busy. Tests feed it real-shaped sequences; `NvmlCounter` is the real one.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from functools import cache
+from typing import Any, Protocol
+
+from roofline.core.energy import COUNTER_MODULUS, CounterWindow, EnergyError, EnergyModel, energy_fields
+from roofline.core.errors import UsageError
+
+# A window spans at least this many changes of the counter and this long: with changes ~100 ms apart whose
+# timing wanders by ~3 ms (measured on the H200), 10 changes put the edge error near 0.5% of the window.
+MIN_UPDATES = 10
+MIN_WINDOW_S = 1.0
+# A counter that has not changed for this long (20 periods of the H200's) is not advancing: refused.
+STUCK_AFTER_S = 2.0
+# Back-to-back calls this long before the window: the board's power and the cap's clock settle (the clock of a
+# bf16 GEMM falls from 1.98 GHz to ~1.5 GHz within the first second on the H200).
+WARMUP_S = 1.0
+# The calls between two reads of the counter: about this much GPU time (reads take ~0.1 ms).
+CHUNK_S = 0.005
+
+NO_GPU = "--energy needs an NVIDIA GPU with an energy counter (NVML): {what} has none"
+NO_COUNTER = ("--energy: {name} has no energy counter (nvmlDeviceGetTotalEnergyConsumption: {why}); "
+              "needs Volta or newer")
+
+
+class Counter(Protocol):
+    """A cumulative energy counter: `read()` gives (host seconds, millijoules)."""
+
+    modulus: int
+
+    def read(self) -> tuple[float, int]: ...
+
+
+class NvmlCounter:
+    """The GPU's NVML energy counter; opening it refuses (UsageError, exit 2) a GPU without one."""
+
+    modulus = COUNTER_MODULUS
+
+    def __init__(self, index: int = 0) -> None:
+        from roofline.measuring.nvml import _device
+
+        try:
+            self._nvml, self._handle, _ = _device(index)
+            self.name = str(self._nvml.nvmlDeviceGetName(self._handle))
+        except Exception as exc:
+            raise UsageError(NO_GPU.format(what=f"cuda:{index} (NVML: {exc})")) from None
+        try:
+            self._nvml.nvmlDeviceGetTotalEnergyConsumption(self._handle)
+        except Exception as exc:
+            raise UsageError(NO_COUNTER.format(name=self.name, why=exc)) from None
+
+    def read(self) -> tuple[float, int]:
+        return time.perf_counter(), int(self._nvml.nvmlDeviceGetTotalEnergyConsumption(self._handle))
+
+    def power_cap_w(self) -> float:
+        return self._nvml.nvmlDeviceGetEnforcedPowerLimit(self._handle) / 1000.0
+
+
+def require_counter(device: str | None) -> NvmlCounter:
+    """The counter of the CUDA device the work is timed on; on the CPU or without one, one line (exit 2)."""
+    if not (device or "").startswith("cuda"):
+        raise UsageError(NO_GPU.format(what=f"the device '{device or 'none'}'" if device else "an analytic run"))
+    return counter_for(int(device.split(":")[1]) if device and ":" in device else 0)
+
+
+@cache
+def counter_for(index: int) -> NvmlCounter:
+    return NvmlCounter(index)
+
+
+def window(counter: Counter, run_chunk: Callable[[], Any], *, min_updates: int = MIN_UPDATES,
+           min_window_s: float = MIN_WINDOW_S, stuck_after_s: float = STUCK_AFTER_S) -> CounterWindow:
+    """Run `run_chunk` over and over and read the counter after each, from one change of the counter to the one
+    at least `min_updates` changes and `min_window_s` later (see the module docstring). A counter that does not
+    change for `stuck_after_s` raises EnergyError."""
+    t, last = counter.read()
+    changed_at = t
+    edges: list[tuple[float, int]] = []
+    while True:
+        run_chunk()
+        t, e = counter.read()
+        if e != last:
+            edges.append((t, e))
+            last, changed_at = e, t
+            if len(edges) > min_updates and t - edges[0][0] >= min_window_s:
+                return CounterWindow(tuple(edges), counter.modulus)
+        elif t - changed_at > stuck_after_s:
+            raise EnergyError(f"the energy counter did not advance for {t - changed_at:.1f} s: no energy can be "
+                              "measured on this device now")
+
+
+def idle_window(counter: Counter, seconds: float = MIN_WINDOW_S, nap_s: float = 0.01) -> CounterWindow:
+    """A window with nothing running (the board's idle power): the host naps between reads."""
+    return window(counter, lambda: time.sleep(nap_s), min_window_s=seconds)
+
+
+class _Loop:
+    """`fn` back to back on a CUDA stream, in chunks of `calls`, at most two chunks in flight (so the GPU never
+    waits for the host and the host never runs far ahead of the GPU), timed by CUDA events."""
+
+    def __init__(self, fn: Callable[[], Any], calls: int) -> None:
+        import torch
+
+        self.fn, self.calls, self.torch = fn, calls, torch
+        self.pending: list[Any] = []
+        self.first: Any = None
+        self.last: Any = None
+        self.done = 0
+
+    def __call__(self) -> None:
+        torch = self.torch
+        if self.first is None:
+            self.first = torch.cuda.Event(enable_timing=True)
+            self.first.record()
+        for _ in range(self.calls):
+            self.fn()
+        ev = torch.cuda.Event(enable_timing=True)
+        ev.record()
+        self.done += self.calls
+        self.last = ev
+        self.pending.append(ev)
+        if len(self.pending) > 2:
+            self.pending.pop(0).synchronize()
+
+    def per_call_s(self) -> float:
+        self.last.synchronize()
+        return self.first.elapsed_time(self.last) * 1e-3 / self.done
+
+
+def _chunk_calls(fn: Callable[[], Any]) -> int:
+    """Calls of `fn` in CHUNK_S of GPU time (from a few timed calls), at least one."""
+    import torch
+
+    fn()
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    return max(1, int(CHUNK_S / max((time.perf_counter() - t0) / 3, 1e-7)))
+
+
+def measure_fn(fn: Callable[[], Any], counter: Counter, *, flops: float | None, nbytes: float | None,
+               static_w: float | None, static_source: str | None, warmup_s: float = WARMUP_S,
+               sm_clock: Callable[[], Any] | None = None) -> dict[str, Any]:
+    """The `energy` fields of one CUDA callable run back to back (energy_fields): warmed up for `warmup_s`, then
+    one counter window; the time per call is the CUDA events' over the warm-up and the window together.
+    `sm_clock` is a ClockSampler factory whose report is kept as the window's clocks."""
+    calls = _chunk_calls(fn)
+    loop = _Loop(fn, calls)
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < warmup_s:
+        loop()
+    if sm_clock is None:
+        w = window(counter, loop)
+        clocks = None
+    else:
+        with sm_clock() as cs:
+            w = window(counter, loop)
+        clocks = cs.report.to_dict()
+    out = energy_fields(w, loop.per_call_s(), flops, nbytes, static_w, static_source)
+    if clocks is not None:
+        out["clocks"] = {k: clocks[k] for k in ("sm_mhz", "power_w", "power_limit_w", "limited_by", "max_sm_mhz")}
+    out["method"] = f"NVML energy counter, {w.updates} updates over {w.seconds:.2f} s of back-to-back calls"
+    return out
+
+
+def this_gpu(index: int) -> Any:
+    from roofline.measuring.device import detect_gpus
+
+    gpus = detect_gpus()
+    return gpus[index] if index < len(gpus) else None
+
+
+def stored_model(index: int) -> EnergyModel | None:
+    """The stored energy model of GPU `index` with this driver and torch, if `calibrate --energy` ran."""
+    from roofline.ceilings.store import gpu_key, lookup_energy
+
+    gpu = this_gpu(index)
+    found = lookup_energy(gpu_key(gpu.nvml_name, gpu.driver_version)) if gpu else None
+    return EnergyModel.from_dict(found[0]) if found else None
+
+
+@cache
+def ready_idle_w(index: int) -> float:
+    """The board's power ready but with no kernel running, measured once per process right after a short
+    kernel (the GPU still in its working state): the static share's watts when no calibration is stored."""
+    import torch
+
+    torch.ones(1, device=f"cuda:{index}").add_(1)
+    torch.cuda.synchronize()
+    return idle_window(counter_for(index)).power_w
+
+
+def static_watts(index: int) -> tuple[float, str]:
+    """The static watts and where they come from: the stored energy model of this GPU, else measured now."""
+    model = stored_model(index)
+    if model is not None:
+        return model.static_w, "roofline calibrate --energy"
+    return ready_idle_w(index), "ready-idle power measured in this run"
+
+
+def record_energy(fn: Callable[[], Any], device: str, flops: float | None, nbytes: float | None) -> dict[str, Any]:
+    """The `energy` of a record: `fn` on `device` measured by its NVML counter (see measure_fn)."""
+    counter = require_counter(device)
+    index = int(device.split(":")[1]) if ":" in device else 0
+    static_w, source = static_watts(index)
+    from roofline.measuring.nvml import ClockSampler
+
+    try:
+        return measure_fn(fn, counter, flops=flops, nbytes=nbytes, static_w=static_w, static_source=source,
+                          sm_clock=lambda: ClockSampler(index))
+    except EnergyError:
+        raise
+    except RuntimeError as exc:
+        raise EnergyError(f"--energy: the kernel failed while its energy was measured: {exc}") from None
+
+
+def with_model(fields: dict[str, Any], record: Any, index: int) -> dict[str, Any]:
+    """The fields with the stored energy model's prediction for the same call (`model_j`: the record's FLOPs,
+    bytes read and written and the measured time per call), when one is stored."""
+    model = stored_model(index)
+    if model is None or record.compute_pipe is None:
+        return fields
+    j = model.energy_j(record.compute_pipe, record.flops or 0.0, record.bytes_read or 0.0, record.bytes_written or 0.0,
+                       fields["per_call_s"])
+    return {**fields, "model_j": j, "model_error": fields["energy_j"] / j - 1 if j > 0 else None}
+
+
+def attach_energy(records: list[Any], ops: list[tuple[Any, Any]], device: str, progress: Any = None,
+                  spec: Any = None) -> list[Any]:
+    """Each catalog operator's record with its `energy` (`record_energy` on the operator's real kernel, built
+    again), the stored model's prediction beside it, and its advice again (the power-bound rule reads the
+    energy window's clock)."""
+    from roofline.analysis.advice import with_advice
+    from roofline.core.record import evolve
+    from roofline.measuring.kernels import build
+
+    index = int(device.split(":")[1]) if ":" in device else 0
+    out = []
+    for i, (record, (op, dtype)) in enumerate(zip(records, ops, strict=True)):
+        if progress is not None:
+            progress.status(f"energy {i + 1}/{len(records)}: {record.label} (~2 s: NVML counter window)")
+        built = build(op, dtype, device)
+        fields = record_energy(built.fn, device, record.flops, record.bytes)
+        out.append(with_advice(evolve(record, energy=with_model(fields, record, index)), spec))
+        del built
+    return out
+
+
+def device_fields(device: str | None) -> dict[str, Any]:
+    """What a results document's `device` keeps of the energy model (`energy_model`, without its calibration
+    points) when one is stored for the GPU the work ran on: the chart's power roof and energy view read it."""
+    if not (device or "").startswith("cuda"):
+        return {}
+    model = stored_model(int(device.split(":")[1]) if device and ":" in device else 0)
+    return {"energy_model": {k: v for k, v in model.to_dict().items() if k != "points"}} if model else {}

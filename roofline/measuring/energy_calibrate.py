@@ -1,0 +1,149 @@
+"""`roofline calibrate --energy`: the machine's energy model from the calibration kernels.
+
+Each kernel runs back to back under one energy window (`measuring.energy`): the bf16 tensor GEMM, the fp8
+one where the GPU has fp8 tensor cores, the FP32 FMA chains, and HBM read, write and copy streams
+(`measuring.calibration_kernels`). Its average power against its FLOP/s and bytes/s, less the static watts,
+gives pJ per FLOP per pipe and pJ per HBM byte by non-negative least squares (`core.energy.fit_energy_model`).
+The deep-idle watts are read first (before any kernel); the static watts are the board ready with nothing
+running, read right after the first kernel. The power cap is NVML's enforced limit. The model is stored beside
+the ceilings (`ceilings.store.save_energy`); a model whose fit is worse than the stored one's is kept out
+unless `replace` (as a CPU roof measured on a busy machine is).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from roofline.core.energy import CalibrationPoint, EnergyModel, fit_energy_model
+from roofline.measuring.device import LocalGPU
+
+Progress = Callable[[str], None]
+
+GEMM_N = 8192  # 2*8192^3 FLOPs: ~1.6 ms in bf16 on an H200, long enough to run at the cap's clock
+FP8_N = 8192
+# A new fit whose relative RMS residual is worse than the stored one's by more than this does not replace it
+# (without --replace): the better fit is the better model; within it the two are the same (window noise).
+KEEP_STORED_MARGIN = 0.01
+
+
+Kernel = tuple[str, Callable[[], Any], dict[str, float], float, float]
+
+
+def _kernels(gpu: LocalGPU) -> list[Kernel]:
+    """(name, callable, FLOPs per call by compute pipe, HBM bytes read, bytes written per call) of each
+    calibration kernel: the GEMMs' bytes are their minimum (each operand once)."""
+    import torch
+
+    from roofline.measuring.calibrate_gpu import BLOCK, FMA_ITERS, HBM_L2_MULTIPLE, HBM_MIN_BYTES, _matmul_fn
+    from roofline.measuring.calibration_kernels import FMA_PER_ITER, copy_kernel, fma_kernel, read_kernel, write_kernel
+
+    spec = gpu.spec
+    assert spec is not None
+    out: list[Kernel] = []
+    n = GEMM_N
+    out.append(("bf16 GEMM", _matmul_fn("bf16", n), {"bf16_tensor_dense_tflops": 2.0 * n**3}, 2.0 * n * n * 2,
+                n * n * 2.0))
+    if "fp8_tensor_dense_tflops" in spec.values:
+        m = FP8_N
+        out.append(("fp8 GEMM", _matmul_fn("fp8", m), {"fp8_tensor_dense_tflops": 2.0 * m**3}, 2.0 * m * m,
+                    m * m * 2.0))
+    sms = int(spec["sm_count"])
+    grid, block = sms * 16, 1024
+    fma_out = torch.empty(grid * block, device="cuda")
+    out.append(("FP32 FMA", lambda: fma_kernel[(grid,)](fma_out, ITERS=FMA_ITERS, BLOCK=block, num_warps=4),
+                {"fp32_dense_tflops": 2.0 * FMA_PER_ITER * FMA_ITERS * grid * block}, 0.0, grid * block * 4.0))
+    nbytes = max(HBM_MIN_BYTES, HBM_L2_MULTIPLE * int(spec["l2_cache_kib"] * 1024))
+    count = nbytes // 4 // BLOCK * BLOCK
+    x = torch.rand(count, device="cuda")
+    y = torch.empty_like(x)
+    part = torch.empty(count // BLOCK, device="cuda")
+    g = (count // BLOCK,)
+    b = count * 4.0
+    out += [("HBM read", lambda: read_kernel[g](x, part, BLOCK=BLOCK, REPEAT=1, num_warps=8), {}, b, 0.0),
+            ("HBM write", lambda: write_kernel[g](y, BLOCK=BLOCK, num_warps=8), {}, 0.0, b),
+            ("HBM copy", lambda: copy_kernel[g](x, y, BLOCK=BLOCK, num_warps=8), {}, b, b),
+            # torch's own kernels for the same traffic (as `calibrate` times them beside Triton's): the
+            # elementwise kernels of a model are torch's
+            ("torch sum", lambda: torch.sum(x), {}, b, 0.0),
+            ("torch fill", lambda: y.fill_(1.0), {}, 0.0, b),
+            ("torch copy", lambda: y.copy_(x), {}, b, b)]
+    return out
+
+
+def calibrate_energy(gpu: LocalGPU, progress: Progress | None = None) -> tuple[EnergyModel, dict[str, Any]]:
+    """Measure and fit this GPU's energy model (see the module docstring); details hold every window's figures."""
+    import torch
+
+    from roofline.measuring.energy import counter_for, idle_window, measure_fn
+    from roofline.measuring.nvml import ClockSampler, _device
+
+    say = progress or (lambda _m: None)
+    t_start = time.perf_counter()
+    torch.cuda.set_device(gpu.index)
+    counter = counter_for(gpu.index)
+    say("idle power (nothing running)")
+    idle = idle_window(counter)
+    idle_w = idle.power_w
+    max_sm = _device(gpu.index)[2][0]
+    points: list[CalibrationPoint] = []
+    rows: list[dict[str, Any]] = []
+    static_w: float | None = None
+    for name, fn, flops, read, written in _kernels(gpu):
+        say(f"energy: {name}")
+        total_flops = sum(flops.values())
+        e = measure_fn(fn, counter, flops=total_flops or None, nbytes=read + written, static_w=None,
+                       static_source=None, sm_clock=lambda: ClockSampler(gpu.index))
+        tau = e["per_call_s"]
+        sm = ((e.get("clocks") or {}).get("sm_mhz") or {}).get("median")
+        points.append(CalibrationPoint(name=name, flops_per_s={p: f / tau for p, f in flops.items()},
+                                       read_bytes_per_s=read / tau, write_bytes_per_s=written / tau,
+                                       power_w=e["power_w"], sm_mhz=sm))
+        rows.append({"name": name, "power_w": e["power_w"], "per_call_s": tau, "energy_j": e["energy_j"],
+                     "sm_mhz": sm, "limited_by": (e.get("clocks") or {}).get("limited_by"), "counter": e["counter"]})
+        if static_w is None:
+            torch.cuda.synchronize()
+            say("static power (ready, nothing running)")
+            static_w = idle_window(counter).power_w
+        del fn
+    torch.cuda.empty_cache()
+    assert static_w is not None
+    model = fit_energy_model(points, static_w=static_w, power_cap_w=counter.power_cap_w(), idle_w=idle_w,
+                             max_sm_mhz=max_sm)
+    for row, pt in zip(rows, points, strict=True):
+        row["predicted_power_w"] = model.power_w(pt.flops_per_s, pt.read_bytes_per_s, pt.write_bytes_per_s)
+    details = {"kernels": rows, "idle_counter": idle.counter_figures(), "seconds": time.perf_counter() - t_start,
+               "torch": torch.__version__}
+    return model, details
+
+
+def kept_stored_model(new: EnergyModel, stored: EnergyModel | None) -> str | None:
+    """Why a new fit must not replace the stored model (its residual is worse by KEEP_STORED_MARGIN), or None."""
+    if stored is None or stored.residual is None or new.residual is None:
+        return None
+    if new.residual <= stored.residual + KEEP_STORED_MARGIN:
+        return None
+    return (f"kept the stored energy model (fit residual {stored.residual:.1%}): this one fits worse "
+            f"({new.residual:.1%}); `roofline calibrate --energy --replace` stores it anyway")
+
+
+def calibrate_and_store(index: int, progress: Progress | None = None, replace: bool = False
+                        ) -> tuple[EnergyModel, dict[str, Any]]:
+    """Fit this GPU's energy model and store it, unless the stored one fits better and not `replace`: then the
+    stored model is returned, with the reason in the details' `kept_stored`."""
+    from roofline.ceilings.store import gpu_key, save_energy
+    from roofline.core.errors import RooflineError
+    from roofline.measuring.energy import require_counter, stored_model, this_gpu
+
+    require_counter(f"cuda:{index}")  # no counter, or no GPU: one line, exit 2, before any kernel
+    gpu = this_gpu(index)
+    if gpu is None or gpu.spec is None:
+        raise RooflineError(f"no spec file for cuda:{index}: the energy calibration needs its SM count and L2 size")
+    model, details = calibrate_energy(gpu, progress)
+    stored = stored_model(index)
+    kept = None if replace else kept_stored_model(model, stored)
+    if kept and stored is not None:
+        return stored, {**details, "kept_stored": kept, "measured": model.to_dict()}
+    save_energy(gpu_key(gpu.nvml_name, gpu.driver_version), model.to_dict(), details)
+    return model, details

@@ -1,0 +1,32 @@
+"""The energy model's table (`roofline calibrate --energy`); a record's energy rows are in `report.rows`.
+Rendering only: the figures are `core.energy`'s and `measuring.energy`'s."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from roofline.core.format import si
+from roofline.report.text import Column, FitTable
+
+if TYPE_CHECKING:
+    from roofline.core.energy import EnergyModel
+
+
+def energy_model_table(model: EnergyModel, details: dict[str, Any]) -> FitTable:
+    """Each calibration kernel's power measured and as the fitted model gives it, then the model's figures."""
+    cols = [Column("kernel", left=True), Column("power\nW"), Column("model\nW"), Column("SM\nMHz"),
+            Column("rate", left=True)]
+    cells = []
+    for row, pt in zip(details.get("kernels", []), model.points, strict=False):
+        rate = ", ".join([si(v, "FLOP/s") for v in pt.flops_per_s.values()] +
+                         [f"{what} {si(v, 'B/s')}" for what, v in (("read", pt.read_bytes_per_s),
+                                                                   ("write", pt.write_bytes_per_s)) if v])
+        cells.append([row["name"], f"{row['power_w']:.0f}", f"{row.get('predicted_power_w', 0):.0f}",
+                      f"{row['sm_mhz']:.0f}" if row.get("sm_mhz") else "-", rate])
+    figures = [f"{k.replace('_dense_tflops', '')} {v:.3g} pJ/FLOP" for k, v in model.pj_per_flop.items()]
+    figures.append(f"HBM read {model.pj_per_byte_read:.3g}, write {model.pj_per_byte_written:.3g} pJ/B")
+    idle = f", idle {model.idle_w:.0f} W" if model.idle_w else ""
+    title = (f"energy model: {'; '.join(figures)}; static {model.static_w:.0f} W{idle}, +{model.active_w:.0f} W "
+             f"while a kernel runs; cap {model.power_cap_w:.0f} W"
+             + (f"; fit residual {model.residual:.1%}" if model.residual is not None else ""))
+    return FitTable(cols, cells, title=title)

@@ -1,0 +1,241 @@
+"""Energy on the roofline: the counter arithmetic (wrap-around, reset), the edge-bounded window driven through
+its seam by real-shaped counter sequences, joules per call and their split, the fitted energy model on
+synthetic readings with known answers, the power roof, and the refusals (--energy on the CPU: one line, exit 2).
+
+The counter sequences copy what NVML's nvmlDeviceGetTotalEnergyConsumption did on an H200 (driver 580.159,
+2026-12-01): a change every 97-100 ms, by that period's energy in mJ (7611 mJ at 80 W idle, ~65 J at 650 W
+under a bf16 GEMM)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from roofline.core.energy import (
+    COUNTER_MODULUS,
+    CalibrationPoint,
+    CounterWindow,
+    EnergyError,
+    EnergyModel,
+    counter_delta,
+    energy_fields,
+    fit_energy_model,
+    flops_per_j_roof,
+    power_roof_flops_per_s,
+    sustained_clock_mhz,
+)
+from roofline.measuring.energy import idle_window, window
+
+# --- the counter's arithmetic
+
+
+def test_delta_plain_and_across_a_wrap():
+    assert counter_delta(1000, 8611) == 7611
+    # 2**64 - 100 mJ, then 7511 mJ past the wrap: 100 + 7511 = 7611 mJ
+    assert counter_delta(COUNTER_MODULUS - 100, 7511) == 7611
+    assert counter_delta(250, 30, modulus=256) == 36  # 6 to the top, 30 past it
+
+
+def test_a_counter_that_went_back_from_low_in_its_range_was_reset():
+    with pytest.raises(EnergyError, match="reset"):
+        counter_delta(50_000, 1_000)
+
+
+def test_a_window_without_a_change_is_refused_never_zero():
+    w = CounterWindow(((0.0, 5000), (1.0, 5000)))  # two readings, same value
+    with pytest.raises(EnergyError, match="did not advance"):
+        _ = w.power_w
+    with pytest.raises(EnergyError):
+        CounterWindow(((0.0, 5000),))
+
+
+# --- the window, through its seam
+
+
+class SimCounter:
+    """An NVML-like counter on a simulated clock: it changes every `period_s` (+ a repeating jitter of up to 3 ms,
+    as measured), to the energy so far at `watts` in whole mJ, starting from `start_mj` (wrapping at `modulus`);
+    each chunk of work advances the clock by `chunk_s`."""
+
+    def __init__(self, watts: float, period_s: float = 0.1, start_mj: int = 123_456, chunk_s: float = 0.005,
+                 modulus: int = COUNTER_MODULUS, stuck_after_s: float | None = None) -> None:
+        self.watts, self.period_s, self.start, self.chunk_s, self.modulus = watts, period_s, start_mj, chunk_s, modulus
+        self.stuck_after_s = stuck_after_s
+        self.now = 0.0
+        self.reads = 0
+
+    def update_time(self, k: int) -> float:
+        return k * self.period_s - (0.003 * ((k * 7) % 4) / 3)  # jitter 0, 1, 2, 3 ms early
+
+    def value_at(self, t: float) -> int:
+        k = int(t / self.period_s) + 1
+        while k > 0 and self.update_time(k) > t:
+            k -= 1
+        last = self.update_time(k) if k > 0 else 0.0
+        if self.stuck_after_s is not None:
+            last = min(last, self.stuck_after_s)
+        return (self.start + int(self.watts * last * 1000)) % self.modulus
+
+    def read(self) -> tuple[float, int]:
+        self.reads += 1
+        return self.now, self.value_at(self.now)
+
+    def chunk(self) -> None:
+        self.now += self.chunk_s
+
+
+def test_window_gives_the_power_within_the_edge_jitter():
+    c = SimCounter(watts=650.0)
+    w = window(c, c.chunk)
+    # edges land on updates; the power over >= 10 updates and >= 1 s is 650 W within the 3 ms jitter (0.3%)
+    assert w.updates >= 10 and w.seconds >= 1.0
+    assert w.power_w == pytest.approx(650.0, rel=0.005)
+    figures = w.counter_figures()
+    assert figures["update_period_s"] == pytest.approx(0.1, abs=0.004)
+    assert figures["resolution_mj"] == 1
+
+
+def test_window_across_a_wrap_of_the_counter():
+    c = SimCounter(watts=80.0, start_mj=COUNTER_MODULUS - 20_000)  # wraps after ~0.25 s
+    w = window(c, c.chunk)
+    assert w.edges[0][1] > w.edges[-1][1]  # the raw readings wrapped
+    assert w.power_w == pytest.approx(80.0, rel=0.005)
+
+
+def test_a_counter_that_stops_advancing_is_refused():
+    c = SimCounter(watts=300.0, stuck_after_s=0.45)
+    with pytest.raises(EnergyError, match="did not advance"):
+        window(c, c.chunk, stuck_after_s=2.0)
+    assert c.now > 2.0  # it waited the whole grace period before refusing
+
+
+def test_a_slow_counter_widens_the_window():
+    c = SimCounter(watts=200.0, period_s=0.25)  # a counter four times slower than the H200's
+    w = window(c, c.chunk)
+    assert w.updates >= 10 and w.seconds >= 2.2  # ten updates, not one second, bound it
+    assert w.power_w == pytest.approx(200.0, rel=0.005)
+
+
+def test_idle_window_uses_the_host_nap(monkeypatch):
+    c = SimCounter(watts=80.0)
+    monkeypatch.setattr("roofline.measuring.energy.time.sleep", lambda s: c.chunk())
+    assert idle_window(c).power_w == pytest.approx(80.0, rel=0.005)
+
+
+# --- joules per call
+
+
+def test_energy_fields_split_static_and_dynamic():
+    # 650 W for 1.2 s; one call takes 1.6 ms: 650 * 0.0016 = 1.04 J, of which 118 W * 0.0016 = 0.1888 J static
+    w = CounterWindow(((0.0, 0), (1.2, 780_000)))
+    e = energy_fields(w, 0.0016, flops=2 * 8192**3, nbytes=3 * 8192**2 * 2, static_w=118.0, static_source="test")
+    assert e["energy_j"] == pytest.approx(1.04)
+    assert e["static_j"] == pytest.approx(0.1888)
+    assert e["dynamic_j"] == pytest.approx(1.04 - 0.1888)
+    assert e["flops_per_j"] == pytest.approx(2 * 8192**3 / 1.04)
+    assert e["bytes_per_j"] == pytest.approx(3 * 8192**2 * 2 / 1.04)
+    assert e["calls"] == pytest.approx(1.2 / 0.0016)
+
+
+def test_energy_fields_refuse_a_non_positive_time():
+    with pytest.raises(EnergyError):
+        energy_fields(CounterWindow(((0.0, 0), (1.0, 1000))), 0.0, 1.0, 1.0, None)
+
+
+# --- the energy model
+
+
+def _model_points() -> tuple[dict[str, float], float, float, float, list[CalibrationPoint]]:
+    """Readings made from a known model: 150 W while a kernel runs, bf16 0.9 pJ/FLOP, fp8 0.5, fp32 (FMA) 3.0, HBM
+    read 60 and write 30 pJ/B, over 118 W static."""
+    e = {"bf16_tensor_dense_tflops": 0.9, "fp8_tensor_dense_tflops": 0.5, "fp32_dense_tflops": 3.0}
+    e_r, e_w, active, static = 60.0, 30.0, 150.0, 118.0
+
+    def point(name: str, flops: dict[str, float], read: float, write: float) -> CalibrationPoint:
+        watts = static + active + sum(e[p] * 1e-12 * r for p, r in flops.items()) + (e_r * read + e_w * write) * 1e-12
+        return CalibrationPoint(name=name, flops_per_s=flops, read_bytes_per_s=read, write_bytes_per_s=write,
+                                power_w=watts, sm_mhz=1500.0)
+
+    pts = [point("bf16 GEMM", {"bf16_tensor_dense_tflops": 620e12}, 0.17e12, 0.08e12),
+           point("fp8 GEMM", {"fp8_tensor_dense_tflops": 1100e12}, 0.2e12, 0.1e12),
+           point("FP32 FMA", {"fp32_dense_tflops": 60e12}, 0.0, 0.001e12),
+           point("HBM read", {}, 4.3e12, 0.0), point("HBM write", {}, 0.0, 4.1e12),
+           point("HBM copy", {}, 1.9e12, 1.9e12), point("torch copy", {}, 1.6e12, 1.6e12)]
+    return e, e_r, e_w, active, pts
+
+
+def test_fit_recovers_a_known_model():
+    e, e_r, e_w, active, pts = _model_points()
+    m = fit_energy_model(pts, static_w=118.0, power_cap_w=700.0, idle_w=80.0, max_sm_mhz=1980.0)
+    for pipe, pj in e.items():
+        assert m.pj_per_flop[pipe] == pytest.approx(pj, rel=1e-6)
+    assert m.pj_per_byte_read == pytest.approx(e_r, rel=1e-6)
+    assert m.pj_per_byte_written == pytest.approx(e_w, rel=1e-6)
+    assert m.active_w == pytest.approx(active, rel=1e-6)
+    assert m.residual == pytest.approx(0.0, abs=1e-9)
+    assert m.sm_clock_mhz == 1500.0
+    again = EnergyModel.from_dict(m.to_dict())
+    assert again.pj_per_flop == m.pj_per_flop and again.points == m.points
+    # a pipe without its own figure uses the one it shares units with: fp16 tensor -> bf16 tensor
+    assert m.pipe_figure("fp16_tensor_dense_tflops") == pytest.approx(0.9, rel=1e-6)
+    assert m.pipe_figure("fp64_tensor_dense_tflops") is None
+
+
+def test_fit_clamps_a_negative_term_to_zero():
+    # HBM powers below what the GEMM's bytes imply would make pJ/B negative: set to 0 and the rest refitted
+    pts = [CalibrationPoint("gemm", {"bf16_tensor_dense_tflops": 600e12}, 0.2e12, 0.0, 118 + 0.9e-12 * 600e12),
+           CalibrationPoint("hbm", {}, 4e12, 0.0, 110.0)]
+    m = fit_energy_model(pts, static_w=118.0, power_cap_w=700.0, active=False)
+    assert m.pj_per_byte_read == 0.0
+    assert m.pj_per_flop["bf16_tensor_dense_tflops"] == pytest.approx(0.9, rel=1e-6)
+
+
+def test_fit_refuses_too_few_points():
+    with pytest.raises(EnergyError, match="cannot fit"):
+        fit_energy_model([CalibrationPoint("gemm", {"bf16_tensor_dense_tflops": 6e14}, 2e11, 1e11, 640.0)], 118.0,
+                         700.0)
+
+
+def test_model_rejects_a_cap_below_static_power():
+    with pytest.raises(ValueError):
+        EnergyModel(pj_per_flop={"x": 1.0}, pj_per_byte_read=1.0, pj_per_byte_written=1.0, static_w=700.0,
+                    power_cap_w=600.0)
+
+
+# --- the power roof
+
+
+def _model() -> EnergyModel:
+    return EnergyModel(pj_per_flop={"bf16_tensor_dense_tflops": 0.9}, pj_per_byte_read=20.0, pj_per_byte_written=20.0,
+                       static_w=118.0, active_w=82.0, power_cap_w=700.0)
+
+
+def test_power_roof_at_known_intensities():
+    m = _model()
+    # (700 - 118 - 82) W / (0.9 pJ + 20 pJ / 1000) = 500 / 0.92e-12 = 543.5 TFLOP/s at I = 1000 FLOP/B
+    assert power_roof_flops_per_s(m, "bf16_tensor_dense_tflops", 1000.0) == pytest.approx(500 / 0.92e-12)
+    # at I = 10: 500 / (0.9 + 2.0) pJ = 172 TFLOP/s; the roof falls as intensity falls
+    assert power_roof_flops_per_s(m, "bf16_tensor_dense_tflops", 10.0) == pytest.approx(500 / 2.9e-12)
+    assert power_roof_flops_per_s(m, "fp8_tensor_dense_tflops", 10.0) is None
+    assert power_roof_flops_per_s(m, "bf16_tensor_dense_tflops", 0.0) == 0.0
+
+
+def test_sustained_clock_under_the_cap():
+    m = _model()
+    # a GEMM of 400,000 FLOP per SM cycle (I = 1000): the roof's 543.5 TFLOP/s is reached at 543.5e12 / 4e5 Hz
+    # = 1359 MHz
+    assert sustained_clock_mhz(m, "bf16_tensor_dense_tflops", 1000.0, 4e5, 1980.0) == \
+        pytest.approx(500 / 0.92e-12 / 4e5 / 1e6)
+    # a kernel of few FLOPs per cycle is not held down: the max clock
+    assert sustained_clock_mhz(m, "bf16_tensor_dense_tflops", 1000.0, 1e5, 1980.0) == 1980.0
+
+
+def test_energy_roofline_flops_per_joule():
+    m = _model()
+    # at 500 TFLOP/s and I = 1000: 1 / ((118 + 82) / 5e14 + 0.9e-12 + 0.02e-12) FLOP per J
+    assert flops_per_j_roof(m, "bf16_tensor_dense_tflops", 1000.0, 5e14) == \
+        pytest.approx(1 / (200 / 5e14 + 0.92e-12))
+    # (118 + 82) W * 2 ms + 0.9 pJ * 1e12 + 20 pJ * (1e9 + 5e8) = 0.4 + 0.9 + 0.03 J
+    assert m.energy_j("bf16_tensor_dense_tflops", 1e12, 1e9, 5e8, 0.002) == pytest.approx(1.33)
+    assert math.isfinite(m.energy_j("fp16_tensor_dense_tflops", 1e12, 0.0, 0.0, 0.002))
