@@ -47,6 +47,7 @@ import torch
 
 from roofline.analysis.utilization import utilization
 from roofline.capture import kernels as kernel_times
+from roofline.capture.build import build_calls, constants_kept
 from roofline.capture.comm_summary import communication
 from roofline.capture.inductor import with_launches
 from roofline.capture.modules import StepTracker
@@ -204,6 +205,7 @@ class Profile:
         # Triton launches (their regions), and why those left unattributed were
         self._launches: tuple[list[str | None], list[tuple[str | None, str]]] = ([], [])
         self._entered = 0.0
+        self._built = 0  # calls of the model's build left out (build.py)
 
     # -- where it runs
     def resolve(self) -> Target:
@@ -282,6 +284,9 @@ class Profile:
                                                       ranges=on_gpu, clock=target.time_device == "cpu",
                                                       phase_of=tracker.phase,
                                                       stand_in_scalars=target.time_device is None))
+            tracker.on_module = self._tracer.note_module
+            if target.time_device is None:  # small factories are constants, as FakeTensorMode keeps them (build.py)
+                stack.enter_context(constants_kept())
             if target.time_device is None:  # analytic: SDPA as the fused kernel a GPU runs (trace.py)
                 stack.enter_context(WholeAttention(self._tracer))
                 stack.enter_context(WholeRNN(self._tracer))  # each nn.LSTM/GRU/RNN as one cuDNN call (whole_rnn.py)
@@ -362,6 +367,10 @@ class Profile:
         items = profiled_calls(calls, timeline,
                                tf32_matmul=on_gpu_roof and torch.backends.cuda.matmul.allow_tf32,
                                tf32_conv=on_gpu_roof and torch.backends.cudnn.allow_tf32)
+        built = build_calls(items, tracer.first_forward, tracer.state | tracer._params, tracer.constant_calls)
+        if built:  # the model's construction: outside the step (build.py)
+            items = [p for p in items if p.call.index not in built]
+        self._built = len(built)
         edges = dataflow(items)
         regions = set(self._region_entries) or None
         missing = [r for r in self.only_regions if r not in self._region_entries]
@@ -400,6 +409,7 @@ class Profile:
         s["gpu_idle_uninstrumented_s"] = (max(0.0, self._wall_plain - timeline.busy_s)
                                           if on_gpu and timeline and self._wall_plain is not None else None)
         s["records"] = len(self.records)
+        s["build_calls"] = self._built
         s["skipped"] = sum(self._tracer.skipped.values())
         s["skipped_ops"] = dict(sorted(self._tracer.skipped.items()))
         # entry_wall_s: each entry's elapsed time, in order (a region run N times gives `roofline check` N
@@ -443,13 +453,16 @@ class Profile:
                               "not read: every score counted (a causal mask would halve them). Without data "
                               "(analytic runs) Hugging Face models pass their causal mask as a tensor instead of "
                               "is_causal")
+        if self._built:
+            s["notes"].append(f"{self._built} calls of the model's build (before its first forward: initialisers, "
+                              "constants) left out; run the build inside roofline.region(...) to keep them")
         s["notes"] += self._compiled_notes(s, on_gpu)
         s["notes"] += s["utilization"]["refused"]
         if self._tracer.stood_in:
             said = ", ".join(f"{n} {phase}" for phase, n in sorted(self._tracer.stood_in.items()))
             s["notes"].append(f"scalar reads without data ({said}) read as stand-ins: 1 inside an optimizer step "
-                              "(its step count), 0 after the backward (a GradScaler's found-inf): FLOPs and bytes "
-                              "do not depend on them")
+                              "(its step count), 0 after the backward (a GradScaler's found-inf) and during the "
+                              "model's build (an initialiser's check): FLOPs and bytes do not depend on them")
         if timeline is not None and timeline.graph_s > 0:
             share = timeline.graph_s / s["kernel_time_s"] if s["kernel_time_s"] else None
             s["graph_replay_time_s"] = timeline.graph_s
