@@ -9,9 +9,11 @@ rejection loop (`if not mask.any()`). So, while analytic:
   (FakeTensorMode's constants), and FakeTensorMode's constant propagation (raised to the same size while
   the profile runs) computes the ops on such constants for real: `.tolist()`, `.item()` and `if` on them
   read real values. Everything else stays fake; a constant that an op with fake inputs writes is forgotten.
-- A scalar read of a value no constant holds, before the first module forward began and outside every module
-  (the build: `mask.any()` of a weight being initialised), reads as 0 (`BUILD_STAND_IN`), which ends
-  trunc_normal_'s rejection loop at once; counted and said in the summary's notes.
+- A scalar read of a value no constant holds, before the first module forward began, outside every module and
+  inside a constructor or an initialiser (`in_initialiser`: `mask.any()` of a weight being initialised), reads
+  as 0 (`BUILD_STAND_IN`), which ends trunc_normal_'s rejection loop at once; counted and said in the summary's
+  notes. Elsewhere the read is still an error: the program needs data.
+- `model.to(dtype)` on fake parameters works (`fake_swaps`).
 
 Build calls (both modes, `build_calls`): a call made before the first module forward and outside every
 region is the model's construction when it writes only parameters and buffers (initialisers, `.to(dtype)`),
@@ -49,6 +51,49 @@ def constants_kept(limit: int = CONSTANT_NUMEL) -> Iterator[None]:
         yield
     finally:
         fake_tensor.CONSTANT_NUMEL_LIMIT = before
+
+
+@contextlib.contextmanager
+def fake_swaps() -> Iterator[None]:
+    """`Module.to(dtype)` on fake parameters works while the block runs: torch swaps a fake parameter for its
+    converted copy (`torch.utils.swap_tensors`), which refuses a tensor with a weak reference (FakeTensorMode
+    holds them: "Couldn't swap Linear.weight"); the parameter's data is set to the copy instead."""
+    import torch.utils
+    from torch._subclasses.fake_tensor import is_fake
+
+    swap = torch.utils.swap_tensors
+
+    def swap_or_set(t1: Any, t2: Any) -> None:
+        try:
+            swap(t1, t2)
+        except RuntimeError:
+            if not (is_fake(t1) and is_fake(t2)):
+                raise
+            import torch
+
+            with torch.no_grad():
+                t1.data = t2
+
+    torch.utils.swap_tensors = swap_or_set
+    try:
+        yield
+    finally:
+        torch.utils.swap_tensors = swap
+
+
+def in_initialiser() -> bool:
+    """Whether the program is constructing or initialising a module now: a frame of `torch.nn.init`, of an
+    `__init__`, or of a function named for initialisation (`reset_parameters`, timm's `_init_weights`) is on the
+    stack."""
+    import sys
+
+    frame = sys._getframe(1)
+    while frame is not None:
+        code = frame.f_code
+        if "init" in code.co_name or code.co_name == "reset_parameters" or code.co_filename.endswith("nn/init.py"):
+            return True
+        frame = frame.f_back
+    return False
 
 
 def is_constant(t: Any) -> bool:

@@ -47,12 +47,13 @@ import torch
 
 from roofline.analysis.utilization import utilization
 from roofline.capture import kernels as kernel_times
-from roofline.capture.build import build_calls, constants_kept
+from roofline.capture.build import build_calls, constants_kept, fake_swaps
 from roofline.capture.comm_summary import communication
 from roofline.capture.inductor import with_launches
 from roofline.capture.modules import StepTracker
 from roofline.capture.records import (
     Edge,
+    analytic_coverage,
     ProfiledCall,
     build_records,
     dataflow,
@@ -81,6 +82,9 @@ _ACTIVE: list[Profile] = []
 # Nsight Compute (ncu/target_profile.py) profiles the entries `profile --counters` chose.
 REGION_HOOKS: list[Any] = []
 _FAKE: Any = None  # the shared FakeTensorMode of fake_mode()
+# An analytic prediction whose calls with a formula hold less than this share of it (those without one taken at
+# their bytes over the bandwidth) is said to be a lower bound: 1% of a step is about the noise of a timed run.
+LOWER_BOUND_COVERAGE = 0.99
 
 def instrumented_note(summary: dict[str, Any]) -> str:
     """What an instrumented run's wall and idle hold, naming only the fields the summary has: no gpu_idle_s on
@@ -287,6 +291,7 @@ class Profile:
             tracker.on_module = self._tracer.note_module
             if target.time_device is None:  # small factories are constants, as FakeTensorMode keeps them (build.py)
                 stack.enter_context(constants_kept())
+                stack.enter_context(fake_swaps())  # model.to(torch.bfloat16) on fake parameters
             if target.time_device is None:  # analytic: SDPA as the fused kernel a GPU runs (trace.py)
                 stack.enter_context(WholeAttention(self._tracer))
                 stack.enter_context(WholeRNN(self._tracer))  # each nn.LSTM/GRU/RNN as one cuDNN call (whole_rnn.py)
@@ -402,6 +407,9 @@ class Profile:
                              "wall_uninstrumented_s": self._wall_plain}
         s.update(summarise(self.calls, timeline, regions))
         s["roofline_time_s"] = roofline_total(self.records)
+        if timeline is None:  # no time measured: what the prediction covers, and whether it is a lower bound
+            s["analytic_coverage"] = analytic_coverage(self.calls, self.records, target.ceilings.dram_bytes_per_s)
+            s["lower_bound"] = (s["analytic_coverage"]["time"] or 1.0) < LOWER_BOUND_COVERAGE
         on_gpu = bool(timeline and target.time_device and target.time_device.startswith("cuda"))
         s["gpu_busy_s"] = timeline.busy_s if on_gpu and timeline else None
         s["gpu_span_s"] = timeline.span_s if on_gpu and timeline else None

@@ -14,7 +14,8 @@ Rules:
   recorded. `reshape`/`contiguous` may copy and are never skipped (they decompose before this mode anyway).
 - Ops of the `prim` and `profiler` namespaces (fake tensors' metadata queries, profiler ranges) are ignored.
 - Formulas see no tensor data, save what `VALUE_READERS` read for them (a grouped GEMM's offsets, the pattern of
-  an attention mask): `OpCall.values`, empty without data.
+  an attention mask): `OpCall.values`, empty without data; an analytic run's constants (capture/build.py: a
+  causal or sliding-window mask built from aranges, up to build.CONSTANT_NUMEL scores) are read too.
 - Storage keys: the address of the tensor's StorageImpl (`untyped_storage()._cdata`), held by a weak
   reference for the whole pass so a freed storage's address is never reused by a new one (the weak
   reference keeps the bookkeeping object, not the memory). Two views of one storage share a key.
@@ -411,7 +412,7 @@ class Tracer(TorchDispatchMode):
             return func(*args, **kwargs)
         except DataDependentOutputException:
             phase = self.phase_of()
-            if self.first_forward is None and not self.module_of():
+            if self.first_forward is None and not self.module_of() and build.in_initialiser():
                 phase = "build"
             if phase not in SCALAR_STAND_INS:
                 raise
@@ -486,8 +487,9 @@ class Tracer(TorchDispatchMode):
 
         self._paused += 1
         try:
-            with unset_fake_temporarily():
-                return reader(bind(info.names, args, kwargs))
+            with unset_fake_temporarily():  # a constant (build.py) is read for its value: a mask built from aranges
+                named = {k: v.constant if build.is_constant(v) else v for k, v in bind(info.names, args, kwargs).items()}
+                return reader(named)
         except (RuntimeError, ValueError, TypeError, IndexError, NotImplementedError):
             return {}  # values the reader cannot read: the formula counts as without data
         finally:
