@@ -69,7 +69,6 @@ def import_torchvision() -> Any:
 # -- references ---------------------------------------------------------------------------------------------
 def flop_counter(build: Callable[[], torch.nn.Module], inputs: Callable[[str], Any]) -> tuple[float, str]:
     """FlopCounterMode's total for one forward: on the meta device, else real on the CPU."""
-    from torch.utils.flop_counter import FlopCounterMode
 
     fast = torch.backends.mha.get_fastpath_enabled()
     torch.backends.mha.set_fastpath_enabled(False)  # FlopCounterMode does not count the fused MHA fast path
@@ -238,8 +237,9 @@ def run_one(entry: dict[str, Any]) -> dict[str, Any]:
         ratio = out["flops"] / ref if ref else math.nan
         out.update(reference=ref, reference_kind=how, ratio=ratio,
                    status="exact" if abs(ratio - 1) <= EXACT else "within" if abs(ratio - 1) <= TOLERANCE else "off")
-    except Exception as exc:  # noqa: BLE001 - a model's failure is a row of the table, with its reason
-        out.update(status="failed", reason=f"{type(exc).__name__}: {str(exc).splitlines()[0][:160] if str(exc) else ''}")
+    except Exception as exc:
+        first = str(exc).splitlines()[0][:160] if str(exc) else ""
+        out.update(status="failed", reason=f"{type(exc).__name__}: {first}")
     out["seconds"] = time.perf_counter() - start
     return out
 

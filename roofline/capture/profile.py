@@ -53,8 +53,8 @@ from roofline.capture.inductor import with_launches
 from roofline.capture.modules import StepTracker
 from roofline.capture.records import (
     Edge,
-    analytic_coverage,
     ProfiledCall,
+    analytic_coverage,
     build_records,
     dataflow,
     group_totals,

@@ -288,7 +288,8 @@ def roofline_total(records: list[Record]) -> float:
     return sum((r.roofline_time_s or 0.0) * (r.count or 1) for r in records)
 
 
-def analytic_coverage(items: Sequence[ProfiledCall], records: Sequence[Record], dram_bytes_per_s: float) -> dict[str, Any]:
+def analytic_coverage(items: Sequence[ProfiledCall], records: Sequence[Record],
+                      dram_bytes_per_s: float) -> dict[str, Any]:
     """What the predicted time covers (analytic runs, where no time is measured): `time` is the share of the
     predicted time the calls with a formula hold, the calls without one taken at their bytes over the DRAM
     bandwidth (`without_formula_s`, the least they can take); `calls` the share of calls with a formula.

@@ -488,7 +488,8 @@ class Tracer(TorchDispatchMode):
         self._paused += 1
         try:
             with unset_fake_temporarily():  # a constant (build.py) is read for its value: a mask built from aranges
-                named = {k: v.constant if build.is_constant(v) else v for k, v in bind(info.names, args, kwargs).items()}
+                named = {k: v.constant if build.is_constant(v) else v
+                         for k, v in bind(info.names, args, kwargs).items()}
                 return reader(named)
         except (RuntimeError, ValueError, TypeError, IndexError, NotImplementedError):
             return {}  # values the reader cannot read: the formula counts as without data
