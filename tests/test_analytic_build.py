@@ -12,7 +12,7 @@ import pytest
 import torch
 
 import roofline
-from roofline.capture.build import CONSTANT_NUMEL
+from roofline.capture.build import CONSTANT_NUMEL, MASK_NUMEL
 from roofline.capture.profile import LOWER_BOUND_COVERAGE
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -144,28 +144,32 @@ def _transformers() -> Any:
     return pytest.importorskip("transformers")
 
 
-@pytest.mark.parametrize(("window", "pairs"), [
-    (None, 16 * 17 // 2),  # causal over 16: 136 scores per head
-    (4, 1 + 2 + 3 + 13 * 4)])  # a window of 4 over 16: rows see 1, 2, 3, then 13 rows 4 keys: 58
-def test_a_mask_built_from_the_config_counts_the_same_whatever_use_cache(window: int | None, pairs: int) -> None:
-    """Built and run inside the analytic profile: 1 x 16 tokens, 4 heads of 8, one layer; attention counts
+@pytest.mark.parametrize(("window", "seq", "pairs"), [
+    (None, 16, 16 * 17 // 2),  # causal over 16: 136 scores per head
+    (4, 16, 1 + 2 + 3 + 13 * 4),  # a window of 4 over 16: rows see 1, 2, 3, then 13 rows 4 keys: 58
+    (4, 1100, 1 + 2 + 3 + 1097 * 4)])  # 1100 x 1100 scores: past CONSTANT_NUMEL, a boolean mask (MASK_NUMEL)
+def test_a_mask_built_from_the_config_counts_the_same_whatever_use_cache(window: int | None, seq: int,
+                                                                         pairs: int) -> None:
+    """Built and run inside the analytic profile: 1 x seq tokens, 4 heads of 8, one layer; attention counts
     4 x 8 FLOPs per kept score per head (QK^T and PV), the mask Hugging Face builds read as a constant."""
     transformers = _transformers()
     name = "Mistral" if window else "Llama"
     extra = {"sliding_window": window} if window else {}
     cfg = getattr(transformers, f"{name}Config")(vocab_size=64, hidden_size=32, intermediate_size=48,
                                                  num_hidden_layers=1, num_attention_heads=4, num_key_value_heads=2,
-                                                 max_position_embeddings=64, **extra)
+                                                 max_position_embeddings=2048, **extra)
     cfg._attn_implementation = "sdpa"
     counts = []
     for use_cache in (True, False):
         def program(use_cache: bool = use_cache) -> None:
             model = getattr(transformers, f"{name}ForCausalLM")(cfg).eval()
             with torch.no_grad():
-                model(torch.randint(0, 64, (1, 16)), use_cache=use_cache)
+                model(torch.randint(0, 64, (1, seq)), use_cache=use_cache)
 
         prof = roofline.profile(program, time=False, gpu="h100")
         (attn,) = [p for p in prof.calls if p.call.op == "aten::scaled_dot_product_attention"]
         counts.append(attn.cost.flops)
-    expected = 4 * 8 * 4 * pairs if window else 4 * 8 * 4 * 16 * 16 / 2  # is_causal: half the square (S^2/2)
+    if seq * seq > CONSTANT_NUMEL:
+        assert seq * seq <= MASK_NUMEL
+    expected = 4 * 8 * 4 * pairs if window else 4 * 8 * 4 * seq * seq / 2  # is_causal: half the square (S^2/2)
     assert counts == [expected, expected]

@@ -5,7 +5,8 @@ values that a fake tensor does not have: timm's and torchvision's drop-path rate
 (`torch.linspace(0, rate, depth).tolist()`), widths computed from a tensor, `nn.init.trunc_normal_`'s
 rejection loop (`if not mask.any()`). So, while analytic:
 - Small constants are real: a factory op without tensor inputs (arange, linspace, zeros, ones, full, tensor,
-  randn) whose outputs have at most `CONSTANT_NUMEL` elements returns a fake tensor that keeps its real value
+  randn) whose outputs have at most `CONSTANT_NUMEL` elements (`MASK_NUMEL` for booleans: a causal or
+  sliding-window mask of up to 8192 x 8192 scores) returns a fake tensor that keeps its real value
   (FakeTensorMode's constants), and FakeTensorMode's constant propagation (raised to the same size while
   the profile runs) computes the ops on such constants for real: `.tolist()`, `.item()` and `if` on them
   read real values. Everything else stays fake; a constant that an op with fake inputs writes is forgotten.
@@ -34,23 +35,40 @@ from typing import Any
 # relative-position index or a mask of up to 1024 x 1024 scores, small enough that the real copies cost
 # little memory (at most 8 MiB each); larger factories stay fake.
 CONSTANT_NUMEL = 1 << 20
+# Elements a boolean constant may have: an attention mask (1 byte a score) of up to 8192 x 8192 (64 MiB), as
+# Hugging Face builds its causal and sliding-window masks from aranges; read by capture/masks.py.
+MASK_NUMEL = 1 << 26
 # What a scalar read of an unknown value reads as during the build: 0 (False) ends rejection loops
 # (`if not mask.any(): break`); FLOPs and bytes of the forward do not depend on initial values.
 BUILD_STAND_IN = 0
 SCALAR_READ = "aten::_local_scalar_dense"
 
 
-@contextlib.contextmanager
-def constants_kept(limit: int = CONSTANT_NUMEL) -> Iterator[None]:
-    """FakeTensorMode's constant propagation keeps outputs of up to `limit` elements while the block runs."""
-    from torch._subclasses import fake_tensor
+def numel_limit(dtype: Any) -> int:
+    """The most elements a constant of `dtype` keeps: MASK_NUMEL for booleans (masks), else CONSTANT_NUMEL."""
+    import torch
 
-    before = fake_tensor.CONSTANT_NUMEL_LIMIT
-    fake_tensor.CONSTANT_NUMEL_LIMIT = max(before, limit)
+    return MASK_NUMEL if dtype == torch.bool else CONSTANT_NUMEL
+
+
+@contextlib.contextmanager
+def constants_kept() -> Iterator[None]:
+    """FakeTensorMode's constant propagation keeps outputs of up to `numel_limit` elements while the block runs
+    (its own limit is 1 element; its other conditions are kept: no sparse, fake or meta tensor)."""
+    from torch._subclasses import fake_tensor
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    before = FakeTensorMode.may_turn_const
+
+    def may_turn_const(self: Any, t: Any) -> bool:
+        return (t.numel() <= numel_limit(t.dtype) and not fake_tensor.is_sparse_any(t) and not self.is_our_fake(t)
+                and t.device.type != "meta")
+
+    FakeTensorMode.may_turn_const = may_turn_const  # type: ignore[method-assign]
     try:
         yield
     finally:
-        fake_tensor.CONSTANT_NUMEL_LIMIT = before
+        FakeTensorMode.may_turn_const = before  # type: ignore[method-assign]
 
 
 @contextlib.contextmanager
@@ -110,7 +128,7 @@ def _fake_outputs(out: Any) -> list[Any] | None:
     leaves = [x for x in tree_leaves(out) if isinstance(x, torch.Tensor)]
     if not leaves or not all(is_fake(t) for t in leaves):
         return None
-    if sum(math.prod(t.shape) for t in leaves) > CONSTANT_NUMEL:
+    if any(sum(math.prod(t.shape) for t in leaves) > numel_limit(t.dtype) for t in leaves):
         return None
     return leaves
 
