@@ -173,3 +173,40 @@ def test_a_mask_built_from_the_config_counts_the_same_whatever_use_cache(window:
         assert seq * seq <= MASK_NUMEL
     expected = 4 * 8 * 4 * pairs if window else 4 * 8 * 4 * seq * seq / 2  # is_causal: half the square (S^2/2)
     assert counts == [expected, expected]
+
+
+class _ClassBlock(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = torch.nn.Linear(IN, IN)
+
+    def forward(self, x: torch.Tensor, cls: torch.Tensor) -> torch.Tensor:
+        return self.fc(torch.cat([cls, x], 1))
+
+
+class _ClassAttention(torch.nn.Module):
+    """CaiT's pattern: a parameter (expanded) passed into a submodule. torch's ModuleTracker (and FlopCounterMode
+    with it) fails on it under no_grad ("Expected gradient function to be set") and inference_mode."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.cls = torch.nn.Parameter(torch.zeros(1, 1, IN))
+        self.block = _ClassBlock()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.block(x, self.cls.expand(x.shape[0], -1, -1))
+
+
+@pytest.mark.parametrize("grad_off", [torch.no_grad, torch.inference_mode])
+@pytest.mark.parametrize("timed", [True, False])
+def test_a_parameter_passed_into_a_submodule_under_no_grad_is_tracked(grad_off: Any, timed: bool) -> None:
+    net = _ClassAttention()
+    x = torch.randn(2, 4, IN)
+
+    def program() -> None:
+        with grad_off():
+            net(x)
+
+    prof = roofline.profile(program, time=timed, warmup=0, **({} if timed else {"gpu": "h100"}))
+    (mm,) = [p for p in prof.calls if p.cost.matmul_flops]
+    assert mm.call.module == "block.fc" and mm.cost.matmul_flops == 2 * 2 * 5 * IN * IN  # 2 x 10 tokens x 8 x 8
