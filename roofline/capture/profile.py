@@ -47,7 +47,7 @@ import torch
 
 from roofline.analysis.utilization import utilization
 from roofline.capture import kernels as kernel_times
-from roofline.capture.build import build_calls, constants_kept, fake_swaps
+from roofline.capture.build import CONSTANT_NUMEL, build_calls, constants_kept, fake_swaps
 from roofline.capture.comm_summary import communication
 from roofline.capture.inductor import with_launches
 from roofline.capture.modules import StepTracker
@@ -312,8 +312,9 @@ class Profile:
         if exc is not None:
             if not self.timed and isinstance(exc, _fake_errors()):
                 raise RooflineError(f"analytic profile: the program needs tensor values, which a run without "
-                                    f"data does not have ({type(exc).__name__}: {exc}); profile it timed "
-                                    f"instead") from exc
+                                    f"data does not have ({type(exc).__name__}: {exc}); compute the value before "
+                                    f"the profile starts (only constants of up to {CONSTANT_NUMEL} elements have "
+                                    f"values inside it), or profile it timed on the GPU") from exc
             return False
         self._build()
         return False
