@@ -271,14 +271,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", type=Path, required=True, help="folder for zoo.json and zoo.md")
     p.add_argument("--family", default="torchvision,timm,hf", help="comma-separated: torchvision, timm, hf")
     p.add_argument("--limit", type=int, default=None, help="at most this many vision models (a quick run)")
-    p.add_argument("--only", default=None, help="only models whose name contains this")
+    p.add_argument("--only", default=None, help="only models whose name contains one of these (comma-separated)")
     a = p.parse_args(argv)
     families = set(a.family.split(","))
     if importlib.util.find_spec("torchvision") is not None:
         import_torchvision()  # before transformers imports it (docstring)
     entries = vision_models(families, a.limit) + (hf_models() if "hf" in families else [])
     if a.only:
-        entries = [e for e in entries if a.only in e["name"]]
+        entries = [e for e in entries if any(part in e["name"] for part in a.only.split(","))]
     rows = []
     for i, entry in enumerate(entries, 1):
         row = run_one(entry)
