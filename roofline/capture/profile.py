@@ -23,7 +23,10 @@ large for this machine:
     prof = roofline.profile(lambda: model(x), time=False, gpu="b200")
 
 A model built normally (real weights) works too: its tensors are faked as they are used; so does one built on
-the meta device. Each `F.scaled_dot_product_attention` is recorded as one fused attention op
+the meta device, and one built inside the profile (capture/build.py: small constants keep their values, an
+initialiser's check reads a stand-in, the build's calls are left out: summary `build_calls`). The summary's
+`analytic_coverage` says what share of the prediction ops with a formula hold; `lower_bound` when it is below
+LOWER_BOUND_COVERAGE. Each `F.scaled_dot_product_attention` is recorded as one fused attention op
 (aten::scaled_dot_product_attention), as a GPU runs it, even where torch runs its math decomposition for
 want of data; each nn.LSTM / GRU / RNN call as one cuDNN call (aten::_cudnn_rnn, and _cudnn_rnn_backward for
 its gradient: capture/whole_rnn.py), not step by step.
@@ -289,10 +292,9 @@ class Profile:
                                                       phase_of=tracker.phase,
                                                       stand_in_scalars=target.time_device is None))
             tracker.on_module = self._tracer.note_module
-            if target.time_device is None:  # small factories are constants, as FakeTensorMode keeps them (build.py)
-                stack.enter_context(constants_kept())
-                stack.enter_context(fake_swaps())  # model.to(torch.bfloat16) on fake parameters
-            if target.time_device is None:  # analytic: SDPA as the fused kernel a GPU runs (trace.py)
+            if target.time_device is None:  # analytic: small factories are constants (build.py), fake parameters
+                stack.enter_context(constants_kept())  # convert (model.to(torch.bfloat16)), and SDPA is the fused
+                stack.enter_context(fake_swaps())  # kernel a GPU runs (trace.py)
                 stack.enter_context(WholeAttention(self._tracer))
                 stack.enter_context(WholeRNN(self._tracer))  # each nn.LSTM/GRU/RNN as one cuDNN call (whole_rnn.py)
             _ACTIVE.append(self)

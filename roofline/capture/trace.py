@@ -15,7 +15,7 @@ Rules:
 - Ops of the `prim` and `profiler` namespaces (fake tensors' metadata queries, profiler ranges) are ignored.
 - Formulas see no tensor data, save what `VALUE_READERS` read for them (a grouped GEMM's offsets, the pattern of
   an attention mask): `OpCall.values`, empty without data; an analytic run's constants (capture/build.py: a
-  causal or sliding-window mask built from aranges, up to build.CONSTANT_NUMEL scores) are read too.
+  causal or sliding-window mask built from aranges, a boolean one of up to build.MASK_NUMEL scores) are read too.
 - Storage keys: the address of the tensor's StorageImpl (`untyped_storage()._cdata`), held by a weak
   reference for the whole pass so a freed storage's address is never reused by a new one (the weak
   reference keeps the bookkeeping object, not the memory). Two views of one storage share a key.
