@@ -59,9 +59,10 @@ def constants_kept() -> Iterator[None]:
     from torch._subclasses.fake_tensor import FakeTensorMode
 
     before = FakeTensorMode.may_turn_const
+    sparse = getattr(fake_tensor, "is_sparse_any", lambda t: t.is_sparse)
 
     def may_turn_const(self: Any, t: Any) -> bool:
-        return (t.numel() <= numel_limit(t.dtype) and not fake_tensor.is_sparse_any(t) and not self.is_our_fake(t)
+        return (t.numel() <= numel_limit(t.dtype) and not sparse(t) and not self.is_our_fake(t)
                 and t.device.type != "meta")
 
     FakeTensorMode.may_turn_const = may_turn_const  # type: ignore[method-assign]
