@@ -335,8 +335,11 @@ def test_errors() -> None:
         pass
     with pytest.raises(ZeroDivisionError), profile(name="raises"):  # the program's own error, unchanged
         1 / 0  # noqa: B018
-    with pytest.raises(RooflineError, match="needs tensor values"):  # an analytic run has no data to read
-        profile(lambda: torch.ones(3).sum().item(), time=False)
+    # an analytic run has no data to read (2**21 elements: more than a constant keeps, build.CONSTANT_NUMEL)
+    with pytest.raises(RooflineError, match="needs tensor values"):
+        profile(lambda: torch.ones(2048, 1024).sum().item(), time=False)
+    # small: a constant, read for real (ones, sum and the scalar read recorded: no module ran, so no build)
+    assert profile(lambda: torch.ones(3).sum().item(), time=False).summary["calls"] == 3
 
 
 def test_table_lists_the_heaviest_records(mlp_profile) -> None:  # type: ignore[no-untyped-def]

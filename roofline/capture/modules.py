@@ -79,6 +79,7 @@ class StepTracker(ModuleTracker):
         super().__init__()
         self.ranges = ranges
         self.region = region
+        self.on_module: Callable[[Any], None] = lambda mod: None  # told of each module the first time it runs
         self.compiled: dict[str, int] = {}
         self.runs: list[tuple[str, str | None]] = []
         self._aside: list[Any] = []  # per-run restore hooks (nested compiled modules run none: no hooks inside)
@@ -112,6 +113,8 @@ class StepTracker(ModuleTracker):
         return super()._get_mod_name(mod)
 
     def _fw_pre_hook(self, mod: Any, input: Any) -> None:
+        if mod not in self._known_modules:
+            self.on_module(mod)
         name = self._get_mod_name(mod)
         if not self._starts and not in_backward():
             self._after_step = False  # a top-level forward: the next step begins

@@ -23,7 +23,10 @@ large for this machine:
     prof = roofline.profile(lambda: model(x), time=False, gpu="b200")
 
 A model built normally (real weights) works too: its tensors are faked as they are used; so does one built on
-the meta device. Each `F.scaled_dot_product_attention` is recorded as one fused attention op
+the meta device, and one built inside the profile (capture/build.py: small constants keep their values, an
+initialiser's check reads a stand-in, the build's calls are left out: summary `build_calls`). The summary's
+`analytic_coverage` says what share of the prediction ops with a formula hold; `lower_bound` when it is below
+LOWER_BOUND_COVERAGE. Each `F.scaled_dot_product_attention` is recorded as one fused attention op
 (aten::scaled_dot_product_attention), as a GPU runs it, even where torch runs its math decomposition for
 want of data; each nn.LSTM / GRU / RNN call as one cuDNN call (aten::_cudnn_rnn, and _cudnn_rnn_backward for
 its gradient: capture/whole_rnn.py), not step by step.
@@ -49,12 +52,14 @@ from roofline.analysis.predict import predicted, predictor_for
 from roofline.analysis.predict_step import step_prediction
 from roofline.analysis.utilization import utilization
 from roofline.capture import kernels as kernel_times
+from roofline.capture.build import CONSTANT_NUMEL, build_calls, constants_kept, fake_swaps
 from roofline.capture.comm_summary import communication
 from roofline.capture.inductor import with_launches
 from roofline.capture.modules import StepTracker
 from roofline.capture.records import (
     Edge,
     ProfiledCall,
+    analytic_coverage,
     build_records,
     dataflow,
     group_totals,
@@ -82,6 +87,9 @@ _ACTIVE: list[Profile] = []
 # Nsight Compute (ncu/target_profile.py) profiles the entries `profile --counters` chose.
 REGION_HOOKS: list[Any] = []
 _FAKE: Any = None  # the shared FakeTensorMode of fake_mode()
+# An analytic prediction whose calls with a formula hold less than this share of it (those without one taken at
+# their bytes over the bandwidth) is said to be a lower bound: 1% of a step is about the noise of a timed run.
+LOWER_BOUND_COVERAGE = 0.99
 
 def instrumented_note(summary: dict[str, Any]) -> str:
     """What an instrumented run's wall and idle hold, naming only the fields the summary has: no gpu_idle_s on
@@ -208,6 +216,7 @@ class Profile:
         self._entered = 0.0
         self._db = db  # the operator database for predicted times (analysis/predict.py; None: this device's)
         self._predictor: Any = None
+        self._built = 0  # calls of the model's build left out (build.py)
 
     # -- where it runs
     def resolve(self) -> Target:
@@ -287,7 +296,10 @@ class Profile:
                                                       ranges=on_gpu, clock=target.time_device == "cpu",
                                                       phase_of=tracker.phase,
                                                       stand_in_scalars=target.time_device is None))
-            if target.time_device is None:  # analytic: SDPA as the fused kernel a GPU runs (trace.py)
+            tracker.on_module = self._tracer.note_module
+            if target.time_device is None:  # analytic: small factories are constants (build.py), fake parameters
+                stack.enter_context(constants_kept())  # convert (model.to(torch.bfloat16)), and SDPA is the fused
+                stack.enter_context(fake_swaps())  # kernel a GPU runs (trace.py)
                 stack.enter_context(WholeAttention(self._tracer))
                 stack.enter_context(WholeRNN(self._tracer))  # each nn.LSTM/GRU/RNN as one cuDNN call (whole_rnn.py)
             _ACTIVE.append(self)
@@ -307,8 +319,9 @@ class Profile:
         if exc is not None:
             if not self.timed and isinstance(exc, _fake_errors()):
                 raise RooflineError(f"analytic profile: the program needs tensor values, which a run without "
-                                    f"data does not have ({type(exc).__name__}: {exc}); profile it timed "
-                                    f"instead") from exc
+                                    f"data does not have ({type(exc).__name__}: {exc}); compute the value before "
+                                    f"the profile starts (only constants of up to {CONSTANT_NUMEL} elements have "
+                                    f"values inside it), or profile it timed on the GPU") from exc
             return False
         self._build()
         return False
@@ -367,6 +380,10 @@ class Profile:
         items = profiled_calls(calls, timeline,
                                tf32_matmul=on_gpu_roof and torch.backends.cuda.matmul.allow_tf32,
                                tf32_conv=on_gpu_roof and torch.backends.cudnn.allow_tf32)
+        built = build_calls(items, tracer.first_forward, tracer.state | tracer._params, tracer.constant_calls)
+        if built:  # the model's construction: outside the step (build.py)
+            items = [p for p in items if p.call.index not in built]
+        self._built = len(built)
         edges = dataflow(items)
         regions = set(self._region_entries) or None
         missing = [r for r in self.only_regions if r not in self._region_entries]
@@ -403,6 +420,9 @@ class Profile:
                              "wall_uninstrumented_s": self._wall_plain}
         s.update(summarise(self.calls, timeline, regions))
         s["roofline_time_s"] = roofline_total(self.records)
+        if timeline is None:  # no time measured: what the prediction covers, and whether it is a lower bound
+            s["analytic_coverage"] = analytic_coverage(self.calls, self.records, target.ceilings.dram_bytes_per_s)
+            s["lower_bound"] = (s["analytic_coverage"]["time"] or 1.0) < LOWER_BOUND_COVERAGE
         on_gpu = bool(timeline and target.time_device and target.time_device.startswith("cuda"))
         s["gpu_busy_s"] = timeline.busy_s if on_gpu and timeline else None
         s["gpu_span_s"] = timeline.span_s if on_gpu and timeline else None
@@ -410,6 +430,7 @@ class Profile:
         s["gpu_idle_uninstrumented_s"] = (max(0.0, self._wall_plain - timeline.busy_s)
                                           if on_gpu and timeline and self._wall_plain is not None else None)
         s["records"] = len(self.records)
+        s["build_calls"] = self._built
         s["skipped"] = sum(self._tracer.skipped.values())
         s["skipped_ops"] = dict(sorted(self._tracer.skipped.items()))
         # entry_wall_s: each entry's elapsed time, in order (a region run N times gives `roofline check` N
@@ -453,13 +474,16 @@ class Profile:
                               "not read: every score counted (a causal mask would halve them). Without data "
                               "(analytic runs) Hugging Face models pass their causal mask as a tensor instead of "
                               "is_causal")
+        if self._built:
+            s["notes"].append(f"{self._built} calls of the model's build (before its first forward: initialisers, "
+                              "constants) left out; run the build inside roofline.region(...) to keep them")
         s["notes"] += self._compiled_notes(s, on_gpu)
         s["notes"] += s["utilization"]["refused"]
         if self._tracer.stood_in:
             said = ", ".join(f"{n} {phase}" for phase, n in sorted(self._tracer.stood_in.items()))
             s["notes"].append(f"scalar reads without data ({said}) read as stand-ins: 1 inside an optimizer step "
-                              "(its step count), 0 after the backward (a GradScaler's found-inf): FLOPs and bytes "
-                              "do not depend on them")
+                              "(its step count), 0 after the backward (a GradScaler's found-inf) and during the "
+                              "model's build (an initialiser's check): FLOPs and bytes do not depend on them")
         if timeline is not None and timeline.graph_s > 0:
             share = timeline.graph_s / s["kernel_time_s"] if s["kernel_time_s"] else None
             s["graph_replay_time_s"] = timeline.graph_s

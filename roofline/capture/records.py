@@ -286,3 +286,18 @@ def group_totals(items: Sequence[ProfiledCall], records: Sequence[Record], key: 
 def roofline_total(records: list[Record]) -> float:
     """Sum of roofline times over calls: the analytic prediction of the step's time."""
     return sum((r.roofline_time_s or 0.0) * (r.count or 1) for r in records)
+
+
+def analytic_coverage(items: Sequence[ProfiledCall], records: Sequence[Record],
+                      dram_bytes_per_s: float) -> dict[str, Any]:
+    """What the predicted time covers (analytic runs, where no time is measured): `time` is the share of the
+    predicted time the calls with a formula hold, the calls without one taken at their bytes over the DRAM
+    bandwidth (`without_formula_s`, the least they can take); `calls` the share of calls with a formula.
+    NB: a call without formula may compute for longer than its bytes take, so `time` is an upper bound."""
+    predicted = roofline_total(list(records))
+    missing_s = sum((p.traffic.bytes_read + p.traffic.bytes_written) / dram_bytes_per_s
+                    for p in items if not p.has_formula) if dram_bytes_per_s > 0 else 0.0
+    total = predicted + missing_s
+    return {"time": predicted / total if total > 0 else None,
+            "calls": sum(1 for p in items if p.has_formula) / len(items) if items else None,
+            "without_formula_s": missing_s}

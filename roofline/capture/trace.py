@@ -14,7 +14,8 @@ Rules:
   recorded. `reshape`/`contiguous` may copy and are never skipped (they decompose before this mode anyway).
 - Ops of the `prim` and `profiler` namespaces (fake tensors' metadata queries, profiler ranges) are ignored.
 - Formulas see no tensor data, save what `VALUE_READERS` read for them (a grouped GEMM's offsets, the pattern of
-  an attention mask): `OpCall.values`, empty without data.
+  an attention mask): `OpCall.values`, empty without data; an analytic run's constants (capture/build.py: a
+  causal or sliding-window mask built from aranges, a boolean one of up to build.MASK_NUMEL scores) are read too.
 - Storage keys: the address of the tensor's StorageImpl (`untyped_storage()._cdata`), held by a weak
   reference for the whole pass so a freed storage's address is never reused by a new one (the weak
   reference keeps the bookkeeping object, not the memory). Two views of one storage share a key.
@@ -48,6 +49,7 @@ from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten, tree_map
 
+from roofline.capture import build
 from roofline.capture.collective_ops import COLLECTIVES
 from roofline.core.aten_names import namespace, packet
 
@@ -242,8 +244,9 @@ def op_info(func: Any) -> _OpInfo:
 
 # What a scalar read without data reads as, by phase: inside an optimizer step the step count (1: any count
 # but 0, which would divide by zero in Adam's bias correction; FLOPs and bytes do not depend on it); after the
-# backward a GradScaler's found-inf flag (0: the step is taken, as in a healthy run).
-SCALAR_STAND_INS = {"optimizer": 1, "other": 0}
+# backward a GradScaler's found-inf flag (0: the step is taken, as in a healthy run); during the model's build
+# (before the first module forward, outside modules) build.BUILD_STAND_IN.
+SCALAR_STAND_INS = {"optimizer": 1, "other": 0, "build": build.BUILD_STAND_IN}
 
 
 def scalar_stand_in(dtype: torch.dtype, phase: str) -> bool | int | float:
@@ -285,10 +288,14 @@ class Tracer(TorchDispatchMode):
                  clock: bool = False, phase_of: Callable[[], str] = lambda: "forward",
                  stand_in_scalars: bool = False) -> None:
         super().__init__()
-        # Analytic runs: a scalar read (`.item()`) of a tensor without data, inside an optimizer step or after
-        # the backward, reads as a stand-in value instead of failing (`scalar_stand_in`); counted by phase.
+        # Analytic runs: a scalar read (`.item()`) of a tensor without data, inside an optimizer step, after
+        # the backward or during the build, reads as a stand-in value instead of failing (`scalar_stand_in`);
+        # counted by phase. Small factories are constants (capture/build.py).
         self.stand_in_scalars = stand_in_scalars
         self.stood_in: Counter[str] = Counter()
+        self.first_forward: int | None = None  # the index of the first call inside a module (build.py)
+        self.constant_calls: set[int] = set()  # calls whose results are constants (build.py)
+        self.state: set[int] = set()  # storage keys of the modules' parameters and buffers (note_module)
         self.module_of = module_of
         self.region_of = region_of
         self.phase_of = phase_of
@@ -387,6 +394,8 @@ class Tracer(TorchDispatchMode):
             out = self._scalar(func, args, kwargs)
         else:
             out = func(*args, **kwargs)
+            if self.stand_in_scalars and not build.has_tensor(args, kwargs):  # a small factory: a constant
+                out = build.as_constant(func, args, kwargs, out)
         comm = func.namespace in COMM_NAMESPACES
         completion = _Completion(out, info.name, start) if comm and self.clock else None
         elapsed = time.perf_counter() - start if self.clock else None
@@ -408,10 +417,19 @@ class Tracer(TorchDispatchMode):
             return func(*args, **kwargs)
         except DataDependentOutputException:
             phase = self.phase_of()
+            if self.first_forward is None and not self.module_of() and build.in_initialiser():
+                phase = "build"
             if phase not in SCALAR_STAND_INS:
                 raise
             self.stood_in[phase] += 1
             return scalar_stand_in(args[0].dtype, phase)
+
+    def note_module(self, module: torch.nn.Module) -> None:
+        """Remember the storages of a module's own parameters and buffers (the build's state: build.py)."""
+        for table in (module._parameters, module._buffers):
+            for t in table.values():
+                if isinstance(t, torch.Tensor):
+                    self.state.add(self._storage_key(t)[0])
 
     def recording(self) -> bool:
         """Whether an op dispatched now is recorded (not inside a whole-op record, not outside the regions)."""
@@ -453,7 +471,13 @@ class Tracer(TorchDispatchMode):
                         not_read.add(len(inputs))
                     inputs.append(leaf)
         outputs = [x for x in tree_flatten(out_tree)[0] if isinstance(x, TensorMeta)]
-        return OpCall(index=index, op=info.name, module=self.module_of(), region=self.region_of(),
+        module = self.module_of()
+        if module and self.first_forward is None:
+            self.first_forward = index
+        if self.stand_in_scalars and outputs and all(build.is_constant(x) for x in tree_flatten(out)[0]
+                                                     if isinstance(x, torch.Tensor)):
+            self.constant_calls.add(index)
+        return OpCall(index=index, op=info.name, module=module, region=self.region_of(),
                       inputs=tuple(inputs), outputs=tuple(outputs), args=named, raw_args=tuple(raw_args),
                       raw_kwargs=dict(raw_kwargs), out_tree=out_tree, mutated=frozenset(mutated),
                       not_read=frozenset(not_read), tags=info.tags, packet=func.overloadpacket,
@@ -468,8 +492,10 @@ class Tracer(TorchDispatchMode):
 
         self._paused += 1
         try:
-            with unset_fake_temporarily():
-                return reader(bind(info.names, args, kwargs))
+            with unset_fake_temporarily():  # a constant (build.py) is read for its value: a mask built from aranges
+                named = {k: v.constant if build.is_constant(v) else v
+                         for k, v in bind(info.names, args, kwargs).items()}
+                return reader(named)
         except (RuntimeError, ValueError, TypeError, IndexError, NotImplementedError):
             return {}  # values the reader cannot read: the formula counts as without data
         finally:

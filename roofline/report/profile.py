@@ -162,7 +162,13 @@ def header(view: ProfileView, width: int = 80) -> Text:
                f"{view.device or 'an unknown device'}" + (f" ({where})" if where else ""), style="bold")
     pairs: list[str] = []
     if predicted:
-        pairs.append(f"predicted step {duration(view.total_s)} (sum of roofline times)")
+        low = bool(s.get("lower_bound"))  # ops without formula hold time the sum leaves out
+        pairs.append(f"predicted step {'at least ' if low else ''}{duration(view.total_s)} (sum of roofline times"
+                     + ("; a lower bound: ops without formula" if low else "") + ")")
+        cov = s.get("analytic_coverage") or {}
+        if cov.get("time") is not None:
+            pairs.append(f"coverage {percent(cov['time'], nonzero=True)} of the time, "
+                         f"{percent(cov.get('calls'), nonzero=True)} of calls")
     else:
         if s.get("wall_s") is not None:
             plain = s.get("wall_uninstrumented_s")
