@@ -12,9 +12,11 @@ model, then measures
 - `steady`: a second one;
 each after the same WARMUP plain calls. Plain: `torch.profiler.profile(activities=[CPU(, CUDA)],
 record_shapes=True)` around one call, then `key_averages()` (a user reading its table); its wall from before
-the profiler starts to the table. Ours: `roofline.profile(fn, warmup=WARMUP)`, its wall less its warm-up
-(`summary['phases_s']['warmup']`), as scripts/training_steps.py counts it. `bare` is one plain call (no
-profiler) after the warm-up; the overhead per op is (profiled wall - bare) / recorded calls.
+the profiler starts to the table. Ours: `roofline.profile(fn, warmup=0)` after the same warm-up, to the
+profile's records and summary (scripts/training_steps.py counts the same: the profile's wall less its own
+warm-up). Beside each wall, the process's CPU time over it (`cpu_s`: steadier than the wall on a shared
+CPU). `bare` is one plain call (no profiler) after the warm-up; the overhead per op is
+(profiled wall - bare) / recorded calls.
 
 Ours then runs a third profile with timers around the parts of the tracer (`breakdown`, inclusive seconds;
 the timers add a little of their own):
@@ -26,6 +28,11 @@ the timers add a little of their own):
   (kernels.gpu_timeline: the join alone; the rest is torch's own event post-processing);
 - summary: the profile's summary; analysis: everything after the run (`phases_s['analysis']`).
 Prints a table and writes the JSON (raw figures of every repetition; medians derived).
+
+`--parse` (any device) measures, in one process, torch's own post-processing of the profiler's events
+(`events()`: FunctionEvents built, shapes and strides read, the tree built), which a GPU profile pays on top
+of the trace: a plain profile's against one with the trace's dispatch mode and `roofline#i` ranges on, as a
+GPU profile runs them (CPU process time, the median of 3).
 """
 
 from __future__ import annotations
@@ -228,22 +235,25 @@ def worker(name: str, mode: str, side: str, device: str) -> dict[str, Any]:
             fn()
         sync()
         acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         with profile(activities=acts, record_shapes=True) as prof:
             fn()
             sync()
         table = prof.key_averages()
-        wall = time.perf_counter() - t
-        return {"wall_s": wall, "ops": sum(int(e.count) for e in table)}
+        wall, cpu = time.perf_counter() - t, time.process_time() - c
+        return {"wall_s": wall, "cpu_s": cpu, "ops": sum(int(e.count) for e in table)}
 
     def ours() -> dict[str, Any]:
         import roofline
 
-        t = time.perf_counter()
-        prof = roofline.profile(fn, warmup=WARMUP, device=device)
-        wall = time.perf_counter() - t
+        for _ in range(WARMUP):  # the same warm-up, outside the clocks (as the profile's own would be)
+            fn()
+        sync()
+        t, c = time.perf_counter(), time.process_time()
+        prof = roofline.profile(fn, warmup=0, device=device)
+        wall, cpu = time.perf_counter() - t, time.process_time() - c
         ph = prof.summary["phases_s"]
-        return {"wall_s": wall - ph["warmup"], "calls": prof.summary["calls"],
+        return {"wall_s": wall, "cpu_s": cpu, "calls": prof.summary["calls"],
                 "skipped": prof.summary["skipped"], "phases_s": ph, "records": len(prof.records)}
 
     run = plain if side == "plain" else ours
@@ -257,6 +267,39 @@ def worker(name: str, mode: str, side: str, device: str) -> dict[str, Any]:
         out["breakdown_s"] = {k: round(v, 6) for k, v in sorted(timers.s.items())}
         out["breakdown_calls"] = dict(sorted(timers.n.items()))
         out["breakdown_s"]["analysis"] = out["timed"]["phases_s"]["analysis"]
+    return out
+
+
+def parse_cost(name: str, mode: str, device: str) -> dict[str, Any]:
+    """torch's event post-processing, plain against under the trace (`--parse`, module docstring)."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    from roofline.capture.modules import StepTracker
+    from roofline.capture.trace import Tracer
+
+    model, x = BUILDERS[name](torch, device)
+    fn = _step(torch, name, mode, model, x)
+    acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.startswith("cuda") else [])
+    for _ in range(WARMUP):
+        fn()
+
+    def once(traced: bool) -> tuple[float, int]:
+        with profile(activities=acts, record_shapes=True) as prof:
+            if traced:
+                with StepTracker(ranges=True) as st, Tracer(st.module, lambda: None, ranges=True, phase_of=st.phase):
+                    fn()
+            else:
+                fn()
+        t = time.process_time()
+        events = prof.events()
+        return time.process_time() - t, len(events)
+
+    out: dict[str, Any] = {"model": name, "mode": mode}
+    for side, traced in (("plain", False), ("traced", True)):
+        runs = [once(traced) for _ in range(3)]
+        out[side] = {"parse_s": statistics.median(r[0] for r in runs), "events": runs[0][1]}
+    out["ratio"] = out["traced"]["parse_s"] / out["plain"]["parse_s"]
     return out
 
 
@@ -290,7 +333,10 @@ def summarise(runs: list[dict[str, Any]]) -> dict[str, Any]:
     for which in ("first", "steady"):
         p = _median([r[which]["wall_s"] for r in plain])
         o = _median([r[which]["wall_s"] for r in ours])
-        out[which] = {"plain_s": p, "ours_s": o, "ratio": o / p if p else None}
+        pc = _median([r[which]["cpu_s"] for r in plain])
+        oc = _median([r[which]["cpu_s"] for r in ours])
+        out[which] = {"plain_s": p, "ours_s": o, "ratio": o / p if p else None,
+                      "plain_cpu_s": pc, "ours_cpu_s": oc, "cpu_ratio": oc / pc if pc else None}
     out["calls"] = calls
     out["plain_ops"] = plain[0]["steady"]["ops"]
     out["bare_s"] = bare
@@ -307,8 +353,8 @@ def _fmt(x: float | None, scale: float = 1e3, spec: str = ".1f") -> str:
 
 
 def table(results: dict[str, dict[str, Any]]) -> str:
-    head = (f"{'model/mode':<14} {'calls':>5} {'first plain/ours ms':>20} {'x':>5} {'steady plain/ours ms':>21} "
-            f"{'x':>5} {'us/call':>7}")
+    head = (f"{'model/mode':<14} {'calls':>5} {'first plain/ours ms':>20} {'x':>5} {'cpu x':>5} "
+            f"{'steady plain/ours ms':>21} {'x':>5} {'cpu x':>5} {'us/call':>7}")
     rows = [head, "-" * len(head)]
     for key, s in results.items():
         if "steady" not in s:
@@ -316,8 +362,8 @@ def table(results: dict[str, dict[str, Any]]) -> str:
             continue
         f, st = s["first"], s["steady"]
         rows.append(f"{key:<14} {s['calls']:>5} {_fmt(f['plain_s']):>9}/{_fmt(f['ours_s']):<10} "
-                    f"{f['ratio']:>5.2f} {_fmt(st['plain_s']):>10}/{_fmt(st['ours_s']):<10} {st['ratio']:>5.2f} "
-                    f"{_fmt(s['ours_overhead_per_call_us'], 1):>7}")
+                    f"{f['ratio']:>5.2f} {f['cpu_ratio']:>5.2f} {_fmt(st['plain_s']):>10}/{_fmt(st['ours_s']):<10} "
+                    f"{st['ratio']:>5.2f} {st['cpu_ratio']:>5.2f} {_fmt(s['ours_overhead_per_call_us'], 1):>7}")
     rows.append("")
     rows.append("breakdown of ours (third profile, inclusive ms): " + ", ".join(
         f"{k}" for k in next((s["breakdown_s"] for s in results.values() if "breakdown_s" in s), {})))
@@ -334,6 +380,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--device", default=None, help="cpu or cuda (default: cuda when torch sees a GPU)")
     ap.add_argument("--json", type=Path, default=None)
+    ap.add_argument("--parse", action="store_true", help="torch's event post-processing, plain vs traced")
     ap.add_argument("--worker", nargs=3, metavar=("MODEL", "MODE", "SIDE"), help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if a.device is None:
@@ -349,6 +396,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"profile_cost: unknown model or mode {bad} (models {MODELS}, modes {MODES}), or --repeats < 1",
               file=sys.stderr)
         return 2
+    if a.parse:
+        for name in models:
+            for mode in modes:
+                r = parse_cost(name, mode, a.device)
+                print(f"{name}/{mode}: events() {r['plain']['parse_s'] * 1e3:.0f} ms for {r['plain']['events']} "
+                      f"events plain, {r['traced']['parse_s'] * 1e3:.0f} ms for {r['traced']['events']} traced "
+                      f"({r['ratio']:.2f}x)")
+        return 0
     raw: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for rep in range(a.repeats):
         for name in models:

@@ -88,3 +88,30 @@ def test_signature_tells_apart_what_a_formula_reads(monkeypatch: pytest.MonkeyPa
     assert cost_mod.signature(flag) != cost_mod.signature(one)  # True and 1 are not one argument
     valued = replace(call, values={"mask": "causal"})
     assert cost_mod.signature(valued) is None  # a count read from tensor values is never cached
+
+
+def test_the_collector_is_frozen_during_a_profile_only() -> None:
+    import gc
+
+    seen: list[int] = []
+    model = nn.Linear(4, 4)
+    x = torch.randn(2, 4)
+
+    def step() -> None:
+        seen.append(gc.get_freeze_count())
+        model(x)
+
+    assert gc.get_freeze_count() == 0
+    roofline.profile(step, warmup=0, device="cpu")
+    assert seen[-1] > 0  # the objects alive before the profile were out of the collector's reach inside it
+    assert gc.get_freeze_count() == 0  # and back after it
+    with pytest.raises(ZeroDivisionError), roofline.profile(device="cpu"):
+        model(x)
+        raise ZeroDivisionError("the program's own error")
+    assert gc.get_freeze_count() == 0  # a block that raised gives them back too
+    gc.freeze()  # the program froze its own: the profile leaves them as they are
+    try:
+        roofline.profile(step, warmup=0, device="cpu")
+        assert gc.get_freeze_count() > 0  # still frozen: the profile did not unfreeze what it did not freeze
+    finally:
+        gc.unfreeze()

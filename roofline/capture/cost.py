@@ -14,8 +14,8 @@ capture/inductor.py):
 
 Formulas are pure functions of the call's shapes and arguments, so a lookup is cached by the call's signature
 (`signature`: the op, every argument with tensors as their metadata less the storage key, the result's
-structure, the formulas' `settings`): a model's repeated layers look their formulas up once. Calls whose count reads more than that
-(tensor values, a process group, a fused kernel's launch) are not cached.
+structure, the formulas' `settings`): a model's repeated layers look their formulas up once. Calls whose
+count reads more than that (tensor values, a process group, a fused kernel's launch) are not cached.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import torch
 # Importing the families registers their formulas.
 from roofline.capture import comm as _comm  # noqa: F401
 from roofline.capture import formulas as _formulas  # noqa: F401
-from roofline.capture import formulas_models as _formulas_models  # noqa: F401
+from roofline.capture import formulas_models as _formulas_models
 from roofline.capture import formulas_training as _formulas_training  # noqa: F401
 from roofline.capture import formulas_untagged as _formulas_untagged  # noqa: F401
 from roofline.capture import inductor as _inductor

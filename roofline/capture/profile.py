@@ -251,9 +251,9 @@ class Profile:
         if self._stack is not None or self._done:
             raise RooflineError("profile: a Profile runs once; make a new one")
         self._entered = time.perf_counter()
-        self._freeze()
         target = self.resolve()
         stack = contextlib.ExitStack()
+        self._freeze()
         try:
             if target.time_device is None:
                 if _active_fake_mode() is None:
