@@ -57,6 +57,8 @@ SIDES = ("plain", "ours")
 TARGET_RATIO = 3.0
 # Per worker: a stuck one must not stop the others (a tiny Llama's worker takes ~10 s on a shared 2-core CPU).
 WORKER_TIMEOUT_S = 240
+# Threads of a CPU worker: one, so its CPU time is its own work (OpenMP's idle threads spin and count).
+CPU_THREADS = 1
 
 
 # -- the models (built in the worker) ----------------------------------------------------------------------
@@ -212,6 +214,8 @@ def worker(name: str, mode: str, side: str, device: str) -> dict[str, Any]:
 
     out: dict[str, Any] = {"model": name, "mode": mode, "side": side, "device": device,
                            "import_torch_s": time.perf_counter() - t0}
+    if device == "cpu":  # one thread: idle OpenMP threads spin, which CPU time counts, on a shared machine
+        torch.set_num_threads(CPU_THREADS)
     model, x = BUILDERS[name](torch, device)
     fn = _step(torch, name, mode, model, x)
     cuda = device.startswith("cuda")
