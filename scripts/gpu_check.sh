@@ -7,7 +7,7 @@
 # usability (a new user's findings), training (training and decode steps, issue 28), sol (kernel benchmarks'
 # speed of light and the untrusted timer, issue 31), predict (the operator efficiency database and predicted step
 # times, issue 32), energy (joules per operator, the power roof, issue 33), zoo (a MoE and a sliding-window
-# model timed, issue 29).
+# model timed, issue 29), cost (the cost of profiling against a plain profiler, issue 28).
 #   bash scripts/gpu_check.sh tests timing
 # Results: $OUT/summary.txt (the figures that matter) and $OUT/gpu_check.tar.gz (every file).
 # Each stage is one file of scripts/gpu_check/, named for what it checks (STAGES below), sourced in this shell
@@ -42,7 +42,7 @@ declare -A STAGES=(
   [profile]=model-profiles [counters]=counters [profile-counters]=profile-counters [counters-l2]=counters-l2
   [counters-cost]=counters-cost [counters-repeat]=counters-repeat [collectives]=collectives
   [comm-profile]=collectives-in-profiles [startup]=startup [compile]=compiled-models [usability]=usability
-  [training]=training-steps [sol]=sol [predict]=predict [energy]=energy [zoo]=zoo
+  [training]=training-steps [sol]=sol [predict]=predict [energy]=energy [zoo]=zoo [cost]=profile-cost
 )
 GC=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/gpu_check
 

@@ -11,14 +11,23 @@ capture/inductor.py):
 4. reductions (the `reduction` tag): input elements x FLOPs per element (`REDUCTION_FLOPS`, default 1);
 5. torch.utils.flop_counter's formula for the op (backward convolutions and attention, ...);
 6. none: flops None (listed with its time, never counted as 0).
+
+Formulas are pure functions of the call's shapes and arguments, so a lookup is cached by the call's signature
+(`signature`: the op, every argument with tensors as their metadata less the storage key, the result's
+structure, the formulas' `settings`): a model's repeated layers look their formulas up once. Calls whose
+count reads more than that (tensor values, a process group, a fused kernel's launch) are not cached.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
+import torch
+
 # Importing the families registers their formulas.
 from roofline.capture import comm as _comm  # noqa: F401
 from roofline.capture import formulas as _formulas  # noqa: F401
-from roofline.capture import formulas_models as _formulas_models  # noqa: F401
+from roofline.capture import formulas_models as _formulas_models
 from roofline.capture import formulas_training as _formulas_training  # noqa: F401
 from roofline.capture import formulas_untagged as _formulas_untagged  # noqa: F401
 from roofline.capture import inductor as _inductor
@@ -34,13 +43,64 @@ from roofline.capture.registry import (
     reduction_cost,
     torch_cost,
 )
-from roofline.capture.trace import OpCall
+from roofline.capture.trace import OpCall, TensorMeta
 from roofline.core.aten_names import is_aten, is_fused, op_name, packet
 from roofline.core.errors import RooflineError
 
+# Cached costs by call signature, for the process; emptied when it holds this many (a bound on its memory: one
+# entry per distinct (op, shapes, arguments), a few thousand for a large model).
+CACHE_ENTRIES = 50_000
+_CACHE: dict[tuple[Any, ...], Cost] = {}
+# Argument types a signature holds as they are (hashable, compared by value; the type is part of the key, so
+# True and 1 differ).
+_PLAIN = (int, float, bool, str, type(None), torch.dtype, torch.device, torch.layout, torch.memory_format)
 
-def cost_of(call: OpCall) -> Cost:
-    """The FLOPs of one call (see the module docstring for the order of lookup)."""
+
+def _sig(value: Any) -> Any:
+    """A hashable stand-in for an argument: a tensor's metadata less its storage key; raises TypeError for an
+    argument it cannot stand for (the call is then not cached)."""
+    if isinstance(value, TensorMeta):
+        return (value.shape, value.dtype, value.device, value.offset, value.strides, value.itemsize,
+                value.storage_nbytes, value.is_param, value.is_float)
+    if isinstance(value, _PLAIN):
+        return type(value), value
+    if isinstance(value, (tuple, list)):
+        return type(value), tuple(_sig(v) for v in value)
+    raise TypeError(type(value).__name__)
+
+
+def settings() -> tuple[Any, ...]:
+    """The formulas' settings a user may change between lookups (the assumed MoE routing without data), part
+    of every signature."""
+    routing = _formulas_models.ROUTING
+    return (routing if isinstance(routing, str) else tuple(routing),)
+
+
+def signature(call: OpCall) -> tuple[Any, ...] | None:
+    """What a formula may read of a call (its cache key), or None when the call is not cacheable."""
+    if call.values or call.group is not None or is_fused(call.op):
+        return None
+    try:
+        return (call.op, len(call.raw_args), tuple((k, _sig(v)) for k, v in call.args.items()), _sig(call.out_tree),
+                *settings())
+    except TypeError:
+        return None
+
+
+def cost_of(call: OpCall, cache: bool = True) -> Cost:
+    """The FLOPs of one call (module docstring), looked up once per signature unless `cache` is False."""
+    key = signature(call) if cache else None
+    if key is None:
+        return _lookup(call)
+    found = _CACHE.get(key)
+    if found is None:
+        if len(_CACHE) >= CACHE_ENTRIES:
+            _CACHE.clear()
+        found = _CACHE[key] = _lookup(call)
+    return found
+
+
+def _lookup(call: OpCall) -> Cost:
     if is_fused(call.op):
         return _inductor.fused_cost(call)
     fn = FORMULAS.get(call.op) or FORMULAS.get(packet(call.op))

@@ -39,6 +39,7 @@ collective on the interconnect, with its algbw and busbw, and the summary's `com
 from __future__ import annotations
 
 import contextlib
+import gc
 import time
 import warnings
 from collections import Counter
@@ -217,6 +218,7 @@ class Profile:
         self._db = db  # the operator database for predicted times (analysis/predict.py; None: this device's)
         self._predictor: Any = None
         self._built = 0  # calls of the model's build left out (build.py)
+        self._froze = False  # whether this profile froze the garbage collector's objects (`_freeze`)
 
     # -- where it runs
     def resolve(self) -> Target:
@@ -265,6 +267,7 @@ class Profile:
         target = self.resolve()
         self._predictor = predictor_for(target.ceilings.device_id, self._db)  # a bad file: refused before the run
         stack = contextlib.ExitStack()
+        self._freeze()
         try:
             if target.time_device is None:
                 if _active_fake_mode() is None:
@@ -306,9 +309,26 @@ class Profile:
             stack.callback(_ACTIVE.remove, self)
         except BaseException:
             stack.close()
+            self._unfreeze()
             raise
         self._stack = stack
         return self
+
+    def _freeze(self) -> None:
+        """Move the objects alive now out of the garbage collector's reach until the analysis is done
+        (`gc.freeze`): the trace allocates a few objects per op, which sets off full collections, and a full
+        collection walks every object of the process (torch, a model library: 300-400 thousand objects, 0.1-0.3 s
+        each on the CPU; a tiny Llama's training step paid 0.27 s of 0.61 s in one). Frozen, a collection walks
+        only what the profile made. Not when the program froze objects itself (a server before it forks): its
+        `gc.unfreeze()` is its own to call."""
+        if gc.isenabled() and gc.get_freeze_count() == 0:
+            gc.freeze()
+            self._froze = True
+
+    def _unfreeze(self) -> None:
+        if self._froze:
+            self._froze = False
+            gc.unfreeze()
 
     def __exit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> bool:
         stack, self._stack = self._stack, None
@@ -316,14 +336,17 @@ class Profile:
         if stack is not None:
             stack.close()
         self._phases["profiled"] = time.perf_counter() - self._entered
-        if exc is not None:
-            if not self.timed and isinstance(exc, _fake_errors()):
-                raise RooflineError(f"analytic profile: the program needs tensor values, which a run without "
-                                    f"data does not have ({type(exc).__name__}: {exc}); compute the value before "
-                                    f"the profile starts (only constants of up to {CONSTANT_NUMEL} elements have "
-                                    f"values inside it), or profile it timed on the GPU") from exc
-            return False
-        self._build()
+        try:
+            if exc is not None:
+                if not self.timed and isinstance(exc, _fake_errors()):
+                    raise RooflineError(f"analytic profile: the program needs tensor values, which a run without "
+                                        f"data does not have ({type(exc).__name__}: {exc}); compute the value before "
+                                        f"the profile starts (only constants of up to {CONSTANT_NUMEL} elements have "
+                                        f"values inside it), or profile it timed on the GPU") from exc
+                return False
+            self._build()
+        finally:
+            self._unfreeze()
         return False
 
     @contextlib.contextmanager

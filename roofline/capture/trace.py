@@ -114,11 +114,11 @@ class TensorMeta:
     is_param: bool = False  # an nn.Parameter's storage (weights, for bytes_by_kind)
     is_float: bool = True
 
-    @property
+    @functools.cached_property
     def numel(self) -> int:
         return math.prod(self.shape)
 
-    @property
+    @functools.cached_property
     def nbytes(self) -> int:
         """Bytes of the distinct elements the view covers: a stride-0 (expanded) dimension adds none, and a
         view never covers more than its storage."""
@@ -263,6 +263,19 @@ def bind(names: tuple[str, ...], args: tuple[Any, ...], kwargs: dict[str, Any]) 
     return out
 
 
+def _tensor_leaves(value: Any, out: list[TensorMeta]) -> None:
+    """Append the TensorMeta leaves of `value` in torch pytree's order (depth first; a dict's values in its
+    order), without pytree's cost per node."""
+    if isinstance(value, TensorMeta):
+        out.append(value)
+    elif isinstance(value, (tuple, list)):
+        for v in value:
+            _tensor_leaves(v, out)
+    elif isinstance(value, dict):
+        for v in value.values():
+            _tensor_leaves(v, out)
+
+
 def innermost_module(parents: set[str]) -> str:
     """The deepest of the module names ModuleTracker lists (its ancestors are prefixes of it); "" for none."""
     return max((p for p in parents if p != "Global"), key=lambda p: (p.count("."), len(p)), default="")
@@ -336,14 +349,14 @@ class Tracer(TorchDispatchMode):
         if isinstance(t, torch.nn.Parameter):
             self._params.add(key)
         # a nested tensor (nn.TransformerEncoder's padding-free path) has no one shape: its elements, flat
-        shape = (int(t.numel()),) if t.is_nested else tuple(int(s) for s in t.shape)
+        shape = (int(t.numel()),) if t.is_nested else tuple(map(int, t.shape))
         try:
-            offset, strides = t.storage_offset(), tuple(t.stride())
+            offset, strides = t.storage_offset(), tuple(map(int, t.stride()))
         except (RuntimeError, NotImplementedError):
             offset, strides = 0, tuple(1 for _ in shape)
-        return TensorMeta(shape, dtype_name(t.dtype), t.device.type, key, int(offset),
-                          tuple(int(s) for s in strides), t.element_size(), int(nbytes), key in self._params,
-                          t.dtype.is_floating_point)
+        dtype = t.dtype
+        return TensorMeta(shape, dtype_name(dtype), t.device.type, key, int(offset), strides, t.element_size(),
+                          int(nbytes), key in self._params, dtype.is_floating_point)
 
     def _metas(self, value: Any) -> Any:
         """`value` with every tensor replaced by its TensorMeta. Plain tuples, lists and dicts (what dispatch
@@ -462,15 +475,17 @@ class Tracer(TorchDispatchMode):
         mutated: set[int] = set()
         not_read: set[int] = set()
         for name in info.names:
-            leaves, _ = tree_flatten(named.get(name))
-            for leaf in leaves:
-                if isinstance(leaf, TensorMeta):
-                    if name in info.written:
-                        mutated.add(len(inputs))
-                    if name in info.out_only:
-                        not_read.add(len(inputs))
-                    inputs.append(leaf)
-        outputs = [x for x in tree_flatten(out_tree)[0] if isinstance(x, TensorMeta)]
+            value = named.get(name)
+            if value is None:
+                continue
+            first = len(inputs)
+            _tensor_leaves(value, inputs)
+            if name in info.written:
+                mutated.update(range(first, len(inputs)))
+            if name in info.out_only:
+                not_read.update(range(first, len(inputs)))
+        outputs: list[TensorMeta] = []
+        _tensor_leaves(out_tree, outputs)
         module = self.module_of()
         if module and self.first_forward is None:
             self.first_forward = index

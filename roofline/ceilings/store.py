@@ -7,6 +7,7 @@ Reading it never imports torch.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import warnings
@@ -31,8 +32,10 @@ def store_path() -> Path:
     return cache_dir() / "calibration.json"
 
 
+@functools.cache
 def torch_version() -> str:
-    """torch's installed version without importing it (importing torch takes seconds)."""
+    """torch's installed version without importing it (importing torch takes seconds); read once a process
+    (13 ms a read: every profile resolves its target)."""
     from importlib import metadata  # 14 ms: not on the analytic commands' path
 
     try:
