@@ -55,6 +55,7 @@ from roofline.analysis.utilization import utilization
 from roofline.capture import kernels as kernel_times
 from roofline.capture.build import CONSTANT_NUMEL, build_calls, constants_kept, fake_swaps
 from roofline.capture.comm_summary import communication
+from roofline.capture.fake import active_fake_mode, fake_errors, fake_mode
 from roofline.capture.inductor import with_launches
 from roofline.capture.modules import StepTracker
 from roofline.capture.records import (
@@ -71,6 +72,7 @@ from roofline.capture.records import (
     summarise,
 )
 from roofline.capture.trace import Tracer, WholeAttention, strip_root
+from roofline.capture.wall import Wall, current_cuda_device
 from roofline.capture.whole_rnn import WholeRNN
 from roofline.ceilings.specs import gpu_ceilings
 from roofline.core import validate
@@ -87,7 +89,6 @@ _ACTIVE: list[Profile] = []
 # Told of every region entry and exit (`enter(name)`, `exit(name)`), profiled or not: the gate of a run under
 # Nsight Compute (ncu/target_profile.py) profiles the entries `profile --counters` chose.
 REGION_HOOKS: list[Any] = []
-_FAKE: Any = None  # the shared FakeTensorMode of fake_mode()
 # An analytic prediction whose calls with a formula hold less than this share of it (those without one taken at
 # their bytes over the bandwidth) is said to be a lower bound: 1% of a step is about the noise of a timed run.
 LOWER_BOUND_COVERAGE = 0.99
@@ -101,81 +102,6 @@ def instrumented_note(summary: dict[str, Any]) -> str:
     if summary.get("wall_uninstrumented_s") is not None:
         note += "; wall_uninstrumented_s is a plain call (warm-up)"
     return note
-
-
-def fake_mode() -> Any:
-    """The FakeTensorMode analytic profiles run under (one per process, so a model built under it can be
-    profiled later): `with fake_mode(): model = Model(cfg)` allocates nothing."""
-    global _FAKE
-    if _FAKE is None:
-        from torch._subclasses.fake_tensor import FakeTensorMode
-
-        _FAKE = FakeTensorMode(allow_non_fake_inputs=True)
-    return _FAKE
-
-
-def _active_fake_mode() -> Any:
-    try:
-        from torch._guards import detect_fake_mode
-
-        return detect_fake_mode()
-    except (ImportError, RuntimeError, AssertionError):
-        return None
-
-
-def _fake_errors() -> tuple[type[BaseException], ...]:
-    """Errors of a program that needs tensor values, which an analytic (fake) run does not have."""
-    try:
-        from torch._subclasses.fake_tensor import (
-            DataDependentOutputException,
-            DynamicOutputShapeException,
-            UnsupportedOperatorException,
-        )
-    except ImportError:  # pragma: no cover - present in every torch this supports
-        return ()
-    return DataDependentOutputException, DynamicOutputShapeException, UnsupportedOperatorException
-
-
-def _current_cuda_device() -> str | None:
-    """'cuda:N' when the program set torch to a GPU other than the first (None: the default, cuda:0 or the CPU)."""
-    if not (torch.cuda.is_available() and torch.cuda.is_initialized()):
-        return None
-    index = torch.cuda.current_device()
-    return f"cuda:{index}" if index else None
-
-
-class _Wall:
-    """Elapsed time of a stretch of the program: CUDA events on a GPU (device time, including idle gaps),
-    perf_counter on the CPU."""
-
-    def __init__(self, device: str | None) -> None:
-        self.cuda = bool(device and device.startswith("cuda"))
-        self.device = device
-        self._start: Any = None
-        self._end: Any = None
-
-    def start(self) -> None:
-        if self.cuda:
-            self._start = torch.cuda.Event(enable_timing=True)
-            self._start.record(torch.cuda.current_stream(self.device))  # its GPU's, whichever the script sets
-        else:
-            self._start = time.perf_counter()
-
-    def stop(self, sync: bool = False) -> None:
-        if self.cuda:
-            self._end = torch.cuda.Event(enable_timing=True)
-            self._end.record(torch.cuda.current_stream(self.device))
-            if sync:
-                torch.cuda.synchronize(self.device)
-        else:
-            self._end = time.perf_counter()
-
-    def elapsed_s(self) -> float | None:
-        if self._start is None or self._end is None:
-            return None
-        if self.cuda:
-            return float(self._start.elapsed_time(self._end)) * 1e-3
-        return float(self._end - self._start)
 
 
 class Profile:
@@ -201,11 +127,11 @@ class Profile:
         self._tracer: Tracer | None = None
         self._tracker: StepTracker | None = None
         self._torch_prof: Any = None
-        self._wall: _Wall | None = None
+        self._wall: Wall | None = None
         self._wall_plain: float | None = None
         self._regions: list[str] = []
         self._region_entries: Counter[str] = Counter()
-        self._region_walls: dict[str, list[_Wall]] = {}
+        self._region_walls: dict[str, list[Wall]] = {}
         # Each entry's op calls, by call index [first, end): `profile --counters` joins one entry's kernels.
         self.region_spans: dict[str, list[tuple[int, int]]] = {}
         self._done = False
@@ -226,7 +152,7 @@ class Profile:
         is set to (`torch.cuda.set_device`: each rank's own in a distributed job), the first one by default."""
         if self.target is None:
             o = self._options
-            device = o["device"] if o["device"] is not None or not o["time"] else _current_cuda_device()
+            device = o["device"] if o["device"] is not None or not o["time"] else current_cuda_device()
             self.target = resolve_target(gpu=o["gpu"], device=device, time=bool(o["time"]), roof=o["roof"])
         return self.target
 
@@ -248,7 +174,7 @@ class Profile:
         if self.timed and warmup:
             for _ in range(warmup - 1):
                 fn()
-            wall = _Wall(self._time_device)
+            wall = Wall(self._time_device)
             if wall.cuda:
                 torch.cuda.synchronize(wall.device)
             wall.start()
@@ -270,7 +196,7 @@ class Profile:
         self._freeze()
         try:
             if target.time_device is None:
-                if _active_fake_mode() is None:
+                if active_fake_mode() is None:
                     stack.enter_context(fake_mode())
                 # torch.compile'd code runs eager: compiled kernels would read fake tensors' data (Inductor's C++
                 # kernels crashed the process on the CPU with a segmentation fault)
@@ -284,7 +210,7 @@ class Profile:
                 # shapes: the launch arguments of torch.compile'd Triton kernels (capture/inductor.py)
                 self._torch_prof = stack.enter_context(device_profiler(cuda=True, cpu=True, record_shapes=True))
                 torch.cuda.synchronize(target.time_device)
-            self._wall = _Wall(target.time_device)
+            self._wall = Wall(target.time_device)
             self._wall.start()
             stack.callback(self._wall.stop, True)  # after the trace stops, before the profiler does
             # the tracker steps aside in compiled modules (compiled.py): torch's warning about global hooks and
@@ -338,7 +264,7 @@ class Profile:
         self._phases["profiled"] = time.perf_counter() - self._entered
         try:
             if exc is not None:
-                if not self.timed and isinstance(exc, _fake_errors()):
+                if not self.timed and isinstance(exc, fake_errors()):
                     raise RooflineError(f"analytic profile: the program needs tensor values, which a run without "
                                         f"data does not have ({type(exc).__name__}: {exc}); compute the value before "
                                         f"the profile starts (only constants of up to {CONSTANT_NUMEL} elements have "
@@ -355,7 +281,7 @@ class Profile:
             self._tracer.keep_regions_only()
         self._regions.append(name)
         self._region_entries[name] += 1
-        wall = _Wall(self._time_device)
+        wall = Wall(self._time_device)
         self._region_walls.setdefault(name, []).append(wall)
         wall.start()
         first = self._tracer._next if self._tracer is not None else 0

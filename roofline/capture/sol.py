@@ -181,7 +181,8 @@ def analyse(problem: Problem, target: Target, dtype: str | None = None) -> tuple
     an analytic profile. Returns the bounds, the dtype its FLOPs are in, and its inputs' shapes."""
     import torch
 
-    from roofline.capture.profile import Profile, fake_mode
+    from roofline.capture.fake import fake_mode
+    from roofline.capture.profile import Profile
 
     with fake_mode():
         model = build_model(problem, INIT_SEED, "cpu", dtype)
