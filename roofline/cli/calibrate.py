@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from roofline.cli.common import check_outputs, note, out
+from roofline.cli.common import THREADS, check_outputs, note, out, use_threads
 from roofline.core.errors import UsageError
 from roofline.core.model import Ceilings
 
@@ -22,8 +22,7 @@ def calibrate_cmd(
     output: Annotated[Path | None, typer.Option("-o", "--output", help="Also write the measured ceilings "
                                                    "(the JSON of --json) to this file.")] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite --output if it exists.")] = False,
-    threads: Annotated[int | None, typer.Option("--threads", min=1, help="CPU threads torch times with "
-                                                "(torch.set_num_threads; default torch's own choice).")] = None,
+    threads: Annotated[int | None, THREADS.annotated()] = None,
     replace: Annotated[bool, typer.Option("--replace", help="Store this CPU calibration even when it ran on a busy "
                                           "machine and measured less than the stored roof (kept by default).")]
     = False,
@@ -40,10 +39,7 @@ def calibrate_cmd(
     if device is not None and device != "cpu" and not device.startswith("cuda"):
         raise UsageError(f"unknown device '{device}' (use cpu, cuda or cuda:N)")
     check_outputs(force, files=(output,))  # before the work: a calibration takes seconds to minutes
-    if threads is not None:
-        import torch
-
-        torch.set_num_threads(threads)  # measure_cpu records torch.get_num_threads() in the details and notes
+    use_threads(threads)  # measure_cpu records torch.get_num_threads() in the details and notes
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
                   console=console(stderr=True), transient=True, auto_refresh=False) as bar:
         task = bar.add_task("calibrating", total=None)

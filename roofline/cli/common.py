@@ -58,6 +58,28 @@ class Opt:
 
         return typer.Option(self.default, *self.param_decls, help=self.help)
 
+    def annotated(self) -> Any:
+        """The option for `Annotated[type, ...]` (the parameter's own `= default` is the default)."""
+        import typer
+
+        return typer.Option(*self.param_decls, help=self.help)
+
+
+# `--threads`, on every command that times on the CPU (calibrate, analyze, run): one declaration, one check.
+THREADS = Opt(None, "--threads", help="CPU threads torch times with (torch.set_num_threads; default torch's "
+              "own choice). The record's device block says how many ran.")
+
+
+def use_threads(threads: int | None) -> None:
+    """Apply `--threads` (None: torch's default) before anything is timed; below 1 is a usage error."""
+    if threads is None:
+        return
+    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+        raise UsageError(f"--threads must be a whole number of at least 1, got {threads!r}")
+    import torch
+
+    torch.set_num_threads(threads)  # the target's device block and a calibration's details record it
+
 
 # One option: (parameter name, annotation, typer.Option(...) or Opt(...)).
 OptionSpec = tuple[str, Any, Any]

@@ -24,9 +24,10 @@ from rich.table import Table
 from rich.text import Text
 
 from roofline.ceilings.specs import GPUSpec
-from roofline.core.format import DEFAULT_WIDTH, duration, number, percent, si
+from roofline.core.format import DEFAULT_WIDTH, duration, number, percent, si, table_scale
+from roofline.core.model import above_roof
 from roofline.core.record import Record, shape_text
-from roofline.report.rows import counter_rows, record_rows  # noqa: F401 - where they were
+from roofline.report.rows import bound_text, counter_rows, record_rows  # noqa: F401 - where they were
 
 
 def console(stderr: bool = False) -> Console:
@@ -332,6 +333,10 @@ def kernels_table(records: list[Record], title: str, wide: bool = False) -> FitT
     return FitTable(cols, rows, title=title, wide=wide)
 
 
+# Beside a "% of roof" above 100%: that record is a bug in its roof or its model, not a result.
+ABOVE_MARK = "!"
+
+
 def records_table(records: list[Record], title: str = "results", wide: bool = False) -> FitTable:
     """One row per record. Timed: the roofline time beside the measured one and the fraction of the roof;
     analytic: the roof the record sits under (attainable FLOP/s at its arithmetic intensity)."""
@@ -339,20 +344,28 @@ def records_table(records: list[Record], title: str = "results", wide: bool = Fa
     shapes = [r.shape for r in records] if wide else compact_shapes(records)
     shape_note = "" if wide else "shape: sizes, and other parameters when not the operator's default"
     per_gpu = any(r.device_index is not None for r in records)  # `run --devices`: a record per entry and GPU
+    flop_scale, flop_unit = table_scale([r.attainable_flops_per_s for r in records]
+                                        + [r.achieved_flops_per_s for r in records], "FLOP/s")
+    byte_scale, byte_unit = table_scale([r.achieved_bytes_per_s for r in records], "B/s")
+    cached = any(r.memory_level for r in records)
     cols = [*([Column("GPU", note="GPU: the device index the record ran on")] if per_gpu else []),
             Column("op", left=True, wrap=True, want=0), Column("shape", left=True, wrap=True, note=shape_note),
             Column("dtype", left=True),
             Column("AI\nFLOP/B", drop=2 if timed else 0,
                    note="AI: arithmetic intensity, FLOP per byte of memory traffic"),
-            Column("bound", left=True),
+            Column("bound", left=True, note="memory (L3): on the CPU's measured L3 roof (the working set fits "
+                   "there)" if cached else ""),
             Column("roofline\ntime", note="roofline time: the lower bound max(FLOPs / peak, bytes / bandwidth)"),
-            Column("attainable\nTFLOP/s", drop=3 if timed else 0,
+            Column(f"attainable\n{flop_unit}", drop=3 if timed else 0,
                    note="attainable: the roof at the record's AI, min(peak, AI x bandwidth)")]
+    above = [above_roof(r.roofline_fraction) for r in records]
     if timed:
         cols += [Column("measured\ntime"),
                  Column("±\nIQR/2", note="± IQR/2: half the interquartile range of the samples, % of the median"),
-                 Column("achieved\nTFLOP/s", drop=4), Column("achieved\nGB/s", drop=4),
-                 Column("% of\nroof", note="% of roof: roofline time / measured time")]
+                 Column(f"achieved\n{flop_unit}", drop=4), Column(f"achieved\n{byte_unit}", drop=4),
+                 Column("% of\nroof", note="% of roof: roofline time / measured time"
+                        + (f"; {ABOVE_MARK}: above its roof, so the roof or the model is wrong (the record's "
+                           "verdict says which)" if any(above) else ""))]
     clocked = timed and any(r.sm_clock_mhz for r in records)  # a GPU's clock; a CPU reports none
     if clocked:
         cols.append(Column("SM\nMHz", drop=1, note="SM MHz: the median SM clock during the samples"))
@@ -367,16 +380,17 @@ def records_table(records: list[Record], title: str = "results", wide: bool = Fa
     for r, shape in zip(records, shapes, strict=True):
         row = [*([str(r.device_index) if r.device_index is not None else "-"] if per_gpu else []),
                r.op + (f" {r.variant}" if r.variant else ""), shape, r.dtype,
-               number(r.arithmetic_intensity), r.bound or "-", duration(r.roofline_time_s),
-               number((r.attainable_flops_per_s or 0) / 1e12) if r.attainable_flops_per_s is not None else "-"]
+               number(r.arithmetic_intensity), bound_text(r), duration(r.roofline_time_s),
+               number(r.attainable_flops_per_s / flop_scale) if r.attainable_flops_per_s is not None else "-"]
         if timed:
             stats = (r.timing.stats if r.timing else None) or {}
             sm = r.sm_clock_mhz
             row += [duration(r.time_s),
                     f"{stats['relative_iqr'] * 50:.1f}%" if r.timed and "relative_iqr" in stats else "-",
-                    number(r.achieved_flops_per_s / 1e12) if r.achieved_flops_per_s is not None else "-",
-                    number(r.achieved_bytes_per_s / 1e9) if r.achieved_bytes_per_s is not None else "-",
-                    f"{r.roofline_fraction:.0%}" if r.roofline_fraction is not None else "-",
+                    number(r.achieved_flops_per_s / flop_scale) if r.achieved_flops_per_s is not None else "-",
+                    number(r.achieved_bytes_per_s / byte_scale) if r.achieved_bytes_per_s is not None else "-",
+                    (f"{r.roofline_fraction:.0%}" + (ABOVE_MARK if above_roof(r.roofline_fraction) else ""))
+                    if r.roofline_fraction is not None else "-",
                     *([f"{sm:.0f}" if sm else "-"] if clocked else [])]
         if counted:
             x = r.counters.excess_traffic if r.counters is not None else None
@@ -396,7 +410,9 @@ def calibration_table(ceilings: Any, details: dict[str, Any]) -> FitTable:
     if rows is None:  # CPU calibration
         cells = [[k, si(v, "FLOP/s"), "-", "-", "-", "torch matmul, best of sizes"]
                  for k, v in ceilings.compute.items()]
-        cells += [[k, si(v, "B/s"), "-", "-", "-", "torch copy / sum"] for k, v in ceilings.memory.items()]
+        how = {"dram": "torch copy (read + write)", "dram_read": "torch sum (read)"}
+        cells += [[k, si(v, "B/s"), "-", "-", "-", how.get(k, f"torch copy inside one core's {k.upper()}")]
+                  for k, v in ceilings.memory.items()]
         return FitTable(cols, cells, title=title)
     cells = []
     for r in rows:
