@@ -273,6 +273,19 @@ def test_help_shows_no_bool_type(capsys: pytest.CaptureFixture[str], args: list[
         assert "<int>" in out and re.search(r"--no-time +The analytic model", out)  # other types stay
 
 
+def test_help_descriptions_have_room_and_whole_sentences(capsys: pytest.CaptureFixture[str]) -> None:
+    """At 80 columns: a bounded option reads `<int>`, not `<int range> [x>=1]` (which pushed every description
+    to column 57, 20 columns wide); the command list shows each command's first sentence, its docstring's line
+    breaks not kept (`calibrate` read "... and store them;" then a new line "`analyze` and `plot` then")."""
+    _, out, _ = run(capsys, "run", "--help")
+    assert "range" not in out and "[x>=1]" not in out
+    (line,) = [ln for ln in out.splitlines() if "--threads" in ln]
+    assert line.index("CPU threads") <= 46  # the description column starts by column 46 of 80
+    _, top, _ = run(capsys, "--help")
+    assert re.search(r"│ check +Compare a run with a baseline\. +│", top)
+    assert re.search(r"per dtype, FP32 FMA\) and store them\. +│", top) and "`analyze` and `plot` then" not in top
+
+
 def test_import_ncu_of_a_real_report(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     """110 kernels of a real forward (tests/data/ncu_forward.csv, H200): names up to 60 characters fold over
     lines; the numbers stay whole."""
