@@ -30,6 +30,7 @@ def calibrate_cmd(
     """Measure this machine's ceilings (HBM, L2, shared memory, matmul per dtype, FP32 FMA) and store them;
     `analyze` and `plot` then draw measured roofs beside the datasheet's."""
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+    from rich.table import Column
 
     from roofline.ceilings.store import store_path
     from roofline.core.files import atomic_write
@@ -40,7 +41,8 @@ def calibrate_cmd(
         raise UsageError(f"unknown device '{device}' (use cpu, cuda or cuda:N)")
     check_outputs(force, files=(output,))  # before the work: a calibration takes seconds to minutes
     use_threads(threads)  # measure_cpu records torch.get_num_threads() in the details and notes
-    with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
+    with Progress(SpinnerColumn(), TextColumn("{task.description}", table_column=Column(overflow="fold")),
+                  TimeElapsedColumn(),
                   console=console(stderr=True), transient=True, auto_refresh=False) as bar:
         task = bar.add_task("calibrating", total=None)
 
