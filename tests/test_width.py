@@ -344,3 +344,14 @@ def test_a_profile_charts_points_keep_their_share_of_the_time_at_80_columns() ->
     assert len(points) == 8 and all(len(x) <= WIDTH and x.endswith("of time") for x in points), points
     assert "8.1% of time" in points[0] and "in conv1" in points[0]  # conv1: 8.1% of the profile's time
     assert len({x.split("   ")[2] for x in points}) == 8  # the shortened labels still tell the points apart
+
+
+def test_the_check_table_shows_a_shape_as_run_does(capsys: pytest.CaptureFixture[str]) -> None:
+    """tests/data/results_h200.json against itself: the gemm rows read m, n, k, not `batch=1 epilogue=none`
+    (every default printed made a conv2d row 11 lines tall); --wide keeps every parameter."""
+    doc = str(DATA / "results_h200.json")
+    _, out, _ = run(capsys, "check", doc, "--baseline", doc)
+    assert re.search(r"^gemm bf16 +m=4096 n=4096 ", out, re.M)
+    assert "batch=1" not in out and "epilogue=none" not in out and "parameters off their operator's default" in out
+    _, wide, _ = run(capsys, "check", doc, "--baseline", doc, "--wide")
+    assert "epilogue=none" in wide

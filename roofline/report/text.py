@@ -293,22 +293,27 @@ def _is_size(default: Any) -> bool:
 
 
 def compact_shapes(records: Sequence[Record]) -> list[str]:
-    """Each record's parameters as the run table shows them: every size (m, heads, numel, ...) and every
-    parameter that differs from its operator's default or between the records of its operator in `records`
-    (eight gemv rows read m, n and k each); a default that is no size (batch=1, stride=1, causal=False,
+    """Each record's parameters as the run table shows them (`compact_params`)."""
+    return compact_params([(r.op, r.params) for r in records])
+
+
+def compact_params(items: Sequence[tuple[str, dict[str, Any]]]) -> list[str]:
+    """Each (operator, parameters) as the run and check tables show them: every size (m, heads, numel, ...)
+    and every parameter that differs from its operator's default or between the items of its operator (eight
+    gemv rows read m, n and k each); a default that is no size (batch=1, stride=1, causal=False,
     epilogue=none) is left out. Every parameter of an operator that is not in the catalog."""
     from roofline.ops import OPERATORS
 
     varying: dict[str, set[str]] = {}
-    for op in {r.op for r in records}:
-        same = [r.params for r in records if r.op == op]
+    for op in {op for op, _ in items}:
+        same = [p or {} for o, p in items if o == op]
         varying[op] = {k for k in {k for p in same for k in p} if len({repr(p.get(k)) for p in same}) > 1}
     shapes = []
-    for r in records:
-        cls = OPERATORS.get(r.op)
+    for op, params in items:
+        cls = OPERATORS.get(op)
         defaults = {f.name: f.default for f in dataclasses.fields(cls)} if cls else {}
-        kept = {k: v for k, v in r.params.items()
-                if k in varying[r.op] or k not in defaults or defaults[k] != v or _is_size(defaults[k])}
+        kept = {k: v for k, v in (params or {}).items()
+                if k in varying[op] or k not in defaults or defaults[k] != v or _is_size(defaults[k])}
         shapes.append(shape_text(kept))
     return shapes
 
