@@ -293,6 +293,20 @@ def test_import_ncu_of_a_real_report(capsys: pytest.CaptureFixture[str], tmp_pat
     assert re.search(r"^ +2 Kernel +forward +bf16 +19\.3 µs", out, re.M)  # ncu's 19,296 ns for kernel id 2
 
 
+def test_import_ncu_shows_the_longest_kernels_and_counts_the_rest(capsys: pytest.CaptureFixture[str],
+                                                                  tmp_path: Path) -> None:
+    """The 110 kernels filled 330 lines: the table shows the 20 longest (--top), then '90 more kernels'; the
+    document keeps all 110; --top 0 shows every one."""
+    import json
+
+    doc = tmp_path / "f.json"
+    out = view(capsys, "import-ncu", str(DATA / "ncu_forward.csv"), "--gpu", "h200", "-o", str(doc))
+    assert re.search(r"^90 more kernels \(\d+\.\d% of the time\): --top 0 shows every one$", out, re.M)
+    assert len(json.loads(doc.read_text())["records"]) == 110
+    every = view(capsys, "import-ncu", str(DATA / "ncu_forward.csv"), "--gpu", "h200", "--top", "0")
+    assert "more kernels" not in every and len(every.splitlines()) > 2 * len(out.splitlines())
+
+
 def test_the_h200_pairs_documents(capsys: pytest.CaptureFixture[str]) -> None:
     """The collectives and `run --devices` documents recorded on two H200s (docs/results, 2026-12-01)."""
     h200x2 = ROOT / "docs" / "results" / "collectives"

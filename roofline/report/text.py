@@ -318,10 +318,18 @@ def compact_params(items: Sequence[tuple[str, dict[str, Any]]]) -> list[str]:
     return shapes
 
 
-def kernels_table(records: list[Record], title: str, wide: bool = False) -> FitTable:
+def kernels_table(records: list[Record], title: str, wide: bool = False, top: int = 0) -> FitTable:
     """An imported Nsight Compute report: one row per kernel (its ncu ID, name and NVTX range), ncu's time,
     the DRAM bytes it counted and where they place it. Kernel names fold over lines rather than squeeze the
-    numbers (FOLD_ABOVE)."""
+    numbers (FOLD_ABOVE). `top` > 0: only the `top` longest kernels, longest first, and a line for the rest."""
+    caption = []
+    if 0 < top < len(records):
+        total = sum(r.time_s or 0.0 for r in records)
+        shown = sorted(records, key=lambda r: -(r.time_s or 0.0))[:top]
+        rest = total - sum(r.time_s or 0.0 for r in shown)
+        share = f" ({rest / total:.1%} of the time)" if total else ""
+        caption.append(f"{len(records) - top} more kernels{share}: --top 0 shows every one")
+        records = shown
     ranges = any(r.region for r in records)
     cols = [Column("id"), Column("kernel", left=True, wrap=True),
             *([Column("NVTX\nrange", left=True, wrap=True, drop=1)] if ranges else []),
@@ -335,7 +343,7 @@ def kernels_table(records: list[Record], title: str, wide: bool = False) -> FitT
                      *([r.region or "-"] if ranges else []), r.dtype,
                      duration(r.time_s) if r.time_s is not None else "-", "-" if dram is None else si(dram, "B"),
                      number(r.arithmetic_intensity), r.bound, percent(r.roofline_fraction, 0)])
-    return FitTable(cols, rows, title=title, wide=wide)
+    return FitTable(cols, rows, title=title, wide=wide, caption=caption)
 
 
 # Beside a "% of roof" above 100%: that record is a bug in its roof or its model, not a result.
