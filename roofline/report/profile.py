@@ -6,7 +6,7 @@ time, one roll-up (by op type, by module, or by kernel) and the what-if.
 
 Tables: numbers right-aligned in their own columns, units in the headers, never cut or wrapped; the text
 columns (op, module, kernel, fusion) take the width that is left and are shortened first (a module from the
-left, at a dot: '…self_attn.q_proj'). Timed profiles rank by measured time, analytic ones by roofline time,
+left, at a dot, keeping the layer index: 'layers.0.…q_proj'). Timed profiles rank by measured time, analytic ones by roofline time,
 said "predicted".
 """
 
@@ -57,12 +57,34 @@ def fixed(x: float | None) -> str:
     return f"{x:.1f}" if abs(x) >= 9.995 else f"{x:.2f}"
 
 
+# The fewest characters of a module's last component worth showing after its layer index.
+MIN_TAIL = 6
+
+
 def shorten_left(path: str, width: int) -> str:
-    """'model.layers.0.self_attn.q_proj' in 20 columns -> '…self_attn.q_proj': the longest tail of whole
-    components that fits, never starting at a layer index (a cut '…0.mlp' would read as a cut number)."""
+    """A module path in `width` columns, keeping what tells two layers apart: its last layer index with the
+    component it indexes, then the longest tail of whole components that fits ('model.layers.0.self_attn.q_proj'
+    in 20 -> 'layers.0.…q_proj'; '…self_attn.q_proj', the tail alone, read the same for every layer). A path
+    without an index, or too long for one: the longest tail of whole components that fits, never starting at a
+    layer index (a cut '…0.mlp' would read as a cut number)."""
     if len(path) <= width:
         return path
     parts = path.split(".")
+    index = max((i for i, p in enumerate(parts) if p.isdigit() and i > 0), default=None)
+    if index is not None and index < len(parts) - 1:
+        layer = ".".join(parts[index - 1:index + 1])
+        for i in range(index + 1, len(parts)):
+            tail = ".".join(parts[i:])
+            if i > index + 1 and len(layer) + 2 + len(tail) <= width:
+                return f"{layer}.{ELLIPSIS}{tail}"
+            if i == index + 1 and len(layer) + 1 + len(tail) <= width:
+                return f"{ELLIPSIS}{layer}.{tail}" if len(layer) + 2 + len(tail) <= width else f"{layer}.{tail}"
+        room = width - len(layer) - 2
+        if room >= MIN_TAIL:  # the last component, cut at an underscore if one fits: 'layers.11.…layernorm'
+            words = parts[-1].split("_")
+            cut = next(("_".join(words[j:]) for j in range(1, len(words)) if len("_".join(words[j:])) <= room),
+                       parts[-1][-room:])
+            return f"{layer}.{ELLIPSIS}{cut}"
     for i in range(1, len(parts)):
         tail = ".".join(parts[i:])
         if len(tail) + 1 <= width and not parts[i].isdigit():
