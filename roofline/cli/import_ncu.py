@@ -13,7 +13,6 @@ from roofline.cli.results import save_and_print
 from roofline.core.errors import UsageError
 from roofline.report.chart.model import ROOF_CHOICES
 
-
 # The kernels the table shows by default: a real forward's 110 kernels filled 330 lines.
 DEFAULT_TOP = 20
 

@@ -6,8 +6,8 @@ time, one roll-up (by op type, by module, or by kernel) and the what-if.
 
 Tables: numbers right-aligned in their own columns, units in the headers, never cut or wrapped; the text
 columns (op, module, kernel, fusion) take the width that is left and are shortened first (a module from the
-left, at a dot, keeping the layer index: 'layers.0.…q_proj'). Timed profiles rank by measured time, analytic ones by roofline time,
-said "predicted".
+left, at a dot, keeping the layer index: 'layers.0.…q_proj'). Timed profiles rank by measured time, analytic
+ones by roofline time, said "predicted".
 """
 
 from __future__ import annotations
