@@ -369,3 +369,18 @@ def test_the_check_table_shows_a_shape_as_run_does(capsys: pytest.CaptureFixture
     assert "batch=1" not in out and "epilogue=none" not in out and "parameters off their operator's default" in out
     _, wide, _ = run(capsys, "check", doc, "--baseline", doc, "--wide")
     assert "epilogue=none" in wide
+
+
+def test_a_chart_legend_label_keeps_its_dtype_and_layer_index() -> None:
+    """`plot --terminal` of a transformers profile cut 'aten::mm fp32 in model.layers.1.self_attn.o_proj' in its
+    middle to 'aten::mm fp3…1.self_attn.o_proj' (the dtype and the layer index cut): the op and dtype stay whole,
+    'aten::' goes, and the module is shortened from the left keeping its layer index."""
+    from roofline.report.terminal import short_label
+
+    label = "aten::mm fp32 in model.layers.1.self_attn.o_proj"
+    assert short_label(label, 60) == label
+    assert short_label(label, 40) == "mm fp32 in …layers.1.self_attn.o_proj"
+    assert short_label(label, 30) == "mm fp32 in layers.1.…o_proj"
+    assert short_label(label, 30) != short_label(label.replace("layers.1", "layers.0"), 30)
+    # no room for the module beside 'convolution direct bf16': cut in the middle, 20 columns
+    assert short_label("aten::convolution direct bf16 in layer4.1.conv2", 20) == "convolut…er4.1.conv2"  # 8 + 1 + 11 (19 of 20)
