@@ -383,4 +383,5 @@ def test_a_chart_legend_label_keeps_its_dtype_and_layer_index() -> None:
     assert short_label(label, 30) == "mm fp32 in layers.1.…o_proj"
     assert short_label(label, 30) != short_label(label.replace("layers.1", "layers.0"), 30)
     # no room for the module beside 'convolution direct bf16': cut in the middle, 20 columns
-    assert short_label("aten::convolution direct bf16 in layer4.1.conv2", 20) == "convolut…er4.1.conv2"  # 8 + 1 + 11 (19 of 20)
+    conv = "aten::convolution direct bf16 in layer4.1.conv2"
+    assert short_label(conv, 20) == "convolut…er4.1.conv2"  # 8 + 1 + 11 (19 of 20)
