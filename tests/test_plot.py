@@ -955,3 +955,17 @@ def test_table_labels_too_long_for_the_figure_are_shortened() -> None:
     label = plan.cells[long]["label"]
     assert label.endswith("\u2026") and len(label) < 300
     assert plan.block_w_in == pytest.approx(10.0 - 2 * EDGE_IN)  # the one block spans the figure
+
+
+def test_the_note_on_records_not_drawn_stays_inside_the_figure() -> None:
+    """docs/results/model-profiles/vit_profile.json: 39 records not drawn (2,753 characters named one by one).
+    The note was cut at 160 characters and ran off a 10 in figure's right edge: it is grouped by reason, wraps,
+    and every line ends inside the figure."""
+    from roofline.core.document import read_document
+
+    fig = build_figure([read_document(ROOT / "docs/results/model-profiles/vit_profile.json")])
+    (note,) = artists(fig, "note:skipped").values()
+    renderer = fig.canvas.get_renderer()
+    box = note.get_window_extent(renderer)
+    assert note.get_text().startswith("not drawn (39): ") and 1 < note.get_text().count("\n") + 1 <= 3
+    assert box.x0 >= 0 and box.x1 <= fig.get_figwidth() * fig.dpi

@@ -45,7 +45,7 @@ ROOF_CHOICES = ("datasheet", "measured", "both")
 
 # Memory levels a block may draw, in order, with their chart names. NB: the datasheet block draws DRAM
 # only (its smem figure is derived, not quoted); other measured keys (dram_read, dram_copy) are details.
-MEMORY_LEVELS = {"dram": "DRAM", "l2": "L2", "smem": "SMEM"}
+MEMORY_LEVELS = {"dram": "DRAM", "l2": "L2", "l3": "L3", "smem": "SMEM"}  # l3: a CPU's (calibrate)
 DATASHEET_MEMORY = ("dram",)
 CONTEXT_PIPE = "fp32_dense_tflops"  # drawn for context whenever the records run on tensor pipes
 
@@ -349,6 +349,16 @@ def time_shares(doc: Document) -> list[float | None]:
         weights = [(r.roofline_time_s or 0.0) * (r.count or 1) for r in doc.records]
     total = sum(weights)
     return [w / total if total > 0 else None for w in weights]
+
+
+def skipped_text(skipped: Sequence[str], named: int = 3) -> str:
+    """The records a chart cannot draw, by reason: 'no finite arithmetic intensity (39: aten::cat bf16, ...)'."""
+    by: dict[str, list[str]] = {}
+    for entry in skipped:
+        name, why = entry.rsplit(": ", 1)
+        by.setdefault(why, []).append(name)
+    return "; ".join(f"{why} ({len(names)}: {', '.join(names[:named])}{', …' if len(names) > named else ''})"
+                     for why, names in by.items())
 
 
 def _profile_label(rec: Record, regions: bool) -> str:
