@@ -182,8 +182,10 @@ def _records_data(docs: Sequence[Document], chart: Chart, numbers: Mapping[str, 
     verdicts = any(r.verdict for d in docs for r in d.records)
     cols: list[dict[str, Any]] = [{"h": "#", "num": True, "tip": "the point's number on the chart"}]
     cols += [{"h": "document"}] if several else []
-    cols += [{"h": "operator"}, {"h": "shape", "wrap": True}]
-    cols += [{"h": "module"}, {"h": "calls", "num": True}] if profile else []
+    # the text columns wrap (a module path at its dots) so that the table fits a 1400 px window: unwrapped,
+    # the operator, shape and module columns made a profile's table 1,558 px wide, scrolled sideways
+    cols += [{"h": "operator", "wrap": True}, {"h": "shape", "wrap": True}]
+    cols += [{"h": "module", "wrap": True}, {"h": "calls", "num": True}] if profile else []
     cols += [{"h": "time", "num": True, "tip": "median per call"}]
     cols += [{"h": "total", "num": True, "tip": "time x calls"}] if profile else []
     cols += [{"h": "share", "num": True, "tip": "of the document's time"},
