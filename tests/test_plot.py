@@ -969,3 +969,23 @@ def test_the_note_on_records_not_drawn_stays_inside_the_figure() -> None:
     box = note.get_window_extent(renderer)
     assert note.get_text().startswith("not drawn (39): ") and 1 < note.get_text().count("\n") + 1 <= 3
     assert box.x0 >= 0 and box.x1 <= fig.get_figwidth() * fig.dpi
+
+
+def test_an_imported_reports_chart_numbers_its_longest_kernels_only(tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """tests/data/ncu_forward.csv (110 kernels, 73 drawn): every point was numbered, 1 to 73. Its points are
+    weighed by their part of the time, as a profile's: the 8 longest numbered, the rest counted in a note; the
+    37 kernels without FLOPs said once per reason with their count."""
+    from helpers import run
+
+    from roofline.core.document import read_document
+    from roofline.report.chart.model import PROFILE_LABELLED, point_numbers, skipped_text, unlabelled_note
+
+    out = tmp_path / "ncu.json"
+    assert run(capsys, "import-ncu", str(DATA / "ncu_forward.csv"), "--gpu", "h200", "-o", str(out))[0] == 0
+    chart = chart_model([read_document(out)])
+    numbers = point_numbers(chart)
+    assert len(chart.points) == 73 and len(numbers) == PROFILE_LABELLED == 8
+    note = unlabelled_note(chart, numbers)
+    assert note is not None and note.startswith("65 smaller ops not numbered")
+    assert skipped_text(chart.skipped).startswith("no finite arithmetic intensity (37: ")  # 20 + 17 kernels
