@@ -387,8 +387,11 @@ def _draw_label(ax: Axes, p: Placement) -> None:
         ax.plot([c.xy[0], end[0]], [c.xy[1], end[1]], color=_LEADER_COLOUR, linewidth=0.7, zorder=4,
                 solid_capstyle="butt", gid=p.gid.replace("label:point:", "leader:"))
     elif c.leader is not None:
+        # from the text's anchor corner, where the placer's leader ends (`point_candidates`): from the box's
+        # centre, the drawn line was not the one the placer kept clear, and a sweep's leaders crossed
+        relpos = ({"left": 0.0, "right": 1.0}.get(c.ha, 0.5), {"bottom": 0.0, "top": 1.0}.get(c.va, 0.5))
         arrow = {"arrowstyle": "-", "color": _LEADER_COLOUR, "linewidth": 0.7, "shrinkA": 1,
-                 "shrinkB": MARKER_PT / 2 + 1}
+                 "shrinkB": MARKER_PT / 2 + 1, "relpos": relpos}
     colour = _NAME_COLOUR if p.kind == "name" else doc_colour(p.doc)
     ann = ax.annotate(p.text, xy=c.xy, xytext=c.offset_pt, textcoords="offset points", ha=c.ha, va=c.va,
                       rotation=c.angle, rotation_mode="anchor" if p.kind == "roof" else "default",
