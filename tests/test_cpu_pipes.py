@@ -153,3 +153,30 @@ def test_a_column_of_rates_reads_in_one_prefix() -> None:
     assert table_scale([1.86e10, 4.9e8, None], "FLOP/s") == (1e9, "GFLOP/s")
     assert table_scale([9.9e14], "FLOP/s") == (1e12, "TFLOP/s")
     assert table_scale([], "B/s") == (1.0, "B/s")
+
+
+def test_measure_takes_the_family_whose_cpu_rate_is_the_roof() -> None:
+    """A user's bf16 SDPA through measure() sat under the bf16 matmul rate and read 459% of it ('the model is
+    wrong'): family='attention' places it on the fp32 rate; without it the verdict blames the roof and says
+    so; an unknown family is one UsageError."""
+    import torch
+
+    from roofline.core.errors import UsageError
+    from roofline.measuring.runner import measure_on
+    from roofline.measuring.target import resolve_target
+
+    target = resolve_target()  # the CPU, on the roof conftest seeds (fp32 1e11, bf16 2e10)
+    q = torch.randn(1, 2, 64, 32, dtype=torch.bfloat16)
+
+    def sdpa() -> torch.Tensor:
+        return torch.nn.functional.scaled_dot_product_attention(q, q, q)
+
+    rec = measure_on(target, sdpa, flops=4 * 2 * 64 * 64 * 32, bytes=4 * q.nbytes, family="attention")
+    assert rec.compute_pipe == "cpu_fp32" and rec.peak_flops_per_s == target.ceilings.compute["cpu_fp32"]
+    with pytest.raises(UsageError, match="family must be one of gemm, conv, attention"):
+        measure_on(target, sdpa, flops=1.0, bytes=1.0, family="sdpa")
+    # the cause, by hand: a bf16 kernel at 5x its 2e10 matmul roof, under the 1e11 fp32 rate
+    gemm = analytic_record(make("gemm", m=512), get_dtype("bf16"), cpu())  # bf16 matmul roof 1.3e9
+    fast = with_time(gemm, gemm.roofline_time_s / 5)  # 6.5 GFLOP/s: above 1.3, under fp32's 40
+    culprit, why = above_roof_cause(fast, "measured", roof_held=True, fp32_rate=40e9) or ("", "")
+    assert culprit == "roof" and "family='attention'" in why

@@ -14,9 +14,10 @@ from typing import Any
 
 from roofline.ceilings.specs import gpu_ceilings
 from roofline.core import validate
+from roofline.core.cpu_pipes import CPU_ARITHMETIC
 from roofline.core.dtypes import DType, get_dtype
 from roofline.core.errors import RooflineError, UsageError
-from roofline.core.model import Ceilings, above_roof
+from roofline.core.model import ABOVE_ROOF, Ceilings, above_roof
 from roofline.core.progress import QUIET, Reporter
 from roofline.core.record import Clocks, Record, analytic_record, placed_record, requoted, with_time
 from roofline.measuring.correctness import check_reference
@@ -113,7 +114,7 @@ def finish_record(record: Record, m: Measurement, target: Target, dtype: DType, 
         **({"kernels": [n for n, _ in m.kernel_medians_s], "kernel_times_s": [t for _, t in m.kernel_medians_s]}
            if m.kernel_medians_s else {}),
         notes=[*record.notes, *m.notes, *clock_notes])
-    record = _judged(record, target.ceilings.source)
+    record = _judged(record, target.ceilings)
     notes: list[str] = []
     if m.summary.noisy:
         other = "GPU work" if target.time_device and target.time_device.startswith("cuda") else "work on this machine"
@@ -121,11 +122,19 @@ def finish_record(record: Record, m: Measurement, target: Target, dtype: DType, 
     return dataclasses.replace(record, notes=[*record.notes, *notes])
 
 
-def above_roof_cause(record: Record, roof_source: str, roof_held: bool = False) -> tuple[str, str] | None:
+def above_roof_cause(record: Record, roof_source: str, roof_held: bool = False,
+                     fp32_rate: float | None = None) -> tuple[str, str] | None:
     """For a record above its roof (`core.model.above_roof`): which is wrong, 'roof' or 'model', and why, said
-    plainly; None for a record under its roof. `roof_held`: the CPU roof was re-measured and did not rise."""
+    plainly; None for a record under its roof. `roof_held`: the CPU roof was re-measured and did not rise;
+    `fp32_rate`: the CPU's fp32 rate, which a bf16/fp16 kernel placed on its matmul rate may compute at."""
     if not above_roof(record.roofline_fraction):
         return None
+    reduced = record.device_kind == "cpu" and record.compute_pipe in ("cpu_bf16", "cpu_fp16")
+    if (record.bound == "compute" and reduced and fp32_rate and record.achieved_flops_per_s
+            and fp32_rate > record.peak_flops_per_s and record.achieved_flops_per_s <= fp32_rate * ABOVE_ROOF):
+        return "roof", (f"the CPU's {record.dtype} matmul rate is no roof for this kernel, which computes in fp32 "
+                        "as most of ATen's CPU kernels do (core/cpu_pipes.py): measure(..., family='attention', "
+                        "'elementwise', 'norm', ...) places it on the rate it computes at")
     if record.bound == "memory":
         if record.memory_level:
             return "model", (f"faster than the measured {record.memory_level.upper()} roof it was placed on: the "
@@ -141,9 +150,10 @@ def above_roof_cause(record: Record, roof_source: str, roof_held: bool = False) 
                     "`roofline calibrate` again")
 
 
-def above_roof_notes(record: Record, roof_source: str, roof_held: bool = False) -> list[str]:
+def above_roof_notes(record: Record, roof_source: str, roof_held: bool = False,
+                     fp32_rate: float | None = None) -> list[str]:
     """The record's note for a time above its roof: how far, and which is wrong (`above_roof_cause`)."""
-    cause = above_roof_cause(record, roof_source, roof_held)
+    cause = above_roof_cause(record, roof_source, roof_held, fp32_rate)
     if cause is None:
         return []
     return [f"{record.roofline_fraction:.0%} of the roofline, above its roof: the {cause[0]} is wrong: {cause[1]}"]
@@ -157,13 +167,16 @@ def verdict(bound: str, fraction: float | None, culprit: str | None = None) -> s
     return base if fraction is None else f"{base}, {fraction:.0%} of the roofline"
 
 
-def _judged(record: Record, roof_source: str, roof_held: bool = False) -> Record:
+def _judged(record: Record, ceilings: Ceilings, roof_held: bool = False) -> Record:
     """The record's verdict and above-the-roof note (`above_roof_cause`), replacing earlier ones."""
-    stale = {n for held in (False, True) for n in above_roof_notes(record, roof_source, held)}
-    cause = above_roof_cause(record, roof_source, roof_held)
+    fp32 = ceilings.compute.get("cpu_fp32") if ceilings.kind == "cpu" else None
+    stale = {n for held in (False, True) for rate in (None, fp32)
+             for n in above_roof_notes(record, ceilings.source, held, rate)}
+    cause = above_roof_cause(record, ceilings.source, roof_held, fp32)
     return dataclasses.replace(
         record, verdict=verdict(record.bound or "", record.roofline_fraction, cause[0] if cause else None),
-        notes=[*(n for n in record.notes if n not in stale), *above_roof_notes(record, roof_source, roof_held)])
+        notes=[*(n for n in record.notes if n not in stale),
+               *above_roof_notes(record, ceilings.source, roof_held, fp32)])
 
 
 def cpu_roof_checked(record: Record, target: Target, placed_on: Callable[[Ceilings], Record],
@@ -181,7 +194,7 @@ def cpu_roof_checked(record: Record, target: Target, placed_on: Callable[[Ceilin
         target.ceilings = ceilings
         record = placed_on(ceilings)
     elif roof_notes:  # re-measured and held: the model is wrong, not the roof
-        record = _judged(record, ceilings.source, roof_held=True)
+        record = _judged(record, ceilings, roof_held=True)
     return dataclasses.replace(record, notes=[*record.notes, *roof_notes, *calibration_warnings(ceilings)]), roof_notes
 
 
@@ -241,7 +254,7 @@ def measure(fn: Callable[[], Any], *, flops: float, bytes: float, dtype: str | D
             device: str | None = None, gpu: str | None = None, name: str = "custom", tensor_cores: bool = True,
             warm_l2: bool = False, bytes_written: float | None = None, ref: Callable[[], Any] | None = None,
             atol: float | None = None, rtol: float | None = None, params: dict[str, Any] | None = None,
-            rep_s: float | None = None) -> Record:
+            rep_s: float | None = None, family: str | None = None) -> Record:
     """Time a user's zero-argument callable and place it on the roofline; returns a schema-v1 record.
     `bytes` is the total minimum traffic; `bytes_written` splits it (default: the split is unknown, and
     the record counts every byte as read and says so).
@@ -252,13 +265,15 @@ def measure(fn: Callable[[], Any], *, flops: float, bytes: float, dtype: str | D
     output is not close to the reference's (`roofline.measuring.correctness`; `atol`/`rtol` default to the
     output dtype's) is refused with one RooflineError saying where. `params` names the shape in the record
     (what `roofline check` matches records by, with `name` and `dtype`); `rep_s` is the sampling budget.
+    `family` ('attention', 'elementwise', 'norm', ...: core/cpu_pipes.py) picks the CPU rate the kernel computes
+    at; without it a CPU kernel sits under its dtype's matmul rate.
     The record's notes keep what the target had to say (a CPU roofline measured now, the CPU timed because
     torch cannot reach the GPU). Every error is a RooflineError.
 
     >>> rec = roofline.measure(lambda: a @ b, flops=2 * m * n * k, bytes=2 * (m * k + k * n + m * n),
     ...                        ref=lambda: (a.float() @ b.float()).half())
     """
-    _check_measure_args(fn, flops, bytes, bytes_written, ref, atol, rtol, rep_s)
+    _check_measure_args(fn, flops, bytes, bytes_written, ref, atol, rtol, rep_s, family)
     dt, how = _measure_dtype(fn, dtype, name)
     if ref is not None:  # a wrong kernel is refused before the target (maybe a CPU calibration) is resolved
         check_reference(fn, ref, rtol=rtol, atol=atol, what=f"measure {name!r}: the kernel")
@@ -266,7 +281,7 @@ def measure(fn: Callable[[], Any], *, flops: float, bytes: float, dtype: str | D
     if target.time_device is None:
         raise RooflineError("measure: no device to time on (the --gpu spec is not this machine's GPU)")
     record = measure_on(target, fn, flops=flops, bytes=bytes, dtype=dt, name=name, tensor_cores=tensor_cores,
-                        warm_l2=warm_l2, bytes_written=bytes_written, params=params, rep_s=rep_s)
+                        warm_l2=warm_l2, bytes_written=bytes_written, params=params, rep_s=rep_s, family=family)
     return dataclasses.replace(record, notes=[*how, *record.notes]) if how else record
 
 
@@ -274,10 +289,10 @@ def measure_on(target: Target, fn: Callable[[], Any], *, flops: float, bytes: fl
                dtype: str | DType | Any | None = None, name: str = "custom", tensor_cores: bool = True,
                warm_l2: bool = False, bytes_written: float | None = None, ref: Callable[[], Any] | None = None,
                atol: float | None = None, rtol: float | None = None, params: dict[str, Any] | None = None,
-               rep_s: float | None = None) -> Record:
+               rep_s: float | None = None, family: str | None = None) -> Record:
     """`measure` on a target already resolved (the pytest plugin resolves one per session); the target's
     messages are kept last among the record's notes, as `roofline.session.place` keeps them."""
-    _check_measure_args(fn, flops, bytes, bytes_written, ref, atol, rtol, rep_s)
+    _check_measure_args(fn, flops, bytes, bytes_written, ref, atol, rtol, rep_s, family)
     device = target.time_device
     if device is None:
         raise RooflineError("measure: no device to time on (the target is analytic only)")
@@ -288,7 +303,7 @@ def measure_on(target: Target, fn: Callable[[], Any], *, flops: float, bytes: fl
         return placed_record(
             op=name, variant=None, params=dict(params or {}), dtype=dt, flops=float(flops),
             bytes_read=float(bytes - (bytes_written or 0)), bytes_written=float(bytes_written or 0),
-            ceilings=ceilings, uses_tensor_cores=tensor_cores, allow_tensor_cores=tensor_cores,
+            ceilings=ceilings, uses_tensor_cores=tensor_cores, allow_tensor_cores=tensor_cores, family=family,
             notes=[*how, *([] if bytes_written is not None else
                            ["read/written split not given: all bytes counted as read"])])
 
@@ -305,7 +320,7 @@ def measure_on(target: Target, fn: Callable[[], Any], *, flops: float, bytes: fl
 
 
 def _check_measure_args(fn: Any, flops: Any, bytes: Any, bytes_written: Any, ref: Any, atol: Any, rtol: Any,
-                        rep_s: Any) -> None:
+                        rep_s: Any, family: Any = None) -> None:
     """measure's arguments, checked before anything runs (`roofline.core.validate`: one UsageError each)."""
     validate.callable_arg("measure", "fn", fn, hint="a zero-argument callable: lambda: a @ b, not a @ b")
     validate.number("measure", "flops", flops, minimum=0)
@@ -321,6 +336,9 @@ def _check_measure_args(fn: Any, flops: Any, bytes: Any, bytes_written: Any, ref
             validate.number("measure", name, value, minimum=0)
     if rep_s is not None:
         validate.number("measure", "rep_s", rep_s, positive=True)
+    if family is not None and family not in CPU_ARITHMETIC:
+        raise UsageError(f"measure: family must be one of {', '.join(CPU_ARITHMETIC)} (the operator family whose "
+                         f"CPU rate is the roof), got {family!r}")
 
 
 def _measure_dtype(fn: Callable[[], Any], dtype: str | DType | Any | None, name: str) -> tuple[DType, list[str]]:
