@@ -139,8 +139,9 @@ def above_roof_cause(record: Record, roof_source: str, roof_held: bool = False,
         if record.memory_level:
             return "model", (f"faster than the measured {record.memory_level.upper()} roof it was placed on: the "
                              "call moves fewer bytes than the model counts")
+        cpu = " (`roofline calibrate` measures this CPU's cache roofs)" if record.device_kind == "cpu" else ""
         return "roof", (f"the DRAM roof does not apply: the working set ({record.bytes / 1e6:.3g} MB) is served "
-                        "from the caches")
+                        f"from the caches{cpu}")
     if roof_source != "measured":
         return "roof", "check the spec's peak for this dtype"
     if roof_held:
