@@ -243,3 +243,17 @@ def test_the_top_view_of_a_profile_fits_and_names_ops_without_their_namespace() 
     text = render(top_table(profile_view(doc, top=2), 80))
     assert_fits(text)
     assert "Top 2 of 7 records" in text and "sdpa_flash" in text and "aten::" not in text
+
+
+def test_the_top_table_keeps_a_long_op_whole_and_marks_one_above_its_roof() -> None:
+    """`profile`'s top table cut every op name at 18 characters ('sdpa_flash_for_cp…' for
+    'sdpa_flash_for_cpu_backward') with room to spare; an op faster than its roof (10 µs against a 15 µs
+    roofline time: 150%) read as a plain percentage: it is marked, and the caption says what the mark means."""
+    doc = Document(device={"kind": "cpu", "name": "AMD EPYC"}, records=[
+        rec("aten::_scaled_dot_product_flash_attention_for_cpu_backward", "model.layers.0.self_attn", 300 * US,
+            150 * US, bound="compute"),
+        rec("aten::add.Tensor", "model.layers.0", 10 * US, 15 * US)],
+        extra={"profile": {"name": "t", "mode": "timed", "calls": 2, "notes": []}})
+    text = render(top_table(profile_view(doc), 80))
+    assert "sdpa_flash_for_cpu_backward" in text  # whole: the module gives up its width first
+    assert re.search(r"150%! ", text) and "!: above its roof (its roof or model is wrong)" in text

@@ -26,12 +26,13 @@ from roofline.analysis.profile_view import ProfileView
 from roofline.analysis.utilization import TIMES
 from roofline.analysis.whatif import KIND_ORDER, KINDS, WhatIf
 from roofline.core.format import count, duration, percent, si
-from roofline.core.model import pipe_label
+from roofline.core.model import above_roof, pipe_label
 from roofline.core.record import PHASES, ROOT_MODULE
 
 ROOT = ROOT_MODULE  # the module name shown for ops the root module runs itself
 ELLIPSIS = "…"
-OP_WIDTH = 18  # an op name is cut past this (the longest abbreviated aten names fit)
+# Beside a "% of roof" above the roof: that op's roof or model is wrong (core.model.above_roof).
+ABOVE_MARK = "!"
 TEXT_MIN = 10  # a text column never gets less than this, whatever the width asks
 
 
@@ -109,6 +110,7 @@ class Column:
     header: str  # may hold a second line: "time\nµs"
     numeric: bool = True  # right-aligned, never wrapped
     shorten: Callable[[str, int], str] | None = None  # how a text column gives up width
+    last: bool = False  # gives up width only after the other text columns (an op name: what the row is)
 
 
 def table(title: str, columns: list[Column], rows: list[list[str]], width: int, caption: str | None = None,
@@ -118,7 +120,7 @@ def table(title: str, columns: list[Column], rows: list[list[str]], width: int, 
     (a kernel name's brackets are not markup); `styles`: one per row."""
     widths = [max([len(x) for x in c.header.split("\n")] + [len(r[j]) for r in rows]) for j, c in enumerate(columns)]
     excess = sum(widths) + len(columns) - 1 - width
-    for j in sorted(range(len(columns)), key=lambda j: -widths[j]):
+    for j in sorted(range(len(columns)), key=lambda j: (columns[j].last, -widths[j])):
         c = columns[j]
         if excess <= 0 or c.shorten is None:
             continue
@@ -243,23 +245,27 @@ def top_table(view: ProfileView, width: int = 80) -> Table:
     scale, unit = time_unit([x.time_s for x in lines])
     hscale, hunit = time_unit([x.headroom_s for x in lines])
     cols = [Column("share"), Column(f"time\n{unit}"), Column("calls"),
-            Column("op", False, shorten_right), Column("module", False, shorten_left), Column("bound", False)]
+            Column("op", False, shorten_right, last=True), Column("module", False, shorten_left),
+            Column("bound", False)]
     cols += [Column("FLOP/B")] if predicted else [Column("roof\n%"), Column(f"headroom\n{hunit}")]
     cols += [Column("bytes\n×min")] if basis is not None else []
     rows = []
     for x in lines:
-        row = [percent(x.share, nonzero=True), fixed(x.time_s * scale), count(x.calls), shorten_right(x.key, OP_WIDTH),
+        # the op name whole unless the table must shorten it ('sdpa_flash_for_cpu_backward' was cut at 18)
+        row = [percent(x.share, nonzero=True), fixed(x.time_s * scale), count(x.calls), x.key,
                _module(x.module), x.bound or "-"]
         if predicted:
             row.append(fixed(x.intensity))
         else:
-            row += [percent(x.roof_fraction, 0, nonzero=True),
+            row += [percent(x.roof_fraction, 0, nonzero=True) + (ABOVE_MARK if above_roof(x.roof_fraction) else ""),
                     fixed(x.headroom_s * hscale) if x.headroom_s is not None else "-"]
         if basis is not None:
             row.append(f"{x.excess_traffic:.2f}" if x.excess_traffic is not None else "-")
         rows.append(row)
     what = "predicted time (roofline)" if predicted else "measured time"
     caption = None if predicted else "headroom: time - roofline time"
+    if not predicted and any(above_roof(x.roof_fraction) for x in lines):
+        caption += f"; {ABOVE_MARK}: above its roof (its roof or model is wrong)"
     if basis is not None:
         caption = f"{caption + '; ' if caption else ''}bytes ×min: ncu {basis} bytes / minimum"
     return table(f"Top {len(lines)} of {view.records} records by {what}", cols, rows, width, caption=caption)
@@ -287,7 +293,7 @@ def rollup_table(view: ProfileView, width: int = 80) -> RenderableType:
     for x in lines:
         row = [percent(x.share, nonzero=True), fixed(x.time_s * scale), count(x.calls), count(len(x.records))]
         if not predicted:
-            row += [percent(x.roof_fraction, 0, nonzero=True),
+            row += [percent(x.roof_fraction, 0, nonzero=True) + (ABOVE_MARK if above_roof(x.roof_fraction) else ""),
                     fixed(x.headroom_s * hscale) if x.headroom_s is not None else "-"]
         rows.append([*row, _module(x.key) if by == "module" else x.key])
     title = {"op": "By op type", "phase": "By phase of the step"}.get(
