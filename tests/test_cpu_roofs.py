@@ -100,6 +100,8 @@ def test_the_timer_names_a_busy_machine() -> None:
 
 # -- the calibration ---------------------------------------------------------------------------------------
 
+# the scripted rounds below count the matmul and DRAM figures only: no cache level measured
+NO_CACHES: dict[str, int] = {}
 TINY = CpuPlan(matmul_n={"fp32": (32, 64), "fp64": (32,), "bf16": (32,)}, bandwidth_bytes=2**20, reps=1,
                bf16_reps=1, rounds=4)
 
@@ -124,7 +126,7 @@ def scripted_rates(monkeypatch: pytest.MonkeyPatch, per_round: list[float]) -> l
 def test_calibration_keeps_the_best_round_and_stops_once_converged(monkeypatch: pytest.MonkeyPatch) -> None:
     # round 1 slowed 2x by a busy spell, rounds 2 and 3 quiet: round 3 raises nothing (< CONVERGED) -> stop
     seen = scripted_rates(monkeypatch, [2.0, 1.0, 1.0, 1.0])
-    ceilings, details = measure_cpu(plan=TINY, cpu_times=readings(*QUIET))
+    ceilings, details = measure_cpu(plan=TINY, cpu_times=readings(*QUIET), cache_bytes=NO_CACHES)
     assert details["rounds"] == 3 and max(seen) == 2
     # the best: 2 * 64^3 FLOPs in 1 ms (the quiet rounds), not the busy round's 2 ms
     assert ceilings.compute["cpu_fp32"] == pytest.approx(2 * 64**3 / 1e-3)
@@ -141,14 +143,14 @@ def test_calibration_keeps_the_best_round_and_stops_once_converged(monkeypatch: 
 
 def test_a_steady_quiet_calibration_has_no_warning(monkeypatch: pytest.MonkeyPatch) -> None:
     scripted_rates(monkeypatch, [1.0])
-    ceilings, details = measure_cpu(plan=TINY, cpu_times=readings(*QUIET))
+    ceilings, details = measure_cpu(plan=TINY, cpu_times=readings(*QUIET), cache_bytes=NO_CACHES)
     assert details["rounds"] == 2  # MIN_ROUNDS: round 2 confirmed round 1 within CONVERGED
     assert calibration_warnings(ceilings) == [] and details["load"]["others_share"] == 0.0
 
 
 def test_a_calibration_on_a_busy_machine_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
     scripted_rates(monkeypatch, [1.0])
-    ceilings, details = measure_cpu(plan=TINY, cpu_times=readings(*BUSY))
+    ceilings, details = measure_cpu(plan=TINY, cpu_times=readings(*BUSY), cache_bytes=NO_CACHES)
     (warning,) = calibration_warnings(ceilings)
     assert warning.startswith(CALIBRATION_WARNING) and "other processes used 40% of 2 CPUs" in warning
     assert details["load"]["others_share"] == pytest.approx(0.4)
@@ -158,14 +160,14 @@ def test_a_rising_calibration_runs_every_round(monkeypatch: pytest.MonkeyPatch) 
     # each round 10% faster than the last: never converged, so all four rounds run
     assert 1 / 0.9 - 1 > CONVERGED
     scripted_rates(monkeypatch, [1.0, 0.9, 0.81, 0.729])
-    _, details = measure_cpu(plan=TINY, cpu_times=readings(*QUIET))
+    _, details = measure_cpu(plan=TINY, cpu_times=readings(*QUIET), cache_bytes=NO_CACHES)
     assert details["rounds"] == TINY.rounds == 4
 
 
 def test_a_size_too_slow_to_measure_is_skipped(monkeypatch: pytest.MonkeyPatch) -> None:
     # fp32 at 32^3 in 1 s: 65.5 kFLOP/s, so 64^3 would take 8 s > MAX_CALL_S: skipped, in every round
     monkeypatch.setattr(calibrate_mod, "_best_time", lambda fn, reps, warm=True: 1.0)
-    _, details = measure_cpu(plan=TINY, cpu_times=readings(*QUIET))
+    _, details = measure_cpu(plan=TINY, cpu_times=readings(*QUIET), cache_bytes=NO_CACHES)
     assert 2 * 64**3 / (2 * 32**3 / 1.0) > MAX_CALL_S
     assert details["matmul"]["fp32"] == {"n": 32, "best_s": 1.0, "skipped_n": [64]}
 
@@ -336,3 +338,32 @@ def test_calibrate_threads_sets_torchs_thread_count_and_the_device_block_records
         torch.set_num_threads(before)
     code, _, err = run(capsys, "calibrate", "--device", "cpu", "--threads", "0")
     assert code == 2 and len(err.strip().splitlines()) == 1
+
+
+def test_analyze_and_run_take_threads_from_the_one_option(capsys: pytest.CaptureFixture[str],
+                                                          tmp_path: Any) -> None:
+    """`--threads` on analyze and run is calibrate's option (cli/common.py THREADS): the timed document's device
+    block says how many threads ran; 0 is one usage error (exit 2); `run --repeat` passes it to each run."""
+    import json
+
+    import torch
+    from helpers import SUITES, run
+
+    from roofline.cli.run import child_args
+
+    before = torch.get_num_threads()
+    try:
+        code, out, _ = run(capsys, "analyze", "gemm", "--m", "64", "--n", "64", "--k", "64", "--threads", "1",
+                           "--no-kernels", "--json")
+        assert code == 0 and json.loads(out)["device"]["cpu_threads"] == 1
+        out_path = tmp_path / "smoke.json"
+        code, _, _ = run(capsys, "run", str(SUITES / "smoke.toml"), "--threads", "1", "--no-kernels",
+                         "-o", str(out_path))
+        assert code == 0 and json.loads(out_path.read_text())["device"]["cpu_threads"] == 1
+    finally:
+        torch.set_num_threads(before)
+    for cmd in (["analyze", "gemm", "--m", "64"], ["run", str(SUITES / "smoke.toml")]):
+        code, _, err = run(capsys, *cmd, "--threads", "0")
+        assert code == 2 and err.strip() == "error: --threads must be a whole number of at least 1, got 0"
+    assert child_args(gpu=None, device=None, warm_l2=False, timer="auto", power="burst", kernels=False,
+                      threads=3)[-2:] == ["--threads", "3"]

@@ -375,3 +375,38 @@ def test_screenshot(browser: Any, pages: dict[str, Path], tmp_path: Path) -> Non
         shutil.copy(shot, Path(folder) / "report-vit.png")
     colours = {c for _, c in Image.open(shot).convert("RGB").getcolors(1 << 20) or []}
     assert (0xD7, 0x30, 0x1F) in colours and (0x21, 0x66, 0xAC) in colours  # compute red, memory blue
+
+
+def test_at_1400_px_nothing_is_clipped_or_scrolled_sideways(browser: Any, tmp_path: Path) -> None:
+    """A 1400 px window: the records table of the ViT profile fits without scrolling sideways (its unwrapped
+    operator, shape and module columns made it 1,558 px wide), and a CPU document's long roof label ('CPU FP32
+    matmul 1.2 TFLOP/s (measured)', wider than the chart's right margin) breaks onto two lines inside the chart
+    instead of running past its edge."""
+    import dataclasses
+
+    h200 = read_document(H200)
+    rec = dataclasses.replace(h200.records[1], gpu="cpu", roof_source="measured", compute_pipe="cpu_fp32",
+                              compute_pipe_label="CPU FP32 matmul", peak_flops_per_s=1.2e12, peak_bytes_per_s=40e9)
+    cpu = Document(records=[rec], device={"kind": "cpu", "name": "AMD EPYC", "ceilings": {
+        "device_id": "cpu", "source": "measured", "compute_flops_per_s": {"cpu_fp32": 1.2e12},
+        "memory_bytes_per_s": {"dram": 40e9}}})
+    size = browser.get_window_size()
+    browser.set_window_size(1400, 1000)
+    try:
+        for name, docs in (("vit", [read_document(VIT)]), ("cpu", [cpu])):
+            page = tmp_path / f"{name}.html"
+            page.write_text(report_html(docs))
+            open_page(browser, page)
+            widths = browser.execute_script(
+                "const w = document.querySelector('#records .tablewrap') || document.querySelector('#records');"
+                "return [w.scrollWidth, w.clientWidth, document.documentElement.scrollWidth,"
+                " document.documentElement.clientWidth]")
+            assert widths[0] <= widths[1] and widths[2] <= widths[3], (name, widths)
+            overhang = browser.execute_script(
+                "const s = document.querySelector('svg.roofline').getBoundingClientRect();"
+                "return [...document.querySelectorAll('svg.roofline .roof-label')]"
+                ".map(t => t.getBoundingClientRect().right - s.right)")
+            assert overhang and max(overhang) <= 0, (name, overhang)
+        assert browser.find_elements("css selector", "svg.roofline .roof-label tspan")  # the label broke
+    finally:
+        browser.set_window_size(size["width"], size["height"])

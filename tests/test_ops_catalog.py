@@ -320,6 +320,13 @@ def test_builder_runs_on_cpu(name: str, params: dict[str, Any], shapes: list[tup
     assert built.impl
 
 
+def test_cpu_attention_names_the_cpu_kernel_it_ran() -> None:
+    """On the CPU, 'ran' read 'fused backend: flash / efficient / cuDNN', CUDA's backends: it names the CPU's."""
+    built = build(make("attention", batch=1, heads=2, seq=16, head_dim=8), FP32, "cpu")
+    assert built.impl.startswith("F.scaled_dot_product_attention") and "cuDNN" not in built.impl
+    assert "CPU flash-attention kernel" in built.impl or "math backend" in built.impl
+
+
 @pytest.mark.parametrize("params", [
     {"batch": 2, "heads": 4, "kv_heads": 2, "seq": 7, "kv_seq": 11, "head_dim": 8, "causal": True},
     {"batch": 1, "heads": 6, "kv_heads": 1, "seq": 9, "head_dim": 16, "causal": True},

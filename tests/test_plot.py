@@ -955,3 +955,69 @@ def test_table_labels_too_long_for_the_figure_are_shortened() -> None:
     label = plan.cells[long]["label"]
     assert label.endswith("\u2026") and len(label) < 300
     assert plan.block_w_in == pytest.approx(10.0 - 2 * EDGE_IN)  # the one block spans the figure
+
+
+def test_the_note_on_records_not_drawn_stays_inside_the_figure() -> None:
+    """docs/results/model-profiles/vit_profile.json: 39 records not drawn (2,753 characters named one by one).
+    The note was cut at 160 characters and ran off a 10 in figure's right edge: it is grouped by reason, wraps,
+    and every line ends inside the figure."""
+    from roofline.core.document import read_document
+
+    fig = build_figure([read_document(ROOT / "docs/results/model-profiles/vit_profile.json")])
+    (note,) = artists(fig, "note:skipped").values()
+    renderer = fig.canvas.get_renderer()
+    box = note.get_window_extent(renderer)
+    assert note.get_text().startswith("not drawn (39): ") and 1 < note.get_text().count("\n") + 1 <= 3
+    assert box.x0 >= 0 and box.x1 <= fig.get_figwidth() * fig.dpi
+
+
+def test_an_imported_reports_chart_numbers_its_longest_kernels_only(tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """tests/data/ncu_forward.csv (110 kernels, 73 drawn): every point was numbered, 1 to 73. Its points are
+    weighed by their part of the time, as a profile's: the 8 longest numbered, the rest counted in a note; the
+    37 kernels without FLOPs said once per reason with their count."""
+    from helpers import run
+
+    from roofline.core.document import read_document
+    from roofline.report.chart.model import PROFILE_LABELLED, point_numbers, skipped_text, unlabelled_note
+
+    out = tmp_path / "ncu.json"
+    assert run(capsys, "import-ncu", str(DATA / "ncu_forward.csv"), "--gpu", "h200", "-o", str(out))[0] == 0
+    chart = chart_model([read_document(out)])
+    numbers = point_numbers(chart)
+    assert len(chart.points) == 73 and len(numbers) == PROFILE_LABELLED == 8
+    note = unlabelled_note(chart, numbers)
+    assert note is not None and note.startswith("65 smaller ops not numbered")
+    assert skipped_text(chart.skipped).startswith("no finite arithmetic intensity (37: ")  # 20 + 17 kernels
+
+
+def test_a_sweeps_leader_lines_do_not_cross(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`analyze gemm --m 256:8192:x2 --gpu h200 --no-time`: four points on the roof, labelled with leaders. The
+    leader was drawn to the label box's centre while the placer kept the line to its anchor corner clear, and
+    m=8192's leader crossed m=4096's. Every drawn leader (from the text's relpos corner to its point) crosses
+    no other."""
+    from helpers import run
+
+    from roofline.core.document import read_document
+
+    out = tmp_path / "sweep.json"
+    assert run(capsys, "analyze", "gemm", "--m", "256:8192:x2", "--gpu", "h200", "--no-time", "-o", str(out))[0] == 0
+    fig = build_figure([read_document(out)])
+    renderer = fig.canvas.get_renderer()
+    (ax,) = fig.axes
+    segments = []
+    for ann in artists(fig, "label:point:").values():
+        if getattr(ann, "arrow_patch", None) is None:
+            continue
+        box = ann.get_window_extent(renderer)
+        rx, ry = ann.arrowprops.get("relpos", (0.5, 0.5))
+        segments.append(((box.x0 + rx * box.width, box.y0 + ry * box.height), tuple(ax.transData.transform(ann.xy))))
+    assert len(segments) >= 3  # the points on the roof sit too close for their labels without leaders
+
+    def cross(a: Any, b: Any) -> bool:
+        def side(p: Any, q: Any, r: Any) -> float:
+            return (q[0] - p[0]) * (r[1] - p[1]) - (q[1] - p[1]) * (r[0] - p[0])
+        return (side(*a, b[0]) * side(*a, b[1]) < 0) and (side(*b, a[0]) * side(*b, a[1]) < 0)
+
+    assert not [(i, j) for i in range(len(segments)) for j in range(i + 1, len(segments))
+                if cross(segments[i], segments[j])]

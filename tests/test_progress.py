@@ -184,3 +184,13 @@ def test_analyze_says_up_front_how_to_shorten_a_long_cpu_run(capsys: pytest.Capt
     said = " ".join(err.split())
     assert "timing this takes at least" in said and "the roofline time)" in said
     assert "a smaller shape, or --no-time for the model alone, is quicker" in said
+
+
+def test_a_long_step_name_folds_onto_a_second_line_at_80_columns() -> None:
+    """A first run's calibration step (95 characters) was cut at 80 with an ellipsis: it folds instead."""
+    step = "measuring this CPU's roofline (once, then cached): CPU fp32 matmul 1024^3 (round 1 of up to 4)"
+    con = Console(file=io.StringIO(), force_terminal=True, width=80, record=True)
+    with StatusLine(con) as line:
+        line.status(step)
+    text = con.export_text()
+    assert "…" not in text and "(round 1 of up to 4)" in text

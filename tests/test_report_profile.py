@@ -166,8 +166,12 @@ def test_formatting_helpers() -> None:
     assert [percent(x, nonzero=True) for x in (0.234, 0.0004, 0.0, None)] == ["23.4%", "<0.1%", "0.0%", "-"]
     assert percent(0.0004, 2, nonzero=True) == "0.04%" and percent(0.00004, 2, nonzero=True) == "<0.01%"
     assert percent(0.0004) == "0.0%" and percent(float("nan"), nonzero=True) == "-"  # without: rounds to 0
-    assert shorten_left("model.layers.0.self_attn.q_proj", 20) == "…self_attn.q_proj"
+    # the layer index kept: '…self_attn.q_proj' read the same for layers 0 and 1 of a profile's top table
+    assert shorten_left("model.layers.0.self_attn.q_proj", 20) == "layers.0.…q_proj"
+    assert shorten_left("model.layers.1.self_attn.q_proj", 20) == "layers.1.…q_proj"
     assert shorten_left("model.layers.0.self_attn.q_proj", 26) == "…layers.0.self_attn.q_proj"  # never '…0.'
+    assert shorten_left("model.layers.11.post_attention_layernorm", 20) == "layers.11.…layernorm"  # 9 + 2 + 9
+    assert shorten_left("model.norm.weight.scale", 12) == "…scale"  # no index: the longest whole tail
     assert shorten_left("abcdefghijklmnop", 8) == "…jklmnop"
     assert short_kernel(ADD) == "vectorized_elementwise_kernel" and short_kernel(FLASH) == "flash_fwd_kernel"
     assert short_kernel(GEMM) == GEMM
@@ -183,7 +187,8 @@ def test_views_fit_80_columns_with_whole_numbers(by: str) -> None:
     # top records: share of 650 µs, time in µs, calls, op, module, bound, % of roof, headroom in µs
     row_of(text, "46.2%", "300", "1", "sdpa_flash", "model.layers.0.self_attn", "compute", "50%", "150")
     row_of(text, "7.7%", "50.0", "1", "topk", "lm_head_sampler", "-", "-")  # no formula: no roof, no headroom
-    assert "…down_proj_with_suffix" in text and LONG not in text  # shortened from the left, at a dot
+    # shortened from the left, the layer index kept, the last component cut at an underscore
+    assert "layers.0.…proj_with_suffix" in text and LONG not in text
     assert "fusions by time saved" in text and "pointwise chain: add -> mul" in text
     assert "28% of the 900 µs wall time" in text and "CUDA graphs" in text  # 250 / 900 µs
     if by == "op":
@@ -238,3 +243,17 @@ def test_the_top_view_of_a_profile_fits_and_names_ops_without_their_namespace() 
     text = render(top_table(profile_view(doc, top=2), 80))
     assert_fits(text)
     assert "Top 2 of 7 records" in text and "sdpa_flash" in text and "aten::" not in text
+
+
+def test_the_top_table_keeps_a_long_op_whole_and_marks_one_above_its_roof() -> None:
+    """`profile`'s top table cut every op name at 18 characters ('sdpa_flash_for_cp…' for
+    'sdpa_flash_for_cpu_backward') with room to spare; an op faster than its roof (10 µs against a 15 µs
+    roofline time: 150%) read as a plain percentage: it is marked, and the caption says what the mark means."""
+    doc = Document(device={"kind": "cpu", "name": "AMD EPYC"}, records=[
+        rec("aten::_scaled_dot_product_flash_attention_for_cpu_backward", "model.layers.0.self_attn", 300 * US,
+            150 * US, bound="compute"),
+        rec("aten::add.Tensor", "model.layers.0", 10 * US, 15 * US)],
+        extra={"profile": {"name": "t", "mode": "timed", "calls": 2, "notes": []}})
+    text = render(top_table(profile_view(doc), 80))
+    assert "sdpa_flash_for_cpu_backward" in text  # whole: the module gives up its width first
+    assert re.search(r"150%! ", text) and "!: above its roof (its roof or model is wrong)" in text

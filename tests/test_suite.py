@@ -94,3 +94,13 @@ def test_a_suite_entry_is_the_analyze_commands_record(capsys: pytest.CaptureFixt
     _, out, _ = run(capsys, "analyze", "gemm", "--m", "4096", "--dtype", "bf16", "--gpu", "a100", "--json")
     (from_analyze,) = json.loads(out)["records"]
     assert {k: v for k, v in from_suite.items() if k not in ("suite_entry", "threshold")} == from_analyze
+
+
+def test_a_parameter_beside_op_is_pointed_to_params(tmp_path: Path) -> None:
+    """A new user's first suite put `m = 4096` beside `op`: the error said only 'unknown key(s) m'."""
+    path = write(tmp_path / "s.toml", "[[entry]]\nop = 'gemm'\nm = 4096\n")
+    with pytest.raises(UsageError) as err:
+        load_suite(path)
+    assert "unknown key(s) m (an operator's parameters go in params = {...}); an entry takes dtype," in str(err.value)
+    with pytest.raises(UsageError, match=r"unknown key\(s\) shape; an entry takes"):  # no parameter of gemm
+        load_suite(write(tmp_path / "t.toml", "[[entry]]\nop = 'gemm'\nshape = 2\n"))

@@ -273,11 +273,38 @@ def test_help_shows_no_bool_type(capsys: pytest.CaptureFixture[str], args: list[
         assert "<int>" in out and re.search(r"--no-time +The analytic model", out)  # other types stay
 
 
+def test_help_descriptions_have_room_and_whole_sentences(capsys: pytest.CaptureFixture[str]) -> None:
+    """At 80 columns: a bounded option reads `<int>`, not `<int range> [x>=1]` (which pushed every description
+    to column 57, 20 columns wide); the command list shows each command's first sentence, its docstring's line
+    breaks not kept (`calibrate` read "... and store them;" then a new line "`analyze` and `plot` then")."""
+    _, out, _ = run(capsys, "run", "--help")
+    assert "range" not in out and "[x>=1]" not in out
+    (line,) = [ln for ln in out.splitlines() if "--threads" in ln]
+    assert line.index("CPU threads") <= 46  # the description column starts by column 46 of 80
+    _, top, _ = run(capsys, "--help")
+    assert re.search(r"│ check +Compare a run with a baseline\. +│", top)
+    assert re.search(r"per dtype, FP32 FMA\) and store them\. +│", top) and "`analyze` and `plot` then" not in top
+
+
 def test_import_ncu_of_a_real_report(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     """110 kernels of a real forward (tests/data/ncu_forward.csv, H200): names up to 60 characters fold over
     lines; the numbers stay whole."""
     out = view(capsys, "import-ncu", str(DATA / "ncu_forward.csv"), "--gpu", "h200", "-o", str(tmp_path / "f.json"))
     assert re.search(r"^ +2 Kernel +forward +bf16 +19\.3 µs", out, re.M)  # ncu's 19,296 ns for kernel id 2
+
+
+def test_import_ncu_shows_the_longest_kernels_and_counts_the_rest(capsys: pytest.CaptureFixture[str],
+                                                                  tmp_path: Path) -> None:
+    """The 110 kernels filled 330 lines: the table shows the 20 longest (--top), then '90 more kernels'; the
+    document keeps all 110; --top 0 shows every one."""
+    import json
+
+    doc = tmp_path / "f.json"
+    out = view(capsys, "import-ncu", str(DATA / "ncu_forward.csv"), "--gpu", "h200", "-o", str(doc))
+    assert re.search(r"^90 more kernels \(\d+\.\d% of the time\): --top 0 shows every one$", out, re.M)
+    assert len(json.loads(doc.read_text())["records"]) == 110
+    every = view(capsys, "import-ncu", str(DATA / "ncu_forward.csv"), "--gpu", "h200", "--top", "0")
+    assert "more kernels" not in every and len(every.splitlines()) > 2 * len(out.splitlines())
 
 
 def test_the_h200_pairs_documents(capsys: pytest.CaptureFixture[str]) -> None:
@@ -331,3 +358,30 @@ def test_a_profile_charts_points_keep_their_share_of_the_time_at_80_columns() ->
     assert len(points) == 8 and all(len(x) <= WIDTH and x.endswith("of time") for x in points), points
     assert "8.1% of time" in points[0] and "in conv1" in points[0]  # conv1: 8.1% of the profile's time
     assert len({x.split("   ")[2] for x in points}) == 8  # the shortened labels still tell the points apart
+
+
+def test_the_check_table_shows_a_shape_as_run_does(capsys: pytest.CaptureFixture[str]) -> None:
+    """tests/data/results_h200.json against itself: the gemm rows read m, n, k, not `batch=1 epilogue=none`
+    (every default printed made a conv2d row 11 lines tall); --wide keeps every parameter."""
+    doc = str(DATA / "results_h200.json")
+    _, out, _ = run(capsys, "check", doc, "--baseline", doc)
+    assert re.search(r"^gemm bf16 +m=4096 n=4096 ", out, re.M)
+    assert "batch=1" not in out and "epilogue=none" not in out and "parameters off their operator's default" in out
+    _, wide, _ = run(capsys, "check", doc, "--baseline", doc, "--wide")
+    assert "epilogue=none" in wide
+
+
+def test_a_chart_legend_label_keeps_its_dtype_and_layer_index() -> None:
+    """`plot --terminal` of a transformers profile cut 'aten::mm fp32 in model.layers.1.self_attn.o_proj' in its
+    middle to 'aten::mm fp3…1.self_attn.o_proj' (the dtype and the layer index cut): the op and dtype stay whole,
+    'aten::' goes, and the module is shortened from the left keeping its layer index."""
+    from roofline.report.terminal import short_label
+
+    label = "aten::mm fp32 in model.layers.1.self_attn.o_proj"
+    assert short_label(label, 60) == label
+    assert short_label(label, 40) == "mm fp32 in …layers.1.self_attn.o_proj"
+    assert short_label(label, 30) == "mm fp32 in layers.1.…o_proj"
+    assert short_label(label, 30) != short_label(label.replace("layers.1", "layers.0"), 30)
+    # no room for the module beside 'convolution direct bf16': cut in the middle, 20 columns
+    conv = "aten::convolution direct bf16 in layer4.1.conv2"
+    assert short_label(conv, 20) == "convolut…er4.1.conv2"  # 8 + 1 + 11 (19 of 20)

@@ -65,6 +65,16 @@ class Suite:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+def _param_names(op: object) -> set[str]:
+    """The parameters of catalog operator `op` (none for a name the catalog does not have)."""
+    import dataclasses
+
+    from roofline.ops import OPERATORS
+
+    cls = OPERATORS.get(op) if isinstance(op, str) else None
+    return {f.name for f in dataclasses.fields(cls)} if cls else set()
+
+
 def load_suite(path: str | Path) -> Suite:
     """Read and validate a suite file: every entry is built once here, so a bad shape fails before any run."""
     p = Path(path)
@@ -80,7 +90,9 @@ def load_suite(path: str | Path) -> Suite:
             raise UsageError(f"{where}: needs op = \"...\"")
         unknown = set(e) - ENTRY_KEYS
         if unknown:
-            raise UsageError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
+            hint = " (an operator's parameters go in params = {...})" if unknown & _param_names(e["op"]) else ""
+            raise UsageError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}{hint}; an entry takes "
+                             f"{', '.join(sorted(ENTRY_KEYS))}")
         entry = Entry(op=e["op"], params=dict(e.get("params", {})), gpu_params=dict(e.get("gpu_params", {})),
                       dtype=e.get("dtype"), gpu_dtype=e.get("gpu_dtype"), threshold=e.get("threshold"),
                       tensor_cores=bool(e.get("tensor_cores", True)))

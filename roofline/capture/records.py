@@ -101,7 +101,7 @@ def _place(p: ProfiledCall, ceilings: Ceilings) -> Record:
         op=p.call.op, variant=op.variant_name() if op else None, params=op.params() if op else {},
         flops=flops, bytes_read=read, bytes_written=written, ceilings=ceilings,
         uses_tensor_cores=p.cost.tensor_cores, bytes_by_kind=by_kind or None,
-        model_note=p.cost.note, extra_flops=p.cost.extra_flops)
+        model_note=p.cost.note, extra_flops=p.cost.extra_flops, family=op.family if op else None)
     try:
         rec = placed_record(dtype=_dtype(p.dtype), **kw)
     except UsageError:  # the device has no rate for this dtype (int64 on a CPU, fp8 without fp8 units)

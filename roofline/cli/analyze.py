@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Optional
 
 from roofline.cli.common import (
     TERMINAL,
+    THREADS,
     Opt,
     OptionSpec,
     check_choice,
@@ -20,6 +21,7 @@ from roofline.cli.common import (
     op_command,
     out,
     register_op_commands,
+    use_threads,
 )
 from roofline.cli.counters import add_counters, counters_preflight, counters_target
 from roofline.cli.energy import HELP as ENERGY_HELP
@@ -49,6 +51,7 @@ COMMON: list[OptionSpec] = [
                        "sample of a compute-bound operator, the kernel as in isolation and under Nsight "
                        "Compute) or sustained (back to back after a warm-up: the steady state, power cap "
                        "included).")),
+    ("threads", Optional[int], THREADS),
     ("kernels", bool, Opt(True, "--kernels/--no-kernels", help="Record the kernel names (torch "
                           "profiler; its first use costs ~3 s).")),
     ("counters", bool, Opt(False, "--counters", help="Also run the operator once under Nsight Compute "
@@ -78,7 +81,8 @@ SHORTER = "a smaller shape, or --no-time for the model alone, is quicker"
 def run_analyze(op_name: str, shape: dict[str, Any], *, dtype: str | None, gpu: str | None, device: str | None,
                 no_time: bool, no_tensor_cores: bool, warm_l2: bool, timer: str, power: str, kernels: bool,
                 roof: str | None, json_: bool, output: Path | None, force: bool, plot: str | None,
-                counters: bool = False, db: Path | None = None, energy: bool = False) -> None:
+                counters: bool = False, db: Path | None = None, energy: bool = False,
+                threads: int | None = None) -> None:
     """Place (and time) one operator, or each shape of a sweep (`roofline.core.sweep`: an integer parameter
     given as a list or range), as `roofline.session.place` places it; print the target's messages (also kept
     in each record's notes), its record (a sweep: one row per shape) or the document, write and draw what was
@@ -106,6 +110,8 @@ def run_analyze(op_name: str, shape: dict[str, Any], *, dtype: str | None, gpu: 
         from roofline.cli.energy import energy_preflight
 
         energy_preflight(no_time)
+    if not no_time:
+        use_threads(threads)
     with StatusLine(shorter=SHORTER) as line:  # a CPU without a stored roofline measures it now
         target = resolve_target(gpu=gpu, device=device, time=not no_time, roof=roof,  # type: ignore[arg-type]
                                 progress=line.status)

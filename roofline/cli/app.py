@@ -55,7 +55,7 @@ def build_app(argv: list[str] | None = None) -> Any:
     start. `--help`, no command or an unknown one: every command, so help and errors list them all."""
     import typer
 
-    from roofline.cli.common import flags_without_type
+    from roofline.cli.common import flags_without_type, help_paragraphs, short_help
 
     flags_without_type()
     args = list(argv or [])
@@ -74,9 +74,13 @@ def build_app(argv: list[str] | None = None) -> Any:
             continue
         obj = getattr(importlib.import_module(module), attr)
         if group:
-            app.add_typer(obj(sub) if callable(obj) and not isinstance(obj, typer.Typer) else obj, name=name)
+            sub_app = obj(sub) if callable(obj) and not isinstance(obj, typer.Typer) else obj
+            for info in sub_app.registered_commands:  # each sub-command's help as its own command's
+                doc = info.help or (info.callback.__doc__ if info.callback else None)
+                info.help, info.short_help = help_paragraphs(doc), info.short_help or short_help(doc)
+            app.add_typer(sub_app, name=name)
         else:
-            app.command(name)(obj)
+            app.command(name, help=help_paragraphs(obj.__doc__), short_help=short_help(obj.__doc__))(obj)
     return app
 
 

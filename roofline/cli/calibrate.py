@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from roofline.cli.common import check_outputs, note, out
+from roofline.cli.common import THREADS, check_outputs, note, out, use_threads
 from roofline.core.errors import UsageError
 from roofline.core.model import Ceilings
 
@@ -22,8 +22,7 @@ def calibrate_cmd(
     output: Annotated[Path | None, typer.Option("-o", "--output", help="Also write the measured ceilings "
                                                    "(the JSON of --json) to this file.")] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite --output if it exists.")] = False,
-    threads: Annotated[int | None, typer.Option("--threads", min=1, help="CPU threads torch times with "
-                                                "(torch.set_num_threads; default torch's own choice).")] = None,
+    threads: Annotated[int | None, THREADS.annotated()] = None,
     replace: Annotated[bool, typer.Option("--replace", help="Store this CPU calibration even when it ran on a busy "
                                           "machine and measured less than the stored roof (kept by default).")]
     = False,
@@ -51,6 +50,7 @@ def calibrate_cmd(
         if given is not None:
             raise UsageError(f"{flag} is an option of --ops")
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+    from rich.table import Column
 
     from roofline.ceilings.store import store_path
     from roofline.core.files import atomic_write
@@ -63,11 +63,9 @@ def calibrate_cmd(
     if energy:
         _energy(device, json_, output, replace)
         return
-    if threads is not None:
-        import torch
-
-        torch.set_num_threads(threads)  # measure_cpu records torch.get_num_threads() in the details and notes
-    with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
+    use_threads(threads)  # measure_cpu records torch.get_num_threads() in the details and notes
+    with Progress(SpinnerColumn(), TextColumn("{task.description}", table_column=Column(overflow="fold")),
+                  TimeElapsedColumn(),
                   console=console(stderr=True), transient=True, auto_refresh=False) as bar:
         task = bar.add_task("calibrating", total=None)
 

@@ -20,10 +20,13 @@ from roofline.core.errors import UsageError
 
 
 def flags_without_type() -> None:
-    """`--help` shows no type after a flag. typer releases built on click >= 8.2 print `<bool>` after every
-    flag (`--json <bool>`, even `--help <bool>`), which reads as if the flag took a value; a flag takes none,
-    so its type column is left empty. Patched once, by `roofline.cli.app.build_app` before any command is
-    built; a typer without `TyperOption.display_type_rich` is left as it is."""
+    """`--help` shows no type after a flag, and a number's type without its range. typer releases built on
+    click >= 8.2 print `<bool>` after every flag (`--json <bool>`, even `--help <bool>`), which reads as if the
+    flag took a value; a flag takes none, so its type column is left empty. A bounded number prints
+    `<int range> [x>=1]`, which widened the type column of every option to 18 of 80 columns and squeezed the
+    descriptions to 20: it reads `<int>` (the bound is still enforced, and an error names it). Patched once,
+    by `roofline.cli.app.build_app` before any command is built; a typer without
+    `TyperOption.display_type_rich` is left as it is."""
     try:
         from typer.core import TyperOption
     except ImportError:  # pragma: no cover - typer without typer.core
@@ -33,10 +36,35 @@ def flags_without_type() -> None:
         return
 
     def display_type_rich(self: Any, ctx: Any) -> str | None:
-        return None if getattr(self, "is_flag", False) else shown(self, ctx)
+        if getattr(self, "is_flag", False):
+            return None
+        text = shown(self, ctx)
+        return text.replace(" range>", ">") if isinstance(text, str) else text
 
     display_type_rich.flags_without_type = True  # type: ignore[attr-defined]
     TyperOption.display_type_rich = display_type_rich  # type: ignore[method-assign]
+    if hasattr(TyperOption, "_get_number_range_help_str"):
+        TyperOption._get_number_range_help_str = lambda self: ""  # type: ignore[method-assign]
+
+
+def help_paragraphs(doc: str | None) -> str | None:
+    """A command's docstring as `--help` shows it: each paragraph one line that the terminal wraps, so that
+    the docstring's own line breaks (made for the source's width) do not break a sentence in the middle."""
+    if not doc:
+        return doc
+    paragraphs = inspect.cleandoc(doc).split("\n\n")
+    return "\n\n".join(" ".join(line.strip() for line in p.splitlines()) for p in paragraphs)
+
+
+def short_help(doc: str | None) -> str | None:
+    """The first sentence (or clause, up to a semicolon) of a docstring, for the command list of `roofline
+    --help`: 'Compare a run with a baseline.'"""
+    text = help_paragraphs(doc)
+    if not text:
+        return text
+    first = text.split("\n\n")[0]
+    ends = [i for i in (first.find(". "), first.find("; ")) if i >= 0]
+    return first if not ends else first[:min(ends)] + "."
 
 
 @dataclass(frozen=True)
@@ -57,6 +85,28 @@ class Opt:
         import typer
 
         return typer.Option(self.default, *self.param_decls, help=self.help)
+
+    def annotated(self) -> Any:
+        """The option for `Annotated[type, ...]` (the parameter's own `= default` is the default)."""
+        import typer
+
+        return typer.Option(*self.param_decls, help=self.help)
+
+
+# `--threads`, on every command that times on the CPU (calibrate, analyze, run): one declaration, one check.
+THREADS = Opt(None, "--threads", help="CPU threads torch times with (torch.set_num_threads; default torch's "
+              "own choice). The record's device block says how many ran.")
+
+
+def use_threads(threads: int | None) -> None:
+    """Apply `--threads` (None: torch's default) before anything is timed; below 1 is a usage error."""
+    if threads is None:
+        return
+    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+        raise UsageError(f"--threads must be a whole number of at least 1, got {threads!r}")
+    import torch
+
+    torch.set_num_threads(threads)  # the target's device block and a calibration's details record it
 
 
 # One option: (parameter name, annotation, typer.Option(...) or Opt(...)).

@@ -13,6 +13,9 @@ from roofline.cli.results import save_and_print
 from roofline.core.errors import UsageError
 from roofline.report.chart.model import ROOF_CHOICES
 
+# The kernels the table shows by default: a real forward's 110 kernels filled 330 lines.
+DEFAULT_TOP = 20
+
 
 def _spec_id(gpu: str | None, device_name: str | None) -> str:
     """--gpu, else the spec of the GPU the report was recorded on, else this machine's GPU."""
@@ -39,6 +42,8 @@ def import_ncu_cmd(
     roof: Annotated[str | None, typer.Option("--roof", help="datasheet or measured (a calibration of this "
                                              "machine's GPU).")] = None,
     json_: Annotated[bool, typer.Option("--json", help="Print the results document.")] = False,
+    top: Annotated[int, typer.Option("--top", min=0, help="Show the N kernels that took longest (0: every "
+                                     "one); the document holds every kernel.")] = DEFAULT_TOP,
 ) -> None:
     """Turn an Nsight Compute report into a results document: one record per kernel, its counter FLOPs and
     bytes placed on the roofs, timed by ncu's duration."""
@@ -55,6 +60,6 @@ def import_ncu_cmd(
     save_and_print(doc, output, force, json_)
     if not json_:
         show(kernels_table(records, title=f"{report.name}: {len(records)} kernels on "
-                           f"{target.ceilings.device_name}"))
+                           f"{target.ceilings.device_name}", top=top))
         if output is not None:
             note(f"results written to {output}")

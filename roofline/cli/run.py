@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from roofline.cli.common import check_choice, check_outputs, note
+from roofline.cli.common import THREADS, check_choice, check_outputs, note, use_threads
 from roofline.cli.energy import HELP as ENERGY_HELP
 from roofline.cli.results import save_and_print
 from roofline.core.errors import RooflineError, UsageError
@@ -19,11 +19,11 @@ if TYPE_CHECKING:
 
 
 def child_args(*, gpu: str | None, device: str | None, warm_l2: bool, timer: str, power: str,
-               kernels: bool) -> list[str]:
+               kernels: bool, threads: int | None = None) -> list[str]:
     """The options a `--repeat` run passes on to each of its runs (all that change what is measured)."""
     return [*(["--gpu", gpu] if gpu else []), *(["--device", device] if device else []),
             *(["--warm-l2"] if warm_l2 else []), "--timer", timer, "--power", power,
-            "--kernels" if kernels else "--no-kernels"]
+            "--kernels" if kernels else "--no-kernels", *(["--threads", str(threads)] if threads else [])]
 
 
 def _run_child(cmd: list[str], seen: set[str] | None = None, hide: str | None = None) -> int:
@@ -91,6 +91,7 @@ def run_cmd(
     power: Annotated[str, typer.Option("--power", help="burst or sustained (see analyze --help).")] = DEFAULT_POWER,
     kernels: Annotated[bool, typer.Option("--kernels/--no-kernels", help="Record kernel names (torch "
                                           "profiler; ~3 s the first time).")] = True,
+    threads: Annotated[int | None, THREADS.annotated()] = None,
     json_: Annotated[bool, typer.Option("--json", help="Print the results document.")] = False,
     wide: Annotated[bool, typer.Option("--wide", help="Every column of the table (every parameter, AI, "
                                        "achieved FLOP/s and bytes/s, SM clock), at full width.")] = False,
@@ -135,11 +136,14 @@ def run_cmd(
             raise UsageError("--energy goes with one run on one GPU: leave out --repeat and --devices")
         energy_preflight(no_time)
     check_choice("--devices-mode", devices_mode, DEVICES_MODES)
+    if not no_time:
+        use_threads(threads)
     indices = _device_indices(devices, device=device, repeat=repeat, no_time=no_time)
     if indices:
         if counters:
             raise UsageError("--counters goes with one GPU: run it without --devices")
-        args = child_args(gpu=gpu, device=None, warm_l2=warm_l2, timer=timer, power=power, kernels=kernels)
+        args = child_args(gpu=gpu, device=None, warm_l2=warm_l2, timer=timer, power=power, kernels=kernels,
+                          threads=threads)
         _on_devices(suite, indices, devices_mode, args, output=output, force=force, json_=json_, wide=wide,
                     name=spec.name)
         return
@@ -147,7 +151,7 @@ def run_cmd(
         if no_time:
             raise UsageError("--repeat needs timed runs: the model alone (--no-time) is the same every run")
         _repeat(suite, repeat, child_args(gpu=gpu, device=device, warm_l2=warm_l2, timer=timer, power=power,
-                                          kernels=kernels),
+                                          kernels=kernels, threads=threads),
                 output=output, force=force, json_=json_, wide=wide, name=spec.name)
         return
     with StatusLine(total=len(spec.entries), shorter=SHORTER) as line:  # one transient line on stderr

@@ -22,6 +22,17 @@ def si(x: float | None, unit: str = "", digits: int = 3) -> str:
     return f"{x:.{digits}g} {unit}".rstrip()
 
 
+def table_scale(values: list[float | None], unit: str) -> tuple[float, str]:
+    """One SI prefix for a column of rates, chosen by its largest value so that it reads 1-999 in it:
+    [1.86e10, 4.9e8] 'FLOP/s' -> (1e9, 'GFLOP/s') (a CPU table reads '18.6' and '0.49', not '0.0186' and
+    '0.00049' TFLOP/s). No values: the unprefixed unit."""
+    top = max((abs(v) for v in values if v is not None and math.isfinite(v)), default=0.0)
+    for scale, p in _PREFIXES:
+        if top >= scale:
+            return scale, f"{p}{unit}"
+    return 1.0, unit
+
+
 def duration(s: float | None, digits: int = DURATION_DIGITS) -> str:
     """Seconds in the unit that reads best: '1.23 s', '45.6 ms', '7.89 µs'; None -> '-'."""
     if s is None:

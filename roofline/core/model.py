@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from roofline.core.cpu_pipes import cpu_rate_key
 from roofline.core.dtypes import DType
 from roofline.core.errors import UsageError
 from roofline.core.validate import arg_name
@@ -38,10 +39,40 @@ class Ceilings:
     memory: dict[str, float]
     sm_clock_mhz: float | None = None  # clock the compute peaks are quoted at (None on the CPU)
     notes: tuple[str, ...] = field(default_factory=tuple)
+    # A CPU's data caches by level ('l2', 'l3': bytes of one core's), whose measured rates are in `memory`.
+    cache_bytes: dict[str, int] = field(default_factory=dict)
 
     @property
     def dram_bytes_per_s(self) -> float:
         return self.memory["dram"]
+
+
+@dataclass(frozen=True)
+class MemoryRoof:
+    """The memory level a record's traffic is placed on: its key in `Ceilings.memory`, rate and why."""
+
+    level: str
+    bytes_per_s: float
+    note: str = ""
+
+
+def choose_memory(ceilings: Ceilings, working_set_bytes: float) -> MemoryRoof:
+    """DRAM, or on a CPU the fastest measured cache level that holds the working set: the CPU's timer repeats a
+    call on the same buffers without flushing (measuring/timing_cpu.py), so such a call reads its cache. The
+    fastest, not the smallest: a copy inside one core's L2 can be slower than the threads' copy inside the L3.
+
+    NB: the working set is the model's bytes (read + written), each byte counted once; one core's cache size."""
+    dram = MemoryRoof("dram", ceilings.dram_bytes_per_s)
+    if ceilings.kind != "cpu" or not working_set_bytes:
+        return dram
+    holding = [(ceilings.memory[lv], lv, size) for lv, size in ceilings.cache_bytes.items()
+               if working_set_bytes <= size and lv in ceilings.memory]
+    if not holding or max(holding)[0] <= dram.bytes_per_s:
+        return dram
+    rate, level, size = max(holding)
+    return MemoryRoof(level, rate, f"working set {working_set_bytes / 2**20:.3g} MiB fits in the CPU's "
+                                   f"{level.upper()} ({size / 2**20:.3g} MiB): placed on the measured "
+                                   f"{level.upper()} roof, not DRAM's")
 
 
 def pipe_label(key: str) -> str:
@@ -51,20 +82,21 @@ def pipe_label(key: str) -> str:
     return " ".join([parts[0].upper(), *parts[1:]])
 
 
+def choose_pipe(ceilings: Ceilings, dtype: DType, uses_tensor_cores: bool, allow_tensor_cores: bool = True,
+                family: str | None = None) -> Pipe:
+    """The compute ceiling an operator (of catalog `family`, when known) in `dtype` runs against.
 
-def choose_pipe(ceilings: Ceilings, dtype: DType, uses_tensor_cores: bool, allow_tensor_cores: bool = True) -> Pipe:
-    """The compute ceiling an operator in `dtype` runs against.
-
-    Tensor-core pipe for matmul-like operators (unless disallowed); the plain pipe otherwise. A dtype the
+    Tensor-core pipe for matmul-like operators (unless disallowed); the plain pipe otherwise. On the CPU, the
+    measured rate of the dtype its backend really computes in (`roofline.core.cpu_pipes`). A dtype the
     device cannot run at all (fp8 without fp8 tensor cores) is a usage error.
     """
     if ceilings.kind == "cpu":
-        key = f"cpu_{dtype.name}"
+        key, why = cpu_rate_key(ceilings.compute, dtype.name, family, uses_tensor_cores)
         if key not in ceilings.compute:
             have = ", ".join(k.removeprefix("cpu_") for k in ceilings.compute)
             raise UsageError(f"no CPU rate for {dtype.name} on {ceilings.device_name} (its roofline has {have}): "
                              f"give {arg_name('dtype')} one of those, or {arg_name('gpu')} a GPU for {dtype.name}")
-        return Pipe(key, ceilings.compute[key], f"CPU {dtype.name.upper()} matmul")
+        return Pipe(key, ceilings.compute[key], f"CPU {key.removeprefix('cpu_').upper()} matmul", note=why or "")
     name = ceilings.device_name
     has_tensor = dtype.tensor_field is not None and dtype.tensor_field in ceilings.compute
     if dtype.needs_tensor_pipe and dtype.tensor_field and not has_tensor:
@@ -128,6 +160,16 @@ def roofline_time(flops: float, nbytes: float, peak_flops_per_s: float, peak_byt
 def bound(flops: float, nbytes: float, peak_flops_per_s: float, peak_bytes_per_s: float) -> Bound:
     """'compute' when the FLOP term of the roofline time dominates, else 'memory' (ties go to compute)."""
     return "compute" if flops / peak_flops_per_s >= nbytes / peak_bytes_per_s else "memory"
+
+
+# A time faster than the roofline time by more than this is above the roof: a bug in the roof or in the model,
+# never a verdict (timing noise stays well inside 5%).
+ABOVE_ROOF = 1.05
+
+
+def above_roof(fraction: float | None) -> bool:
+    """Whether a record's roofline fraction puts it above its roof (ABOVE_ROOF)."""
+    return fraction is not None and fraction > ABOVE_ROOF
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
 
 from roofline.core.dtypes import DType
-from roofline.core.model import Ceilings, RooflinePoint, achieved, choose_pipe
+from roofline.core.model import Ceilings, RooflinePoint, achieved, choose_memory, choose_pipe
 
 S = TypeVar("S", bound="_Serial")
 
@@ -208,6 +208,7 @@ class Record(_Serial):
     tensor_cores: bool | None = None
     peak_flops_per_s: float = 0.0
     peak_bytes_per_s: float = 0.0
+    memory_level: str | None = None  # a CPU cache ('l3') the traffic is placed on; None: DRAM (or HBM)
     ridge_point: float = 0.0
     bound: str | None = ""
     attainable_flops_per_s: float | None = None
@@ -344,11 +345,14 @@ def placed_record(*, op: str, variant: str | None, params: dict[str, Any], dtype
                   bytes_read: float, bytes_written: float, ceilings: Ceilings, uses_tensor_cores: bool,
                   allow_tensor_cores: bool = True, bytes_by_kind: dict[str, float] | None = None,
                   traffic: dict[str, Any] | None = None, model_note: str | None = None,
-                  notes: list[str] | None = None, extra_flops: float | None = None) -> Record:
-    """The one place a record is built: FLOPs and bytes placed on a device's roofs (no timing yet)."""
-    pipe = choose_pipe(ceilings, dtype, uses_tensor_cores, allow_tensor_cores)
+                  notes: list[str] | None = None, extra_flops: float | None = None,
+                  family: str | None = None) -> Record:
+    """The one place a record is built: FLOPs and bytes placed on a device's roofs (no timing yet); `family`
+    (the catalog's operator family) picks the CPU rate its backend computes at (`core.cpu_pipes`)."""
+    pipe = choose_pipe(ceilings, dtype, uses_tensor_cores, allow_tensor_cores, family)
     total = float(bytes_read) + float(bytes_written)
-    a = RooflinePoint(float(flops), total, pipe.flops_per_s, ceilings.dram_bytes_per_s)
+    memory = choose_memory(ceilings, total)
+    a = RooflinePoint(float(flops), total, pipe.flops_per_s, memory.bytes_per_s)
     return Record(
         op=op, variant=variant, params=params, dtype=dtype.name, flops=float(flops), bytes_read=bytes_read,
         bytes_written=bytes_written, bytes=total, bytes_by_kind=bytes_by_kind, traffic=traffic,
@@ -356,9 +360,10 @@ def placed_record(*, op: str, variant: str | None, params: dict[str, Any], dtype
         gpu=ceilings.device_id, device_kind=ceilings.kind,
         roof_source=ceilings.source, compute_pipe=pipe.key, compute_pipe_label=pipe.label,
         tensor_cores=pipe.key.split("_")[1] == "tensor" if ceilings.kind == "gpu" else None,
-        peak_flops_per_s=a.peak_flops_per_s, peak_bytes_per_s=a.peak_bytes_per_s, ridge_point=a.ridge_point,
+        peak_flops_per_s=a.peak_flops_per_s, peak_bytes_per_s=a.peak_bytes_per_s,
+        memory_level=None if memory.level == "dram" else memory.level, ridge_point=a.ridge_point,
         bound=a.bound, attainable_flops_per_s=a.attainable_flops_per_s, roofline_time_s=a.roofline_time_s,
-        model_note=model_note, notes=[*(notes or []), *([pipe.note] if pipe.note else [])])
+        model_note=model_note, notes=[*(notes or []), *(n for n in (pipe.note, memory.note) if n)])
 
 
 def analytic_record(op: Any, dtype: DType, ceilings: Ceilings, tensor_cores: bool = True) -> Record:
@@ -370,7 +375,7 @@ def analytic_record(op: Any, dtype: DType, ceilings: Ceilings, tensor_cores: boo
         bytes_read=traffic.bytes_read, bytes_written=traffic.bytes_written, ceilings=ceilings,
         uses_tensor_cores=op.uses_tensor_cores, allow_tensor_cores=tensor_cores, bytes_by_kind=traffic.by_kind(),
         traffic={"read": traffic.read, "written": traffic.written}, model_note=op.ignores,
-        extra_flops=op.extra_flops()))
+        extra_flops=op.extra_flops(), family=op.family))
 
 
 # The phases of a step a profile record belongs to (capture/modules.py says what each holds).

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from roofline.ceilings.store import cpu_key, lookup, save, store_path
 from roofline.core.format import si
 from roofline.core.model import Ceilings
-from roofline.measuring.device import cpu_description
+from roofline.measuring.device import cpu_caches, cpu_description
 from roofline.measuring.machine_load import CpuTimes, load_between, read_cpu_times
 
 if TYPE_CHECKING:
@@ -164,6 +164,58 @@ class _Bandwidth:
         return {"dram": 2 * self.nbytes / self.copy_s, "dram_read": self.nbytes / self.read_s}
 
 
+# The cache levels whose copy bandwidth the calibration measures (L1's copies of a few KiB are timed mostly as
+# torch's per-call overhead), each on a working set of this fraction of one core's cache (read + write
+# buffers together), so that the copy stays in that level beside whatever else the process holds.
+CACHE_LEVELS = ("l2", "l3")
+CACHE_FILL = 0.5
+# Bytes copied per timed sample inside a cache (several copies of its buffer): ~1 ms at the 100 GB/s a core's
+# L2 or L3 copy reaches (75-120 GB/s on the 2-core CI machine), far above the perf_counter's resolution and
+# torch's ~5 us per-call overhead; and at least CACHE_REPS samples, as a few copies are cheap.
+CACHE_SAMPLE_BYTES = 2**27
+CACHE_REPS = 5
+
+
+class _CacheBandwidth:
+    """Copy bandwidth with a working set inside each cache level (`CACHE_LEVELS`, `CACHE_FILL`), round after
+    round: the roof of a record whose working set fits there (`core.model.choose_memory`)."""
+
+    def __init__(self, cache_bytes: Mapping[str, int], reps: int) -> None:
+        import torch
+
+        self.reps = max(reps, CACHE_REPS)
+        # The largest level first: a multi-threaded copy right after thousands of small single-threaded ones
+        # ran 30x slower for tens of milliseconds (2.1 against 74-90 GB/s for L3 after L2, 2-core CI machine).
+        self.sizes = {lv: int(cache_bytes[lv]) for lv in reversed(CACHE_LEVELS) if cache_bytes.get(lv)}
+        self.buffers = {}
+        for level, size in self.sizes.items():
+            n = max(1, int(size * CACHE_FILL) // 8)  # two fp32 buffers of n elements: 8n bytes
+            self.buffers[level] = (torch.ones(n), torch.empty(n))
+        self.best_s = {lv: float("inf") for lv in self.sizes}
+        self.round_rates: dict[str, list[float]] = {lv: [] for lv in self.sizes}
+
+    def _moved(self, level: str) -> int:
+        return 2 * self.buffers[level][0].numel() * 4
+
+    def round(self, say: Progress, tag: str) -> None:
+        for level in self.sizes:
+            say(f"CPU {level.upper()} cache bandwidth{tag}")
+            x, y = self.buffers[level]
+            inner = max(1, CACHE_SAMPLE_BYTES // self._moved(level))
+
+            def copies(x: Any = x, y: Any = y, inner: int = inner) -> None:
+                for _ in range(inner):
+                    y.copy_(x)
+
+            t = _best_time(copies, self.reps, warm=not self.round_rates[level]) / inner
+            self.best_s[level] = min(self.best_s[level], t)
+            self.round_rates[level].append(self._moved(level) / t)
+
+    @property
+    def rates(self) -> dict[str, float]:
+        return {lv: self._moved(lv) / t for lv, t in self.best_s.items() if t < float("inf")}
+
+
 def _unsteady(round_rates: dict[str, list[float]]) -> list[str]:
     """The figure whose round bests differ most, when by more than UNSTEADY_SPREAD: ['fp32 matmul from
     70.5 GFLOP/s to 137 GFLOP/s over rounds'], else []."""
@@ -173,14 +225,16 @@ def _unsteady(round_rates: dict[str, list[float]]) -> list[str]:
     spread, name, rates = max(spreads, key=lambda s: round(s[0], 3))  # equal spreads: the first figure
     if spread <= 1 + UNSTEADY_SPREAD:
         return []
-    unit = "B/s" if name.startswith("dram") else "FLOP/s"
+    unit = "FLOP/s" if name.endswith("matmul") else "B/s"
     return [f"{name} from {si(min(rates), unit)} to {si(max(rates), unit)} over rounds"]
 
 
 def measure_cpu(progress: Progress | None = None, plan: CpuPlan = FULL_CPU_PLAN,
-                cpu_times: Callable[[], CpuTimes] = read_cpu_times) -> tuple[Ceilings, dict[str, Any]]:
-    """Matmul FLOP/s per dtype and read/copy bandwidth of this CPU, with torch, as `plan` says: the best of
-    every size, call and round, rounds stopping early once converged (CONVERGED)."""
+                cpu_times: Callable[[], CpuTimes] = read_cpu_times,
+                cache_bytes: Mapping[str, int] | None = None) -> tuple[Ceilings, dict[str, Any]]:
+    """Matmul FLOP/s per dtype, read/copy bandwidth of this CPU and copy bandwidth inside its caches
+    (`cache_bytes`, default: sysfs's sizes), with torch, as `plan` says: the best of every size, call and
+    round, rounds stopping early once converged (CONVERGED)."""
     import torch
 
     say = progress or (lambda _msg: None)
@@ -188,9 +242,10 @@ def measure_cpu(progress: Progress | None = None, plan: CpuPlan = FULL_CPU_PLAN,
     matmuls = {name: _Matmuls(name, tuple(sizes), plan.bf16_reps if name == "bf16" else plan.reps)
                for name, sizes in plan.matmul_n.items()}
     bandwidth = _Bandwidth(plan.bandwidth_bytes, plan.reps)
+    caches = _CacheBandwidth(cache_bytes if cache_bytes is not None else cpu_caches(), plan.reps)
 
     def figures() -> dict[str, float]:
-        return {**{name: m.rate for name, m in matmuls.items()}, **bandwidth.rates}
+        return {**{name: m.rate for name, m in matmuls.items()}, **bandwidth.rates, **caches.rates}
 
     rounds = 0
     for rounds in range(1, plan.rounds + 1):
@@ -199,27 +254,34 @@ def measure_cpu(progress: Progress | None = None, plan: CpuPlan = FULL_CPU_PLAN,
         for m in matmuls.values():
             m.round(say, tag)
         bandwidth.round(say, tag)
+        caches.round(say, tag)
         after = figures()
         if rounds >= MIN_ROUNDS and all(after[k] <= before[k] * (1 + CONVERGED) for k in after):
             break
     load = load_between(start, cpu_times())
     compute = {f"cpu_{name}": m.rate for name, m in matmuls.items()}
     compute["cpu_fp16"] = compute["cpu_bf16"]  # NB: CPU half matmuls share the bf16 path's order of rate
-    round_rates = {**{f"{name} matmul": m.round_rates for name, m in matmuls.items()}, **bandwidth.round_rates}
+    round_rates = {**{f"{name} matmul": m.round_rates for name, m in matmuls.items()}, **bandwidth.round_rates,
+                   **caches.round_rates}
     details: dict[str, Any] = {
         "threads": torch.get_num_threads(), "rounds": rounds,
         "matmul": {name: {"n": m.n, "best_s": m.best_s, **({"skipped_n": list(m.skipped)} if m.skipped else {})}
                    for name, m in matmuls.items()},
         "bandwidth": {"bytes": bandwidth.nbytes, "copy_best_s": bandwidth.copy_s, "read_best_s": bandwidth.read_s},
+        "caches": {lv: {"cache_bytes": size, "copied_bytes": caches._moved(lv), "copy_best_s": caches.best_s[lv]}
+                   for lv, size in caches.sizes.items()},
         "round_rates": round_rates, "load": load.to_dict()}
     notes = [f"measured with torch on {details['threads']} threads, best of {rounds} round(s); "
-             "memory roof = copy bandwidth (read + write bytes)"]
+             "memory roof = copy bandwidth (read + write bytes)"
+             + (f"; {', '.join(lv.upper() for lv in caches.sizes)} roofs = copies inside one core's cache"
+                if caches.sizes else "")]
     why = load.reasons + _unsteady(round_rates)
     if why:
         notes.append(f"{CALIBRATION_WARNING} ({'; '.join(why)}): may be low; run `roofline calibrate` when quiet")
     info = cpu_description()
     ceilings = Ceilings(device_id="cpu", device_name=info["name"], kind="cpu", source="measured", compute=compute,
-                        memory=bandwidth.rates, notes=tuple(notes))
+                        memory={**bandwidth.rates, **caches.rates}, notes=tuple(notes),
+                        cache_bytes={lv: size for lv, size in caches.sizes.items() if lv in caches.rates})
     return ceilings, details
 
 

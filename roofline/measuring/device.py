@@ -85,6 +85,34 @@ def cpu_description() -> dict[str, Any]:
     return {"kind": "cpu", "name": cpu_name(), "cores": os.cpu_count(), "machine": platform.machine()}
 
 
+CPU_CACHE_DIR = "/sys/devices/system/cpu/cpu0/cache"
+
+
+def parse_cache_size(text: str) -> int:
+    """sysfs's cache size ('32K', '512K', '32768K', '1M') in bytes."""
+    text = text.strip().upper()
+    scale = {"K": 2**10, "M": 2**20, "G": 2**30}.get(text[-1:], 1)
+    return int(text.rstrip("KMG")) * scale
+
+
+def cpu_caches(root: str = CPU_CACHE_DIR) -> dict[str, int]:
+    """The data caches of one core, {'l1': 32768, 'l2': 524288, 'l3': 33554432}, from sysfs (the instruction
+    cache left out); empty where sysfs has none (not Linux, a container hiding it)."""
+    from pathlib import Path
+
+    sizes: dict[str, int] = {}
+    for index in sorted(Path(root).glob("index*")):
+        try:
+            kind = (index / "type").read_text().strip()
+            level = int((index / "level").read_text())
+            size = parse_cache_size((index / "size").read_text())
+        except (OSError, ValueError):
+            continue
+        if kind in ("Data", "Unified"):
+            sizes[f"l{level}"] = max(size, sizes.get(f"l{level}", 0))
+    return sizes
+
+
 def other_processes(index: int) -> list[int]:
     """PIDs of the processes other than this one that hold a compute context on GPU `index` (NVML), e.g. a
     training job that would share the GPU with a measurement; empty when NVML cannot tell."""

@@ -14,9 +14,10 @@ from typing import Any
 
 from roofline.ceilings.specs import gpu_ceilings
 from roofline.core import validate
+from roofline.core.cpu_pipes import CPU_ARITHMETIC
 from roofline.core.dtypes import DType, get_dtype
 from roofline.core.errors import RooflineError, UsageError
-from roofline.core.model import Ceilings
+from roofline.core.model import ABOVE_ROOF, Ceilings, above_roof
 from roofline.core.progress import QUIET, Reporter
 from roofline.core.record import Clocks, Record, analytic_record, placed_record, requoted, with_time
 from roofline.measuring.correctness import check_reference
@@ -112,36 +113,90 @@ def finish_record(record: Record, m: Measurement, target: Target, dtype: DType, 
         timing=m.timing(), clocks=m.clocks,
         **({"kernels": [n for n, _ in m.kernel_medians_s], "kernel_times_s": [t for _, t in m.kernel_medians_s]}
            if m.kernel_medians_s else {}),
-        notes=[*record.notes, *m.notes, *clock_notes], verdict=verdict(record.bound, record.roofline_fraction))
-    notes = above_roof_notes(record, target.ceilings.source)
+        notes=[*record.notes, *m.notes, *clock_notes])
+    record = _judged(record, target.ceilings)
+    notes: list[str] = []
     if m.summary.noisy:
         other = "GPU work" if target.time_device and target.time_device.startswith("cuda") else "work on this machine"
         notes.append(f"noisy: IQR is {m.summary.relative_iqr:.0%} of the median; close other {other} and run again")
     return dataclasses.replace(record, notes=[*record.notes, *notes])
 
 
-# Above the roof by more than this is worth a sentence (timing noise stays well inside 5%).
-ABOVE_ROOF = 1.05
-
-
-def above_roof_notes(record: Record, roof_source: str) -> list[str]:
-    """Why a measured time can beat the roofline, said plainly."""
-    frac = record.roofline_fraction or 0.0
-    if frac <= ABOVE_ROOF:
-        return []
+def above_roof_cause(record: Record, roof_source: str, roof_held: bool = False,
+                     fp32_rate: float | None = None) -> tuple[str, str] | None:
+    """For a record above its roof (`core.model.above_roof`): which is wrong, 'roof' or 'model', and why, said
+    plainly; None for a record under its roof. `roof_held`: the CPU roof was re-measured and did not rise;
+    `fp32_rate`: the CPU's fp32 rate, which a bf16/fp16 kernel placed on its matmul rate may compute at."""
+    if not above_roof(record.roofline_fraction):
+        return None
+    reduced = record.device_kind == "cpu" and record.compute_pipe in ("cpu_bf16", "cpu_fp16")
+    if (record.bound == "compute" and reduced and fp32_rate and record.achieved_flops_per_s
+            and fp32_rate > record.peak_flops_per_s and record.achieved_flops_per_s <= fp32_rate * ABOVE_ROOF):
+        return "roof", (f"the CPU's {record.dtype} matmul rate is no roof for this kernel, which computes in fp32 "
+                        "as most of ATen's CPU kernels do (core/cpu_pipes.py): measure(..., family='attention', "
+                        "'elementwise', 'norm', ...) places it on the rate it computes at")
     if record.bound == "memory":
-        return [f"{frac:.0%} of the roofline: faster than the DRAM roof, so the working set "
-                f"({record.bytes / 1e6:.3g} MB) is served from the caches"]
-    if roof_source == "measured":
-        return [f"{frac:.0%} of the measured compute roof: that calibration probably ran on a busy machine; "
-                "run `roofline calibrate` again"]
-    return [f"{frac:.0%} of the datasheet compute roof: check the spec's peak for this dtype"]
+        if record.memory_level:
+            return "model", (f"faster than the measured {record.memory_level.upper()} roof it was placed on: the "
+                             "call moves fewer bytes than the model counts")
+        cpu = " (`roofline calibrate` measures this CPU's cache roofs)" if record.device_kind == "cpu" else ""
+        return "roof", (f"the DRAM roof does not apply: the working set ({record.bytes / 1e6:.3g} MB) is served "
+                        f"from the caches{cpu}")
+    if roof_source != "measured":
+        return "roof", "check the spec's peak for this dtype"
+    if roof_held:
+        return "model", ("faster than a matmul of this dtype re-measured now: the FLOP count overstates the work "
+                         "(or this shape runs faster than the calibration's products)")
+    return "roof", ("the measured compute roof is low: that calibration probably ran on a busy machine; run "
+                    "`roofline calibrate` again")
 
 
-def verdict(bound: str, fraction: float | None) -> str:
-    """'memory-bound, 87% of the roofline'."""
+def above_roof_notes(record: Record, roof_source: str, roof_held: bool = False,
+                     fp32_rate: float | None = None) -> list[str]:
+    """The record's note for a time above its roof: how far, and which is wrong (`above_roof_cause`)."""
+    cause = above_roof_cause(record, roof_source, roof_held, fp32_rate)
+    if cause is None:
+        return []
+    return [f"{record.roofline_fraction:.0%} of the roofline, above its roof: the {cause[0]} is wrong: {cause[1]}"]
+
+
+def verdict(bound: str, fraction: float | None, culprit: str | None = None) -> str:
+    """'memory-bound, 87% of the roofline'; above the roof, which is wrong instead of a verdict."""
+    if culprit and above_roof(fraction):
+        return f"above its roof ({fraction:.0%} of the roofline): the {culprit} is wrong, see the notes"
     base = f"{bound}-bound"
     return base if fraction is None else f"{base}, {fraction:.0%} of the roofline"
+
+
+def _judged(record: Record, ceilings: Ceilings, roof_held: bool = False) -> Record:
+    """The record's verdict and above-the-roof note (`above_roof_cause`), replacing earlier ones."""
+    fp32 = ceilings.compute.get("cpu_fp32") if ceilings.kind == "cpu" else None
+    stale = {n for held in (False, True) for rate in (None, fp32)
+             for n in above_roof_notes(record, ceilings.source, held, rate)}
+    cause = above_roof_cause(record, ceilings.source, roof_held, fp32)
+    return dataclasses.replace(
+        record, verdict=verdict(record.bound or "", record.roofline_fraction, cause[0] if cause else None),
+        notes=[*(n for n in record.notes if n not in stale),
+               *above_roof_notes(record, ceilings.source, roof_held, fp32)])
+
+
+def cpu_roof_checked(record: Record, target: Target, placed_on: Callable[[Ceilings], Record],
+                     progress: Reporter = QUIET) -> tuple[Record, list[str]]:
+    """A CPU record that beats its measured roof re-measures it (`recheck_cpu_roof`): a raised roof replaces the
+    target's, so that the document and the records after this one use it too, and the record is placed again
+    (`placed_on(ceilings)`); a roof that held makes the model the culprit. A roof measured on a busy machine is
+    named in the record's notes. The record, and the re-measurement's notes."""
+    if not target.is_cpu or (target.time_device or "").startswith("cuda"):
+        return record, []
+    from roofline.measuring.calibrate import calibration_warnings, recheck_cpu_roof
+
+    ceilings, roof_notes = recheck_cpu_roof(record, target.ceilings, progress.status)
+    if ceilings is not target.ceilings:
+        target.ceilings = ceilings
+        record = placed_on(ceilings)
+    elif roof_notes:  # re-measured and held: the model is wrong, not the roof
+        record = _judged(record, ceilings, roof_held=True)
+    return dataclasses.replace(record, notes=[*record.notes, *roof_notes, *calibration_warnings(ceilings)]), roof_notes
 
 
 def measure_op(op: Operator, dtype: DType, target: Target, *, warm_l2: bool = False, method: str = "auto",
@@ -179,19 +234,9 @@ def measure_op(op: Operator, dtype: DType, target: Target, *, warm_l2: bool = Fa
         m = time_cpu(built.fn, progress=progress, expected_s=record.roofline_time_s, **kw)
     t_timed = time.perf_counter()
     record = finish_record(record, m, target, dtype, op.uses_tensor_cores, tensor_cores)
-    roof_notes: list[str] = []
-    if target.is_cpu and not device.startswith("cuda"):
-        from roofline.measuring.calibrate import calibration_warnings, recheck_cpu_roof
-
-        ceilings, roof_notes = recheck_cpu_roof(record, target.ceilings, progress.status)
-        if ceilings is not target.ceilings:
-            target.ceilings = ceilings
-            record = finish_record(analytic_record(op, dtype, ceilings, tensor_cores), m, target, dtype,
-                                   op.uses_tensor_cores, tensor_cores)
-        elif roof_notes:  # re-measured and held: its note replaces the advice to calibrate again
-            stale = set(above_roof_notes(record, ceilings.source))
-            record = dataclasses.replace(record, notes=[n for n in record.notes if n not in stale])
-        record = dataclasses.replace(record, notes=[*record.notes, *roof_notes, *calibration_warnings(ceilings)])
+    record, roof_notes = cpu_roof_checked(
+        record, target, lambda c: finish_record(analytic_record(op, dtype, c, tensor_cores), m, target, dtype,
+                                                op.uses_tensor_cores, tensor_cores), progress)
     t_roof = time.perf_counter()  # after a CPU roof's re-measurement, when one ran
     if not m.kernel_medians_s:  # timed by kernel timestamps, the record holds each kernel's sample median
         if kernels and device.startswith("cuda"):
@@ -210,7 +255,7 @@ def measure(fn: Callable[[], Any], *, flops: float, bytes: float, dtype: str | D
             device: str | None = None, gpu: str | None = None, name: str = "custom", tensor_cores: bool = True,
             warm_l2: bool = False, bytes_written: float | None = None, ref: Callable[[], Any] | None = None,
             atol: float | None = None, rtol: float | None = None, params: dict[str, Any] | None = None,
-            rep_s: float | None = None, energy: bool = False) -> Record:
+            rep_s: float | None = None, energy: bool = False, family: str | None = None) -> Record:
     """Time a user's zero-argument callable and place it on the roofline; returns a schema-v1 record.
     `bytes` is the total minimum traffic; `bytes_written` splits it (default: the split is unknown, and
     the record counts every byte as read and says so).
@@ -223,13 +268,15 @@ def measure(fn: Callable[[], Any], *, flops: float, bytes: float, dtype: str | D
     (what `roofline check` matches records by, with `name` and `dtype`); `rep_s` is the sampling budget;
     `energy` also measures its joules per call on the GPU's NVML energy counter (`record.energy`; on the CPU or
     a GPU without the counter, a UsageError before anything runs).
+    `family` ('attention', 'elementwise', 'norm', ...: core/cpu_pipes.py) picks the CPU rate the kernel computes
+    at; without it a CPU kernel sits under its dtype's matmul rate.
     The record's notes keep what the target had to say (a CPU roofline measured now, the CPU timed because
     torch cannot reach the GPU). Every error is a RooflineError.
 
     >>> rec = roofline.measure(lambda: a @ b, flops=2 * m * n * k, bytes=2 * (m * k + k * n + m * n),
     ...                        ref=lambda: (a.float() @ b.float()).half())
     """
-    _check_measure_args(fn, flops, bytes, bytes_written, ref, atol, rtol, rep_s)
+    _check_measure_args(fn, flops, bytes, bytes_written, ref, atol, rtol, rep_s, family)
     dt, how = _measure_dtype(fn, dtype, name)
     if ref is not None:  # a wrong kernel is refused before the target (maybe a CPU calibration) is resolved
         check_reference(fn, ref, rtol=rtol, atol=atol, what=f"measure {name!r}: the kernel")
@@ -241,7 +288,7 @@ def measure(fn: Callable[[], Any], *, flops: float, bytes: float, dtype: str | D
 
         require_counter(target.time_device)
     record = measure_on(target, fn, flops=flops, bytes=bytes, dtype=dt, name=name, tensor_cores=tensor_cores,
-                        warm_l2=warm_l2, bytes_written=bytes_written, params=params, rep_s=rep_s)
+                        warm_l2=warm_l2, bytes_written=bytes_written, params=params, rep_s=rep_s, family=family)
     if energy:
         from roofline.core.record import evolve
         from roofline.measuring.energy import record_energy, with_model
@@ -256,33 +303,38 @@ def measure_on(target: Target, fn: Callable[[], Any], *, flops: float, bytes: fl
                dtype: str | DType | Any | None = None, name: str = "custom", tensor_cores: bool = True,
                warm_l2: bool = False, bytes_written: float | None = None, ref: Callable[[], Any] | None = None,
                atol: float | None = None, rtol: float | None = None, params: dict[str, Any] | None = None,
-               rep_s: float | None = None) -> Record:
+               rep_s: float | None = None, family: str | None = None) -> Record:
     """`measure` on a target already resolved (the pytest plugin resolves one per session); the target's
     messages are kept last among the record's notes, as `roofline.session.place` keeps them."""
-    _check_measure_args(fn, flops, bytes, bytes_written, ref, atol, rtol, rep_s)
+    _check_measure_args(fn, flops, bytes, bytes_written, ref, atol, rtol, rep_s, family)
     device = target.time_device
     if device is None:
         raise RooflineError("measure: no device to time on (the target is analytic only)")
     dt, how = _measure_dtype(fn, dtype, name)
     if ref is not None:
         check_reference(fn, ref, rtol=rtol, atol=atol, what=f"measure {name!r}: the kernel")
-    record = placed_record(
-        op=name, variant=None, params=dict(params or {}), dtype=dt, flops=float(flops),
-        bytes_read=float(bytes - (bytes_written or 0)), bytes_written=float(bytes_written or 0),
-        ceilings=target.ceilings, uses_tensor_cores=tensor_cores, allow_tensor_cores=tensor_cores,
-        notes=[*how, *([] if bytes_written is not None else
-                       ["read/written split not given: all bytes counted as read"])])
+    def placed_on(ceilings: Ceilings) -> Record:
+        return placed_record(
+            op=name, variant=None, params=dict(params or {}), dtype=dt, flops=float(flops),
+            bytes_read=float(bytes - (bytes_written or 0)), bytes_written=float(bytes_written or 0),
+            ceilings=ceilings, uses_tensor_cores=tensor_cores, allow_tensor_cores=tensor_cores, family=family,
+            notes=[*how, *([] if bytes_written is not None else
+                           ["read/written split not given: all bytes counted as read"])])
+
+    record = placed_on(target.ceilings)
     kw: dict[str, Any] = {} if rep_s is None else {"rep_s": rep_s}
     if device.startswith("cuda"):
         l2 = int(target.spec["l2_cache_kib"] * 1024) if target.spec else None
         m = time_cuda(fn, TimingOptions(compute_bound=record.bound == "compute", warm_l2=warm_l2, **kw), device, l2)
     else:
         m = time_cpu(fn, **kw)
-    return target.noted(finish_record(record, m, target, dt, tensor_cores, tensor_cores))
+    record, _ = cpu_roof_checked(finish_record(record, m, target, dt, tensor_cores, tensor_cores), target,
+                                 lambda c: finish_record(placed_on(c), m, target, dt, tensor_cores, tensor_cores))
+    return target.noted(record)
 
 
 def _check_measure_args(fn: Any, flops: Any, bytes: Any, bytes_written: Any, ref: Any, atol: Any, rtol: Any,
-                        rep_s: Any) -> None:
+                        rep_s: Any, family: Any = None) -> None:
     """measure's arguments, checked before anything runs (`roofline.core.validate`: one UsageError each)."""
     validate.callable_arg("measure", "fn", fn, hint="a zero-argument callable: lambda: a @ b, not a @ b")
     validate.number("measure", "flops", flops, minimum=0)
@@ -298,6 +350,9 @@ def _check_measure_args(fn: Any, flops: Any, bytes: Any, bytes_written: Any, ref
             validate.number("measure", name, value, minimum=0)
     if rep_s is not None:
         validate.number("measure", "rep_s", rep_s, positive=True)
+    if family is not None and family not in CPU_ARITHMETIC:
+        raise UsageError(f"measure: family must be one of {', '.join(CPU_ARITHMETIC)} (the operator family whose "
+                         f"CPU rate is the roof), got {family!r}")
 
 
 def _measure_dtype(fn: Callable[[], Any], dtype: str | DType | Any | None, name: str) -> tuple[DType, list[str]]:

@@ -94,10 +94,16 @@ def render_table(report: Report, wide: bool = False) -> Any:
     # what the baseline and current columns hold: the metric, and the counters a counter rule compares
     unit = ", ".join((["fraction of roofline" if report.metric == "fraction" else "time"]
                       if report.rules.timing.rules else []) + [r.statistic for r in report.rules.counters.rules])
+    from roofline.report.text import compact_params
+
     cols = columns(report)
+    # as `run` shows them: sizes and the parameters off their operator's default (a conv2d row was 11 lines)
+    shapes = compact_params([(row.op, row.params) for row in report.rows])
     rows = []
-    for row in report.rows:
+    for row, shape in zip(report.rows, shapes, strict=True):
         c = dict(zip(cols, cells(row, cols), strict=True))
+        if not wide and row.kind != REGION:
+            c["shape"] = shape + (f" [{row.case}]" if row.case else "")
         op = (c["op"] if c["variant"] == "-" else f"{c['op']} {c['variant']}").removeprefix("aten::")
         # the verdict's words wrap in the narrow view (`better not significant`); --json keeps the identifier
         verdict = c["verdict"] if wide else c["verdict"].replace("_", " ").replace("worse busy", "worse, busy")
@@ -108,6 +114,8 @@ def render_table(report: Report, wide: bool = False) -> Any:
     rules = dict.fromkeys([str(r) for r in report.rules.rules] +
                           [part for row in report.rows if row.threshold for part in row.threshold.split(",")])
     caption = [report.summary(), f"threshold: {', '.join(rules)}", *(f"note: {n}" for n in report.notes)]
+    if not wide:
+        caption.append("shape: sizes, and parameters off their operator's default (--wide: every one)")
     caption += [f"{r.name}: {r.verdict}: {r.reason}" for r in report.rows
                 if r.reason and r.verdict not in (SAME, BETTER, BETTER_NOT_SIGNIFICANT)]
     return FitTable(_terminal_columns(report.profile), rows, title=f"roofline check ({unit}; alpha {report.alpha:g})",

@@ -37,6 +37,7 @@ from roofline.report.chart.model import (
     is_profile,
     marker_pt,
     point_numbers,
+    skipped_text,
     time_shares,
     unlabelled_note,
 )
@@ -116,7 +117,7 @@ def _section(ident: str, title: str, body: str) -> str:
 def _chart_data(chart: Chart, numbers: Mapping[str, int]) -> dict[str, Any]:
     notes = []
     if chart.skipped:
-        notes.append(f"not drawn ({len(chart.skipped)}, listed in the table): " + _skipped_text(chart.skipped))
+        notes.append(f"not drawn ({len(chart.skipped)}, listed in the table): " + skipped_text(chart.skipped))
     if (note := unlabelled_note(chart, dict(numbers))) is not None:
         notes.append(note + ": hover them, or find them in the table below")
     roofs = [{"d": r.doc, "src": r.source, "kind": r.kind, "key": r.key, "text": r.text, "v": _r(r.value),
@@ -125,16 +126,6 @@ def _chart_data(chart: Chart, numbers: Mapping[str, int]) -> dict[str, Any]:
             "x": [_r(v) for v in chart.x_range], "y": [_r(v) for v in chart.y_range], "profile": chart.profile,
             "roofs": roofs, "notes": notes, "markers": list(DOC_MARKERS),
             "colours": {"bounds": dict(BOUND_COLOURS), "other": OTHER_BOUND_COLOUR, "docs": list(DOC_COLOURS)}}
-
-
-def _skipped_text(skipped: Sequence[str], named: int = 3) -> str:
-    """The records a chart cannot draw, by reason: 'no finite arithmetic intensity (39: aten::cat bf16, ...)'."""
-    by: dict[str, list[str]] = {}
-    for entry in skipped:
-        name, why = entry.rsplit(": ", 1)
-        by.setdefault(why, []).append(name)
-    return "; ".join(f"{why} ({len(names)}: {', '.join(names[:named])}{', …' if len(names) > named else ''})"
-                     for why, names in by.items())
 
 
 def _headroom_s(rec: Record) -> float | None:
@@ -191,8 +182,10 @@ def _records_data(docs: Sequence[Document], chart: Chart, numbers: Mapping[str, 
     verdicts = any(r.verdict for d in docs for r in d.records)
     cols: list[dict[str, Any]] = [{"h": "#", "num": True, "tip": "the point's number on the chart"}]
     cols += [{"h": "document"}] if several else []
-    cols += [{"h": "operator"}, {"h": "shape", "wrap": True}]
-    cols += [{"h": "module"}, {"h": "calls", "num": True}] if profile else []
+    # the text columns wrap (a module path at its dots) so that the table fits a 1400 px window: unwrapped,
+    # the operator, shape and module columns made a profile's table 1,558 px wide, scrolled sideways
+    cols += [{"h": "operator", "wrap": True}, {"h": "shape", "wrap": True}]
+    cols += [{"h": "module", "wrap": True}, {"h": "calls", "num": True}] if profile else []
     cols += [{"h": "time", "num": True, "tip": "median per call"}]
     cols += [{"h": "total", "num": True, "tip": "time x calls"}] if profile else []
     cols += [{"h": "share", "num": True, "tip": "of the document's time"},

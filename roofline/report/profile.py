@@ -6,8 +6,8 @@ time, one roll-up (by op type, by module, or by kernel) and the what-if.
 
 Tables: numbers right-aligned in their own columns, units in the headers, never cut or wrapped; the text
 columns (op, module, kernel, fusion) take the width that is left and are shortened first (a module from the
-left, at a dot: '…self_attn.q_proj'). Timed profiles rank by measured time, analytic ones by roofline time,
-said "predicted".
+left, at a dot, keeping the layer index: 'layers.0.…q_proj'). Timed profiles rank by measured time, analytic
+ones by roofline time, said "predicted".
 """
 
 from __future__ import annotations
@@ -26,12 +26,13 @@ from roofline.analysis.profile_view import ProfileView
 from roofline.analysis.utilization import TIMES
 from roofline.analysis.whatif import KIND_ORDER, KINDS, WhatIf
 from roofline.core.format import count, duration, percent, si
-from roofline.core.model import pipe_label
+from roofline.core.model import above_roof, pipe_label
 from roofline.core.record import PHASES, ROOT_MODULE
 
 ROOT = ROOT_MODULE  # the module name shown for ops the root module runs itself
 ELLIPSIS = "…"
-OP_WIDTH = 18  # an op name is cut past this (the longest abbreviated aten names fit)
+# Beside a "% of roof" above the roof: that op's roof or model is wrong (core.model.above_roof).
+ABOVE_MARK = "!"
 TEXT_MIN = 10  # a text column never gets less than this, whatever the width asks
 
 
@@ -57,12 +58,34 @@ def fixed(x: float | None) -> str:
     return f"{x:.1f}" if abs(x) >= 9.995 else f"{x:.2f}"
 
 
+# The fewest characters of a module's last component worth showing after its layer index.
+MIN_TAIL = 6
+
+
 def shorten_left(path: str, width: int) -> str:
-    """'model.layers.0.self_attn.q_proj' in 20 columns -> '…self_attn.q_proj': the longest tail of whole
-    components that fits, never starting at a layer index (a cut '…0.mlp' would read as a cut number)."""
+    """A module path in `width` columns, keeping what tells two layers apart: its last layer index with the
+    component it indexes, then the longest tail of whole components that fits ('model.layers.0.self_attn.q_proj'
+    in 20 -> 'layers.0.…q_proj'; '…self_attn.q_proj', the tail alone, read the same for every layer). A path
+    without an index, or too long for one: the longest tail of whole components that fits, never starting at a
+    layer index (a cut '…0.mlp' would read as a cut number)."""
     if len(path) <= width:
         return path
     parts = path.split(".")
+    index = max((i for i, p in enumerate(parts) if p.isdigit() and i > 0), default=None)
+    if index is not None and index < len(parts) - 1:
+        layer = ".".join(parts[index - 1:index + 1])
+        for i in range(index + 1, len(parts)):
+            tail = ".".join(parts[i:])
+            if i > index + 1 and len(layer) + 2 + len(tail) <= width:
+                return f"{layer}.{ELLIPSIS}{tail}"
+            if i == index + 1 and len(layer) + 1 + len(tail) <= width:
+                return f"{ELLIPSIS}{layer}.{tail}" if len(layer) + 2 + len(tail) <= width else f"{layer}.{tail}"
+        room = width - len(layer) - 2
+        if room >= MIN_TAIL:  # the last component, cut at an underscore if one fits: 'layers.11.…layernorm'
+            words = parts[-1].split("_")
+            cut = next(("_".join(words[j:]) for j in range(1, len(words)) if len("_".join(words[j:])) <= room),
+                       parts[-1][-room:])
+            return f"{layer}.{ELLIPSIS}{cut}"
     for i in range(1, len(parts)):
         tail = ".".join(parts[i:])
         if len(tail) + 1 <= width and not parts[i].isdigit():
@@ -87,6 +110,7 @@ class Column:
     header: str  # may hold a second line: "time\nµs"
     numeric: bool = True  # right-aligned, never wrapped
     shorten: Callable[[str, int], str] | None = None  # how a text column gives up width
+    last: bool = False  # gives up width only after the other text columns (an op name: what the row is)
 
 
 def table(title: str, columns: list[Column], rows: list[list[str]], width: int, caption: str | None = None,
@@ -96,7 +120,7 @@ def table(title: str, columns: list[Column], rows: list[list[str]], width: int, 
     (a kernel name's brackets are not markup); `styles`: one per row."""
     widths = [max([len(x) for x in c.header.split("\n")] + [len(r[j]) for r in rows]) for j, c in enumerate(columns)]
     excess = sum(widths) + len(columns) - 1 - width
-    for j in sorted(range(len(columns)), key=lambda j: -widths[j]):
+    for j in sorted(range(len(columns)), key=lambda j: (columns[j].last, -widths[j])):
         c = columns[j]
         if excess <= 0 or c.shorten is None:
             continue
@@ -246,19 +270,21 @@ def top_table(view: ProfileView, width: int = 80) -> Table:
     scale, unit = time_unit([x.time_s for x in lines])
     hscale, hunit = time_unit([x.headroom_s for x in lines])
     cols = [Column("share"), Column(f"time\n{unit}"), Column("calls"),
-            Column("op", False, shorten_right), Column("module", False, shorten_left), Column("bound", False)]
+            Column("op", False, shorten_right, last=True), Column("module", False, shorten_left),
+            Column("bound", False)]
     cols += [Column("FLOP/B")] if predicted else [Column("roof\n%"), Column(f"headroom\n{hunit}")]
     cols += [Column("bytes\n×min")] if basis is not None else []
     pred = any(x.predicted_s is not None for x in lines)
     cols += [Column(f"pred\n{unit}")] if pred else []
     rows = []
     for x in lines:
-        row = [percent(x.share, nonzero=True), fixed(x.time_s * scale), count(x.calls), shorten_right(x.key, OP_WIDTH),
+        # the op name whole unless the table must shorten it ('sdpa_flash_for_cpu_backward' was cut at 18)
+        row = [percent(x.share, nonzero=True), fixed(x.time_s * scale), count(x.calls), x.key,
                _module(x.module), x.bound or "-"]
         if predicted:
             row.append(fixed(x.intensity))
         else:
-            row += [percent(x.roof_fraction, 0, nonzero=True),
+            row += [percent(x.roof_fraction, 0, nonzero=True) + (ABOVE_MARK if above_roof(x.roof_fraction) else ""),
                     fixed(x.headroom_s * hscale) if x.headroom_s is not None else "-"]
         if basis is not None:
             row.append(f"{x.excess_traffic:.2f}" if x.excess_traffic is not None else "-")
@@ -267,6 +293,8 @@ def top_table(view: ProfileView, width: int = 80) -> Table:
         rows.append(row)
     what = "predicted time (roofline)" if predicted else "measured time"
     caption = None if predicted else "headroom: time - roofline time"
+    if not predicted and any(above_roof(x.roof_fraction) for x in lines):
+        caption += f"; {ABOVE_MARK}: above its roof (its roof or model is wrong)"
     if basis is not None:
         caption = f"{caption + '; ' if caption else ''}bytes ×min: ncu {basis} bytes / minimum"
     if pred:
@@ -296,7 +324,7 @@ def rollup_table(view: ProfileView, width: int = 80) -> RenderableType:
     for x in lines:
         row = [percent(x.share, nonzero=True), fixed(x.time_s * scale), count(x.calls), count(len(x.records))]
         if not predicted:
-            row += [percent(x.roof_fraction, 0, nonzero=True),
+            row += [percent(x.roof_fraction, 0, nonzero=True) + (ABOVE_MARK if above_roof(x.roof_fraction) else ""),
                     fixed(x.headroom_s * hscale) if x.headroom_s is not None else "-"]
         rows.append([*row, _module(x.key) if by == "module" else x.key])
     title = {"op": "By op type", "phase": "By phase of the step"}.get(

@@ -35,8 +35,11 @@ class StatusLine:
     def _live(self) -> Progress:
         if self._bar is None:
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+            from rich.table import Column
 
-            columns: list[Any] = [TextColumn("{task.description}")]
+            # folded, not cut: a first run's "measuring this CPU's roofline (once, then cached): CPU fp32
+            # matmul 1024^3 (round 1 of up to 4)" is 95 characters, cut at 80 with an ellipsis
+            columns: list[Any] = [TextColumn("{task.description}", table_column=Column(overflow="fold"))]
             if self._total is not None:
                 columns += [BarColumn(), MofNCompleteColumn()]
             self._bar = Progress(*columns, TimeElapsedColumn(), console=self._stderr(), transient=True,

@@ -8,6 +8,13 @@ from roofline.core.format import count, duration, si
 from roofline.core.record import Record, Timing
 
 
+def bound_text(r: Record) -> str:
+    """'compute', 'memory', or 'memory (L3)' for traffic placed on a CPU cache's roof."""
+    if r.bound == "memory" and r.memory_level:
+        return f"memory ({r.memory_level.upper()})"
+    return r.bound or "-"
+
+
 def record_rows(r: Record) -> list[tuple[str, str]]:
     """The fields a person reads, in order, as (label, value) pairs."""
     rows = [
@@ -20,8 +27,9 @@ def record_rows(r: Record) -> list[tuple[str, str]]:
         ("bytes", f"{count(r.bytes or 0)} (read {count(r.bytes_read or 0)}, written {count(r.bytes_written or 0)})"),
         ("arithmetic intensity", f"{r.arithmetic_intensity or 0:.4g} FLOP/byte"),
         ("ridge point", f"{r.ridge_point:.4g} FLOP/byte"),
-        ("peak", f"{si(r.peak_flops_per_s, 'FLOP/s')}, {si(r.peak_bytes_per_s, 'B/s')}"),
-        ("bound", r.bound or "-"),
+        ("peak", f"{si(r.peak_flops_per_s, 'FLOP/s')}, {si(r.peak_bytes_per_s, 'B/s')}"
+                 + (f" ({r.memory_level.upper()} cache)" if r.memory_level else "")),
+        ("bound", bound_text(r)),
         ("roofline time", duration(r.roofline_time_s)),
         ("attainable", si(r.attainable_flops_per_s, "FLOP/s")),
     ]

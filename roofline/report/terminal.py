@@ -270,9 +270,8 @@ def _columns(rows: list[list[str]], right: set[int], width: int, drop: Sequence[
     keep = list(range(len(rows[0])))
     cap: dict[int, int] = {}
 
-    def cell(row: list[str], k: int) -> str:  # cut in the middle: a label's end (the module) tells points apart
-        text, room = row[k], cap.get(k, len(row[k])) - 1
-        return text if len(text) <= room + 1 else text[:room - room * 3 // 5] + "…" + text[-(room * 3 // 5):]
+    def cell(row: list[str], k: int) -> str:
+        return short_label(row[k], cap.get(k, len(row[k])))
 
     def lines() -> list[str]:
         shown = [[cell(r, k) for k in range(len(r))] for r in rows]
@@ -294,6 +293,26 @@ def _columns(rows: list[list[str]], right: set[int], width: int, drop: Sequence[
     return [line[:width] for line in text], keep
 
 
+def short_label(text: str, width: int) -> str:
+    """A point's label in `width` columns: without 'aten::', then its module shortened as the profile's tables
+    shorten it (the layer index kept: 'mm fp32 in layers.1.…o_proj'), the op and dtype whole; a label that still
+    does not fit is cut in its middle ('aten::mm fp3…1.self_attn.o_proj' cut both the dtype and the index)."""
+    from roofline.report.profile import shorten_left
+
+    if len(text) <= width:
+        return text
+    text = text.replace("aten::", "")
+    if len(text) <= width:
+        return text
+    head, sep, module = text.partition(" in ")
+    if sep and width - len(head) - len(sep) >= MODULE_MIN:
+        return head + sep + shorten_left(module, width - len(head) - len(sep))
+    room = width - 1
+    return text[:room - room * 3 // 5] + "…" + text[-(room * 3 // 5):]
+
+
+# The fewest columns a point's module is shortened to before its whole label is cut in the middle.
+MODULE_MIN = 10
 # The shortest a point's label is cut to in the legend ("aten::co…layer4.1.conv2": the op and module still read).
 LABEL_MIN = 20
 

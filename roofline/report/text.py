@@ -24,9 +24,10 @@ from rich.table import Table
 from rich.text import Text
 
 from roofline.ceilings.specs import GPUSpec
-from roofline.core.format import DEFAULT_WIDTH, duration, number, percent, si
+from roofline.core.format import DEFAULT_WIDTH, duration, number, percent, si, table_scale
+from roofline.core.model import above_roof
 from roofline.core.record import Record, shape_text
-from roofline.report.rows import counter_rows, record_rows  # noqa: F401 - where they were
+from roofline.report.rows import bound_text, counter_rows, record_rows  # noqa: F401 - where they were
 
 
 def console(stderr: bool = False) -> Console:
@@ -292,30 +293,43 @@ def _is_size(default: Any) -> bool:
 
 
 def compact_shapes(records: Sequence[Record]) -> list[str]:
-    """Each record's parameters as the run table shows them: every size (m, heads, numel, ...) and every
-    parameter that differs from its operator's default or between the records of its operator in `records`
-    (eight gemv rows read m, n and k each); a default that is no size (batch=1, stride=1, causal=False,
+    """Each record's parameters as the run table shows them (`compact_params`)."""
+    return compact_params([(r.op, r.params) for r in records])
+
+
+def compact_params(items: Sequence[tuple[str, dict[str, Any]]]) -> list[str]:
+    """Each (operator, parameters) as the run and check tables show them: every size (m, heads, numel, ...)
+    and every parameter that differs from its operator's default or between the items of its operator (eight
+    gemv rows read m, n and k each); a default that is no size (batch=1, stride=1, causal=False,
     epilogue=none) is left out. Every parameter of an operator that is not in the catalog."""
     from roofline.ops import OPERATORS
 
     varying: dict[str, set[str]] = {}
-    for op in {r.op for r in records}:
-        same = [r.params for r in records if r.op == op]
+    for op in {op for op, _ in items}:
+        same = [p or {} for o, p in items if o == op]
         varying[op] = {k for k in {k for p in same for k in p} if len({repr(p.get(k)) for p in same}) > 1}
     shapes = []
-    for r in records:
-        cls = OPERATORS.get(r.op)
+    for op, params in items:
+        cls = OPERATORS.get(op)
         defaults = {f.name: f.default for f in dataclasses.fields(cls)} if cls else {}
-        kept = {k: v for k, v in r.params.items()
-                if k in varying[r.op] or k not in defaults or defaults[k] != v or _is_size(defaults[k])}
+        kept = {k: v for k, v in (params or {}).items()
+                if k in varying[op] or k not in defaults or defaults[k] != v or _is_size(defaults[k])}
         shapes.append(shape_text(kept))
     return shapes
 
 
-def kernels_table(records: list[Record], title: str, wide: bool = False) -> FitTable:
+def kernels_table(records: list[Record], title: str, wide: bool = False, top: int = 0) -> FitTable:
     """An imported Nsight Compute report: one row per kernel (its ncu ID, name and NVTX range), ncu's time,
     the DRAM bytes it counted and where they place it. Kernel names fold over lines rather than squeeze the
-    numbers (FOLD_ABOVE)."""
+    numbers (FOLD_ABOVE). `top` > 0: only the `top` longest kernels, longest first, and a line for the rest."""
+    caption = []
+    if 0 < top < len(records):
+        total = sum(r.time_s or 0.0 for r in records)
+        shown = sorted(records, key=lambda r: -(r.time_s or 0.0))[:top]
+        rest = total - sum(r.time_s or 0.0 for r in shown)
+        share = f" ({rest / total:.1%} of the time)" if total else ""
+        caption.append(f"{len(records) - top} more kernels{share}: --top 0 shows every one")
+        records = shown
     ranges = any(r.region for r in records)
     cols = [Column("id"), Column("kernel", left=True, wrap=True),
             *([Column("NVTX\nrange", left=True, wrap=True, drop=1)] if ranges else []),
@@ -329,7 +343,11 @@ def kernels_table(records: list[Record], title: str, wide: bool = False) -> FitT
                      *([r.region or "-"] if ranges else []), r.dtype,
                      duration(r.time_s) if r.time_s is not None else "-", "-" if dram is None else si(dram, "B"),
                      number(r.arithmetic_intensity), r.bound, percent(r.roofline_fraction, 0)])
-    return FitTable(cols, rows, title=title, wide=wide)
+    return FitTable(cols, rows, title=title, wide=wide, caption=caption)
+
+
+# Beside a "% of roof" above 100%: that record is a bug in its roof or its model, not a result.
+ABOVE_MARK = "!"
 
 
 def records_table(records: list[Record], title: str = "results", wide: bool = False) -> FitTable:
@@ -339,23 +357,31 @@ def records_table(records: list[Record], title: str = "results", wide: bool = Fa
     shapes = [r.shape for r in records] if wide else compact_shapes(records)
     shape_note = "" if wide else "shape: sizes, and other parameters when not the operator's default"
     per_gpu = any(r.device_index is not None for r in records)  # `run --devices`: a record per entry and GPU
+    flop_scale, flop_unit = table_scale([r.attainable_flops_per_s for r in records]
+                                        + [r.achieved_flops_per_s for r in records], "FLOP/s")
+    byte_scale, byte_unit = table_scale([r.achieved_bytes_per_s for r in records], "B/s")
+    cached = any(r.memory_level for r in records)
     cols = [*([Column("GPU", note="GPU: the device index the record ran on")] if per_gpu else []),
             Column("op", left=True, wrap=True, want=0), Column("shape", left=True, wrap=True, note=shape_note),
             Column("dtype", left=True),
             Column("AI\nFLOP/B", drop=2 if timed else 0,
                    note="AI: arithmetic intensity, FLOP per byte of memory traffic"),
-            Column("bound", left=True),
+            Column("bound", left=True, note="memory (L3): on the CPU's measured L3 roof (the working set fits "
+                   "there)" if cached else ""),
             Column("roofline\ntime", note="roofline time: the lower bound max(FLOPs / peak, bytes / bandwidth)"),
-            Column("attainable\nTFLOP/s", drop=3 if timed else 0,
+            Column(f"attainable\n{flop_unit}", drop=3 if timed else 0,
                    note="attainable: the roof at the record's AI, min(peak, AI x bandwidth)")]
     predicted = any(r.predicted_time_s is not None for r in records)
     if predicted:
         cols.append(Column("predicted\ntime", note="predicted time: from the operator database (docs/prediction.md)"))
+    above = [above_roof(r.roofline_fraction) for r in records]
     if timed:
         cols += [Column("measured\ntime"),
                  Column("±\nIQR/2", note="± IQR/2: half the interquartile range of the samples, % of the median"),
-                 Column("achieved\nTFLOP/s", drop=4), Column("achieved\nGB/s", drop=4),
-                 Column("% of\nroof", note="% of roof: roofline time / measured time")]
+                 Column(f"achieved\n{flop_unit}", drop=4), Column(f"achieved\n{byte_unit}", drop=4),
+                 Column("% of\nroof", note="% of roof: roofline time / measured time"
+                        + (f"; {ABOVE_MARK}: above its roof, so the roof or the model is wrong (the record's "
+                           "verdict says which)" if any(above) else ""))]
     clocked = timed and any(r.sm_clock_mhz for r in records)  # a GPU's clock; a CPU reports none
     if clocked:
         cols.append(Column("SM\nMHz", drop=1, note="SM MHz: the median SM clock during the samples"))
@@ -370,8 +396,8 @@ def records_table(records: list[Record], title: str = "results", wide: bool = Fa
     for r, shape in zip(records, shapes, strict=True):
         row = [*([str(r.device_index) if r.device_index is not None else "-"] if per_gpu else []),
                r.op + (f" {r.variant}" if r.variant else ""), shape, r.dtype,
-               number(r.arithmetic_intensity), r.bound or "-", duration(r.roofline_time_s),
-               number((r.attainable_flops_per_s or 0) / 1e12) if r.attainable_flops_per_s is not None else "-"]
+               number(r.arithmetic_intensity), bound_text(r), duration(r.roofline_time_s),
+               number(r.attainable_flops_per_s / flop_scale) if r.attainable_flops_per_s is not None else "-"]
         if predicted:
             row.append(duration(r.predicted_time_s))
         if timed:
@@ -379,9 +405,10 @@ def records_table(records: list[Record], title: str = "results", wide: bool = Fa
             sm = r.sm_clock_mhz
             row += [duration(r.time_s),
                     f"{stats['relative_iqr'] * 50:.1f}%" if r.timed and "relative_iqr" in stats else "-",
-                    number(r.achieved_flops_per_s / 1e12) if r.achieved_flops_per_s is not None else "-",
-                    number(r.achieved_bytes_per_s / 1e9) if r.achieved_bytes_per_s is not None else "-",
-                    f"{r.roofline_fraction:.0%}" if r.roofline_fraction is not None else "-",
+                    number(r.achieved_flops_per_s / flop_scale) if r.achieved_flops_per_s is not None else "-",
+                    number(r.achieved_bytes_per_s / byte_scale) if r.achieved_bytes_per_s is not None else "-",
+                    (f"{r.roofline_fraction:.0%}" + (ABOVE_MARK if above_roof(r.roofline_fraction) else ""))
+                    if r.roofline_fraction is not None else "-",
                     *([f"{sm:.0f}" if sm else "-"] if clocked else [])]
         if counted:
             x = r.counters.excess_traffic if r.counters is not None else None
@@ -401,7 +428,9 @@ def calibration_table(ceilings: Any, details: dict[str, Any]) -> FitTable:
     if rows is None:  # CPU calibration
         cells = [[k, si(v, "FLOP/s"), "-", "-", "-", "torch matmul, best of sizes"]
                  for k, v in ceilings.compute.items()]
-        cells += [[k, si(v, "B/s"), "-", "-", "-", "torch copy / sum"] for k, v in ceilings.memory.items()]
+        how = {"dram": "torch copy (read + write)", "dram_read": "torch sum (read)"}
+        cells += [[k, si(v, "B/s"), "-", "-", "-", how.get(k, f"torch copy inside one core's {k.upper()}")]
+                  for k, v in ceilings.memory.items()]
         return FitTable(cols, cells, title=title)
     cells = []
     for r in rows:

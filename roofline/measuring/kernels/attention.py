@@ -51,9 +51,11 @@ def _sdpa(prepare: Callable[[], tuple[torch.Tensor, torch.Tensor, torch.Tensor]]
     try:
         with warnings.catch_warnings():  # SDPA warns why each backend declined before it raises
             warnings.simplefilter("ignore")
-            fused()
+            out = fused()
     except RuntimeError:
         return run, "F.scaled_dot_product_attention (no fused backend takes this case: math backend)"
+    if out.device.type == "cpu":  # the CPU has one fused kernel; the list below is CUDA's
+        return fused, "F.scaled_dot_product_attention (fused backend: the CPU flash-attention kernel)"
     return fused, "F.scaled_dot_product_attention (fused backend: flash / efficient / cuDNN)"
 
 

@@ -26,6 +26,7 @@ from roofline.report.chart.model import (
     is_numbered,
     marker_pt,
     point_numbers,
+    skipped_text,
     unlabelled_note,
 )
 from roofline.report.chart.placer import Placement, Scene, place_labels, stack
@@ -50,6 +51,11 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
 
 FIGSIZE_IN = (10.0, 6.5)
 _NOTE_LINE_IN = 0.3  # the band under the chart for the note on records not drawn
+# The note on records not drawn: at most this many lines (grouped by reason, a few names each), and the width
+# of a character of it in inches (DejaVu Sans at FONT_PT averages ~0.55 em; rounded up so a line never runs
+# off the figure's right edge, as the note once did, cut at 160 characters of a 10 in figure).
+_SKIPPED_LINES = 3
+_NOTE_CHAR_EM = 0.6
 _MARGIN_PT = 9.0  # from the axes' right edge to a compute label (a short connector spans it)
 LABEL_BOX = {"boxstyle": "round,pad=0.15", "facecolor": "white", "edgecolor": "none", "alpha": 0.85}
 _NAME_COLOUR = "#1a1a1a"  # a point's label (a numbered chart's numbers take their document's colour)
@@ -105,7 +111,8 @@ def build_figure(docs: Sequence[Document], labels: Sequence[str] | None = None, 
         unlabelled = unlabelled_note(chart, numbers)
         # A band at the bottom, below the legends, for the table and the notes on records not drawn and
         # (a profile's) points not numbered.
-        note_in = _NOTE_LINE_IN * ((1 if chart.skipped else 0) + (1 if unlabelled else 0))
+        skipped = _skipped_lines(chart, (table.fig_w_in if table else FIGSIZE_IN[0]) - 2 * EDGE_IN)
+        note_in = _NOTE_LINE_IN * (len(skipped) + (1 if unlabelled else 0))
         band_in = (table.height_in if table else 0.0) + note_in
         if band_in:
             height = FIGSIZE_IN[1] + band_in
@@ -141,13 +148,12 @@ def build_figure(docs: Sequence[Document], labels: Sequence[str] | None = None, 
         _draw_levels(ax, chart)
         _draw_points(ax, chart, numbers)
         _draw_legends(fig, chart)
-        if chart.skipped:
-            note = fig.text(EDGE_IN, EDGE_IN / 2, f"not drawn ({len(chart.skipped)}): "
-                            + "; ".join(chart.skipped)[:160], fontsize=FONT_PT, color="#555555", ha="left",
-                            va="bottom", transform=fig.dpi_scale_trans)
+        if skipped:
+            note = fig.text(EDGE_IN, EDGE_IN / 2, "\n".join(skipped), fontsize=FONT_PT, color="#555555",
+                            ha="left", va="bottom", linespacing=1.6, transform=fig.dpi_scale_trans)
             note.set_gid("note:skipped")
         if unlabelled:
-            y_in = EDGE_IN / 2 + (_NOTE_LINE_IN if chart.skipped else 0.0)
+            y_in = EDGE_IN / 2 + _NOTE_LINE_IN * len(skipped)
             note = fig.text(EDGE_IN, y_in, unlabelled, fontsize=FONT_PT, color="#555555", ha="left", va="bottom",
                             transform=fig.dpi_scale_trans)
             note.set_gid("note:unlabelled")
@@ -165,6 +171,17 @@ def build_figure(docs: Sequence[Document], labels: Sequence[str] | None = None, 
         if table is not None:
             draw_table(fig, table, top_in=table.height_in + note_in)
     return fig
+
+
+def _skipped_lines(chart: Chart, width_in: float) -> list[str]:
+    """The note on the records a chart cannot draw (`chart.model.skipped_text`), wrapped to `width_in`."""
+    if not chart.skipped:
+        return []
+    import textwrap
+
+    per_line = max(20, int(width_in * 72 / (FONT_PT * _NOTE_CHAR_EM)))
+    return textwrap.wrap(f"not drawn ({len(chart.skipped)}): {skipped_text(chart.skipped)}", per_line,
+                         max_lines=_SKIPPED_LINES, placeholder=" …")
 
 
 def _width_in(fig: Figure) -> Any:
@@ -376,8 +393,11 @@ def _draw_label(ax: Axes, p: Placement) -> None:
         ax.plot([c.xy[0], end[0]], [c.xy[1], end[1]], color=_LEADER_COLOUR, linewidth=0.7, zorder=4,
                 solid_capstyle="butt", gid=p.gid.replace("label:point:", "leader:"))
     elif c.leader is not None:
+        # from the text's anchor corner, where the placer's leader ends (`point_candidates`): from the box's
+        # centre, the drawn line was not the one the placer kept clear, and a sweep's leaders crossed
+        relpos = ({"left": 0.0, "right": 1.0}.get(c.ha, 0.5), {"bottom": 0.0, "top": 1.0}.get(c.va, 0.5))
         arrow = {"arrowstyle": "-", "color": _LEADER_COLOUR, "linewidth": 0.7, "shrinkA": 1,
-                 "shrinkB": MARKER_PT / 2 + 1}
+                 "shrinkB": MARKER_PT / 2 + 1, "relpos": relpos}
     colour = _NAME_COLOUR if p.kind == "name" else doc_colour(p.doc)
     ann = ax.annotate(p.text, xy=c.xy, xytext=c.offset_pt, textcoords="offset points", ha=c.ha, va=c.va,
                       rotation=c.angle, rotation_mode="anchor" if p.kind == "roof" else "default",

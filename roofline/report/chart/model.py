@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -45,7 +46,7 @@ ROOF_CHOICES = ("datasheet", "measured", "both")
 
 # Memory levels a block may draw, in order, with their chart names. NB: the datasheet block draws DRAM
 # only (its smem figure is derived, not quoted); other measured keys (dram_read, dram_copy) are details.
-MEMORY_LEVELS = {"dram": "DRAM", "l2": "L2", "smem": "SMEM"}
+MEMORY_LEVELS = {"dram": "DRAM", "l2": "L2", "l3": "L3", "smem": "SMEM"}  # l3: a CPU's (calibrate)
 DATASHEET_MEMORY = ("dram",)
 CONTEXT_PIPE = "fp32_dense_tflops"  # drawn for context whenever the records run on tensor pipes
 
@@ -63,6 +64,9 @@ NUMBERED_ABOVE = 8
 # A profile chart numbers this many points per document, the largest shares of its time: as many as a
 # chart labels by name, and in a model the top few ops usually hold most of the time.
 PROFILE_LABELLED = 8
+# An imported report of up to this many kernels numbers every one (a suite's 16 operators and 17 marker
+# kernels read well); a larger one, an application's, numbers its PROFILE_LABELLED longest, as a profile does.
+IMPORTED_NUMBERED = 40
 # A profile point's marker diameter, in points, if it held all of its document's time (area ~ share): the
 # top op of a model (10-40% of the time) gets 10-20 pt; none is drawn below PROFILE_MIN_PT, so hundreds of
 # small ops stay visible as dots without hiding each other.
@@ -340,6 +344,16 @@ def is_profile(doc: Document) -> bool:
     return isinstance(doc.extra.get("profile"), dict) or any(r.count is not None for r in doc.records)
 
 
+def weighs_by_time(doc: Document) -> bool:
+    """Whether the chart sizes and numbers the document's points by their part of its time: a profile, or an
+    imported Nsight Compute report (`import-ncu`: one timed record per kernel of an application) of more than
+    IMPORTED_NUMBERED kernels, whose 73 points were all numbered, the chart a field of digits."""
+    from roofline.ncu.records import OP as KERNEL_OP
+
+    return is_profile(doc) or (doc.timed and len(doc.records) > IMPORTED_NUMBERED
+                               and all(r.op == KERNEL_OP for r in doc.records))
+
+
 def time_shares(doc: Document) -> list[float | None]:
     """Each record's part of the document's time: time_s x count over the sum over records (an analytic
     document: roofline time); None for every record when the document has no such time."""
@@ -349,6 +363,20 @@ def time_shares(doc: Document) -> list[float | None]:
         weights = [(r.roofline_time_s or 0.0) * (r.count or 1) for r in doc.records]
     total = sum(weights)
     return [w / total if total > 0 else None for w in weights]
+
+
+def skipped_text(skipped: Sequence[str], named: int = 3) -> str:
+    """The records a chart cannot draw, by reason: 'no finite arithmetic intensity (39: aten::cat bf16, ...)'."""
+    by: dict[str, list[str]] = {}
+    counts: dict[str, int] = {}
+    for entry in skipped:
+        name, why = entry.rsplit(": ", 1)
+        repeat = re.fullmatch(r"(.*) \(x(\d+)\)", why)  # chart_model's 'reason (x20)': one name, 20 records
+        why, n = (repeat.group(1), int(repeat.group(2))) if repeat else (why, 1)
+        by.setdefault(why, []).append(name)
+        counts[why] = counts.get(why, 0) + n
+    return "; ".join(f"{why} ({counts[why]}: {', '.join(names[:named])}{', …' if len(names) > named else ''})"
+                     for why, names in by.items())
 
 
 def _profile_label(rec: Record, regions: bool) -> str:
@@ -381,8 +409,8 @@ def chart_model(docs: Sequence[Document], labels: Sequence[str] | None = None, r
         if not doc.records:
             raise RooflineError(f"{series[i]}: no records to plot")
         own = _doc_roofs(i, doc, series[i], roof)
-        profile = is_profile(doc)
-        shares = time_shares(doc) if profile else [None] * len(doc.records)
+        profile, weighed = is_profile(doc), weighs_by_time(doc)
+        shares = time_shares(doc) if weighed else [None] * len(doc.records)
         regions = profile and len({r.region for r in doc.records}) > 1
         for j, rec in enumerate(doc.records):
             point = _point(i, j, rec, own)
@@ -391,7 +419,7 @@ def chart_model(docs: Sequence[Document], labels: Sequence[str] | None = None, r
                 skipped.append(f"{name}: {point}")
                 continue
             levels += level_points(point, rec)
-            if profile:
+            if weighed:
                 points.append(replace(point, label=name, share=shares[j]))
             elif rec.device_index is not None:  # `run --devices`: one point per entry and GPU
                 points.append(replace(point, label=f"{name} [GPU {rec.device_index}]"))
@@ -412,7 +440,7 @@ def chart_model(docs: Sequence[Document], labels: Sequence[str] | None = None, r
     sources = tuple(s for s in ("datasheet", "measured") if any(r.source == s for r in roofs))
     lines = tuple(line for i, doc in enumerate(docs) if not is_profile(doc) for line in sweep_lines(i, doc, points))
     return Chart(title or _title(docs, points), series, sources, tuple(roofs), tuple(points), tuple(skipped),
-                 x_range, y_range, profile=any(is_profile(d) for d in docs), levels=tuple(levels), lines=lines)
+                 x_range, y_range, profile=any(weighs_by_time(d) for d in docs), levels=tuple(levels), lines=lines)
 
 
 def sweep_lines(i: int, doc: Document, points: Sequence[Point]) -> list[tuple[str, ...]]:

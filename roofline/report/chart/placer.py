@@ -122,8 +122,14 @@ def choose(scene: Scene, candidates: list[Candidate], own: set[str], near: bool 
                 if gid not in own and not clear(c.quad, seg, 1.5)]
 
     def free_of_lines(c: Candidate) -> bool:
-        return all(clear(c.quad, seg, 1.5) for gid, seg in scene.near_segments(bounds(c.quad), 1.5)
-                   if gid not in own)
+        """The label crosses no line, and its leader no other label's leader (a sweep's crossed: the leader to
+        m=8192 ran over m=4096's)."""
+        if not all(clear(c.quad, seg, 1.5) for gid, seg in scene.near_segments(bounds(c.quad), 1.5)
+                   if gid not in own):
+            return False
+        return c.leader is None or all(clear(c.leader, seg, 0.5) for gid, seg in
+                                       scene.near_segments(bounds(c.leader), 0.5)
+                                       if gid.startswith("label:") and gid not in own)
 
     def free_of_shapes(c: Candidate) -> bool:
         if not all(clear(c.quad, shape) for shape in scene.near_shapes(bounds(c.quad), GAP_PX)):

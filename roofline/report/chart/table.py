@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from roofline.core.format import number
+from roofline.core.format import number, table_scale
 from roofline.report.chart.model import Chart, Point
 from roofline.report.style import FONT_PT, MARKER_PT, NUMBER_WEIGHT, bound_colour, doc_colour, doc_marker
 
@@ -64,6 +64,7 @@ class TablePlan:
     height_in: float
     fig_w_in: float  # the figure's width (wider than it was when that fits one more block)
     columns: tuple[str, ...] = _COLUMNS
+    headings: dict[str, str] = field(default_factory=lambda: dict(_HEADINGS))  # the rate's unit chosen per table
 
 
 def _fraction_text(p: Point) -> str:
@@ -97,8 +98,10 @@ def plan_table(chart: Chart, numbers: dict[str, int], fig_width_in: float, width
     """What the table holds and how wide its columns are, for a figure `fig_width_in` inches wide."""
     points = sorted((p for p in chart.points if p.gid in numbers), key=lambda p: numbers[p.gid])
     columns = _PROFILE_COLUMNS if chart.profile else _COLUMNS
+    scale, unit = table_scale([p.flops_per_s for p in points], "FLOP/s")  # a CPU's read 3.12e-05 TFLOP/s
+    headings = {**_HEADINGS, "flops": unit}
     cells = {p.gid: {"number": str(numbers[p.gid]), "label": p.label, "ai": number(p.ai),
-                     "flops": number(p.flops_per_s / 1e12), "fraction": _fraction_text(p)} for p in points}
+                     "flops": number(p.flops_per_s / scale), "fraction": _fraction_text(p)} for p in points}
     if chart.profile:
         for p in points:
             cells[p.gid]["share"] = "-" if p.share is None else f"{p.share:.1%}"
@@ -112,7 +115,7 @@ def plan_table(chart: Chart, numbers: dict[str, int], fig_width_in: float, width
         entries += [Entry("row", doc, p) for p in own]
 
     gap = _CELL_GAP_PT / 72
-    widths = {c: max([width_in(_HEADINGS[c], "normal")] + [width_in(cells[p.gid][c], NUMBER_WEIGHT if c == "number"
+    widths = {c: max([width_in(headings[c], "normal")] + [width_in(cells[p.gid][c], NUMBER_WEIGHT if c == "number"
                                                                     else "normal") for p in points])
               for c in columns if c != "marker"}
     widths["marker"] = MARKER_PT / 72 + 0.04
@@ -145,7 +148,7 @@ def plan_table(chart: Chart, numbers: dict[str, int], fig_width_in: float, width
     rows = max(len(b) for b in blocks) + 1  # and the headings
     height = _TABLE_PAD_IN[0] + rows * _ROW_PT / 72 + _TABLE_PAD_IN[1]
     return TablePlan(tuple(tuple(b) for b in blocks), cells, anchors, widths["number"] + gap + widths["marker"] / 2,
-                     block_w, height, max(fig_w, fig_width_in), columns)
+                     block_w, height, max(fig_w, fig_width_in), columns, headings)
 
 
 def draw_table(fig: Figure, plan: TablePlan, top_in: float) -> None:
@@ -176,7 +179,7 @@ def draw_table(fig: Figure, plan: TablePlan, top_in: float) -> None:
         x0 = EDGE_IN + b * (plan.block_w_in + _BLOCK_GAP_IN)
         y = top_in - _TABLE_PAD_IN[0] - row / 2
         for c in plan.columns:
-            text(x0 + plan.anchors_in[c], y, _HEADINGS[c], f"table:head:{b}:{c}",
+            text(x0 + plan.anchors_in[c], y, plan.headings[c], f"table:head:{b}:{c}",
                  ha="right" if c in _RIGHT_ALIGNED else "left", color=_MUTED)
         rule = Line2D([x0, x0 + plan.block_w_in], [y - row / 2] * 2, transform=inches, color="#b0b0b0",
                       linewidth=0.7)
