@@ -29,10 +29,17 @@ test: setup
 
 # The example models' libraries (the [models] extra), with the venv's torch kept: the constraint pins torch to the
 # version installed, so pip picks the torchvision built for it (unconstrained, torchvision pulls the newest torch
-# and its CUDA libraries over a CPU build).
+# and its CUDA libraries over a CPU build). A CPU torch (+cpu) also needs PyTorch's CPU index: PyPI's Linux
+# torchvision is a CUDA build, whose extension does not load beside a CPU torch (`operator torchvision::nms does not
+# exist`, and transformers, which imports torchvision when present, fails with it). The last line checks it loads.
+CPU_INDEX := https://download.pytorch.org/whl/cpu
 models: setup
 	$(BIN)/python -c "import torch; print('torch==' + torch.__version__)" > $(VENV)/torch-constraint.txt
-	$(BIN)/python -m pip install -q -e '.[models]' -c $(VENV)/torch-constraint.txt
+	$(BIN)/python -m pip install -q -e '.[models]' -c $(VENV)/torch-constraint.txt \
+	  $$(grep -q '+cpu' $(VENV)/torch-constraint.txt && echo --extra-index-url $(CPU_INDEX))
+	$(BIN)/python -c "import torchvision.ops, transformers, timm" || { echo "make models: torchvision does not load \
+	with $$(cat $(VENV)/torch-constraint.txt); install the build for it: $(BIN)/python -m pip install torchvision \
+	--extra-index-url $(CPU_INDEX) -c $(VENV)/torch-constraint.txt (a CPU torch), see pytorch.org" >&2; exit 1; }
 
 lint: setup
 	$(BIN)/ruff check roofline tests
