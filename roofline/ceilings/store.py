@@ -11,6 +11,7 @@ import functools
 import json
 import os
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -52,22 +53,26 @@ def cpu_key(name: str, cores: int | None) -> dict[str, str]:
     return {"kind": "cpu", "name": name, "cores": str(cores), "torch": torch_version()}
 
 
-def read_entries() -> list[dict[str, Any]]:
-    """Every entry, oldest first (`save` appends); an unreadable store warns once and reads as empty."""
-    p = store_path()
+def _read_store(p: Path, check: Callable[[dict[str, Any]], Any], unreadable: str) -> list[dict[str, Any]]:
+    """A store file's entries, each passed to `check` (which raises on a malformed one); a missing file reads as
+    empty, an unreadable one warns once (`unreadable`: what happens then) and reads as empty."""
     if not p.exists():
         return []
     try:
         doc = json.loads(p.read_text())
         if not isinstance(doc, dict) or doc.get("version") != STORE_VERSION or not isinstance(doc.get("entries"), list):
             raise ValueError("unexpected layout")
-        entries = doc["entries"]
-        for e in entries:
-            ceilings_from(e)  # validates
-        return entries
+        for e in doc["entries"]:
+            check(e)
+        return doc["entries"]
     except (ValueError, KeyError, TypeError, OSError) as exc:
-        warnings.warn(f"calibration store {p} is unreadable ({exc}); it will be measured again", stacklevel=2)
+        warnings.warn(f"{p} is unreadable ({exc}); {unreadable}", stacklevel=3)
         return []
+
+
+def read_entries() -> list[dict[str, Any]]:
+    """Every entry, oldest first (`save` appends); an unreadable store warns once and reads as empty."""
+    return _read_store(store_path(), ceilings_from, "the calibration will be measured again")
 
 
 def ceilings_from(entry: dict[str, Any]) -> Ceilings:
@@ -130,20 +135,8 @@ def read_energy_entries() -> list[dict[str, Any]]:
     """Every stored energy model ({"key", "model", "details"}); an unreadable file warns once and reads empty."""
     from roofline.core.energy import EnergyModel
 
-    p = energy_store_path()
-    if not p.exists():
-        return []
-    try:
-        doc = json.loads(p.read_text())
-        if not isinstance(doc, dict) or doc.get("version") != STORE_VERSION or not isinstance(doc.get("entries"), list):
-            raise ValueError("unexpected layout")
-        for e in doc["entries"]:
-            EnergyModel.from_dict(e["model"])  # validates
-        return doc["entries"]
-    except (ValueError, KeyError, TypeError, OSError) as exc:
-        warnings.warn(f"energy store {p} is unreadable ({exc}); run `roofline calibrate --energy` again",
-                      stacklevel=2)
-        return []
+    return _read_store(energy_store_path(), lambda e: EnergyModel.from_dict(e["model"]),
+                       "run `roofline calibrate --energy` again")
 
 
 def lookup_energy(key: dict[str, str]) -> tuple[dict[str, Any], dict[str, Any]] | None:
