@@ -238,6 +238,23 @@ def test_check_energy_same_worse_and_not_comparable():
     assert "measure it with --energy" in bare.rows[0].reason
 
 
+def test_check_energy_is_noise_aware():
+    # 5% more J per call, significant on the samples (11 a side, +-1.5% spread) and past a 3% threshold, but
+    # within what two windows of unchanged code reach: t(40 dof, 0.995) x sqrt(2) x 1.8% = 2.70 x 1.414 x 1.8% =
+    # 6.9% (ci.judge.ENERGY_WINDOW_NOISE, the H200's measured between-window CV); 10% is past it
+    from roofline.ci.judge import ENERGY_WINDOW_CV, judge
+
+    assert ENERGY_WINDOW_CV == 0.018
+    doc = read_document(FIXTURE)
+    base = _with_samples(doc, 1.0)
+    small = judge(_with_samples(doc, 1.05), base, "median:3%", metric="energy")
+    assert {r.verdict for r in small.rows} == {"worse_not_significant"}
+    assert "within the between-run noise" in small.rows[0].reason and "6.9%" in small.rows[0].reason
+    large = judge(_with_samples(doc, 1.10), base, "median:3%", metric="energy")
+    assert {r.verdict for r in large.rows} == {"worse"}
+    assert any("between-window noise taken as 1.8%" in n for n in large.notes)
+
+
 def test_compare_shows_the_measured_joules_per_call(capsys):
     code, out, err = run(capsys, "compare", "gemm", "--m", "4096", "--dtype", "bf16", "--gpus", "h100,h200",
                          "--measured", str(FIXTURE))

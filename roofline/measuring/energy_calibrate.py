@@ -1,9 +1,10 @@
 """`roofline calibrate --energy`: the machine's energy model from the calibration kernels.
 
 Each kernel runs back to back under one energy window (`measuring.energy`): the bf16 tensor GEMM, the fp8
-one where the GPU has fp8 tensor cores, the FP32 FMA chains, and HBM read, write and copy streams
-(`measuring.calibration_kernels`). Its average power against its FLOP/s and bytes/s, less the static watts,
-gives pJ per FLOP per pipe and pJ per HBM byte by non-negative least squares (`core.energy.fit_energy_model`).
+one where the GPU has fp8 tensor cores, the FP32 FMA chains, and HBM read, write and copy streams, one read
+from a quarter of the SMs (a lower bandwidth) among them (`measuring.calibration_kernels`). Its average power
+against its FLOP/s and bytes/s, less the static watts, gives pJ per FLOP per pipe and pJ per HBM byte read,
+written and of their overlap by non-negative least squares (`core.energy.fit_energy_model`, its default form).
 The deep-idle watts are read first (before any kernel); the static watts are the board ready with nothing
 running, read right after the first kernel. The power cap is NVML's enforced limit. The model is stored beside
 the ceilings (`ceilings.store.save_energy`); a model whose fit is worse than the stored one's is kept out
@@ -26,6 +27,9 @@ FP8_N = 8192
 # A new fit whose relative RMS residual is worse than the stored one's by more than this does not replace it
 # (without --replace): the better fit is the better model; within it the two are the same (window noise).
 KEEP_STORED_MARGIN = 0.01
+# "HBM read, few SMs" runs on sm_count / this many programs: on the H200 (132 SMs) 33, which cannot draw the full
+# bandwidth, so its point lies at a lower bandwidth than the other HBM kernels' (all near 4 TB/s on 2026-12-01)
+LOW_BW_SM_DIVISOR = 4
 
 
 Kernel = tuple[str, Callable[[], Any], dict[str, float], float, float]
@@ -37,7 +41,8 @@ def _kernels(gpu: LocalGPU) -> list[Kernel]:
     import torch
 
     from roofline.measuring.calibrate_gpu import BLOCK, FMA_ITERS, HBM_L2_MULTIPLE, HBM_MIN_BYTES, _matmul_fn
-    from roofline.measuring.calibration_kernels import FMA_PER_ITER, copy_kernel, fma_kernel, read_kernel, write_kernel
+    from roofline.measuring.calibration_kernels import (FMA_PER_ITER, copy_kernel, fma_kernel, read_kernel,
+                                                        sweep_kernel, write_kernel)
 
     spec = gpu.spec
     assert spec is not None
@@ -61,7 +66,12 @@ def _kernels(gpu: LocalGPU) -> list[Kernel]:
     part = torch.empty(count // BLOCK, device="cuda")
     g = (count // BLOCK,)
     b = count * 4.0
+    few = (max(1, sms // LOW_BW_SM_DIVISOR),)
     out += [("HBM read", lambda: read_kernel[g](x, part, BLOCK=BLOCK, REPEAT=1, num_warps=8), {}, b, 0.0),
+            # the same bytes from a quarter of the SMs (persistent programs): HBM at a lower bandwidth, so
+            # a term per running kernel and the per-byte terms can be told apart
+            ("HBM read, few SMs", lambda: sweep_kernel[few](x, part, count // BLOCK, BLOCK=BLOCK, REPEAT=1,
+                                                            num_warps=8), {}, b, 0.0),
             ("HBM write", lambda: write_kernel[g](y, BLOCK=BLOCK, num_warps=8), {}, 0.0, b),
             ("HBM copy", lambda: copy_kernel[g](x, y, BLOCK=BLOCK, num_warps=8), {}, b, b),
             # torch's own kernels for the same traffic (as `calibrate` times them beside Triton's): the
