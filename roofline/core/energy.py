@@ -8,9 +8,10 @@ The model (the "roofline model of energy", Choi et al., IPDPS 2013) is linear in
 
 with e in joules per FLOP (per compute pipe) and per HBM byte; e_mix is what a kernel that both reads and
 writes HBM draws beyond the sum of the two (the read-write turnaround). The form was chosen by cross-validation
-on the H200's recorded readings (scripts/experiments/energy_model_forms.py, docs/measurements.md). Under the board's power cap P_cap a kernel of
-intensity I (FLOP per byte) can sustain at most (P_cap - P_static) / (e_pipe + e_byte / I) FLOP/s: the power
-roof, a third ceiling beside the compute and memory roofs. Nothing here reads a device: `measuring.energy`
+on the H200's recorded readings (scripts/experiments/energy_model_forms.py, docs/measurements.md).
+
+Under the board's power cap P_cap a kernel of intensity I (FLOP per byte) can sustain at most
+(P_cap - P_static) / (e_pipe + e_byte / I) FLOP/s: the power roof, a third ceiling beside the compute and memory roofs. Nothing here reads a device: `measuring.energy`
 does, through a seam these functions are tested behind.
 """
 
@@ -204,7 +205,8 @@ class EnergyModel:
                    pj_per_byte_read=float(d["pj_per_byte_read"]), pj_per_byte_written=float(d["pj_per_byte_written"]),
                    static_w=float(d["static_w"]), power_cap_w=float(d["power_cap_w"]),
                    active_w=float(d.get("active_w", 0.0)),
-                   pj_per_byte_mixed=float(d.get("pj_per_byte_mixed", 0.0)), idle_w=d.get("idle_w"), sm_clock_mhz=d.get("sm_clock_mhz"),
+                   pj_per_byte_mixed=float(d.get("pj_per_byte_mixed", 0.0)), idle_w=d.get("idle_w"),
+                   sm_clock_mhz=d.get("sm_clock_mhz"),
                    max_sm_mhz=d.get("max_sm_mhz"), residual=d.get("residual"),
                    points=tuple(CalibrationPoint(**p) for p in d.get("points", ())))
 
@@ -268,8 +270,8 @@ def fit_energy_model(points: list[CalibrationPoint], static_w: float, power_cap_
                      form: str = DEFAULT_FORM) -> EnergyModel:
     """The energy model of calibration points in `form` (ENERGY_FORMS): joules per FLOP of each pipe and the
     form's terms (per HBM byte read, written, of their overlap; the watts of any kernel running), by non-negative
-    least squares on each point's power less the static watts. A term no point exercises is left out; a term the fit would make negative is set to 0 and the
-    rest refitted (the active-set step of NNLS); terms the points cannot tell apart raise EnergyError.
+    least squares on each point's power less the static watts. A term no point exercises is left out; a term the
+    fit would make negative is set to 0 and the rest refitted (the active-set step of NNLS); terms the points cannot tell apart raise EnergyError.
     NB: energy per FLOP is taken as constant, at the calibration kernels' clock, voltage and temperature."""
     if form not in ENERGY_FORMS:
         raise EnergyError(f"unknown energy model form {form!r}: one of {', '.join(ENERGY_FORMS)}")

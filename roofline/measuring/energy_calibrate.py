@@ -41,8 +41,14 @@ def _kernels(gpu: LocalGPU) -> list[Kernel]:
     import torch
 
     from roofline.measuring.calibrate_gpu import BLOCK, FMA_ITERS, HBM_L2_MULTIPLE, HBM_MIN_BYTES, _matmul_fn
-    from roofline.measuring.calibration_kernels import (FMA_PER_ITER, copy_kernel, fma_kernel, read_kernel,
-                                                        sweep_kernel, write_kernel)
+    from roofline.measuring.calibration_kernels import (
+        FMA_PER_ITER,
+        copy_kernel,
+        fma_kernel,
+        read_kernel,
+        sweep_kernel,
+        write_kernel,
+    )
 
     spec = gpu.spec
     assert spec is not None
