@@ -8,6 +8,8 @@ kernel runs, cap 700 W)."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from helpers import DATA, SUITES, run
 
@@ -262,6 +264,24 @@ def test_compare_shows_the_measured_joules_per_call(capsys):
     assert "J/call" in out
     h200 = next(line for line in out.splitlines() if "h200-sxm" in line)
     assert h200.rstrip().endswith("0.142 J")  # the fixture's gemm 4096 bf16: 141.9 mJ per call
+
+
+def test_compare_shows_joules_per_token(capsys):
+    # the fixture's gemm 4096 bf16 measured 141.9 mJ per call; as a layer over 4096 tokens: 141.9 mJ / 4096 =
+    # 0.0346 mJ per token
+    code, out, err = run(capsys, "compare", "gemm", "--m", "4096", "--dtype", "bf16", "--gpus", "h200",
+                         "--measured", str(FIXTURE), "--tokens-per-call", "4096")
+    assert code == 0, err
+    assert "J/token" in out
+    h200 = next(line for line in out.splitlines() if "h200-sxm" in line)
+    assert h200.rstrip().endswith("0.0346 mJ")
+    code, out, err = run(capsys, "compare", "gemm", "--m", "4096", "--dtype", "bf16", "--gpus", "h200",
+                         "--measured", str(FIXTURE), "--tokens-per-call", "4096", "--json")
+    assert code == 0, err
+    row = json.loads(out)["gpus"][0]
+    assert row["measured_j_per_token"] == pytest.approx(row["measured_energy_j"] / 4096)
+    code, out, err = run(capsys, "compare", "gemm", "--m", "4096", "--gpus", "h200", "--tokens-per-call", "0")
+    assert code == 2 and "positive integer" in err and "Traceback" not in err
 
 
 def test_html_report_lists_joules_per_call():

@@ -11,8 +11,9 @@ writes HBM draws beyond the sum of the two (the read-write turnaround). The form
 on the H200's recorded readings (scripts/experiments/energy_model_forms.py, docs/measurements.md).
 
 Under the board's power cap P_cap a kernel of intensity I (FLOP per byte) can sustain at most
-(P_cap - P_static) / (e_pipe + e_byte / I) FLOP/s: the power roof, a third ceiling beside the compute and memory roofs. Nothing here reads a device: `measuring.energy`
-does, through a seam these functions are tested behind.
+(P_cap - P_static) / (e_pipe + e_byte / I) FLOP/s: the power roof, a third ceiling beside the compute and
+memory roofs. Nothing here reads a device: `measuring.energy` does, through a seam these functions are tested
+behind.
 """
 
 from __future__ import annotations
@@ -271,7 +272,8 @@ def fit_energy_model(points: list[CalibrationPoint], static_w: float, power_cap_
     """The energy model of calibration points in `form` (ENERGY_FORMS): joules per FLOP of each pipe and the
     form's terms (per HBM byte read, written, of their overlap; the watts of any kernel running), by non-negative
     least squares on each point's power less the static watts. A term no point exercises is left out; a term the
-    fit would make negative is set to 0 and the rest refitted (the active-set step of NNLS); terms the points cannot tell apart raise EnergyError.
+    fit would make negative is set to 0 and the rest refitted (the active-set step of NNLS); terms the points
+    cannot tell apart raise EnergyError.
     NB: energy per FLOP is taken as constant, at the calibration kernels' clock, voltage and temperature."""
     if form not in ENERGY_FORMS:
         raise EnergyError(f"unknown energy model form {form!r}: one of {', '.join(ENERGY_FORMS)}")
