@@ -284,13 +284,16 @@ def fit_energy_model(points: list[CalibrationPoint], static_w: float, power_cap_
             [pt.read_bytes_per_s if READ in wanted else 0.0, pt.write_bytes_per_s if WRITE in wanted else 0.0,
              min(pt.read_bytes_per_s, pt.write_bytes_per_s) if MIX in wanted else 0.0] for pt in points]
     y = [pt.power_w - static_w for pt in points]
+    # each point weighed by 1 / its power: the fit minimises relative errors, as the model is judged (within 10%)
+    weighted = [[v / pt.power_w for v in r] for r, pt in zip(rows, points, strict=True)]
+    y_weighted = [v / pt.power_w for v, pt in zip(y, points, strict=True)]
     terms = [j for j in range(len(columns)) if any(r[j] > 0 for r in rows)]
     if len(points) < len(terms) or not terms:
         raise EnergyError(f"{len(points)} calibration point(s) cannot fit {len(terms) or 'no'} energy term(s)")
     coef: dict[int, float] = {}
     while terms:
         try:
-            sol = _least_squares(rows, y, terms)
+            sol = _least_squares(weighted, y_weighted, terms)
         except ValueError as exc:
             raise EnergyError(f"energy fit: {exc}") from None
         coef = dict(zip(terms, sol, strict=True))

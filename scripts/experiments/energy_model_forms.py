@@ -32,7 +32,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from scipy.optimize import nnls
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "docs" / "results" / "energy"
@@ -71,8 +70,8 @@ def _roof_share(flops: dict[str, float], read: float, write: float) -> float:
     return max([(read + write) / HBM_PEAK, *(r / PEAK[p] for p, r in flops.items())])
 
 
-def calibration() -> tuple[list[Reading], float]:
-    d = json.loads((RESULTS / "call3_model.json").read_text())["energy_model"]
+def calibration(path: Path) -> tuple[list[Reading], float]:
+    d = json.loads(path.read_text())["energy_model"]
     out = []
     for p in d["points"]:
         fl: dict[str, float] = {}
@@ -141,6 +140,9 @@ TERMS: dict[str, Feature] = {
     "mix": lambda r: min(r.read, r.write),  # read-write turnaround
     "busy": lambda r: 0.0 if r.flops.get("tensor16") or r.flops.get("tensor8") else max(0.0, 1 - r.roof_share),
 }
+# The forms `core.energy.fit_energy_model` implements (ENERGY_FORMS), by this table's names.
+CORE_FORMS = {"G  flop + read/write + mix": "flop+rw+mix", "C  active + flop + read/write (main)": "active+flop+rw",
+              "B  flop + read/write": "flop+rw"}
 FORMS: dict[str, tuple[str, ...]] = {
     "A  flop + byte": ("byte",),
     "B  flop + read/write": ("read", "write"),
@@ -160,13 +162,28 @@ def design(rows: list[Reading], terms: tuple[str, ...]) -> np.ndarray:
     return np.array([[f(r) for f in feats] for r in rows])
 
 
+def nnls(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Non-negative least squares by the fit's own active-set step (`core.energy.fit_energy_model`): least
+    squares, the most negative term set to 0, refitted until none is negative (numpy only: the H200 has no
+    scipy)."""
+    terms = [j for j in range(a.shape[1]) if np.abs(a[:, j]).max() > 0]
+    x = np.zeros(a.shape[1])
+    while terms:
+        sol = np.linalg.lstsq(a[:, terms], b, rcond=None)[0]
+        if (sol >= 0).all():
+            x[terms] = sol
+            break
+        terms.pop(int(np.argmin(sol)))
+    return x
+
+
 def fit(rows: list[Reading], terms: tuple[str, ...], static_w: float) -> np.ndarray:
     """NNLS of power - static on relative errors (each row over its power), columns scaled to unit size."""
     a = design(rows, terms)
     p = np.array([r.power_w for r in rows])
     scale = np.abs(a).max(axis=0)
     scale[scale == 0] = 1.0
-    coef, _ = nnls(a / scale / p[:, None], (p - static_w) / p)
+    coef = nnls(a / scale / p[:, None], (p - static_w) / p)
     return coef / scale
 
 
@@ -199,21 +216,37 @@ def summary(err: np.ndarray) -> str:
     return f"{np.median(a):6.1%} {a.max():6.1%} {int((a <= WITHIN).sum()):3d}/{len(a)}"
 
 
+def cal_to_suite(cal: list[Reading], st: list[Reading], terms: tuple[str, ...], static_w: float
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """A form fitted on the calibration: its coefficients and each suite reading's relative error."""
+    coef = fit(cal, terms, static_w)
+    return coef, predict(st, terms, coef, static_w) / np.array([r.power_w for r in st]) - 1
+
+
+def best_form(cal: list[Reading], errors: dict[str, np.ndarray]) -> str:
+    """The choice: identifiable from the calibration, then the most readings within the issue's 10%, then the
+    smallest median |error|, then the fewest terms."""
+    return min(errors, key=lambda f: (condition(cal, FORMS[f]) > COND_LIMIT, -int((np.abs(errors[f]) <= WITHIN).sum()),
+                                      round(statistics.median(np.abs(errors[f])), 3), len(FORMS[f])))
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", action="store_true", help="each suite reading's error under every form")
+    ap.add_argument("--calibration", type=Path, default=RESULTS / "call3_model.json",
+                    help="`calibrate --energy -o` output whose points to fit (default: call 3's)")
     args = ap.parse_args()
-    cal, static_w = calibration()
+    cal, static_w = calibration(args.calibration)
     st = suite()
     names = sorted({r.name for r in st})
-    print(f"{len(cal)} calibration kernels (call 3, static {static_w:.1f} W), {len(st)} suite readings of "
+    print(f"{len(cal)} calibration kernels ({args.calibration.name}, static {static_w:.1f} W), {len(st)} suite "
+          "readings of "
           f"{len(names)} kernels (calls 1, 2 and the smoke run)")
     print(f"{'form':40s} {'cond':>7s} | {'cal->suite: med':>15s} {'max':>6s} {'≤10%':>6s} | "
           f"{'LOKO: med':>9s} {'max':>6s} {'≤10%':>6s} | {'roof':>5s} | coefficients fitted on the calibration")
     per_row: dict[str, np.ndarray] = {}
     for form, terms in FORMS.items():
-        coef = fit(cal, terms, static_w)
-        e_cal = predict(st, terms, coef, static_w) / np.array([r.power_w for r in st]) - 1
+        coef, e_cal = cal_to_suite(cal, st, terms, static_w)
         loko = np.zeros(len(st))
         for name in names:
             train = cal + [r for r in st if r.name != name]
@@ -227,21 +260,20 @@ def main() -> int:
         for t, c in zip(terms, coef[3:], strict=True):
             figures.append(f"{t} {c:.0f} W" if t in ("active", "busy") else
                            f"{t} {c * 1e12 * (HBM_PEAK if t == 'byte*util' else 1):.1f}")
-        print(f"{form:40s} {cond:7.0f}{'!' if cond > COND_LIMIT else ' '}| {summary(e_cal):>29s} | "
+        shown = f"{cond:7.0f}" if cond < 1e7 else "    inf"  # collinear columns: exactly dependent
+        print(f"{form:40s} {shown}{'!' if cond > COND_LIMIT else ' '}| {summary(e_cal):>29s} | "
               f"{summary(loko):>22s} | {power_roof_tflops(terms, coef, static_w):5.0f} | {', '.join(figures)}")
     print("cond: condition number of the form's scaled calibration columns; '!' above "
-          f"{COND_LIMIT:.0f}: the calibration cannot separate its terms. pJ/FLOP, pJ/B, W; byte*util in pJ/B at "
-          "the full bandwidth; roof: the bf16 power roof at the long GEMM's intensity, TFLOP/s (measured under the "
-          f"cap: {LONG_GEMM_TFLOPS[0]:.0f} back to back, {LONG_GEMM_TFLOPS[1]:.0f} --power sustained)")
+          f"{COND_LIMIT:.0f}: the calibration cannot separate its terms (inf: one is a sum of the others there). "
+          "pJ/FLOP, pJ/B, W; byte*util in pJ/B at the full bandwidth; roof: the bf16 power roof at the long GEMM's "
+          f"intensity, TFLOP/s (measured under the cap: {LONG_GEMM_TFLOPS[0]:.0f} back to back, "
+          f"{LONG_GEMM_TFLOPS[1]:.0f} --power sustained)")
     if args.rows:
         print(f"\n{'reading':52s} {'src':6s} " + " ".join(f"{f[:2]:>6s}" for f in FORMS))
         for i, r in enumerate(st):
             print(f"{r.name[:52]:52s} {r.source:6s} " + " ".join(f"{per_row[f][i]:+6.0%}" for f in FORMS))
-    # the choice: identifiable from the calibration, then the most readings within the issue's 10%, then the
-    # smallest median |error|, then the fewest terms
-    best = min(FORMS, key=lambda f: (condition(cal, FORMS[f]) > COND_LIMIT, -int((np.abs(per_row[f]) <= WITHIN).sum()),
-                                     round(statistics.median(np.abs(per_row[f])), 3), len(FORMS[f])))
-    print(f"\nbest identifiable form, calibration -> suite: {best}")
+    best = best_form(cal, per_row)
+    print(f"\nbest identifiable form, calibration -> suite: {best} (core.energy: {CORE_FORMS.get(best, 'none')})")
     return 0
 
 
