@@ -320,3 +320,19 @@ def test_the_default_form_is_the_one_the_recorded_readings_choose():
     assert m.pj_per_flop["bf16_tensor_dense_tflops"] == pytest.approx(coef[0] * 1e12, rel=1e-3)
     assert (m.pj_per_byte_read, m.pj_per_byte_written, m.pj_per_byte_mixed) == \
         pytest.approx(tuple(coef[3:] * 1e12), rel=1e-3)
+
+
+def test_the_model_table_names_the_overlap_term_and_no_active_watts_when_none():
+    # call 3's calibration points refitted in the default form: no watts for a kernel running, an overlap term
+    import json
+
+    from helpers import ROOT
+
+    from roofline.report.energy import energy_model_table
+
+    d = json.loads((ROOT / "docs" / "results" / "energy" / "call3_model.json").read_text())
+    points = [CalibrationPoint(**p) for p in d["energy_model"]["points"]]
+    m = fit_energy_model(points, static_w=d["energy_model"]["static_w"], power_cap_w=700.0)
+    title = energy_model_table(m, d["details"]).title
+    assert "read+write overlap 31.3 pJ/B" in title and "while a kernel runs" not in title
+    assert "HBM read 107, write 63.6" in title

@@ -28,7 +28,8 @@ def energy_model_table(model: EnergyModel, details: dict[str, Any]) -> FitTable:
                    + (f", read+write overlap {model.pj_per_byte_mixed:.3g}" if model.pj_per_byte_mixed else "")
                    + " pJ/B")
     idle = f", idle {model.idle_w:.0f} W" if model.idle_w else ""
-    title = (f"energy model: {'; '.join(figures)}; static {model.static_w:.0f} W{idle}, +{model.active_w:.0f} W "
-             f"while a kernel runs; cap {model.power_cap_w:.0f} W"
+    active = f", +{model.active_w:.0f} W while a kernel runs" if model.active_w else ""
+    title = (f"energy model: {'; '.join(figures)}; static {model.static_w:.0f} W{idle}{active}; cap "
+             f"{model.power_cap_w:.0f} W"
              + (f"; fit residual {model.residual:.1%}" if model.residual is not None else ""))
     return FitTable(cols, cells, title=title)

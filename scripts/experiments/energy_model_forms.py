@@ -41,6 +41,10 @@ WITHIN = 0.10  # the issue's target: every kernel within 10%
 # The long bf16 GEMM (n=16384) of call 2 under the cap: back to back 663 TFLOP/s, `--power sustained` 686
 # (docs/results/energy/call2_accuracy.txt); its intensity n/3 FLOP/B, 2/3 of its bytes reads.
 LONG_GEMM_TFLOPS = (663.0, 686.0)
+# ... its burst run's 517985 FLOP per SM cycle (779 TFLOP/s at 1504 MHz in-kernel) and NVML's 1395 MHz while it
+# ran back to back under the cap: the power roof's clock is the roof / FLOP per cycle
+LONG_GEMM_FLOP_PER_CYCLE = 517985.0
+LONG_GEMM_NVML_MHZ = 1395.0
 LONG_GEMM_AI = 16384 / 3
 CAP_W = 700.0
 
@@ -243,7 +247,8 @@ def main() -> int:
           "readings of "
           f"{len(names)} kernels (calls 1, 2 and the smoke run)")
     print(f"{'form':40s} {'cond':>7s} | {'cal->suite: med':>15s} {'max':>6s} {'≤10%':>6s} | "
-          f"{'LOKO: med':>9s} {'max':>6s} {'≤10%':>6s} | {'roof':>5s} | coefficients fitted on the calibration")
+          f"{'LOKO: med':>9s} {'max':>6s} {'≤10%':>6s} | {'roof':>5s} {'clock':>6s} | "
+          "coefficients fitted on the calibration")
     per_row: dict[str, np.ndarray] = {}
     for form, terms in FORMS.items():
         coef, e_cal = cal_to_suite(cal, st, terms, static_w)
@@ -261,13 +266,16 @@ def main() -> int:
             figures.append(f"{t} {c:.0f} W" if t in ("active", "busy") else
                            f"{t} {c * 1e12 * (HBM_PEAK if t == 'byte*util' else 1):.1f}")
         shown = f"{cond:7.0f}" if cond < 1e7 else "    inf"  # collinear columns: exactly dependent
+        roof = power_roof_tflops(terms, coef, static_w)
+        clock = roof * 1e12 / LONG_GEMM_FLOP_PER_CYCLE / 1e6 / LONG_GEMM_NVML_MHZ - 1
         print(f"{form:40s} {shown}{'!' if cond > COND_LIMIT else ' '}| {summary(e_cal):>29s} | "
-              f"{summary(loko):>22s} | {power_roof_tflops(terms, coef, static_w):5.0f} | {', '.join(figures)}")
+              f"{summary(loko):>22s} | {roof:5.0f} {clock:+6.1%} | {', '.join(figures)}")
     print("cond: condition number of the form's scaled calibration columns; '!' above "
           f"{COND_LIMIT:.0f}: the calibration cannot separate its terms (inf: one is a sum of the others there). "
           "pJ/FLOP, pJ/B, W; byte*util in pJ/B at the full bandwidth; roof: the bf16 power roof at the long GEMM's "
           f"intensity, TFLOP/s (measured under the cap: {LONG_GEMM_TFLOPS[0]:.0f} back to back, "
-          f"{LONG_GEMM_TFLOPS[1]:.0f} --power sustained)")
+          f"{LONG_GEMM_TFLOPS[1]:.0f} --power sustained); clock: the SM clock it allows that GEMM against NVML's "
+          f"{LONG_GEMM_NVML_MHZ:.0f} MHz (target 5%)")
     if args.rows:
         print(f"\n{'reading':52s} {'src':6s} " + " ".join(f"{f[:2]:>6s}" for f in FORMS))
         for i, r in enumerate(st):
