@@ -140,8 +140,9 @@ ENERGY_FORMS: dict[str, tuple[str, ...]] = {
     "flop+rw": (READ, WRITE),
 }
 # The default form: on the H200's recorded readings (2026-12-01), fitted on the 9 calibration kernels, it
-# predicts 16 of 40 suite readings within 10% (median |error| 15.5%) against 12 of 40 (20.1%) for
-# "active+flop+rw", and its calibration columns are well conditioned (2 against 67): the HBM kernels all run
+# predicts 16 of 40 suite readings within 10% against 12 of 40 for "active+flop+rw" (median |error| 15.1%
+# against 14.6%), 20 of 40 against 15 leaving one suite kernel out, the power roof's clock of a long bf16 GEMM
+# -1.9% against +3.8%, and its calibration columns are well conditioned (2 against 67): the HBM kernels all run
 # near one bandwidth, so an `active` term cannot be told from the per-byte ones
 # (scripts/experiments/energy_model_forms.py).
 DEFAULT_FORM = "flop+rw+mix"
