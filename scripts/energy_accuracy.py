@@ -232,7 +232,8 @@ def main() -> int:
           f"{out['counter']['idle']['update_period_s'] * 1e3:.1f} ms idle; unit 1 mJ; least step "
           f"{min(out['counter']['idle']['least_step_mj'], c['least_step_mj'])} mJ")
     print(f"model: {', '.join(f'{k} {v:.3g} pJ/FLOP' for k, v in model.pj_per_flop.items())}, HBM read "
-          f"{model.pj_per_byte_read:.3g} / write {model.pj_per_byte_written:.3g} pJ/B, static {model.static_w:.0f} W "
+          f"{model.pj_per_byte_read:.3g} / write {model.pj_per_byte_written:.3g} / read+write overlap "
+          f"{model.pj_per_byte_mixed:.3g} pJ/B, static {model.static_w:.0f} W "
           f"+ {model.active_w:.0f} W while a kernel runs, idle {model.idle_w or 0:.0f} W, cap "
           f"{model.power_cap_w:.0f} W, fit residual {model.residual or 0:.1%}")
     if cvs:

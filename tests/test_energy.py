@@ -167,7 +167,8 @@ def _model_points() -> tuple[dict[str, float], float, float, float, list[Calibra
 
 def test_fit_recovers_a_known_model():
     e, e_r, e_w, active, pts = _model_points()
-    m = fit_energy_model(pts, static_w=118.0, power_cap_w=700.0, idle_w=80.0, max_sm_mhz=1980.0)
+    m = fit_energy_model(pts, static_w=118.0, power_cap_w=700.0, idle_w=80.0, max_sm_mhz=1980.0,
+                         form="active+flop+rw")
     for pipe, pj in e.items():
         assert m.pj_per_flop[pipe] == pytest.approx(pj, rel=1e-6)
     assert m.pj_per_byte_read == pytest.approx(e_r, rel=1e-6)
@@ -182,11 +183,47 @@ def test_fit_recovers_a_known_model():
     assert m.pipe_figure("fp64_tensor_dense_tflops") is None
 
 
+def test_fit_recovers_the_default_form_with_a_read_write_overlap():
+    # readings made from a known "flop+rw+mix" model: bf16 0.8 pJ/FLOP, fp8 0.45, FP32 2.8, read 107, write 64 and
+    # 31 pJ per byte of min(read, written), no watts for a kernel merely running (the H200's fitted figures,
+    # docs/measurements.md, rounded)
+    e = {"bf16_tensor_dense_tflops": 0.8, "fp8_tensor_dense_tflops": 0.45, "fp32_dense_tflops": 2.8}
+    e_r, e_w, e_mix, static = 107.0, 64.0, 31.0, 125.0
+
+    def point(name: str, flops: dict[str, float], read: float, write: float) -> CalibrationPoint:
+        watts = static + sum(e[p] * 1e-12 * r for p, r in flops.items()) + \
+            (e_r * read + e_w * write + e_mix * min(read, write)) * 1e-12
+        return CalibrationPoint(name, flops, read, write, watts, 1980.0)
+
+    pts = [point("bf16 GEMM", {"bf16_tensor_dense_tflops": 610e12}, 0.15e12, 0.075e12),
+           point("fp8 GEMM", {"fp8_tensor_dense_tflops": 1200e12}, 0.15e12, 0.15e12),
+           point("FP32 FMA", {"fp32_dense_tflops": 62e12}, 0.0, 0.004e12),
+           point("HBM read", {}, 3.9e12, 0.0), point("HBM write", {}, 0.0, 4.1e12),
+           point("HBM copy", {}, 1.76e12, 1.76e12), point("torch copy", {}, 1.92e12, 1.92e12)]
+    m = fit_energy_model(pts, static_w=static, power_cap_w=700.0)  # the default form
+    for pipe, pj in e.items():
+        assert m.pj_per_flop[pipe] == pytest.approx(pj, rel=1e-6)
+    assert (m.pj_per_byte_read, m.pj_per_byte_written, m.pj_per_byte_mixed) == \
+        pytest.approx((e_r, e_w, e_mix), rel=1e-6)
+    assert m.active_w == 0.0 and m.residual == pytest.approx(0.0, abs=1e-9)
+    # a copy of 1 GB each way: 107 + 64 + 31 pJ/B x 1e9 = 0.202 J beside the static 125 W x 1 ms
+    assert m.energy_j("bf16_tensor_dense_tflops", 0.0, 1e9, 1e9, 1e-3) == pytest.approx(0.125 + 0.202)
+    assert EnergyModel.from_dict(m.to_dict()).pj_per_byte_mixed == pytest.approx(e_mix)
+    # the power roof's per-byte energy at a read share of 2/3: 2/3 x 107 + 1/3 x 64 + 1/3 x 31 pJ
+    assert m.j_per_byte(2 / 3) == pytest.approx((2 / 3 * 107 + 1 / 3 * 64 + 1 / 3 * 31) * 1e-12)
+
+
+def test_fit_refuses_an_unknown_form():
+    _e, _r, _w, _a, pts = _model_points()
+    with pytest.raises(EnergyError, match="unknown energy model form"):
+        fit_energy_model(pts, static_w=118.0, power_cap_w=700.0, form="cubic")
+
+
 def test_fit_clamps_a_negative_term_to_zero():
     # HBM powers below what the GEMM's bytes imply would make pJ/B negative: set to 0 and the rest refitted
     pts = [CalibrationPoint("gemm", {"bf16_tensor_dense_tflops": 600e12}, 0.2e12, 0.0, 118 + 0.9e-12 * 600e12),
            CalibrationPoint("hbm", {}, 4e12, 0.0, 110.0)]
-    m = fit_energy_model(pts, static_w=118.0, power_cap_w=700.0, active=False)
+    m = fit_energy_model(pts, static_w=118.0, power_cap_w=700.0, form="flop+rw")
     assert m.pj_per_byte_read == 0.0
     assert m.pj_per_flop["bf16_tensor_dense_tflops"] == pytest.approx(0.9, rel=1e-6)
 
@@ -239,3 +276,63 @@ def test_energy_roofline_flops_per_joule():
     # (118 + 82) W * 2 ms + 0.9 pJ * 1e12 + 20 pJ * (1e9 + 5e8) = 0.4 + 0.9 + 0.03 J
     assert m.energy_j("bf16_tensor_dense_tflops", 1e12, 1e9, 5e8, 0.002) == pytest.approx(1.33)
     assert math.isfinite(m.energy_j("fp16_tensor_dense_tflops", 1e12, 0.0, 0.0, 0.002))
+
+
+# --- the model form, chosen on the H200's recorded readings
+
+
+def _forms_script():
+    import importlib.util
+    import sys
+
+    from helpers import ROOT
+
+    spec = importlib.util.spec_from_file_location("energy_model_forms",
+                                                  ROOT / "scripts" / "experiments" / "energy_model_forms.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # its dataclasses look their module up
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_the_default_form_is_the_one_the_recorded_readings_choose():
+    """scripts/experiments/energy_model_forms.py on docs/results/energy/ (the H200, 2026-12-01): fitted on call 3's
+    9 calibration kernels, the form that predicts most of the 40 suite readings within 10% is core's default, and
+    core's fit of it on the same points gives the script's coefficients (both weigh points by 1 / power)."""
+    from roofline.core.energy import DEFAULT_FORM, ENERGY_FORMS, MIX
+
+    forms = _forms_script()
+    cal, static_w = forms.calibration(forms.RESULTS / "call3_model.json")
+    st = forms.suite()
+    assert (len(cal), len(st)) == (9, 40)
+    errors = {f: forms.cal_to_suite(cal, st, terms, static_w)[1] for f, terms in forms.FORMS.items()}
+    best = forms.best_form(cal, errors)
+    assert forms.CORE_FORMS[best] == DEFAULT_FORM and MIX in ENERGY_FORMS[DEFAULT_FORM]
+    within = int((abs(errors[best]) <= 0.10).sum())
+    main_form = next(f for f, c in forms.CORE_FORMS.items() if c == "active+flop+rw")
+    assert within == 16 and int((abs(errors[main_form]) <= 0.10).sum()) == 12  # docs/measurements.md's table
+    coef = forms.fit(cal, forms.FORMS[best], static_w)
+    import json
+
+    points = [CalibrationPoint(**p) for p in json.loads((forms.RESULTS / "call3_model.json").read_text())
+              ["energy_model"]["points"]]
+    m = fit_energy_model(points, static_w=static_w, power_cap_w=700.0)
+    assert m.pj_per_flop["bf16_tensor_dense_tflops"] == pytest.approx(coef[0] * 1e12, rel=1e-3)
+    assert (m.pj_per_byte_read, m.pj_per_byte_written, m.pj_per_byte_mixed) == \
+        pytest.approx(tuple(coef[3:] * 1e12), rel=1e-3)
+
+
+def test_the_model_table_names_the_overlap_term_and_no_active_watts_when_none():
+    # call 3's calibration points refitted in the default form: no watts for a kernel running, an overlap term
+    import json
+
+    from helpers import ROOT
+
+    from roofline.report.energy import energy_model_table
+
+    d = json.loads((ROOT / "docs" / "results" / "energy" / "call3_model.json").read_text())
+    points = [CalibrationPoint(**p) for p in d["energy_model"]["points"]]
+    m = fit_energy_model(points, static_w=d["energy_model"]["static_w"], power_cap_w=700.0)
+    title = energy_model_table(m, d["details"]).title
+    assert "read+write overlap 31.3 pJ/B" in title and "while a kernel runs" not in title
+    assert "HBM read 107, write 63.6" in title

@@ -145,6 +145,7 @@ class GPURow(_Priced):
     cost_vs_cheapest: float | None = None  # cost per call / the cheapest priced GPU's: 1.0 for the cheapest
     measured_time_s: float | None = None
     measured_energy_j: float | None = None  # J per call of the matched record, when measured with --energy
+    measured_j_per_token: float | None = None  # measured_energy_j / the tokens one call processes (`tokens`)
 
     @property
     def time_s(self) -> float | None:
@@ -210,6 +211,7 @@ class Comparison(_Ranking[GPURow]):
     measured_path: str | None = None
     model_note: str = ""
     notes: tuple[str, ...] = ()
+    tokens: int | None = None  # tokens one call processes: J per token beside J per call
 
     @property
     def arithmetic_intensity(self) -> float:
@@ -247,14 +249,18 @@ def _rank(rows: list[Any]) -> list[Any]:
 def compare_op(op: Operator, dtype: str | DType | Any, gpus: str | Sequence[str | GPUSpec] | None = None,
                prices: Prices | None = None, tensor_cores: bool = True, *,
                measured: Measured | str | os.PathLike[str] | dict[str, Any] | None = None,
-               use_measured: bool = True, dbs: dict[str, opdb.OpDB] | None = None) -> Comparison:
-    """Rank GPUs for one operator by roofline time.
+               use_measured: bool = True, dbs: dict[str, opdb.OpDB] | None = None,
+               tokens: int | None = None) -> Comparison:
+    """Rank GPUs for one operator by roofline time; `tokens`, the tokens one call processes, gives a measured
+    J per call (`--energy` results) its J per token.
 
     A GPU that cannot run the dtype (fp8 on an A100, bf16 on a V100) is 'unsupported', not an error; a dtype
     the operator itself does not take is a UsageError. `use_measured=False` ignores calibrations. A GPU with an
     operator database (`dbs`, by spec id; default: each GPU's own, `databases`) is ranked by its predicted time,
     the others by the bound, and the notes say which.
     """
+    if tokens is not None and tokens <= 0:
+        raise UsageError(f"--tokens-per-call {tokens}: the tokens one call processes must be a positive integer")
     dtype_ = get_dtype(dtype)
     op.check_dtype(dtype_)
     specs = resolve_gpus(gpus)
@@ -278,7 +284,8 @@ def compare_op(op: Operator, dtype: str | DType | Any, gpus: str | Sequence[str 
         rows.append(GPURow(spec.id, spec.name, "ok", record=rec, roof=roof,
                            price_per_hour=prices.price(spec.id) if prices else None,
                            measured_time_s=hit.time_s if hit else None,
-                           measured_energy_j=(hit.energy or {}).get("energy_j") if hit else None))
+                           measured_energy_j=(j := (hit.energy or {}).get("energy_j") if hit else None),
+                           measured_j_per_token=j / tokens if j is not None and tokens else None))
     notes = list(_measured_notes(timed, [op], specs, rows_matched=any(r.measured_time_s for r in rows)))
     notes += prediction_notes(dbs, specs)
     for r in rows:
@@ -290,7 +297,7 @@ def compare_op(op: Operator, dtype: str | DType | Any, gpus: str | Sequence[str 
     return Comparison(op=op.name, variant=op.variant_name(), params=op.params(), dtype=dtype_.name,
                       tensor_cores=tensor_cores, flops=float(op.flops()), bytes=traffic.total, rows=tuple(_rank(rows)),
                       prices=prices, measured_path=timed.path if timed else None, model_note=op.ignores,
-                      notes=tuple(notes))
+                      notes=tuple(notes), tokens=tokens)
 
 
 def _measured_notes(timed: Measured | None, ops: list[Operator], specs: list[GPUSpec],
@@ -465,13 +472,14 @@ def _row_json(r: GPURow, prices: Prices | None) -> dict[str, Any]:
             "predicted_high_s": rec.predicted_high_s if rec else None,
             "attainable_flops_per_s": r.attainable_flops_per_s, "vs_fastest": r.vs_fastest,
             "measured_time_s": r.measured_time_s, "roofline_fraction": r.roofline_fraction,
+            "measured_energy_j": r.measured_energy_j, "measured_j_per_token": r.measured_j_per_token,
             **(_cost_json(r, prices) if prices is not None else {})}
 
 
 def _op_json(c: Comparison) -> dict[str, Any]:
     return {"op": c.op, "variant": c.variant, "params": c.params, "dtype": c.dtype, "tensor_cores": c.tensor_cores,
             "flops": c.flops, "bytes": c.bytes, "arithmetic_intensity": c.arithmetic_intensity,
-            "model_note": c.model_note, "notes": list(c.notes),
+            "model_note": c.model_note, "notes": list(c.notes), "tokens": c.tokens,
             "gpus": [_row_json(r, c.prices) for r in c.rows]}
 
 

@@ -26,6 +26,9 @@ COMMON: list[OptionSpec] = [
                                             "examples/prices.toml: adds cost per call and per million calls.")),
     ("measured", Optional[Path], typer.Option(None, "--measured", help="Results document timed on a local GPU: "
                                               "its measured times beside the prediction for that GPU.")),
+    ("tokens_per_call", Optional[int], typer.Option(None, "--tokens-per-call", help="Tokens one call processes "
+                                                    "(e.g. batch x sequence): J per token beside the measured J "
+                                                    "per call.")),
     ("datasheet", bool, typer.Option(False, "--datasheet", help="Ignore stored calibrations: datasheet roofs only.")),
     ("db", Optional[Path], typer.Option(None, "--db", help="An operator database (`calibrate --ops`): its GPU is "
                                         "ranked by predicted time (each GPU's own database is used by default).")),
@@ -58,7 +61,8 @@ def show_comparison(result: Comparison | SuiteComparison, json_: bool, plot: Pat
 def _make_compare(cls: type) -> Any:
     def body(shape: dict[str, Any], *, dtype: str, no_tensor_cores: bool, gpu: list[str] | None,
              prices: Path | None, measured: Path | None, datasheet: bool, json_: bool, wide: bool,
-             plot: Path | None, force: bool, db: Path | None = None) -> None:
+             plot: Path | None, force: bool, db: Path | None = None,
+             tokens_per_call: int | None = None) -> None:
         from roofline.analysis.compare import compare_op, databases, resolve_gpus
         from roofline.ceilings.prices import load_prices
         from roofline.ops import make
@@ -67,7 +71,8 @@ def _make_compare(cls: type) -> Any:
         price_list = load_prices(prices) if prices else None
         check_outputs(force, charts=(plot,))
         result = compare_op(op, dtype, gpu, price_list, not no_tensor_cores, measured=measured,
-                            use_measured=not datasheet, dbs=databases(resolve_gpus(gpu), db))
+                            use_measured=not datasheet, dbs=databases(resolve_gpus(gpu), db),
+                            tokens=tokens_per_call)
         show_comparison(result, json_, plot, wide)
 
     return op_command(cls, OP_OPTIONS + COMMON, body, f"compare_{cls.name}",

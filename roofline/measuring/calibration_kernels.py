@@ -77,6 +77,17 @@ def fma_kernel(out_ptr, ITERS: tl.constexpr, BLOCK: tl.constexpr):
 
 FMA_PER_ITER = 16  # FMAs per element per loop pass in fma_kernel
 
+
+@triton.jit
+def alu_stream_kernel(x_ptr, y_ptr, ITERS: tl.constexpr, BLOCK: tl.constexpr):
+    # A streaming kernel held by its SMs, not by HBM: each element read once, ITERS exp and multiply passes (the
+    # special-function units, as GELU's, SiLU's and softmax's exponentials), written once
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    v = tl.load(x_ptr + offs)
+    for _ in range(ITERS):
+        v = tl.exp(v * -0.5) * 0.9
+    tl.store(y_ptr + offs, v)
+
 SMEM_SRC = r"""
 extern "C" __global__ void smem_stream(float* out, int iters) {
     __shared__ float4 buf[1024];                      // 16 KiB

@@ -1,9 +1,10 @@
 """`roofline calibrate --energy`: the machine's energy model from the calibration kernels.
 
 Each kernel runs back to back under one energy window (`measuring.energy`): the bf16 tensor GEMM, the fp8
-one where the GPU has fp8 tensor cores, the FP32 FMA chains, and HBM read, write and copy streams
-(`measuring.calibration_kernels`). Its average power against its FLOP/s and bytes/s, less the static watts,
-gives pJ per FLOP per pipe and pJ per HBM byte by non-negative least squares (`core.energy.fit_energy_model`).
+one where the GPU has fp8 tensor cores, the FP32 FMA chains, and HBM read, write and copy streams, one read
+from a quarter of the SMs (a lower bandwidth) among them (`measuring.calibration_kernels`). Its average power
+against its FLOP/s and bytes/s, less the static watts, gives pJ per FLOP per pipe and pJ per HBM byte read,
+written and of their overlap by non-negative least squares (`core.energy.fit_energy_model`, its default form).
 The deep-idle watts are read first (before any kernel); the static watts are the board ready with nothing
 running, read right after the first kernel. The power cap is NVML's enforced limit. The model is stored beside
 the ceilings (`ceilings.store.save_energy`); a model whose fit is worse than the stored one's is kept out
@@ -26,6 +27,12 @@ FP8_N = 8192
 # A new fit whose relative RMS residual is worse than the stored one's by more than this does not replace it
 # (without --replace): the better fit is the better model; within it the two are the same (window noise).
 KEEP_STORED_MARGIN = 0.01
+# "HBM read, few SMs" runs on sm_count / this many programs: on the H200 (132 SMs) 33, which cannot draw the full
+# bandwidth, so its point lies at a lower bandwidth than the other HBM kernels' (all near 4 TB/s on 2026-12-01)
+LOW_BW_SM_DIVISOR = 4
+# exp passes per element of the "SFU stream" probe: ~2 ms per call on an H200 against ~0.6 ms for its bytes
+# alone, so the SMs, not HBM, hold it
+ALU_STREAM_ITERS = 32
 
 
 Kernel = tuple[str, Callable[[], Any], dict[str, float], float, float]
@@ -37,7 +44,14 @@ def _kernels(gpu: LocalGPU) -> list[Kernel]:
     import torch
 
     from roofline.measuring.calibrate_gpu import BLOCK, FMA_ITERS, HBM_L2_MULTIPLE, HBM_MIN_BYTES, _matmul_fn
-    from roofline.measuring.calibration_kernels import FMA_PER_ITER, copy_kernel, fma_kernel, read_kernel, write_kernel
+    from roofline.measuring.calibration_kernels import (
+        FMA_PER_ITER,
+        copy_kernel,
+        fma_kernel,
+        read_kernel,
+        sweep_kernel,
+        write_kernel,
+    )
 
     spec = gpu.spec
     assert spec is not None
@@ -61,7 +75,12 @@ def _kernels(gpu: LocalGPU) -> list[Kernel]:
     part = torch.empty(count // BLOCK, device="cuda")
     g = (count // BLOCK,)
     b = count * 4.0
+    few = (max(1, sms // LOW_BW_SM_DIVISOR),)
     out += [("HBM read", lambda: read_kernel[g](x, part, BLOCK=BLOCK, REPEAT=1, num_warps=8), {}, b, 0.0),
+            # the same bytes from a quarter of the SMs (persistent programs): HBM at a lower bandwidth, so
+            # a term per running kernel and the per-byte terms can be told apart
+            ("HBM read, few SMs", lambda: sweep_kernel[few](x, part, count // BLOCK, BLOCK=BLOCK, REPEAT=1,
+                                                            num_warps=8), {}, b, 0.0),
             ("HBM write", lambda: write_kernel[g](y, BLOCK=BLOCK, num_warps=8), {}, 0.0, b),
             ("HBM copy", lambda: copy_kernel[g](x, y, BLOCK=BLOCK, num_warps=8), {}, b, b),
             # torch's own kernels for the same traffic (as `calibrate` times them beside Triton's): the
@@ -70,6 +89,28 @@ def _kernels(gpu: LocalGPU) -> list[Kernel]:
             ("torch fill", lambda: y.fill_(1.0), {}, 0.0, b),
             ("torch copy", lambda: y.copy_(x), {}, b, b)]
     return out
+
+
+def _probes(gpu: LocalGPU) -> list[Kernel]:
+    """Kernels measured beside the calibration's but not fitted: the default form has no term for them. Their
+    windows go into the details (`probes`), so the next analysis of model forms
+    (scripts/experiments/energy_model_forms.py) can test a term for SM work that is neither FLOPs on a counted
+    pipe nor HBM bytes (the default form gives the suite's GELU, SiLU, norms and softmax 15-54% less than they
+    measured: `energy_model_forms.py --rows`)."""
+    import torch
+
+    from roofline.measuring.calibrate_gpu import BLOCK, HBM_L2_MULTIPLE, HBM_MIN_BYTES
+    from roofline.measuring.calibration_kernels import alu_stream_kernel
+
+    spec = gpu.spec
+    assert spec is not None
+    nbytes = max(HBM_MIN_BYTES, HBM_L2_MULTIPLE * int(spec["l2_cache_kib"] * 1024))
+    count = nbytes // 4 // BLOCK * BLOCK
+    x = torch.rand(count, device="cuda")
+    y = torch.empty_like(x)
+    g = (count // BLOCK,)
+    return [("SFU stream", lambda: alu_stream_kernel[g](x, y, ITERS=ALU_STREAM_ITERS, BLOCK=BLOCK, num_warps=8), {},
+             count * 4.0, count * 4.0)]
 
 
 def calibrate_energy(gpu: LocalGPU, progress: Progress | None = None) -> tuple[EnergyModel, dict[str, Any]]:
@@ -90,30 +131,45 @@ def calibrate_energy(gpu: LocalGPU, progress: Progress | None = None) -> tuple[E
     points: list[CalibrationPoint] = []
     rows: list[dict[str, Any]] = []
     static_w: float | None = None
-    for name, fn, flops, read, written in _kernels(gpu):
+
+    def window(name: str, fn: Callable[[], Any], flops: dict[str, float], read: float, written: float
+               ) -> tuple[CalibrationPoint, dict[str, Any]]:
         say(f"energy: {name}")
-        total_flops = sum(flops.values())
-        e = measure_fn(fn, counter, flops=total_flops or None, nbytes=read + written, static_w=None,
+        e = measure_fn(fn, counter, flops=sum(flops.values()) or None, nbytes=read + written, static_w=None,
                        static_source=None, sm_clock=lambda: ClockSampler(gpu.index))
         tau = e["per_call_s"]
         sm = ((e.get("clocks") or {}).get("sm_mhz") or {}).get("median")
-        points.append(CalibrationPoint(name=name, flops_per_s={p: f / tau for p, f in flops.items()},
-                                       read_bytes_per_s=read / tau, write_bytes_per_s=written / tau,
-                                       power_w=e["power_w"], sm_mhz=sm))
-        rows.append({"name": name, "power_w": e["power_w"], "per_call_s": tau, "energy_j": e["energy_j"],
-                     "sm_mhz": sm, "limited_by": (e.get("clocks") or {}).get("limited_by"), "counter": e["counter"]})
+        pt = CalibrationPoint(name=name, flops_per_s={p: f / tau for p, f in flops.items()},
+                              read_bytes_per_s=read / tau, write_bytes_per_s=written / tau, power_w=e["power_w"],
+                              sm_mhz=sm)
+        return pt, {"name": name, "power_w": e["power_w"], "per_call_s": tau, "energy_j": e["energy_j"], "sm_mhz": sm,
+                    "limited_by": (e.get("clocks") or {}).get("limited_by"), "counter": e["counter"]}
+
+    for name, fn, flops, read, written in _kernels(gpu):
+        pt, row = window(name, fn, flops, read, written)
+        points.append(pt)
+        rows.append(row)
         if static_w is None:
             torch.cuda.synchronize()
             say("static power (ready, nothing running)")
             static_w = idle_window(counter).power_w
         del fn
+    probes: list[dict[str, Any]] = []
+    try:  # recorded for the next analysis, not fitted: a failure here must not lose the calibration
+        for name, fn, flops, read, written in _probes(gpu):
+            pt, row = window(name, fn, flops, read, written)
+            probes.append({**row, "point": pt.to_dict()})
+            del fn
+    except Exception as exc:
+        probes.append({"error": f"{type(exc).__name__}: {exc}"})
     torch.cuda.empty_cache()
     assert static_w is not None
     model = fit_energy_model(points, static_w=static_w, power_cap_w=counter.power_cap_w(), idle_w=idle_w,
                              max_sm_mhz=max_sm)
     for row, pt in zip(rows, points, strict=True):
         row["predicted_power_w"] = model.power_w(pt.flops_per_s, pt.read_bytes_per_s, pt.write_bytes_per_s)
-    details = {"kernels": rows, "idle_counter": idle.counter_figures(), "seconds": time.perf_counter() - t_start,
+    details = {"kernels": rows, "probes": probes, "idle_counter": idle.counter_figures(),
+               "seconds": time.perf_counter() - t_start,
                "torch": torch.__version__}
     return model, details
 

@@ -93,6 +93,9 @@ def _render_op(c: Comparison, wide: bool = False) -> FitTable:
     energy = any(r.measured_energy_j is not None for r in c.rows)
     if energy:
         cols += [Column("measured\nJ/call", note="measured J/call: the NVML energy counter (--energy)")]
+        if c.tokens:
+            cols += [Column("measured\nJ/token", note=f"measured J/token: J/call / {c.tokens} tokens per call "
+                            "(--tokens-per-call)")]
     cols += _cost_columns(c.prices, "calls")
     rows = []
     for r in c.rows:
@@ -109,6 +112,8 @@ def _render_op(c: Comparison, wide: bool = False) -> FitTable:
             cells += [duration(r.measured_time_s), f"{frac:.0%}" if frac is not None else "-"]
         if energy:
             cells.append(si(r.measured_energy_j, "J") if r.measured_energy_j is not None else "-")
+            if c.tokens:
+                cells.append(f"{r.measured_j_per_token * 1e3:.3g} mJ" if r.measured_j_per_token is not None else "-")
         rows.append(cells + _cost_cells(r, c.prices))
     caption = _caption(c.prices, [(r.gpu, r.reason) for r in c.rows if r.status != "ok"], c.notes,
                        measured=c.measured_path, shared=(*roof_line, *pipe_line))

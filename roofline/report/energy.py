@@ -24,9 +24,12 @@ def energy_model_table(model: EnergyModel, details: dict[str, Any]) -> FitTable:
         cells.append([row["name"], f"{row['power_w']:.0f}", f"{row.get('predicted_power_w', 0):.0f}",
                       f"{row['sm_mhz']:.0f}" if row.get("sm_mhz") else "-", rate])
     figures = [f"{k.replace('_dense_tflops', '')} {v:.3g} pJ/FLOP" for k, v in model.pj_per_flop.items()]
-    figures.append(f"HBM read {model.pj_per_byte_read:.3g}, write {model.pj_per_byte_written:.3g} pJ/B")
+    figures.append(f"HBM read {model.pj_per_byte_read:.3g}, write {model.pj_per_byte_written:.3g}"
+                   + (f", read+write overlap {model.pj_per_byte_mixed:.3g}" if model.pj_per_byte_mixed else "")
+                   + " pJ/B")
     idle = f", idle {model.idle_w:.0f} W" if model.idle_w else ""
-    title = (f"energy model: {'; '.join(figures)}; static {model.static_w:.0f} W{idle}, +{model.active_w:.0f} W "
-             f"while a kernel runs; cap {model.power_cap_w:.0f} W"
+    active = f", +{model.active_w:.0f} W while a kernel runs" if model.active_w else ""
+    title = (f"energy model: {'; '.join(figures)}; static {model.static_w:.0f} W{idle}{active}; cap "
+             f"{model.power_cap_w:.0f} W"
              + (f"; fit residual {model.residual:.1%}" if model.residual is not None else ""))
     return FitTable(cols, cells, title=title)

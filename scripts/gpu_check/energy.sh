@@ -2,7 +2,7 @@
 # model (`calibrate --energy`), `--energy` on analyze, run and profile, the refusal on the CPU, the chart with its
 # power roof, and scripts/energy_accuracy.py (counter update period and resolution, repeatability over five
 # windows, the model's prediction of every kernels-h200 kernel, the power roof's clock of a long bf16 GEMM).
-# About 4-5 minutes on the H200 (calibrate ~25 s, the commands ~100 s, the benchmark ~115 s; the first version,
+# About 4-5 minutes on the H200 (calibrate ~30 s, the commands ~100 s, the benchmark ~115 s; the first version,
 # without the second run, check and API profile, ran in 180 s).
 # Sourced by scripts/gpu_check.sh, in its shell: $OUT, $W, $S, $RL, log.
 E=$W/energy
@@ -54,4 +54,18 @@ log "scripts/energy_accuracy.py (counter, repeatability, model, power roof)"
 timeout 300 python3 scripts/energy_accuracy.py "$E" > "$E/accuracy.txt" 2>&1; echo "exit $?" | tee -a "$S"
 sed -n '/^== summary/,$p' "$E/accuracy.txt" | tee -a "$S"
 tail -5 "$E/accuracy.txt" | grep -i error | tee -a "$S"
+log "energy model forms refitted on this calibration (scripts/experiments/energy_model_forms.py; CPU, ~2 s)"
+timeout 60 python3 scripts/experiments/energy_model_forms.py --calibration "$E/model.json" > "$E/forms.txt" 2>&1
+echo "exit $?" | tee -a "$S"
+cut -c1-150 "$E/forms.txt" | head -14 | tee -a "$S"
+tail -1 "$E/forms.txt" | tee -a "$S"
+python3 - "$E/model.json" <<'PY' 2>&1 | tee -a "$S"
+import json, sys
+m = json.load(open(sys.argv[1]))
+d, pts = m["details"], {p["name"]: p for p in m["energy_model"]["points"]}
+for r in [k for k in d["kernels"] if k["name"].startswith("HBM")] + d.get("probes", []):
+    p = r.get("point") or pts.get(r.get("name"), {})
+    print(f"  {r.get('name', r.get('error'))}: {r.get('power_w', 0):.0f} W, {r.get('per_call_s', 0) * 1e3:.3f} ms/call, "
+          f"read {p.get('read_bytes_per_s', 0) / 1e12:.2f} TB/s, SM {r.get('sm_mhz')} MHz")
+PY
 log "energy stage: $(python3 -c "print(f'{$(secs) - $t0:.0f}')") s"
