@@ -12,7 +12,10 @@ from helpers import run, write
 
 from roofline.ceilings import opdb
 from roofline.core.errors import UsageError
-from roofline.measuring.opsweep import axis_levels, plan
+from roofline.core.tomlfile import read_toml
+from roofline.measuring.opsweep import SWEEPS, axis_levels, default_suite, load_plan, plan
+
+ROOT = Path(__file__).resolve().parents[1]
 
 H200 = {"kind": "gpu", "id": "h200-sxm", "name": "NVIDIA H200", "driver": "580.1", "torch": "2.11.0"}
 
@@ -96,6 +99,25 @@ def test_the_sweep_runs_coarse_first_and_every_family_early() -> None:
         plan({"family": [{"op": "all_reduce", "cpu": {"bytes": [1024]}}]}, "cpu")
     with pytest.raises(UsageError, match="no \\[\\[family\\]\\]"):
         plan({"sweep": {}}, "cpu")
+
+
+def test_the_default_sweep_is_package_data(tmp_path: Path) -> None:
+    # pyproject.toml installs the sweep folder as the package `roofline._sweepdata`, with its TOML files
+    pyproject = read_toml(ROOT / "pyproject.toml", "pyproject.toml", UsageError)["tool"]["setuptools"]
+    packaged, checkout = SWEEPS
+    assert f"roofline.{packaged}" in pyproject["packages"]
+    assert pyproject["package-dir"][f"roofline.{packaged}"] == checkout
+    assert "*.toml" in pyproject["package-data"][f"roofline.{packaged}"]
+    # an installed package's layout (site-packages/roofline/_sweepdata/ops.toml, no source tree beside it):
+    # the same lookup finds the packaged file
+    site = tmp_path / "site-packages" / "roofline"
+    (site / packaged).mkdir(parents=True)
+    installed = site / packaged / "ops.toml"
+    installed.write_text((ROOT / checkout / "ops.toml").read_text())
+    assert default_suite(site) == installed
+    name, points = load_plan(default_suite(site), "cpu")
+    assert name and points  # the packaged file is the whole sweep, with a CPU grid
+    assert default_suite() == ROOT / checkout / "ops.toml"  # a checkout: the source tree's file
 
 
 TINY = """
