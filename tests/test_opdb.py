@@ -160,6 +160,16 @@ def test_a_tiny_cpu_sweep_builds_a_database_that_predicts_an_mlp(tmp_path: Path,
     assert all(r.predicted_low_s <= r.predicted_time_s <= r.predicted_high_s for r in addmm)
     step = prof.summary["prediction"]
     assert step["calls_from_db"] >= 3 and step["measured_kernel_time_s"] == prof.summary["kernel_time_s"]
+    from helpers import rendered
+
+    from roofline.analysis.profile_view import profile_view
+    from roofline.report.profile import header, top_table
+
+    view = profile_view(prof.document())
+    head = rendered(header(view), 80)
+    assert max(len(line) for line in head.splitlines()) <= 80
+    assert "predicted kernels" in head and "the prediction (" in " ".join(head.split())  # measured / predicted
+    assert "pred" in rendered(top_table(view), 80)  # the predicted column beside the measured one
     with capsys.disabled():  # the figures, for the reader: not asserted (a shared CPU's times move)
         print(f"\nMLP on the CPU: predicted {step['predicted_kernel_time_s'] * 1e6:.0f} us "
               f"({step['predicted_kernel_low_s'] * 1e6:.0f}-{step['predicted_kernel_high_s'] * 1e6:.0f}), "

@@ -110,3 +110,8 @@ def test_views_show_the_bound_and_the_prediction_side_by_side(tmp_path: Path,
     bare = roofline.profile(lambda: mlp(x), time=False, gpu="h200")  # no database for the H200 here
     text = " ".join(rendered(header(profile_view(bare.document())), 80).split())
     assert "prediction: the bound (no operator database for h200-sxm" in text
+    # every record carries the bound as its prediction, said so; the top table adds no redundant column
+    assert all(r.prediction_source == "bound (no operator database for h200-sxm)" and r.predicted_time_s
+               == r.roofline_time_s for r in bare.records if r.roofline_time_s)
+    top = rendered(top_table(profile_view(bare.document())), 80)
+    assert "pred" not in top.replace("predicted", "")

@@ -19,11 +19,12 @@ if TYPE_CHECKING:
 
 
 def child_args(*, gpu: str | None, device: str | None, warm_l2: bool, timer: str, power: str,
-               kernels: bool) -> list[str]:
-    """The options a `--repeat` run passes on to each of its runs (all that change what is measured)."""
+               kernels: bool, db: Path | None = None) -> list[str]:
+    """The options a `--repeat` run passes on to each of its runs (all that change what is measured, and the
+    operator database of its predicted times: the merged records keep the first run's, `merge_runs`)."""
     return [*(["--gpu", gpu] if gpu else []), *(["--device", device] if device else []),
             *(["--warm-l2"] if warm_l2 else []), "--timer", timer, "--power", power,
-            "--kernels" if kernels else "--no-kernels"]
+            "--kernels" if kernels else "--no-kernels", *(["--db", str(db)] if db is not None else [])]
 
 
 def _run_child(cmd: list[str], seen: set[str] | None = None, hide: str | None = None) -> int:
@@ -136,10 +137,14 @@ def run_cmd(
         energy_preflight(no_time)
     check_choice("--devices-mode", devices_mode, DEVICES_MODES)
     indices = _device_indices(devices, device=device, repeat=repeat, no_time=no_time)
+    if db is not None and (indices or repeat > 1):  # a bad file: one line here, not one per child run
+        from roofline.ceilings.opdb import read
+
+        read(db)
     if indices:
         if counters:
             raise UsageError("--counters goes with one GPU: run it without --devices")
-        args = child_args(gpu=gpu, device=None, warm_l2=warm_l2, timer=timer, power=power, kernels=kernels)
+        args = child_args(gpu=gpu, device=None, warm_l2=warm_l2, timer=timer, power=power, kernels=kernels, db=db)
         _on_devices(suite, indices, devices_mode, args, output=output, force=force, json_=json_, wide=wide,
                     name=spec.name)
         return
@@ -147,7 +152,7 @@ def run_cmd(
         if no_time:
             raise UsageError("--repeat needs timed runs: the model alone (--no-time) is the same every run")
         _repeat(suite, repeat, child_args(gpu=gpu, device=device, warm_l2=warm_l2, timer=timer, power=power,
-                                          kernels=kernels),
+                                          kernels=kernels, db=db),
                 output=output, force=force, json_=json_, wide=wide, name=spec.name)
         return
     with StatusLine(total=len(spec.entries), shorter=SHORTER) as line:  # one transient line on stderr

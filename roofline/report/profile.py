@@ -230,8 +230,11 @@ def prediction_pairs(p: Mapping[str, Any] | None) -> list[str]:
     k = p["predicted_kernel_time_s"]
     measured = p.get("measured_kernel_time_s")
     out = [f"predicted kernels {duration(k)} ({duration(p.get('predicted_kernel_low_s'))}-"
-           f"{duration(p.get('predicted_kernel_high_s'))}), bound {duration(p.get('bound_time_s'))}"
-           + (f", measured {duration(measured)} ({measured / k:.2f}x the prediction)" if measured and k else "")]
+           f"{duration(p.get('predicted_kernel_high_s'))}), bound {duration(p.get('bound_time_s'))}"]
+    if measured and k:  # its own pair: the header packs pairs in 80 columns
+        lo, hi = p.get("predicted_kernel_low_s") or 0.0, p.get("predicted_kernel_high_s") or 0.0
+        out.append(f"measured {measured / k:.2f}x the prediction ({'inside' if lo <= measured <= hi else 'outside'} "
+                   "its interval)")
     if p.get("predicted_launch_gaps_s"):
         out.append(f"eager step {duration(p.get('predicted_step_s'))} with launch gaps")
     out.append(f"predicted from {p.get('prediction_source')}")
