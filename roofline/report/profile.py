@@ -163,7 +163,9 @@ def header(view: ProfileView, width: int = 80) -> Text:
     pairs: list[str] = []
     if predicted:
         low = bool(s.get("lower_bound"))  # ops without formula hold time the sum leaves out
-        pairs.append(f"predicted step {'at least ' if low else ''}{duration(view.total_s)} (sum of roofline times"
+        # with an operator database's prediction beside it (prediction_pairs), the sum is the bound, named so
+        what = "roofline step" if (s.get("prediction") or {}).get("calls_from_db") else "predicted step"
+        pairs.append(f"{what} {'at least ' if low else ''}{duration(view.total_s)} (sum of roofline times"
                      + ("; a lower bound: ops without formula" if low else "") + ")")
         cov = s.get("analytic_coverage") or {}
         if cov.get("time") is not None:
