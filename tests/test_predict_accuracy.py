@@ -32,7 +32,7 @@ def test_every_roofline_import_of_the_script_resolves() -> None:
     tree = ast.parse(SCRIPT.read_text())
     found = [(n.module, a.name) for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module
              and n.module.startswith("roofline") for a in n.names]
-    assert found  # BOUND, opdb
+    assert found  # from_database, opdb
     for module, name in found:
         assert hasattr(importlib.import_module(module), name), f"{module}.{name}"
     import roofline
