@@ -82,4 +82,4 @@ def analyze(op: str | Operator, *, dtype: str | DType | Any | None = None, gpu: 
 
             assert target.time_device is not None
             record = attach_energy([record], [(operator, dt)], target.time_device, line, target.spec)[0]
-    return with_prediction(record, predictor) if predictor.db is not None else record
+    return with_prediction(record, predictor)  # without a database: the bound, said in prediction_source

@@ -12,6 +12,8 @@
   the session on a significant regression.
 - Every record carries its test's node id in `params["test"]` (and `params["call"]` from a test's second call
   of the same kernel on), so `Record.key()`, and with it `check`, matches records across runs test by test.
+- Every record gets its predicted time (docs/prediction.md): from `--roofline-db FILE`, else the timing
+  device's own operator database (`roofline calibrate --ops`), else the bound, said in `prediction_source`.
 - Timing device: `--roofline-device` (cpu, cuda, cuda:N); by default the machine's GPU, else the CPU, whose
   measured roofline is as real a roof as a GPU's. A test that cannot time there is skipped with the reason.
 - `-p no:roofline` turns the plugin off.
@@ -36,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
+    from roofline.analysis.predict import Predictor
     from roofline.ci.judge import FailOn, Report
     from roofline.core.document import Document
     from roofline.core.record import Key, Record
@@ -69,18 +72,34 @@ class RooflineSession:
     unavailable: str | None = None  # why nothing can be timed here (every test that asks is skipped)
     lines: list[tuple[str, dict[str, bool]]] = field(default_factory=list)  # the terminal summary
     report: Report | None = None
+    db: str | None = None  # --roofline-db: the operator database of the predicted times
+    predictor: Predictor | None = None  # resolved with the target
 
     def resolve(self) -> Target:
-        """The session's target, resolved once; skips the calling test when nothing can be timed."""
+        """The session's target, resolved once; skips the calling test when nothing can be timed (a bad
+        operator database fails it with one line)."""
         if self.target is None and self.unavailable is None:
             self.target, self.unavailable = _resolve(self.device)
         if self.target is None:
             pytest.skip(f"roofline: {self.unavailable}")
+        if self.predictor is None:
+            from roofline.analysis.predict import predictor_for
+            from roofline.core.errors import RooflineError
+
+            refused = ""
+            try:
+                self.predictor = predictor_for(self.target.ceilings.device_id, self.db)
+            except RooflineError as exc:  # the device's own file, damaged (a named one is checked at start)
+                refused = str(exc)
+            if refused:  # outside the except block: one line, no exception chain
+                pytest.fail(f"roofline: operator database: {refused}", pytrace=False)
         return self.target
 
     def add(self, record: Record, nodeid: str) -> Record:
         """The record tied to its test (see TEST_PARAM), kept for the session's document."""
-        rec = replace(record, params={**record.params, TEST_PARAM: nodeid})
+        from roofline.analysis.predict import with_prediction
+
+        rec = replace(with_prediction(record, self.predictor), params={**record.params, TEST_PARAM: nodeid})
         n = self.calls[rec.key()] = self.calls.get(rec.key(), 0) + 1
         if n > 1:
             rec = replace(rec, params={**rec.params, CALL_PARAM: n})
@@ -125,6 +144,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--roofline-fail-on", metavar="RULES", default=DEFAULT_FAIL_ON,
                     help="--roofline-compare's failure rules, as `roofline check --fail-on` (default "
                          + DEFAULT_FAIL_ON.replace("%", "%%") + ")")  # argparse formats help with %
+    group.addoption("--roofline-db", metavar="FILE", default=None,
+                    help="operator database of the records' predicted times (default: the timing device's own, "
+                         "from `roofline calibrate --ops`; without one the prediction is the bound)")
     group.addoption("--roofline-rep-ms", metavar="MS", type=float, default=None,
                     help="time budget for each measurement's samples in milliseconds (default: the timers' "
                          "25 ms)")
@@ -143,10 +165,18 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError("--roofline-save/--roofline-compare with pytest-xdist: workers timing in parallel "
                                 "share the device; run the timed tests without -n")
     state = RooflineSession(device=device.strip().lower() if device else None, save=opt.roofline_save,
-                            rep_s=rep_ms / 1e3 if rep_ms else None)
+                            rep_s=rep_ms / 1e3 if rep_ms else None, db=opt.roofline_db)
     if state.save and state.save.endswith(".json") and Path(state.save).exists():
         raise pytest.UsageError(f"--roofline-save {state.save}: the file exists; not overwriting it (give a "
                                 "folder to get a new file per session)")
+    if opt.roofline_db:
+        from roofline.ceilings.opdb import read
+        from roofline.core.errors import RooflineError
+
+        try:
+            read(opt.roofline_db)
+        except RooflineError as exc:
+            raise pytest.UsageError(f"--roofline-db: {exc}") from None
     if opt.roofline_compare:
         from roofline.ci.judge import load_for_check, parse_fail_on
         from roofline.core.errors import RooflineError

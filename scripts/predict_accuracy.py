@@ -12,7 +12,8 @@ Llama; and the same models at batch sizes and lengths the sweep never measured):
    the same predictions, per op);
 3. compared: the step's predicted kernel time against the measured one (and the bound's), the median per-op
    error of the ten heaviest ops (measured), the share of ops whose measured time falls inside the predicted
-   interval, and the share within 20% for prediction and bound alike (a bound has no interval).
+   interval (every record carries one: the bound's is the bound alone, and `in_interval_from_db` counts only the
+   database's), and the share within 20% for prediction and bound alike.
 The database is built from the sweep alone (suites/sweeps/ops.toml): no model's shapes are in it. Writes
 OUT_DIR/predict_accuracy.json and OUT_DIR/predict_accuracy.txt (the table, also printed).
 """
@@ -31,7 +32,7 @@ from typing import Any
 import torch
 
 import roofline
-from roofline.analysis.predict import BOUND
+from roofline.analysis.predict import from_database
 from roofline.ceilings import opdb
 
 DEVICE = "cuda"  # --device cpu: a smoke run of the script itself (with --tiny), no figures worth keeping
@@ -143,7 +144,7 @@ def op_metrics(records: list[Any]) -> dict[str, Any]:
     """Per-op figures over the timed records that have a prediction."""
     rows = [r for r in records if r.time_s and r.predicted_time_s]
     heavy = sorted(rows, key=lambda r: (r.count or 1) * r.time_s, reverse=True)[:HEAVIEST]
-    from_db = [r for r in rows if not (r.prediction_source or BOUND).startswith(BOUND)]
+    from_db = [r for r in rows if from_database(r)]
     inside = [r for r in rows if r.predicted_low_s <= r.time_s <= r.predicted_high_s]
     inside_db = [r for r in from_db if r.predicted_low_s <= r.time_s <= r.predicted_high_s]
     return {

@@ -309,12 +309,22 @@ def test_run_repeat_passes_its_options_to_each_run() -> None:
     assert child_args(gpu=None, device="cuda:1", warm_l2=True, timer="events", power="sustained",
                       kernels=False) == ["--device", "cuda:1", "--warm-l2", "--timer", "events", "--power",
                                          "sustained", "--no-kernels"]
+    assert child_args(gpu="h200", device=None, warm_l2=False, timer="auto", power="sustained", kernels=True,
+                      db=Path("h200-ops.json"))[-2:] == ["--db", "h200-ops.json"]  # each run predicts alike
 
 
 def test_run_repeat_in_fresh_processes(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    from roofline.ceilings import opdb
+
     suite = write(tmp_path / "tiny.toml", '[[entry]]\nop = "relu"\nparams = { numel = 4096 }\n')
     out = tmp_path / "r.json"
-    code, _, err = run(capsys, "run", str(suite), "--repeat", "2", "--no-kernels", "-o", str(out))
+    # a CPU operator database of two relu points at half their roof: every run's record is predicted from it
+    db = opdb.OpDB(device={"kind": "cpu", "id": "cpu", "name": "test CPU"}, path=tmp_path / "cpu-ops.json")
+    db.points += [opdb.Point(family="elementwise", op="relu", dtype="fp32", params={"numel": n}, flops=n,
+                             bytes=8 * n, roofline_time_s=n * 1e-9, time_s=n * 2e-9) for n in (1024, 65536)]
+    opdb.write(db)
+    code, _, err = run(capsys, "run", str(suite), "--repeat", "2", "--no-kernels", "-o", str(out), "--db",
+                       str(db.path))
     assert code == 0, err
     assert "run 2 of 2" in err and "between-run noise of 1 of 1" in err
     doc = json.loads(out.read_text())
@@ -322,6 +332,8 @@ def test_run_repeat_in_fresh_processes(capsys: pytest.CaptureFixture[str], tmp_p
     assert len(rec[RUN_SAMPLES]) == 2 and rec["time_samples_s"] == rec[RUN_SAMPLES][0] + rec[RUN_SAMPLES][1]
     assert rec[RUN_NOISE]["runs"] == 2 and len(doc["runs"]) == 2
     assert doc["command"] != doc["runs"][0]["command"]  # the command that merged them, not the first run's
+    assert rec["prediction_source"].startswith("elementwise fp32: 2 of 2 points")
+    assert rec["predicted_time_s"] == pytest.approx(2 * rec["roofline_time_s"])  # efficiency 0.5 at both ends
     code, _, err = run(capsys, "run", str(suite), "--repeat", "2", "--no-time")
     assert code == 2 and "--repeat needs timed runs" in err
 

@@ -12,7 +12,10 @@ from helpers import run, write
 
 from roofline.ceilings import opdb
 from roofline.core.errors import UsageError
-from roofline.measuring.opsweep import axis_levels, plan
+from roofline.core.tomlfile import read_toml
+from roofline.measuring.opsweep import SWEEPS, axis_levels, default_suite, load_plan, plan
+
+ROOT = Path(__file__).resolve().parents[1]
 
 H200 = {"kind": "gpu", "id": "h200-sxm", "name": "NVIDIA H200", "driver": "580.1", "torch": "2.11.0"}
 
@@ -98,6 +101,25 @@ def test_the_sweep_runs_coarse_first_and_every_family_early() -> None:
         plan({"sweep": {}}, "cpu")
 
 
+def test_the_default_sweep_is_package_data(tmp_path: Path) -> None:
+    # pyproject.toml installs the sweep folder as the package `roofline._sweepdata`, with its TOML files
+    pyproject = read_toml(ROOT / "pyproject.toml", "pyproject.toml", UsageError)["tool"]["setuptools"]
+    packaged, checkout = SWEEPS
+    assert f"roofline.{packaged}" in pyproject["packages"]
+    assert pyproject["package-dir"][f"roofline.{packaged}"] == checkout
+    assert "*.toml" in pyproject["package-data"][f"roofline.{packaged}"]
+    # an installed package's layout (site-packages/roofline/_sweepdata/ops.toml, no source tree beside it):
+    # the same lookup finds the packaged file
+    site = tmp_path / "site-packages" / "roofline"
+    (site / packaged).mkdir(parents=True)
+    installed = site / packaged / "ops.toml"
+    installed.write_text((ROOT / checkout / "ops.toml").read_text())
+    assert default_suite(site) == installed
+    name, points = load_plan(default_suite(site), "cpu")
+    assert name and points  # the packaged file is the whole sweep, with a CPU grid
+    assert default_suite() == ROOT / checkout / "ops.toml"  # a checkout: the source tree's file
+
+
 TINY = """
 [sweep]
 name = "tiny"
@@ -138,6 +160,16 @@ def test_a_tiny_cpu_sweep_builds_a_database_that_predicts_an_mlp(tmp_path: Path,
     assert all(r.predicted_low_s <= r.predicted_time_s <= r.predicted_high_s for r in addmm)
     step = prof.summary["prediction"]
     assert step["calls_from_db"] >= 3 and step["measured_kernel_time_s"] == prof.summary["kernel_time_s"]
+    from helpers import rendered
+
+    from roofline.analysis.profile_view import profile_view
+    from roofline.report.profile import header, top_table
+
+    view = profile_view(prof.document())
+    head = rendered(header(view), 80)
+    assert max(len(line) for line in head.splitlines()) <= 80
+    assert "predicted kernels" in head and "the prediction (" in " ".join(head.split())  # measured / predicted
+    assert "pred" in rendered(top_table(view), 80)  # the predicted column beside the measured one
     with capsys.disabled():  # the figures, for the reader: not asserted (a shared CPU's times move)
         print(f"\nMLP on the CPU: predicted {step['predicted_kernel_time_s'] * 1e6:.0f} us "
               f"({step['predicted_kernel_low_s'] * 1e6:.0f}-{step['predicted_kernel_high_s'] * 1e6:.0f}), "

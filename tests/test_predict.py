@@ -14,8 +14,10 @@ from roofline.analysis.predict import (
     FEW_POINTS_SPREAD,
     FamilyModel,
     Predictor,
+    bound_only_note,
     family_of,
     features,
+    from_database,
     predicted,
     quantile,
 )
@@ -134,14 +136,28 @@ def test_an_op_family_the_database_lacks_is_the_bound_and_says_so() -> None:
     assert none is not None and none.source == f"{BOUND} (no prediction family for aten::_cudnn_rnn)"
 
 
-def test_without_a_database_the_prediction_is_the_bound_and_records_are_left_as_they_are() -> None:
+def test_without_a_database_every_record_is_predicted_by_the_bound_and_says_so() -> None:
+    # issue 32: "every analytic record gets predicted_time_s ... or `bound` when the database has no such op:
+    # never silently"; the bound's interval is the bound alone (a floor, not a spread)
     p = Predictor(None, "h200-sxm")
     rec = analytic_record(make("gemm", m=1024), get_dtype("bf16"), H200)
     got = p.predict(rec)
     assert got is not None and got.time_s == got.low_s == got.high_s == rec.roofline_time_s
     assert "no operator database for h200-sxm" in got.source
-    assert predicted([rec], p) == [rec] and rec.predicted_time_s is None
+    (out,) = predicted([rec], p)
+    assert out.predicted_time_s == out.predicted_low_s == out.predicted_high_s == rec.roofline_time_s
+    assert out.prediction_source == f"{BOUND} (no operator database for h200-sxm)" and not from_database(out)
+    assert bound_only_note([out]) == "predicted time: the bound for every record (no operator database for h200-sxm)"
     assert p.predict(Rec(None)) is None  # no formula, no roofline time: nothing to predict
+
+
+def test_one_record_from_the_database_means_no_bound_only_note() -> None:
+    p = Predictor(db_of(point(1e-4, 0.5), point(1e-3, 0.8), point(1e-2, 0.9)), "h200-sxm")
+    gemm = analytic_record(make("gemm", m=1024), get_dtype("bf16"), H200)
+    relu = analytic_record(make("relu", numel=1 << 20), get_dtype("bf16"), H200)  # no elementwise points: the bound
+    out = predicted([gemm, relu], p)
+    assert [from_database(r) for r in out] == [True, False]
+    assert bound_only_note(out) is None
 
 
 def test_families_of_catalog_and_profile_records() -> None:
@@ -179,3 +195,21 @@ def test_the_step_counts_calls_and_launch_gaps() -> None:
     bare = step_prediction([rec], Predictor(None, "h200-sxm"))  # no database: the bound, said in the source
     assert bare["predicted_kernel_time_s"] == pytest.approx(bare["bound_time_s"]) and bare["calls_on_bound"] == 3
     assert "no operator database" in bare["prediction_source"]
+
+
+def test_a_record_table_adds_the_prediction_column_only_when_a_database_predicted() -> None:
+    from helpers import rendered
+
+    from roofline.report.rows import prediction_rows
+    from roofline.report.text import records_table
+
+    recs = [analytic_record(make("gemm", m=m), get_dtype("bf16"), H200) for m in (1024, 4096)]
+    bare = predicted(recs, Predictor(None, "h200-sxm"))
+    text = rendered(records_table(bare, title="t"))
+    assert "predicted" not in text.split("the analytic model alone")[0]  # no column: every prediction is the bound
+    assert "predicted time: the bound for every record (no operator database for h200-sxm)" in text
+    assert prediction_rows(bare[0]) == [("predicted time", "the roofline time (no operator database for h200-sxm)")]
+    p = Predictor(db_of(point(1e-4, 0.5), point(1e-3, 0.8), point(1e-2, 0.9)), "h200-sxm")
+    text = rendered(records_table(predicted(recs, p), title="t"))
+    assert "predicted" in text.split("the analytic model alone")[0] and "for every record" not in text
+    assert max(len(line) for line in text.splitlines()) <= 80

@@ -78,6 +78,12 @@ def test_compare_ranks_a_gpu_with_a_database_by_its_prediction_and_says_so(tmp_p
                for n in json.loads(out)["notes"])
     code, _, err = run(capsys, "compare", "gemm", "--m", "4096", "--gpu", "h100,b200", "--db", str(db))
     assert code == 2 and "not among the compared GPUs" in err
+    # an op the database has no points of (relu: elementwise) is the bound on the H200 too, and says so
+    code, out, err = run(capsys, "compare", "relu", "--numel", "16777216", "--dtype", "bf16", "--gpu", "h200",
+                         "--db", str(db), "--json")
+    assert code == 0, err
+    (relu,) = json.loads(out)["gpus"]
+    assert relu["time_source"] == "bound" and relu["time_s"] == relu["roofline_time_s"]
 
 
 def test_views_show_the_bound_and_the_prediction_side_by_side(tmp_path: Path,
@@ -106,7 +112,13 @@ def test_views_show_the_bound_and_the_prediction_side_by_side(tmp_path: Path,
     view = profile_view(prof.document())
     text = " ".join(rendered(header(view), 80).split())
     assert "predicted kernels" in text and "bound" in text and f"predicted from {db.name}" in text
+    assert "roofline step" in text and "predicted step" not in text  # the bound's sum, not called a prediction
     assert "pred" in rendered(top_table(view), 80)
     bare = roofline.profile(lambda: mlp(x), time=False, gpu="h200")  # no database for the H200 here
     text = " ".join(rendered(header(profile_view(bare.document())), 80).split())
     assert "prediction: the bound (no operator database for h200-sxm" in text
+    # every record carries the bound as its prediction, said so; the top table adds no redundant column
+    assert all(r.prediction_source == "bound (no operator database for h200-sxm)" and r.predicted_time_s
+               == r.roofline_time_s for r in bare.records if r.roofline_time_s)
+    top = rendered(top_table(profile_view(bare.document())), 80)
+    assert "pred" not in top.replace("predicted", "")

@@ -123,6 +123,30 @@ def test_save_writes_one_new_document_per_session(pytester: pytest.Pytester) -> 
     assert all(r.time_samples_s for r in doc.records)
 
 
+def test_records_get_their_predicted_time_from_roofline_db_or_the_bound(pytester: pytest.Pytester) -> None:
+    from roofline.ceilings import opdb
+
+    pytester.makepyfile(test_kernels=KERNELS)
+    run(pytester, "--roofline-save", "bare.json").assert_outcomes(passed=2)
+    bare = read_document(pytester.path / "bare.json").records
+    # no database for the CPU in the test cache: the bound, said so (issue 32: "never silently")
+    assert all(r.predicted_time_s == r.roofline_time_s == r.predicted_high_s for r in bare)
+    assert {r.prediction_source for r in bare} == {"bound (no operator database for cpu)"}
+    # a database of two fp32 GEMM points at a quarter of their roof: the gemm record is predicted from it
+    db = opdb.OpDB(device={"kind": "cpu", "id": "cpu", "name": "test CPU"}, path=pytester.path / "cpu-ops.json")
+    db.points += [opdb.Point(family="gemm", op="gemm", dtype="fp32", params={"m": m}, flops=2 * m**3,
+                             bytes=12 * m * m, roofline_time_s=m**3 * 1e-10, time_s=m**3 * 4e-10) for m in (16, 64)]
+    opdb.write(db)
+    run(pytester, "--roofline-save", "db.json", "--roofline-db", "cpu-ops.json").assert_outcomes(passed=2)
+    gemm = next(r for r in read_document(pytester.path / "db.json").records if r.op == "gemm")
+    assert gemm.prediction_source.startswith("gemm fp32: 2 of 2 points")
+    assert gemm.predicted_time_s == pytest.approx(4 * gemm.roofline_time_s)  # efficiency 0.25 at both points
+    (pytester.path / "bad.json").write_text("{")  # a truncated file: a usage error before any test runs
+    result = run(pytester, "--roofline-db", "bad.json")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--roofline-db: bad.json: not an operator database (corrupt or truncated*"])
+
+
 def test_save_to_an_existing_file_is_refused(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_kernels=KERNELS)
     (pytester.path / "keep.json").write_text("{}")

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 from roofline._version import __version__
-from roofline.analysis.predict import Predictor, with_prediction
+from roofline.analysis.predict import Predictor, from_database, with_prediction
 from roofline.ceilings import opdb, store
 from roofline.ceilings.prices import Prices
 from roofline.ceilings.specs import GPUSpec, as_spec, gpu_ceilings, load_all
@@ -159,7 +159,7 @@ class GPURow(_Priced):
     def time_source(self) -> str | None:
         if self.record is None:
             return None
-        return "predicted" if self.record.predicted_time_s is not None else "bound"
+        return "predicted" if from_database(self.record) else "bound"  # a bound-only prediction is the bound
 
     @property
     def attainable_flops_per_s(self) -> float | None:

@@ -5,7 +5,8 @@ The rule (docs/prediction.md):
 - A record's family is its catalog operator's (FAMILY_OF_OP), or for a profile's aten op the catalog operator
   its formula maps to; other memory-bound aten ops with a formula (copies, reductions, pointwise rules) are
   predicted as elementwise passes (MEMORY_PASS). No family, or none of its dtype in the database: the
-  prediction is the bound, and `prediction_source` starts with "bound" and says why.
+  prediction is the bound (its interval the bound alone: a floor, not a spread), and `prediction_source`
+  starts with "bound" and says why. Every record with a roofline time gets a prediction (`predicted`).
 - Features: x = log10(roofline time), y = log10(arithmetic intensity), in decades. The efficiency (roofline time /
   measured time) at a query is the inverse-distance-squared weighted geometric mean of its NEIGHBOURS nearest
   points (the exact point's when one is at the query).
@@ -211,6 +212,22 @@ def with_prediction(record: Any, predictor: Predictor | None) -> Any:
     return record if p is None else evolve(record, **p.fields())
 
 
+def from_database(record: Any) -> bool:
+    """Whether the record's prediction came from an operator database (not the bound, nor absent)."""
+    return record.predicted_time_s is not None and not (record.prediction_source or BOUND).startswith(BOUND)
+
+
+def bound_only_note(records: Any) -> str | None:
+    """The one line a view prints instead of a prediction column when every prediction is the bound: the
+    first record's source (which says why), None when any record has a prediction from a database."""
+    sources = [r.prediction_source for r in records if r.predicted_time_s is not None]
+    if not sources or any(not s.startswith(BOUND) for s in sources):
+        return None
+    whys = {s[len(BOUND):].strip() for s in sources}
+    why = whys.pop() if len(whys) == 1 else "(each record's prediction_source says why)"
+    return f"predicted time: the bound for every record {why}".rstrip()
+
+
 def in_interval(record: Any) -> bool | None:
     """Whether the measured time fell inside the predicted interval (None without both)."""
     if record.time_s is None or record.predicted_low_s is None or record.predicted_high_s is None:
@@ -229,6 +246,7 @@ def predictor_for(device_id: str, db: str | Path | OpDB | None = None) -> Predic
 
 
 def predicted(records: list[Any], predictor: Predictor) -> list[Any]:
-    """The records with their predictions, when the predictor has a database (unchanged otherwise: without one
-    the prediction is the bound, `roofline_time_s`, and the summary says so)."""
-    return [with_prediction(r, predictor) for r in records] if predictor.db is not None else list(records)
+    """The records with their predictions: from the database where one applies, else the bound itself
+    (`predicted_time_s` = `predicted_low_s` = `predicted_high_s` = `roofline_time_s`, a point, not a spread),
+    with a `prediction_source` that starts with "bound" and says why. Records without a roofline time have none."""
+    return [with_prediction(r, predictor) for r in records]

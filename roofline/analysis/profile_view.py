@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from roofline.analysis.predict import from_database
 from roofline.analysis.whatif import BACKWARD_MARK, OPTIMIZER, WhatIf, module_label, phase_of, record_total, what_if
 from roofline.core.aten_names import short_base_name, short_name
 from roofline.core.counters import excess_basis
@@ -99,8 +100,7 @@ def top_lines(records: Sequence[Record], summary: Mapping[str, Any], top: int = 
                            roof_fraction=None if predicted else r.roofline_fraction,
                            intensity=r.arithmetic_intensity if r.flops is not None else None,
                            excess_traffic=r.counters.excess_traffic if r.counters is not None else None,
-                           predicted_s=(r.count or 1) * r.predicted_time_s if r.predicted_time_s is not None
-                           else None))
+                           predicted_s=(r.count or 1) * r.predicted_time_s if from_database(r) else None))
     return lines
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from roofline.core import validate
 from roofline.core.errors import RooflineError, UsageError
+from roofline.core.files import data_dir
 from roofline.core.model import Ceilings
 from roofline.core.tomlfile import read_toml
 
@@ -281,10 +282,7 @@ def load_spec_file(path: Path, data: dict[str, Any] | None = None) -> GPUSpec:
 
 def specs_dir() -> Path:
     """The spec files: `roofline/_specdata` inside an installed wheel, `specs/` in a checkout."""
-    packaged = Path(__file__).resolve().parents[1] / "_specdata"  # importlib.resources' answer, without its import
-    if packaged.is_dir():
-        return packaged
-    return Path(__file__).resolve().parents[2] / "specs"
+    return data_dir("_specdata", "specs")
 
 
 @cache

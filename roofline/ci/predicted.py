@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from roofline.analysis.predict import BOUND, predicted, predictor_for
+from roofline.analysis.predict import BOUND, from_database, predicted, predictor_for
 from roofline.core.errors import UsageError
 
 SLOWER, WITHIN, FASTER, UNJUDGED = "slower_than_predicted", "within_prediction", "faster_than_predicted", "bound_only"
@@ -50,7 +50,7 @@ def judge(records: Sequence[Any], margin: float) -> list[PredictedVerdict]:
         if r.time_s is None or r.predicted_time_s is None:
             continue
         src = r.prediction_source or BOUND
-        if src.startswith(BOUND):
+        if not from_database(r):  # the bound alone: nothing to judge against
             verdict = UNJUDGED
         elif r.time_s > r.predicted_high_s * (1 + margin):
             verdict = SLOWER

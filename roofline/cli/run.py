@@ -19,11 +19,13 @@ if TYPE_CHECKING:
 
 
 def child_args(*, gpu: str | None, device: str | None, warm_l2: bool, timer: str, power: str,
-               kernels: bool, threads: int | None = None) -> list[str]:
-    """The options a `--repeat` run passes on to each of its runs (all that change what is measured)."""
+               kernels: bool, threads: int | None = None, db: Path | None = None) -> list[str]:
+    """The options a `--repeat` run passes on to each of its runs (all that change what is measured, and the
+    operator database of its predicted times: the merged records keep the first run's, `merge_runs`)."""
     return [*(["--gpu", gpu] if gpu else []), *(["--device", device] if device else []),
             *(["--warm-l2"] if warm_l2 else []), "--timer", timer, "--power", power,
-            "--kernels" if kernels else "--no-kernels", *(["--threads", str(threads)] if threads else [])]
+            "--kernels" if kernels else "--no-kernels", *(["--threads", str(threads)] if threads else []),
+            *(["--db", str(db)] if db is not None else [])]
 
 
 def _run_child(cmd: list[str], seen: set[str] | None = None, hide: str | None = None) -> int:
@@ -139,11 +141,15 @@ def run_cmd(
     if not no_time:
         use_threads(threads)
     indices = _device_indices(devices, device=device, repeat=repeat, no_time=no_time)
+    if db is not None and (indices or repeat > 1):  # a bad file: one line here, not one per child run
+        from roofline.ceilings.opdb import read
+
+        read(db)
     if indices:
         if counters:
             raise UsageError("--counters goes with one GPU: run it without --devices")
         args = child_args(gpu=gpu, device=None, warm_l2=warm_l2, timer=timer, power=power, kernels=kernels,
-                          threads=threads)
+                          threads=threads, db=db)
         _on_devices(suite, indices, devices_mode, args, output=output, force=force, json_=json_, wide=wide,
                     name=spec.name)
         return
@@ -151,7 +157,7 @@ def run_cmd(
         if no_time:
             raise UsageError("--repeat needs timed runs: the model alone (--no-time) is the same every run")
         _repeat(suite, repeat, child_args(gpu=gpu, device=device, warm_l2=warm_l2, timer=timer, power=power,
-                                          kernels=kernels, threads=threads),
+                                          kernels=kernels, threads=threads, db=db),
                 output=output, force=force, json_=json_, wide=wide, name=spec.name)
         return
     with StatusLine(total=len(spec.entries), shorter=SHORTER) as line:  # one transient line on stderr

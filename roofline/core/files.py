@@ -58,3 +58,15 @@ def _new_file_mode() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return 0o666 & ~mask
+
+
+# The package's root folder (roofline/), whose data folders an installed wheel holds (pyproject.toml's
+# package-dir maps each to its folder of the source tree).
+PACKAGE_ROOT = Path(__file__).resolve().parents[1]
+
+
+def data_dir(packaged: str, checkout: str, package_root: Path = PACKAGE_ROOT) -> Path:
+    """A data folder of the project: `roofline/<packaged>` inside an installed wheel (importlib.resources'
+    answer, without its import), else `<checkout>` in the source tree holding the package."""
+    inside = package_root / packaged
+    return inside if inside.is_dir() else package_root.parent / checkout

@@ -24,12 +24,19 @@ from typing import Any
 from roofline.ceilings import opdb
 from roofline.core.dtypes import get_dtype
 from roofline.core.errors import RooflineError, UsageError
+from roofline.core.files import PACKAGE_ROOT, data_dir
 from roofline.core.format import duration
 from roofline.core.progress import QUIET, Reporter
 from roofline.core.record import analytic_record
 from roofline.measuring.target import Target
 
-DEFAULT_SUITE = Path(__file__).resolve().parents[2] / "suites" / "sweeps" / "ops.toml"
+SWEEPS = ("_sweepdata", "suites/sweeps")  # the sweep files: in a wheel, in a checkout (core.files.data_dir)
+DEFAULT_SWEEP = "ops.toml"
+
+
+def default_suite(package_root: Path = PACKAGE_ROOT) -> Path:
+    """The default sweep file, from an installed package or from the source tree."""
+    return data_dir(*SWEEPS, package_root=package_root) / DEFAULT_SWEEP
 # The timer's windows per point: a fifth of `roofline run`'s (measuring/timing.py): a sweep of ~1500 points
 # must fit 8 minutes; the medians of 10+ samples of these windows are what the predictor needs (its interval
 # comes from the spread across points, not within one).
@@ -272,7 +279,7 @@ def calibrate_ops(suite: str | Path | None = None, device: str | None = None, db
     if target.time_device is None:
         raise RooflineError("calibrate --ops needs a device to time on")
     identity = device_identity(target)
-    name, points = load_plan(suite or DEFAULT_SUITE, identity["kind"])
+    name, points = load_plan(suite or default_suite(), identity["kind"])
     path = Path(db_path) if db_path is not None else opdb.default_path(identity["id"])
     db = opdb.open_for_sweep(identity, path, name)
     return db, sweep(points, target, db, budget_s, progress)

@@ -1,6 +1,6 @@
-"""Rendering of the operator database and of predictions: the sweep's summary per family, the prediction
-columns of a record table, a profile's predicted step. Rendering only: the numbers come from
-analysis/predict.py and analysis/predict_step.py."""
+"""Rendering of the operator database and of `check --against-prediction`: the sweep's summary per family, the
+verdicts. (A record table's prediction column is report/text.py's, a profile's predicted step report/profile.py's.)
+Rendering only: the numbers come from analysis/predict.py and analysis/predict_step.py."""
 
 from __future__ import annotations
 
@@ -12,9 +12,21 @@ from roofline.ceilings.opdb import OpDB
 from roofline.core.format import duration
 from roofline.report.text import Column, FitTable
 
+# A family's interval is printed in percent while it is within these (a GPU's, typically -20% / +30%), else as
+# factors: "-100% / +42347%" reads worse than "0.004x-424x" (a shared CPU's spreads).
+PERCENT_SPAN = (0.5, 2.0)
 
-def _pct(x: float) -> str:
-    return f"{x:+.0%}"
+
+def _eff(x: float) -> str:
+    """An efficiency: whole percent, a decimal below 10%, "<0.1%" below that."""
+    return f"{x:.0%}" if x >= 0.1 else f"{x:.1%}" if x >= 0.001 else "<0.1%"
+
+
+def interval_text(low: float, high: float) -> str:
+    """A time interval as factors of the prediction (low <= 1 <= high): percent when narrow, else factors."""
+    if PERCENT_SPAN[0] <= low and high <= PERCENT_SPAN[1]:
+        return f"{low - 1:+.0%} / {high - 1:+.0%}"
+    return f"{low:.2g}x-{high:.3g}x"
 
 
 def family_rows(db: OpDB) -> list[list[str]]:
@@ -24,8 +36,8 @@ def family_rows(db: OpDB) -> list[list[str]]:
         model = FamilyModel(family, dtype, pts)
         effs = sorted(p.efficiency for p in pts)
         lo, hi = model.spread
-        rows.append([family, dtype, str(len(pts)), f"{effs[len(effs) // 2]:.0%}", f"{effs[0]:.0%}-{effs[-1]:.0%}",
-                     f"{_pct(math.exp(-hi) - 1)} / {_pct(math.exp(-lo) - 1)}"])
+        rows.append([family, dtype, str(len(pts)), _eff(effs[len(effs) // 2]), f"{_eff(effs[0])}-{_eff(effs[-1])}",
+                     interval_text(math.exp(-hi), math.exp(-lo))])
     return rows
 
 
@@ -49,19 +61,6 @@ def sweep_summary(db: OpDB, result: Any) -> FitTable:
     title = (f"operator sweep: {result.measured} measured, {result.skipped_known} already there"
              + (f", skipped {skipped}" if skipped else "") + f" in {duration(result.seconds)}")
     return db_table(db, title)
-
-
-def step_lines(step: dict[str, Any], measured_s: float | None = None) -> list[str]:
-    """A profile's predicted step, beside the bound and (timed) the measured kernel time."""
-    k, lo, hi = step["predicted_kernel_time_s"], step["predicted_kernel_low_s"], step["predicted_kernel_high_s"]
-    lines = [f"predicted kernel time {duration(k)} ({duration(lo)} - {duration(hi)}); bound "
-             f"{duration(step['bound_time_s'])}" + (f"; measured {duration(measured_s)}" if measured_s else "")]
-    if step.get("predicted_launch_gaps_s") is not None:
-        lines.append(f"eager step: {duration(step['predicted_step_s'])} with {step['predicted_kernels']} kernel "
-                     f"launch gaps of {duration(step['launch_gap_per_kernel_s'])}")
-    lines.append(f"predicted from {step['prediction_source']}: {step['calls_from_db']} calls from the database, "
-                 f"{step['calls_on_bound']} on the bound, {step['calls_unpredicted']} without a formula")
-    return lines
 
 
 def verdict_table(verdicts: Any, margin: float) -> FitTable:

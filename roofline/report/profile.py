@@ -187,7 +187,9 @@ def header(view: ProfileView, width: int = 80) -> Text:
     pairs: list[str] = []
     if predicted:
         low = bool(s.get("lower_bound"))  # ops without formula hold time the sum leaves out
-        pairs.append(f"predicted step {'at least ' if low else ''}{duration(view.total_s)} (sum of roofline times"
+        # with an operator database's prediction beside it (prediction_pairs), the sum is the bound, named so
+        what = "roofline step" if (s.get("prediction") or {}).get("calls_from_db") else "predicted step"
+        pairs.append(f"{what} {'at least ' if low else ''}{duration(view.total_s)} (sum of roofline times"
                      + ("; a lower bound: ops without formula" if low else "") + ")")
         cov = s.get("analytic_coverage") or {}
         if cov.get("time") is not None:
@@ -254,8 +256,11 @@ def prediction_pairs(p: Mapping[str, Any] | None) -> list[str]:
     k = p["predicted_kernel_time_s"]
     measured = p.get("measured_kernel_time_s")
     out = [f"predicted kernels {duration(k)} ({duration(p.get('predicted_kernel_low_s'))}-"
-           f"{duration(p.get('predicted_kernel_high_s'))}), bound {duration(p.get('bound_time_s'))}"
-           + (f", measured {duration(measured)} ({measured / k:.2f}x the prediction)" if measured and k else "")]
+           f"{duration(p.get('predicted_kernel_high_s'))}), bound {duration(p.get('bound_time_s'))}"]
+    if measured and k:  # its own pair: the header packs pairs in 80 columns
+        lo, hi = p.get("predicted_kernel_low_s") or 0.0, p.get("predicted_kernel_high_s") or 0.0
+        out.append(f"measured {measured / k:.2f}x the prediction ({'inside' if lo <= measured <= hi else 'outside'} "
+                   "its interval)")
     if p.get("predicted_launch_gaps_s"):
         out.append(f"eager step {duration(p.get('predicted_step_s'))} with launch gaps")
     out.append(f"predicted from {p.get('prediction_source')}")

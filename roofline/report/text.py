@@ -371,7 +371,9 @@ def records_table(records: list[Record], title: str = "results", wide: bool = Fa
             Column("roofline\ntime", note="roofline time: the lower bound max(FLOPs / peak, bytes / bandwidth)"),
             Column(f"attainable\n{flop_unit}", drop=3 if timed else 0,
                    note="attainable: the roof at the record's AI, min(peak, AI x bandwidth)")]
-    predicted = any(r.predicted_time_s is not None for r in records)
+    from roofline.analysis.predict import bound_only_note, from_database
+
+    predicted = any(from_database(r) for r in records)  # all on the bound: one caption line, not a column
     if predicted:
         cols.append(Column("predicted\ntime", note="predicted time: from the operator database (docs/prediction.md)"))
     above = [above_roof(r.roofline_fraction) for r in records]
@@ -415,6 +417,8 @@ def records_table(records: list[Record], title: str = "results", wide: bool = Fa
             row.append(f"{x:.2f}" if x is not None else "-")
         rows.append(row)
     caption = [] if timed else ["the analytic model alone: nothing timed"]
+    bound_note = bound_only_note(records)
+    caption += [bound_note] if bound_note else []
     return FitTable(cols, rows, title=title, caption=caption, wide=wide)
 
 
