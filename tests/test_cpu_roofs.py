@@ -367,3 +367,16 @@ def test_analyze_and_run_take_threads_from_the_one_option(capsys: pytest.Capture
         assert code == 2 and err.strip() == "error: --threads must be a whole number of at least 1, got 0"
     assert child_args(gpu=None, device=None, warm_l2=False, timer="auto", power="burst", kernels=False,
                       threads=3)[-2:] == ["--threads", "3"]
+
+
+@pytest.mark.parametrize("value", ["1.5", "four", "-3"])
+def test_a_threads_value_that_is_not_a_whole_number_is_the_projects_one_line_error(
+        capsys: pytest.CaptureFixture[str], value: str) -> None:
+    """`--threads 1.5` got typer's "Invalid value for '--threads': Input should be a valid integer" (issue 30):
+    every command that takes it says the project's line, exit 2, before anything is measured."""
+    from helpers import SUITES, run
+
+    for cmd in (["analyze", "gemm", "--m", "64"], ["run", str(SUITES / "smoke.toml")], ["calibrate"]):
+        code, _, err = run(capsys, *cmd, f"--threads={value}")
+        assert code == 2, (cmd, err)
+        assert err.strip() == f"error: --threads must be a whole number of at least 1, got {value}", cmd

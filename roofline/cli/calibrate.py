@@ -22,7 +22,7 @@ def calibrate_cmd(
     output: Annotated[Path | None, typer.Option("-o", "--output", help="Also write the measured ceilings "
                                                    "(the JSON of --json) to this file.")] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite --output if it exists.")] = False,
-    threads: Annotated[int | None, THREADS.annotated()] = None,
+    threads: Annotated[str | None, THREADS.annotated()] = None,
     replace: Annotated[bool, typer.Option("--replace", help="Store this CPU calibration even when it ran on a busy "
                                           "machine and measured less than the stored roof (kept by default).")]
     = False,
