@@ -6,6 +6,9 @@ chart (`roofline.report.terminal`) both draw one. Nothing here draws or imports 
 Choices a reader of the chart should know:
 - Of the memory levels, the datasheet block draws DRAM only: its shared-memory figure is derived
   (bytes/clock x SMs x boost clock), not a datasheet number, so SMEM and L2 appear only when measured.
+- A compute roof's line starts where the fastest memory roof of its source meets it, not at the DRAM ridge
+  (which is still marked): a cache roof (a CPU's L2/L3, a GPU's L2/SMEM) ends on it, and so does the headroom
+  of a record placed on a cache (`memory_level`) between the two ridges.
 - A record's headroom line runs up to the roof it was analysed against (its attainable FLOP/s), so its
   length is what `roofline_fraction` measures; when that roof is not drawn (--roof measured on a
   datasheet record) it runs up to the drawn roof of the same pipe instead.
@@ -100,6 +103,9 @@ class Roof:
     name: str  # "BF16 tensor", "DRAM"
     value: float  # FLOP/s or bytes/s
     ridge: float | None = None  # compute: the intensity where it meets the same source's DRAM roof
+    # compute: where its line starts, the intensity where the same source's fastest memory roof meets it (a
+    # CPU's L3, a GPU's SMEM), so that every cache roof and a cache-placed record's headroom end on it
+    x_start: float | None = None
     x_end: float | None = None  # memory: the intensity where it meets the same source's highest compute roof
 
     @property
@@ -263,6 +269,8 @@ def _doc_roofs(i: int, doc: Document, name: str, roof: str) -> list[Roof]:
     for source in sources:
         compute, memory = blocks[source]["compute"], blocks[source]["memory"]
         dram = memory.get("dram")
+        levels = DATASHEET_MEMORY if source == "datasheet" else tuple(MEMORY_LEVELS)
+        fastest = max((bw for level in levels if (bw := memory.get(level))), default=None)
         block_roofs = []
         for pipe, (label, record_peak) in pipes.items():
             value = compute.get(pipe)
@@ -270,9 +278,9 @@ def _doc_roofs(i: int, doc: Document, name: str, roof: str) -> list[Roof]:
                 value = record_peak  # a ceilings block without this pipe: the records say what they used
             if value is not None:
                 block_roofs.append(Roof(i, source, "compute", pipe, label, value,
-                                        ridge=value / dram if dram else None))
+                                        ridge=value / dram if dram else None,
+                                        x_start=value / fastest if fastest else None))
         top = max((r.value for r in block_roofs), default=None)
-        levels = DATASHEET_MEMORY if source == "datasheet" else tuple(MEMORY_LEVELS)
         for level in levels:
             if (bw := memory.get(level)) is not None:
                 block_roofs.append(Roof(i, source, "memory", level, MEMORY_LEVELS[level], bw,
