@@ -6,9 +6,8 @@ chart (`roofline.report.terminal`) both draw one. Nothing here draws or imports 
 Choices a reader of the chart should know:
 - Of the memory levels, the datasheet block draws DRAM only: its shared-memory figure is derived
   (bytes/clock x SMs x boost clock), not a datasheet number, so SMEM and L2 appear only when measured.
-- A compute roof's line starts where the fastest memory roof of its source meets it, not at the DRAM ridge
-  (which is still marked): a cache roof (a CPU's L2/L3, a GPU's L2/SMEM) ends on it, and so does the headroom
-  of a record placed on a cache (`memory_level`) between the two ridges.
+- A compute roof starts where its source's fastest memory roof meets it (the DRAM ridge still marked), so
+  cache roofs (CPU L2/L3, GPU L2/SMEM) and the headroom of a record placed on a cache end on a drawn line.
 - A record's headroom line runs up to the roof it was analysed against (its attainable FLOP/s), so its
   length is what `roofline_fraction` measures; when that roof is not drawn (--roof measured on a
   datasheet record) it runs up to the drawn roof of the same pipe instead.
@@ -103,9 +102,7 @@ class Roof:
     name: str  # "BF16 tensor", "DRAM"
     value: float  # FLOP/s or bytes/s
     ridge: float | None = None  # compute: the intensity where it meets the same source's DRAM roof
-    # compute: where its line starts, the intensity where the same source's fastest memory roof meets it (a
-    # CPU's L3, a GPU's SMEM), so that every cache roof and a cache-placed record's headroom end on it
-    x_start: float | None = None
+    x_start: float | None = None  # compute: where its line starts, where the source's fastest memory roof meets it
     x_end: float | None = None  # memory: the intensity where it meets the same source's highest compute roof
 
     @property
