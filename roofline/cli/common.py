@@ -97,7 +97,7 @@ class Opt:
 
 # `--threads`, on every command that times on the CPU (calibrate, analyze, run): one declaration, one check.
 THREADS = Opt(None, "--threads", help="CPU threads torch times with (torch.set_num_threads; default torch's "
-              "own choice). The record's device block says how many ran.", metavar="INTEGER")
+              "own choice). The record's device block says how many ran.", metavar="<int>")  # taken as text
 
 
 def use_threads(threads: str | int | None) -> int | None:
