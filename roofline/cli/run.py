@@ -91,7 +91,7 @@ def run_cmd(
     power: Annotated[str, typer.Option("--power", help="burst or sustained (see analyze --help).")] = DEFAULT_POWER,
     kernels: Annotated[bool, typer.Option("--kernels/--no-kernels", help="Record kernel names (torch "
                                           "profiler; ~3 s the first time).")] = True,
-    threads: Annotated[str | None, THREADS.annotated()] = None,
+    threads: Annotated[str | None, THREADS.annotated()] = None,  # text: use_threads says what is wrong
     json_: Annotated[bool, typer.Option("--json", help="Print the results document.")] = False,
     wide: Annotated[bool, typer.Option("--wide", help="Every column of the table (every parameter, AI, "
                                        "achieved FLOP/s and bytes/s, SM clock), at full width.")] = False,
@@ -136,13 +136,14 @@ def run_cmd(
             raise UsageError("--energy goes with one run on one GPU: leave out --repeat and --devices")
         energy_preflight(no_time)
     check_choice("--devices-mode", devices_mode, DEVICES_MODES)
-    threads_n = None if no_time else use_threads(threads)
+    if not no_time:
+        use_threads(threads)
     indices = _device_indices(devices, device=device, repeat=repeat, no_time=no_time)
     if indices:
         if counters:
             raise UsageError("--counters goes with one GPU: run it without --devices")
         args = child_args(gpu=gpu, device=None, warm_l2=warm_l2, timer=timer, power=power, kernels=kernels,
-                          threads=threads_n)
+                          threads=threads)
         _on_devices(suite, indices, devices_mode, args, output=output, force=force, json_=json_, wide=wide,
                     name=spec.name)
         return
@@ -150,7 +151,7 @@ def run_cmd(
         if no_time:
             raise UsageError("--repeat needs timed runs: the model alone (--no-time) is the same every run")
         _repeat(suite, repeat, child_args(gpu=gpu, device=device, warm_l2=warm_l2, timer=timer, power=power,
-                                          kernels=kernels, threads=threads_n),
+                                          kernels=kernels, threads=threads),
                 output=output, force=force, json_=json_, wide=wide, name=spec.name)
         return
     with StatusLine(total=len(spec.entries), shorter=SHORTER) as line:  # one transient line on stderr
