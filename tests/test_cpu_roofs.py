@@ -132,13 +132,24 @@ def test_calibration_keeps_the_best_round_and_stops_once_converged(monkeypatch: 
     assert ceilings.compute["cpu_fp32"] == pytest.approx(2 * 64**3 / 1e-3)
     assert ceilings.memory["dram"] == pytest.approx(2 * 2**20 / 1e-3)
     assert details["round_rates"]["fp32 matmul"] == pytest.approx([2 * 64**3 / 2e-3] + [2 * 64**3 / 1e-3] * 2)
-    # the rounds differed by 2x > UNSTEADY_SPREAD: the roof holds the best, and the user is told
-    # (the widest figure's spread only; every figure moved alike here, and fp32 comes first: 2 * 64^3 FLOPs
-    # in 2 ms and in 1 ms)
-    assert calibration_warnings(ceilings) == [
-        f"{CALIBRATION_WARNING} (fp32 matmul from 262 MFLOP/s to 524 MFLOP/s over rounds): may be low; run "
-        "`roofline calibrate` when quiet"]
+    # round 1 was 2x slower (> UNSTEADY_SPREAD), but rounds 2 and 3 agree on the kept best: the roof held,
+    # so no busy-machine note (issue 30: a first-round L3 copy at 860 MB/s tripped it under a roof that held)
     assert 2.0 > 1 + UNSTEADY_SPREAD
+    assert calibration_warnings(ceilings) == []
+
+
+def test_a_best_no_other_round_confirms_is_named_with_the_rounds_that_were_low(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # rounds 1 and 3 slowed 2x, round 2 quiet: round 3 raises nothing -> stop after 3; the kept best (round 2)
+    # is 2x its runner-up, so the roof may be low, and the note says which rounds were: 2 * 64^3 FLOPs in 1 ms
+    # (524 MFLOP/s) in round 2, in 2 ms (262 MFLOP/s) in rounds 1 and 3 (every figure alike; fp32 first)
+    scripted_rates(monkeypatch, [2.0, 1.0, 2.0, 2.0])
+    ceilings, details = measure_cpu(plan=TINY, cpu_times=readings(*QUIET), cache_bytes=NO_CACHES)
+    assert details["rounds"] == 3
+    assert ceilings.compute["cpu_fp32"] == pytest.approx(2 * 64**3 / 1e-3)
+    assert calibration_warnings(ceilings) == [
+        f"{CALIBRATION_WARNING} (fp32 matmul reached 524 MFLOP/s in round 2 only, 262 MFLOP/s in rounds 1 and "
+        "3): may be low; run `roofline calibrate` when quiet"]
 
 
 def test_a_steady_quiet_calibration_has_no_warning(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -367,3 +378,28 @@ def test_analyze_and_run_take_threads_from_the_one_option(capsys: pytest.Capture
         assert code == 2 and err.strip() == "error: --threads must be a whole number of at least 1, got 0"
     assert child_args(gpu=None, device=None, warm_l2=False, timer="auto", power="burst", kernels=False,
                       threads=3)[-2:] == ["--threads", "3"]
+
+
+@pytest.mark.parametrize("value", ["1.5", "four", "-3"])
+def test_a_threads_value_that_is_not_a_whole_number_is_the_projects_one_line_error(
+        capsys: pytest.CaptureFixture[str], value: str) -> None:
+    """`--threads 1.5` got typer's "Invalid value for '--threads': Input should be a valid integer" (issue 30):
+    every command that takes it says the project's line, exit 2, before anything is measured."""
+    from helpers import SUITES, run
+
+    for cmd in (["analyze", "gemm", "--m", "64"], ["run", str(SUITES / "smoke.toml")], ["calibrate"]):
+        code, _, err = run(capsys, *cmd, f"--threads={value}")
+        assert code == 2, (cmd, err)
+        assert err.strip() == f"error: --threads must be a whole number of at least 1, got {value}", cmd
+
+
+def test_a_low_first_round_is_judged_against_the_kept_best() -> None:
+    """Issue 30: a first-round L3 copy at 860 MB/s on a busy machine named the calibration busy though the
+    best-of-rounds roof held. Confirmed by a second round within UNSTEADY_SPREAD (90 and 89 GB/s), nothing is
+    said; unconfirmed (two rounds only), the note says which round was low."""
+    from roofline.measuring.calibrate import _unsteady
+
+    assert _unsteady({"dram": [10e9, 11e9], "l3": [860e6, 90e9, 89e9]}) == []
+    assert _unsteady({"dram": [10e9, 11e9], "l3": [860e6, 90e9]}) == [
+        "l3 reached 90 GB/s in round 2 only, 860 MB/s in round 1"]
+    assert 90 / 89 < 1 + UNSTEADY_SPREAD < 90 / 0.86

@@ -1021,3 +1021,41 @@ def test_a_sweeps_leader_lines_do_not_cross(tmp_path: Path, capsys: pytest.Captu
 
     assert not [(i, j) for i in range(len(segments)) for j in range(i + 1, len(segments))
                 if cross(segments[i], segments[j])]
+
+
+def test_a_cache_placed_records_headroom_and_the_cache_roofs_end_on_the_compute_roof() -> None:
+    """Issue 30: with cache roofs on the CPU the compute roof started at the DRAM ridge (40 / 11 = 3.64
+    FLOP/byte), so a gemv placed on the L3 roof (AI 0.499, attainable min(40e9, 0.499 x 90e9) = 40 GFLOP/s)
+    had its headroom end in mid-air, as did the L2 and L3 lines. The compute roof now starts where the fastest
+    memory roof meets it (40 / 90 = 0.444), the DRAM ridge still marked; the same in the terminal and HTML
+    charts. Ceilings: tests/test_cpu_pipes.py's rounded CI-machine figures."""
+    from roofline.core.dtypes import get_dtype
+    from roofline.core.model import Ceilings
+    from roofline.core.record import analytic_record, ceilings_dict, with_time
+    from roofline.ops import make
+    from roofline.report.html import _chart_data
+
+    c = Ceilings(device_id="cpu", device_name="test CPU", kind="cpu", source="measured",
+                 compute={"cpu_fp32": 40e9}, memory={"dram": 11e9, "l2": 45e9, "l3": 90e9},
+                 cache_bytes={"l2": 512 * 2**10, "l3": 32 * 2**20})
+    gemv = analytic_record(make("gemv", m=1, n=1024, k=1024), get_dtype("fp32"), c)
+    assert gemv.memory_level == "l3" and gemv.attainable_flops_per_s == pytest.approx(40e9)
+    d = Document(device={"name": "test CPU", "kind": "cpu", "ceilings": ceilings_dict(c)},
+                 records=[with_time(gemv, gemv.roofline_time_s / 0.3)])  # at 30% of its roof
+    fig = build_figure([d])
+    roof = artists(fig, "roof:0:measured:compute:cpu_fp32")["roof:0:measured:compute:cpu_fp32"]
+    start = roof.get_xdata()[0]
+    assert start == pytest.approx(40e9 / 90e9)  # where the L3 roof meets it, left of the gemv
+    assert start < gemv.arithmetic_intensity < 40 / 11
+    assert artists(fig, "ridge:0:")["ridge:0:measured:compute:cpu_fp32"].get_xdata()[0] == pytest.approx(40 / 11)
+    head = artists(fig, "headroom:0:0")["headroom:0:0"]
+    assert head.get_ydata()[1] == pytest.approx(roof.get_ydata()[0])  # ends on the drawn compute line
+    for level, bw in (("l2", 45e9), ("l3", 90e9)):  # each cache line ends on the compute line, inside it
+        line = artists(fig, f"roof:0:measured:memory:{level}")[f"roof:0:measured:memory:{level}"]
+        assert line.get_xdata()[-1] == pytest.approx(40e9 / bw) and line.get_xdata()[-1] >= start
+    html_roof = next(r for r in _chart_data(chart_model([d]), {})["roofs"] if r["kind"] == "compute")
+    assert html_roof["xstart"] == pytest.approx(40e9 / 90e9, rel=1e-3)  # report.js starts the line there
+    # the terminal: 0.444 to 3.64 FLOP/byte is 0.91 decade, ~17 of its ~19 columns a decade at 80 columns;
+    # the measured roof's ':' runs at least 10 of them left of the ridge '+' (before: the DRAM diagonal only)
+    row = next(line for line in render_terminal([d], width=80, height=24).splitlines() if "+:::" in line)
+    assert row[row.index("+") - 10:row.index("+")] == ":" * 10

@@ -51,7 +51,7 @@ COMMON: list[OptionSpec] = [
                        "sample of a compute-bound operator, the kernel as in isolation and under Nsight "
                        "Compute) or sustained (back to back after a warm-up: the steady state, power cap "
                        "included).")),
-    ("threads", Optional[int], THREADS),
+    ("threads", Optional[str], THREADS),
     ("kernels", bool, Opt(True, "--kernels/--no-kernels", help="Record the kernel names (torch "
                           "profiler; its first use costs ~3 s).")),
     ("counters", bool, Opt(False, "--counters", help="Also run the operator once under Nsight Compute "
@@ -82,7 +82,7 @@ def run_analyze(op_name: str, shape: dict[str, Any], *, dtype: str | None, gpu: 
                 no_time: bool, no_tensor_cores: bool, warm_l2: bool, timer: str, power: str, kernels: bool,
                 roof: str | None, json_: bool, output: Path | None, force: bool, plot: str | None,
                 counters: bool = False, db: Path | None = None, energy: bool = False,
-                threads: int | None = None) -> None:
+                threads: str | None = None) -> None:
     """Place (and time) one operator, or each shape of a sweep (`roofline.core.sweep`: an integer parameter
     given as a list or range), as `roofline.session.place` places it; print the target's messages (also kept
     in each record's notes), its record (a sweep: one row per shape) or the document, write and draw what was

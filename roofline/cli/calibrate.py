@@ -22,7 +22,7 @@ def calibrate_cmd(
     output: Annotated[Path | None, typer.Option("-o", "--output", help="Also write the measured ceilings "
                                                    "(the JSON of --json) to this file.")] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite --output if it exists.")] = False,
-    threads: Annotated[int | None, THREADS.annotated()] = None,
+    threads: Annotated[str | None, THREADS.annotated()] = None,
     replace: Annotated[bool, typer.Option("--replace", help="Store this CPU calibration even when it ran on a busy "
                                           "machine and measured less than the stored roof (kept by default).")]
     = False,
@@ -55,6 +55,7 @@ def calibrate_cmd(
     from roofline.ceilings.store import store_path
     from roofline.core.files import atomic_write
     from roofline.measuring.calibrate import calibrate
+    from roofline.report.progress import REFRESH_PER_S
     from roofline.report.text import calibration_table, console, l2_sweep_table
 
     if device is not None and device != "cpu" and not device.startswith("cuda"):
@@ -66,7 +67,7 @@ def calibrate_cmd(
     use_threads(threads)  # measure_cpu records torch.get_num_threads() in the details and notes
     with Progress(SpinnerColumn(), TextColumn("{task.description}", table_column=Column(overflow="fold")),
                   TimeElapsedColumn(),
-                  console=console(stderr=True), transient=True, auto_refresh=False) as bar:
+                  console=console(stderr=True), transient=True, refresh_per_second=REFRESH_PER_S) as bar:
         task = bar.add_task("calibrating", total=None)
 
         def say(msg: str) -> None:

@@ -75,38 +75,45 @@ class Opt:
     default: Any
     param_decls: tuple[str, ...]
     help: str = ""
+    metavar: str | None = None  # what the help shows for the value (typer's default: the type, as TEXT)
 
-    def __init__(self, default: Any, *param_decls: str, help: str = "") -> None:
+    def __init__(self, default: Any, *param_decls: str, help: str = "", metavar: str | None = None) -> None:
         object.__setattr__(self, "default", default)
         object.__setattr__(self, "param_decls", param_decls)
         object.__setattr__(self, "help", help)
+        object.__setattr__(self, "metavar", metavar)
 
     def typer(self) -> Any:
         import typer
 
-        return typer.Option(self.default, *self.param_decls, help=self.help)
+        return typer.Option(self.default, *self.param_decls, help=self.help, metavar=self.metavar)
 
     def annotated(self) -> Any:
         """The option for `Annotated[type, ...]` (the parameter's own `= default` is the default)."""
         import typer
 
-        return typer.Option(*self.param_decls, help=self.help)
+        return typer.Option(*self.param_decls, help=self.help, metavar=self.metavar)
 
 
 # `--threads`, on every command that times on the CPU (calibrate, analyze, run): one declaration, one check.
 THREADS = Opt(None, "--threads", help="CPU threads torch times with (torch.set_num_threads; default torch's "
-              "own choice). The record's device block says how many ran.")
+              "own choice). The record's device block says how many ran.", metavar="<int>")  # taken as text
 
 
-def use_threads(threads: int | None) -> None:
-    """Apply `--threads` (None: torch's default) before anything is timed; below 1 is a usage error."""
+def use_threads(threads: str | int | None) -> int | None:
+    """Apply `--threads` (None: torch's default) before anything is timed and return the count; anything but
+    a whole number of at least 1 (`0`, `1.5`, `four`) is a usage error in the project's words, not typer's
+    (the option is taken as text for that reason)."""
     if threads is None:
-        return
-    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
-        raise UsageError(f"--threads must be a whole number of at least 1, got {threads!r}")
+        return None
+    text = str(threads).strip()
+    if isinstance(threads, bool) or not text.isdigit() or int(text) < 1:
+        raise UsageError(f"--threads must be a whole number of at least 1, got {text}")
+    count = int(text)
     import torch
 
-    torch.set_num_threads(threads)  # the target's device block and a calibration's details record it
+    torch.set_num_threads(count)  # the target's device block and a calibration's details record it
+    return count
 
 
 # One option: (parameter name, annotation, typer.Option(...) or Opt(...)).

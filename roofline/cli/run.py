@@ -93,7 +93,7 @@ def run_cmd(
     power: Annotated[str, typer.Option("--power", help="burst or sustained (see analyze --help).")] = DEFAULT_POWER,
     kernels: Annotated[bool, typer.Option("--kernels/--no-kernels", help="Record kernel names (torch "
                                           "profiler; ~3 s the first time).")] = True,
-    threads: Annotated[int | None, THREADS.annotated()] = None,
+    threads: Annotated[str | None, THREADS.annotated()] = None,  # text: use_threads says what is wrong
     json_: Annotated[bool, typer.Option("--json", help="Print the results document.")] = False,
     wide: Annotated[bool, typer.Option("--wide", help="Every column of the table (every parameter, AI, "
                                        "achieved FLOP/s and bytes/s, SM clock), at full width.")] = False,

@@ -2,9 +2,8 @@
 
 The runner, the timers and the calibration report to a `Reporter`; the command line passes a `StatusLine`
 (roofline.report.progress),
-everything else the silent `QUIET`. The line is redrawn only when a step reports (between samples, never
-inside a timed call): a refreshing thread would take a core from torch's thread pool on a small CPU and
-stall the kernels being timed.
+everything else the silent `QUIET`. The line is redrawn when a step reports (between samples, throttled to
+REDRAW_S) and, so that its clock moves during a long step, once a second by itself (REFRESH_PER_S there).
 """
 
 from __future__ import annotations
@@ -29,7 +28,7 @@ class Reporter(Protocol):
 
     def long_run(self, seconds: float, detail: str) -> None:
         """The timing about to start is forecast to take `seconds` (over LONG_RUN_S); `detail` says how
-        long and why ('at least 41 s (4 calls of at least 10 s, the roofline time)')."""
+        long and why ('about 36 s more (3 calls of about 12 s, as long as the first)')."""
 
 
 class Quiet:

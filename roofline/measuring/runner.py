@@ -231,7 +231,7 @@ def measure_op(op: Operator, dtype: DType, target: Target, *, warm_l2: bool = Fa
                      if value != default]
         if cuda_only:
             progress.notice(f"{', '.join(cuda_only)}: CUDA only (the CPU is timed by its host clock)")
-        m = time_cpu(built.fn, progress=progress, expected_s=record.roofline_time_s, **kw)
+        m = time_cpu(built.fn, progress=progress, **kw)
     t_timed = time.perf_counter()
     record = finish_record(record, m, target, dtype, op.uses_tensor_cores, tensor_cores)
     record, roof_notes = cpu_roof_checked(

@@ -1,7 +1,10 @@
 """Timing on the CPU: torch's CPU operators are synchronous, so a host clock brackets each call; warm-up and
-samples are budgeted as on the GPU (`roofline.measuring.timing`). A timing forecast to be long is announced
-before it starts, each step reports its progress between calls, and a machine that was busy while it ran is
-named in the measurement's notes (`roofline.measuring.machine_load`)."""
+samples are budgeted as on the GPU (`roofline.measuring.timing`). A timing that the first call shows to be
+long is announced then, each step reports its progress between calls, and a machine that was busy while it ran
+is named in the measurement's notes (`roofline.measuring.machine_load`). Nothing is forecast before the first
+call: the only figure then is the roofline time, and a CPU's measured roof is no bound (a busy calibration, or
+an op on another pipe, is beaten by 2-20x: the README's attention was forecast "at least 55 min" and took
+2 min 44 s)."""
 
 from __future__ import annotations
 
@@ -45,29 +48,22 @@ def planned_calls(call_s: float, warmup_s: float = WARMUP_BUDGET_S, rep_s: float
 
 def time_cpu(fn: Callable[[], Any], warmup_s: float = WARMUP_BUDGET_S, rep_s: float = REP_BUDGET_S,
              clock: Callable[[], float] = time.perf_counter, max_reps: int = MAX_REPS, *,
-             progress: Reporter = QUIET, expected_s: float | None = None,
-             cpu_times: Callable[[], CpuTimes] = read_cpu_times) -> Measurement:
+             progress: Reporter = QUIET, cpu_times: Callable[[], CpuTimes] = read_cpu_times) -> Measurement:
     """Host-clock timing of `fn`: a first call, a warm-up sized from it, an estimate, then the samples.
 
-    `expected_s` (the roofline time: no call can be faster) forecasts the run before the first call; a
-    forecast over LONG_RUN_S, from it or from the first call, goes to `progress.long_run` once. Each step
-    goes to `progress.status`, between calls only. `cpu_times` reads the machine's load around the run.
+    A forecast over LONG_RUN_S, from the first call (what was measured, never the roofline time), goes to
+    `progress.long_run`. Each step goes to `progress.status`, between calls only. `cpu_times` reads the
+    machine's load around the run.
 
     NB: caches are not flushed on the CPU (its last-level cache is small beside any realistic input)."""
     start = cpu_times()
-    expected = expected_s or 0.0
-    n = planned_calls(expected, warmup_s, rep_s, max_reps) if expected else 0
-    announced = n * expected > LONG_RUN_S
-    if announced:
-        progress.long_run(n * expected, f"at least {rough_duration(n * expected)} ({n} calls of at least "
-                                        f"{rough_duration(expected)}, the roofline time)")
-    progress.status(f"first call (at least {rough_duration(expected)})" if expected >= 1 else "first call")
+    progress.status("first call")
     t0 = clock()
     fn()
     first = clock() - t0
     warm = warmup_calls(first, warmup_s)
     left = planned_calls(first, warmup_s, rep_s, max_reps) - 1
-    if not announced and first * left > LONG_RUN_S:
+    if first * left > LONG_RUN_S:
         progress.long_run(first * left, f"about {rough_duration(first * left)} more ({left} calls of about "
                                         f"{rough_duration(first)}, as long as the first)")
     if warm:

@@ -121,7 +121,7 @@ def _chart_data(chart: Chart, numbers: Mapping[str, int]) -> dict[str, Any]:
     if (note := unlabelled_note(chart, dict(numbers))) is not None:
         notes.append(note + ": hover them, or find them in the table below")
     roofs = [{"d": r.doc, "src": r.source, "kind": r.kind, "key": r.key, "text": r.text, "v": _r(r.value),
-              "ridge": _r(r.ridge), "xend": _r(r.x_end)} for r in chart.roofs]
+              "ridge": _r(r.ridge), "xstart": _r(r.x_start), "xend": _r(r.x_end)} for r in chart.roofs]
     return {"title": chart.title, "series": list(chart.series), "sources": list(chart.sources),
             "x": [_r(v) for v in chart.x_range], "y": [_r(v) for v in chart.y_range], "profile": chart.profile,
             "roofs": roofs, "notes": notes, "markers": list(DOC_MARKERS),

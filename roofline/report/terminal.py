@@ -104,7 +104,7 @@ def _draw_roofs(g: _Grid, chart: Chart) -> None:
     for r in sorted(chart.roofs, key=lambda r: (r.source != "measured", r.kind == "compute")):
         ch = _roof_char(r)
         if r.kind == "compute":
-            start = r.ridge if r.ridge and r.ridge > x_lo else x_lo
+            start = r.x_start if r.x_start and r.x_start > x_lo else x_lo
             row = g.row(r.value)
             for c in range(g.col(start), g.cols):
                 g.put(row, c, ch, _COMPUTE)

@@ -211,7 +211,7 @@ def _draw_roofs(ax: Axes, chart: Chart) -> None:
     for r in chart.roofs:
         style = _roof_style(r)
         if r.kind == "compute":
-            start = r.ridge if r.ridge and r.ridge > x_lo else x_lo
+            start = r.x_start if r.x_start and r.x_start > x_lo else x_lo
             ax.plot([start, x_hi], [r.value, r.value], gid=f"roof:{r.gid}", **style)
             if r.ridge and x_lo < r.ridge < x_hi:
                 ax.plot([r.ridge], [r.value], marker="D", markersize=4.5, color=style["color"], linestyle="none",

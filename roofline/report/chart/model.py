@@ -6,6 +6,8 @@ chart (`roofline.report.terminal`) both draw one. Nothing here draws or imports 
 Choices a reader of the chart should know:
 - Of the memory levels, the datasheet block draws DRAM only: its shared-memory figure is derived
   (bytes/clock x SMs x boost clock), not a datasheet number, so SMEM and L2 appear only when measured.
+- A compute roof starts where its source's fastest memory roof meets it (the DRAM ridge still marked), so
+  cache roofs (CPU L2/L3, GPU L2/SMEM) and the headroom of a record placed on a cache end on a drawn line.
 - A record's headroom line runs up to the roof it was analysed against (its attainable FLOP/s), so its
   length is what `roofline_fraction` measures; when that roof is not drawn (--roof measured on a
   datasheet record) it runs up to the drawn roof of the same pipe instead.
@@ -100,6 +102,7 @@ class Roof:
     name: str  # "BF16 tensor", "DRAM"
     value: float  # FLOP/s or bytes/s
     ridge: float | None = None  # compute: the intensity where it meets the same source's DRAM roof
+    x_start: float | None = None  # compute: where its line starts, where the source's fastest memory roof meets it
     x_end: float | None = None  # memory: the intensity where it meets the same source's highest compute roof
 
     @property
@@ -263,6 +266,8 @@ def _doc_roofs(i: int, doc: Document, name: str, roof: str) -> list[Roof]:
     for source in sources:
         compute, memory = blocks[source]["compute"], blocks[source]["memory"]
         dram = memory.get("dram")
+        levels = DATASHEET_MEMORY if source == "datasheet" else tuple(MEMORY_LEVELS)
+        fastest = max((bw for level in levels if (bw := memory.get(level))), default=None)
         block_roofs = []
         for pipe, (label, record_peak) in pipes.items():
             value = compute.get(pipe)
@@ -270,9 +275,9 @@ def _doc_roofs(i: int, doc: Document, name: str, roof: str) -> list[Roof]:
                 value = record_peak  # a ceilings block without this pipe: the records say what they used
             if value is not None:
                 block_roofs.append(Roof(i, source, "compute", pipe, label, value,
-                                        ridge=value / dram if dram else None))
+                                        ridge=value / dram if dram else None,
+                                        x_start=value / fastest if fastest else None))
         top = max((r.value for r in block_roofs), default=None)
-        levels = DATASHEET_MEMORY if source == "datasheet" else tuple(MEMORY_LEVELS)
         for level in levels:
             if (bw := memory.get(level)) is not None:
                 block_roofs.append(Roof(i, source, "memory", level, MEMORY_LEVELS[level], bw,

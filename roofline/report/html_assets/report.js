@@ -121,7 +121,7 @@
                       "data-roof": `${r.d}:${r.src}:${r.kind}:${r.key}`, class: "roof " + r.src };
       if (r.src === "measured") { style["stroke-dasharray"] = "7 4"; style["stroke-opacity"] = 0.85; }
       if (r.kind === "compute") {
-        const start = r.ridge && r.ridge > xlo ? r.ridge : xlo;
+        const start = r.xstart && r.xstart > xlo ? r.xstart : xlo;
         svg("line", Object.assign({ x1: sx(start), x2: sx(xhi), y1: sy(r.v), y2: sy(r.v) }, style), g);
         if (r.ridge) marker("D", sx(r.ridge), sy(r.v), 8, g, { fill: colour, class: "ridge" });
         const y = sy(r.v);
