@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 
 def child_args(*, gpu: str | None, device: str | None, warm_l2: bool, timer: str, power: str,
-               kernels: bool, threads: int | None = None, db: Path | None = None) -> list[str]:
+               kernels: bool, threads: int | str | None = None, db: Path | None = None) -> list[str]:
     """The options a `--repeat` run passes on to each of its runs (all that change what is measured, and the
     operator database of its predicted times: the merged records keep the first run's, `merge_runs`)."""
     return [*(["--gpu", gpu] if gpu else []), *(["--device", device] if device else []),
