@@ -471,7 +471,7 @@ class Profile:
         s["notes"] = [*target.messages, *([instrumented_note(s)] if timeline else [])]
         if s["attention_masked_calls"]:
             s["notes"].append(f"{s['attention_masked_calls']} attention call(s) took a mask tensor whose values were "
-                              "not read: every score counted (a causal mask would halve them). Without data "
+                              "not read: every score counted (a causal mask keeps about half). Without data "
                               "(analytic runs) Hugging Face models pass their causal mask as a tensor instead of "
                               "is_causal")
         if self._built:
