@@ -339,7 +339,8 @@ def _totals(prof: object) -> tuple[float, float]:
 @pytest.mark.parametrize("masked", [False, True])
 def test_fused_encoder_layer_counts_as_its_decomposed_path(norm_first: bool, activation: str, masked: bool) -> None:
     """E 16, 4 heads, FF 32, 2 x 6 tokens: products 2 x 12 x 16 x (48 + 16 + 32 + 32) = 49152 and attention
-    2 x 4 x 36 x 16 = 4608 (2688 causal: 6 x 7 / 2 = 21 of the 36 scores): 53760 (51840). The train-mode path (dropout 0) runs them unfused."""
+    2 x 4 x 36 x 16 = 4608 (2688 causal: 6 x 7 / 2 = 21 of the 36 scores): 53760 (51840).
+    The train-mode path (dropout 0) runs them unfused."""
     torch.manual_seed(0)
     layer = torch.nn.TransformerEncoderLayer(16, 4, 32, dropout=0.0, activation=activation, batch_first=True,
                                              norm_first=norm_first)

@@ -606,7 +606,8 @@ def test_causal_attention_counts_its_diagonal_tiles_on_the_h200(tmp_path: Path) 
     """The same H200 run: the flash kernel of SDPA 8x32x4096x128 bf16 does the model's FLOPs without a mask
     (4 x 8 x 32 x 4096^2 x 128 = 2,199,023,255,552) and 4224/4097 = 1.031 x them under the causal mask: it
     computes whole 64x128 tiles on the diagonal (1056 of them a head: 8,650,752 pairs), the model the exact
-    triangle with its diagonal (4096 x 4097 / 2 = 8,390,656). So the counters do not meet a 2% bound there, by the kernel's tiling."""
+    triangle with its diagonal (4096 x 4097 / 2 = 8,390,656). So the counters do not meet a 2% bound there, by
+    the kernel's tiling."""
     from roofline.analysis.suite import load_suite
     from roofline.ncu.read_csv import read_raw_csv, split_groups
 

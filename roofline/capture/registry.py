@@ -76,7 +76,7 @@ CATALOG_NOTES = {
     "gemm": "NB: 2 FLOPs per multiply-add (a bias's 1 per output in extra_flops); operands as stored, read once.",
     "gemv": "NB: 2 FLOPs per multiply-add; the matrix read once.",
     "conv2d": "NB: 2 FLOPs per multiply-add (direct; a bias's 1 per output in extra_flops); Winograd/FFT do fewer.",
-    "attention": "NB: 4D FLOPs per score (QK^T, PV); the softmax's 5 in extra_flops; causal: the scores the mask keeps.",
+    "attention": "NB: 4D FLOPs per score (QK^T, PV); the softmax's 5 in extra_flops; causal: the kept scores.",
     "layernorm": "NB: 7 FLOPs per element + 4 per row (gamma, beta counted even when absent).",
     "rmsnorm": "NB: 4 FLOPs per element + 3 per row.",
     "softmax": "NB: 5 FLOPs per element (max, sub, exp, sum, div).",
