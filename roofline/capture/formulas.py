@@ -198,7 +198,7 @@ def _masked_attention(q: tuple[int, ...], k: tuple[int, ...], v: tuple[int, ...]
 def describe_mask(mask: MaskPattern, wasted: float, total: float) -> str:
     """Which mask the count assumed; what a full-square kernel spent on the scores it masks, and what would skip
     them."""
-    said = f"The mask tensor read as {mask.label}: " + ("counted as is_causal is (the triangle, diagonal included)." if
+    said = f"The mask tensor read {mask.source} as {mask.label}: " + ("counted as is_causal is (the triangle, diagonal included)." if
                                                         mask.kind == "causal" else
                                                         f"{mask.kept:.1%} of the scores kept and counted.")
     if wasted <= 0 or total <= 0:
