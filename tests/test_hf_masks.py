@@ -85,3 +85,17 @@ def test_a_mask_function_holding_a_fake_tensor_is_unknown() -> None:
     assert evaluate(mu.sdpa_mask, bound) is None
     real = evaluate(mu.sdpa_mask, {**bound, "attention_mask": torch.ones(1, 16, dtype=torch.bool)})
     assert real is not None and real.label == "causal" and real.kept == 136 / 256  # 16 x 17 / 2 of 256
+
+
+def test_word_stats_read_as_key_by_key() -> None:
+    """The 8-keys-a-word reading (masks._word_stats) gives each row's first and last kept key and count as the
+    key-by-key argmax and sum do, on random masks with empty and full rows."""
+    from roofline.capture.masks import _word_stats
+
+    torch.manual_seed(0)
+    for keys in (8, 16, 64, 136):
+        m = torch.rand(3, 5, keys) < 0.3
+        m[0, 0], m[1, 2] = False, True
+        k = m.to(torch.uint8)
+        by_key = (k.argmax(-1), keys - 1 - k.flip(-1).argmax(-1), k.sum(-1))
+        assert all(torch.equal(a, b) for a, b in zip(_word_stats(m), by_key, strict=True)), keys

@@ -93,20 +93,24 @@ def evaluate(sdpa_mask: Callable[..., Any], bound: dict[str, Any]) -> MaskPatter
     its inputs have no data or the builder fails on them."""
     from torch._subclasses.fake_tensor import unset_fake_temporarily
 
-    q_length, kv_length = int(bound["q_length"]), int(bound["kv_length"])
     attention_mask = bound.get("attention_mask")
     real_mask = _real(attention_mask)
     if attention_mask is not None and real_mask is None:
         return None
     args = {k: v for k, v in bound.items() if k not in ("dtype", "allow_is_causal_skip",
                                                         "allow_is_bidirectional_skip", "device")}
-    rows = max(1, READ_CHUNK // max(1, kv_length * int(bound["batch_size"])))
     parts = []
     try:
         with unset_fake_temporarily(), torch.no_grad(), _closures_real(bound.get("mask_function")):
+            # lengths and offsets: ints, or (a static cache's) tensors holding one
+            q_length, kv_length, q_offset = (int(_real(bound.get(k, 0))) for k in ("q_length", "kv_length",
+                                                                                    "q_offset"))
+            if "kv_offset" in args:
+                args["kv_offset"] = int(_real(args["kv_offset"]))
+            rows = max(1, READ_CHUNK // max(1, kv_length * int(bound["batch_size"])))
             for start in range(0, q_length, rows):
                 block = sdpa_mask(**{**args, "q_length": min(rows, q_length - start),
-                                     "q_offset": int(bound.get("q_offset", 0)) + start, "attention_mask": real_mask,
+                                     "q_offset": q_offset + start, "attention_mask": real_mask,
                                      "allow_is_causal_skip": False, "allow_is_bidirectional_skip": False,
                                      "device": "cpu"})
                 if not isinstance(block, torch.Tensor) or block.dim() != 4:
