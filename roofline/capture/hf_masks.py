@@ -43,8 +43,9 @@ CLOSURE_DEPTH = 8
 
 
 def _real(t: Any) -> Any:
-    """A tensor argument with data: a constant's value (build.py); None when it has none (fake)."""
-    if t is None or has_data(t):
+    """An argument with data: a constant's value (build.py) for a fake tensor, None when it has none; anything
+    else (an int, None, a tensor with data) as it is."""
+    if not isinstance(t, torch.Tensor) or has_data(t):
         return t
     return t.constant if build.is_constant(t) else None
 
