@@ -23,8 +23,8 @@ def _transformers() -> Any:
 
 
 def _attention(name: str, use_cache: bool, window: int | None = None, pads: int | None = None
-               ) -> tuple[float, str | None]:
-    """(FLOPs, mask label) of the one SDPA call of a 1-layer model built and run inside an analytic profile."""
+               ) -> tuple[float, str | None, str]:
+    """(FLOPs, mask label, note) of the one SDPA call of a 1-layer model built and run inside an analytic profile."""
     transformers = _transformers()
     extra = {"sliding_window": window} if window else {}
     cfg = getattr(transformers, f"{name}Config")(vocab_size=64, hidden_size=32, intermediate_size=48,
@@ -42,7 +42,7 @@ def _attention(name: str, use_cache: bool, window: int | None = None, pads: int 
 
     prof = roofline.profile(program, time=False, gpu="h100")
     (attn,) = [p for p in prof.calls if p.call.op == "aten::scaled_dot_product_attention"]
-    return attn.cost.flops, attn.cost.mask
+    return attn.cost.flops, attn.cost.mask, attn.cost.note
 
 
 @pytest.mark.parametrize("use_cache", [True, False])
@@ -50,9 +50,9 @@ def test_a_sliding_window_past_the_constant_limit(use_cache: bool) -> None:
     """Mistral, window 64 over 8200 tokens: rows see 1, 2, ..., 64 keys, then 8136 rows 64 keys:
     64 x 65 / 2 + 8136 x 64 = 2080 + 520704 = 522784 scores a head; x 4 heads x 32 = 66,916,352 FLOPs."""
     assert SEQ * SEQ > MASK_NUMEL
-    flops, mask = _attention("Mistral", use_cache, window=64)
+    flops, mask, note = _attention("Mistral", use_cache, window=64)
     assert flops == HEADS * 4 * HEAD_DIM * (64 * 65 // 2 + (SEQ - 64) * 64) == 66_916_352
-    assert mask == "sliding window 64 (causal)"
+    assert mask == "sliding window 64 (causal)" and "from the mask function transformers built" in note
 
 
 @pytest.mark.parametrize("use_cache", [True, False])
@@ -60,15 +60,15 @@ def test_a_causal_llama_past_the_constant_limit(use_cache: bool) -> None:
     """Llama over 8200 tokens: with a cache SDPA gets is_causal, without one Hugging Face builds a mask tensor
     (it checks position_ids for packed sequences); both count 8200 x 8201 / 2 = 33,624,100 scores a head,
     x 4 heads x 32 = 4,303,884,800 FLOPs (the full square would be 8,605,120,000)."""
-    flops, mask = _attention("Llama", use_cache)
+    flops, mask, note = _attention("Llama", use_cache)
     assert flops == HEADS * 4 * HEAD_DIM * SEQ * (SEQ + 1) // 2 == 4_303_884_800
-    assert mask == (None if use_cache else "causal")
+    assert mask == (None if use_cache else "causal") and ("is_causal" in note) is (not use_cache)
 
 
 def test_causal_with_left_padding_past_the_constant_limit() -> None:
     """The 2-D attention mask pads the first 200 tokens: query i >= 200 sees keys 200..i, i - 199 of them:
     1 + 2 + ... + 8000 = 32,004,000 scores a head; the 200 padded queries see none. x 4 x 32 = 4,096,512,000."""
-    flops, mask = _attention("Llama", True, pads=200)
+    flops, mask, _ = _attention("Llama", True, pads=200)
     assert flops == HEADS * 4 * HEAD_DIM * 8000 * 8001 // 2 == 4_096_512_000
     assert mask == "causal + padding"
 

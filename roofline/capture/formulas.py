@@ -198,9 +198,9 @@ def _masked_attention(q: tuple[int, ...], k: tuple[int, ...], v: tuple[int, ...]
 def describe_mask(mask: MaskPattern, wasted: float, total: float) -> str:
     """Which mask the count assumed; what a full-square kernel spent on the scores it masks, and what would skip
     them."""
-    said = f"The mask tensor read {mask.source} as {mask.label}: " + ("counted as is_causal is (the triangle, diagonal included)." if
-                                                        mask.kind == "causal" else
-                                                        f"{mask.kept:.1%} of the scores kept and counted.")
+    counted = ("counted as is_causal is (the triangle, diagonal included)." if mask.kind == "causal" else
+               f"{mask.kept:.1%} of the scores kept and counted.")
+    said = f"The mask tensor read {mask.source} as {mask.label}: {counted}"
     if wasted <= 0 or total <= 0:
         return said
     return (f"{said} A kernel given a mask tensor computes the full square: {wasted / total:.0%} of its score work "
