@@ -9,7 +9,7 @@ For each model the profile's matrix-product FLOPs (summary flops_matmul) are com
 - the closed form where it is not (grouped-query SDPA, masks, mixture-of-experts):
   2 x tokens x (the matrix weights + the active experts' share: top_k / experts of the expert weights)
   + per layer 4 x batch x query heads x head dim x the (query, key) pairs the mask keeps (causal: S(S+1)/2;
-  a window W: the sum of min(i + 1, W)).
+  a window W: the sum of min(i + 1, W)) + the rotary embedding's product, 2 x batch x seq x d_rot / 2.
 A model is exact (ratio 1 to 1e-9), within 0.5% or off; a failure keeps its one-line reason. Every op that ran
 without a formula is listed. Writes zoo.json and zoo.md under --out.
 
@@ -125,7 +125,10 @@ def closed_form(model: torch.nn.Module, cfg: Any, batch: int, seq: int) -> float
         w = window if kind == "sliding_attention" and window else seq
         pairs = sum(min(i + 1, w) for i in range(seq))
         attention += 4 * batch * heads * d * pairs
-    return 2 * tokens * (dense + experts) + attention
+    # the rotary embedding's one product per forward: inv_freq (batch, d_rot / 2, 1) @ positions (batch, 1, seq)
+    rotary = sum(2 * batch * b.numel() * seq for n, b in model.named_buffers()
+                 if n.split(".")[-1] == "inv_freq")  # not original_inv_freq, its copy
+    return 2 * tokens * (dense + experts) + attention + rotary
 
 
 # -- the zoo ------------------------------------------------------------------------------------------------

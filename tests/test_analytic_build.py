@@ -171,7 +171,7 @@ def test_a_mask_built_from_the_config_counts_the_same_whatever_use_cache(window:
         counts.append(attn.cost.flops)
     if seq * seq > CONSTANT_NUMEL:
         assert seq * seq <= MASK_NUMEL
-    expected = 4 * 8 * 4 * pairs if window else 4 * 8 * 4 * seq * seq / 2  # is_causal: half the square (S^2/2)
+    expected = 4 * 8 * 4 * pairs  # is_causal (no window) keeps the triangle with its diagonal, S(S+1)/2
     assert counts == [expected, expected]
 
 

@@ -106,15 +106,15 @@ def test_gqa_causal_attention_by_hand() -> None:
     attn = [r for r in prof.records if r.flops_source == "catalog:attention"]
     assert [r.module for r in attn] == ["layers.0.self_attn", "layers.1.self_attn"]
     b, h, hkv, s, d = 2, 4, 2, 8, 8
-    scores = b * h * s * s / 2  # causal: half of the 8 x 8 scores of each (batch, head)
-    assert attn[0].flops == 4 * b * h * s * s * d / 2  # the two matmuls: 8,192
-    assert attn[0].extra_flops == 5 * scores  # the softmax, apart: 1,280
+    scores = b * h * s * (s + 1) / 2  # causal: the 36 of the 8 x 8 scores of each (batch, head) tril keeps
+    assert attn[0].flops == 4 * d * scores  # the two matmuls: 9,216
+    assert attn[0].extra_flops == 5 * scores  # the softmax, apart: 1,440
     assert attn[0].params["kv_heads"] == hkv and attn[0].params["causal"] is True
     # GQA: K and V are read at their 2 heads, not repeated to 4
     assert attn[0].bytes_read == (b * h * s * d + 2 * b * hkv * s * d) * FP32
     # torch's counter has no formula for the CPU's fused SDPA kernel (and on CUDA it raises on GQA and counts
     # causal as the full square): it counts the projections only; ours adds the attention's products
-    assert prof.summary["flops_matmul"] == counted + 2 * (4 * b * h * s * s * d / 2)
+    assert prof.summary["flops_matmul"] == counted + 2 * (4 * d * scores)
     mm = [r for r in prof.records if r.op == "aten::mm"]
     assert {r.module for r in mm} == {f"layers.{i}.{p}" for i in (0, 1) for p in (
         "self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj", "mlp.gate_proj",
@@ -299,7 +299,7 @@ def test_analytic_mode_on_the_meta_device() -> None:
     # on the meta device torch runs SDPA's math decomposition; the profile records the fused op a GPU runs
     prof = profile(lambda: block(h), time=False)
     (attn,) = [r for r in prof.records if r.module == "layers.0.self_attn"]
-    assert attn.op == "aten::scaled_dot_product_attention" and attn.flops == 8192  # as by hand above
+    assert attn.op == "aten::scaled_dot_product_attention" and attn.flops == 9216  # as by hand above
     assert not any(r.op in ("aten::bmm", "aten::_safe_softmax", "aten::clone") for r in prof.records)
 
 

@@ -266,18 +266,19 @@ def _sdpa(mask: torch.Tensor, batch: int = 1) -> tuple[object, object]:
 
 
 def test_a_causal_mask_tensor_counts_as_is_causal() -> None:
-    """2 heads x 16 x 16 / 2 = 256 scores x 2 x (8 + 8) = 8192 FLOPs, as is_causal; the kernel computes the whole
-    square: (256 x 32 + 512 x 5) - (128 x 2 x 32 + 256 x 5) = 9472 FLOPs on masked scores."""
+    """2 heads x 16 x 17 / 2 = 272 scores (the triangle with its diagonal) x 2 x (8 + 8) = 8704 FLOPs, as
+    is_causal; the kernel computes the whole square: (512 x 32 + 512 x 5) - (272 x 32 + 272 x 5) = 8880 FLOPs on
+    masked scores (240 of 512, 47%)."""
     cost, rec = _sdpa(CAUSAL)
     q = torch.randn(1, 2, S, 8)
     with profile(name="causal") as prof:
         F.scaled_dot_product_attention(q, q, q, is_causal=True)
     (causal,) = prof.records
-    assert rec.flops == causal.flops == 2 * 128 * 2 * 16 == 8192  # type: ignore[attr-defined]
-    assert rec.extra_flops == causal.extra_flops == 5 * 256  # type: ignore[attr-defined]
+    assert rec.flops == causal.flops == 2 * 136 * 2 * 16 == 8704  # type: ignore[attr-defined]
+    assert rec.extra_flops == causal.extra_flops == 5 * 272  # type: ignore[attr-defined]
     assert cost.mask == "causal" and not cost.explicit_mask  # type: ignore[attr-defined]
-    assert cost.masked_flops == (512 * 32 + 512 * 5) - (256 * 32 + 256 * 5) == 9472  # type: ignore[attr-defined]
-    assert "50% of its score work" in rec.model_note and "is_causal=True" in rec.model_note  # type: ignore[attr-defined]
+    assert cost.masked_flops == (512 * 32 + 512 * 5) - (272 * 32 + 272 * 5) == 8880  # type: ignore[attr-defined]
+    assert "47% of its score work" in rec.model_note and "is_causal=True" in rec.model_note  # type: ignore[attr-defined]
 
 
 def test_a_sliding_window_of_4_over_16() -> None:
@@ -306,12 +307,12 @@ def test_a_block_diagonal_mask() -> None:
 
 
 def test_masked_backward_counts_the_kept_scores() -> None:
-    """SDPA's backward on the CPU takes the mask too: torch's five products over the 128 causal scores per head,
-    2 heads x 128 x 2 x (3 x 8 + 2 x 8) = 20480 FLOPs."""
+    """SDPA's backward on the CPU takes the mask too: torch's five products over the 136 causal scores per head
+    (16 x 17 / 2), 2 heads x 136 x 2 x (3 x 8 + 2 x 8) = 21760 FLOPs."""
     q = torch.randn(1, 2, S, 8, requires_grad=True)
     prof = profile(lambda: F.scaled_dot_product_attention(q, q, q, attn_mask=CAUSAL).sum().backward(), warmup=0)
     (bwd,) = _costs(prof, "aten::_scaled_dot_product_flash_attention_for_cpu_backward")
-    assert bwd.flops == 2 * 128 * 2 * (3 * 8 + 2 * 8) and bwd.mask == "causal"
+    assert bwd.flops == 2 * 136 * 2 * (3 * 8 + 2 * 8) and bwd.mask == "causal"
 
 
 def test_analytic_masks_unknown_without_data_read_with_it() -> None:
@@ -323,7 +324,7 @@ def test_analytic_masks_unknown_without_data_read_with_it() -> None:
     assert cost.explicit_mask and cost.mask == "unknown" and cost.flops == 2 * 256 * 32  # the full square
     real = profile(lambda: F.scaled_dot_product_attention(q, q, q, attn_mask=CAUSAL), time=False, gpu="h100")
     (cost,) = _costs(real, "aten::scaled_dot_product_attention")
-    assert cost.mask == "causal" and cost.flops == 2 * 128 * 32  # a mask made with data is read
+    assert cost.mask == "causal" and cost.flops == 2 * 136 * 32  # a mask made with data is read: 16 x 17 / 2
 
 
 # -- fused fast paths --------------------------------------------------------------------------------------------
@@ -338,7 +339,8 @@ def _totals(prof: object) -> tuple[float, float]:
 @pytest.mark.parametrize("masked", [False, True])
 def test_fused_encoder_layer_counts_as_its_decomposed_path(norm_first: bool, activation: str, masked: bool) -> None:
     """E 16, 4 heads, FF 32, 2 x 6 tokens: products 2 x 12 x 16 x (48 + 16 + 32 + 32) = 49152 and attention
-    2 x 4 x 36 x 16 = 4608 (2304 causal): 53760 (51456). The train-mode path (dropout 0) runs them unfused."""
+    2 x 4 x 36 x 16 = 4608 (2688 causal: 6 x 7 / 2 = 21 of the 36 scores): 53760 (51840).
+    The train-mode path (dropout 0) runs them unfused."""
     torch.manual_seed(0)
     layer = torch.nn.TransformerEncoderLayer(16, 4, 32, dropout=0.0, activation=activation, batch_first=True,
                                              norm_first=norm_first)
@@ -348,7 +350,7 @@ def test_fused_encoder_layer_counts_as_its_decomposed_path(norm_first: bool, act
     with torch.inference_mode():
         fused = profile(lambda: layer(x, src_mask=mask), warmup=0)
     (rec,) = _records(fused, "aten::_transformer_encoder_layer_fwd")
-    assert rec.flops == (51456 if masked else 53760) and rec.flops_source == "rule:fused encoder layer"
+    assert rec.flops == (51840 if masked else 53760) and rec.flops_source == "rule:fused encoder layer"
     layer.train()
     unfused = profile(lambda: layer(x, src_mask=mask), warmup=0)
     assert not _records(unfused, "aten::_transformer_encoder_layer_fwd")

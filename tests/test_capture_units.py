@@ -14,10 +14,10 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from roofline.capture import profile
 from roofline.capture.cost import cost_of
-from roofline.capture.formulas import causal_pairs
 from roofline.capture.kernels import UNLINKED, gpu_timeline, union_length
 from roofline.capture.registry import FORMULAS, formula
 from roofline.capture.trace import OpCall, TensorMeta, innermost_module, op_info, strip_root
+from roofline.ops.attention import causal_pairs
 
 # -- kernel attribution ----------------------------------------------------------------------------------
 
@@ -75,20 +75,33 @@ def test_the_registry_refuses_a_second_formula() -> None:
 
 
 def test_causal_pairs() -> None:
-    assert causal_pairs(8, 8, "top_left") == causal_pairs(8, 8, "bottom_right") == 32  # half of 64
-    assert causal_pairs(4, 8, "top_left") == 8  # query i sees keys 0..i: the 4 x 4 triangle's area
-    assert causal_pairs(4, 8, "bottom_right") == 4 * 8 - 8  # query i sees keys 0..i+4
-    assert causal_pairs(8, 4, "top_left") == 8 * 4 - 8  # the last 4 queries see all 4 keys
+    assert causal_pairs(8, 8, "top_left") == causal_pairs(8, 8, "bottom_right") == 36  # 1 + 2 + ... + 8
+    assert causal_pairs(4, 8, "top_left") == 10  # query i sees keys 0..i: 1 + 2 + 3 + 4
+    assert causal_pairs(4, 8, "bottom_right") == 5 + 6 + 7 + 8  # query i sees keys 0..i+4
+    assert causal_pairs(8, 4, "top_left") == 1 + 2 + 3 + 4 * 5  # the last 5 queries see all 4 keys
+    assert causal_pairs(8, 4, "bottom_right") == 1 + 2 + 3 + 4  # the first 4 queries see no key
+    assert causal_pairs(1, 9, "top_left") == 1  # a decode step with is_causal: tril keeps key 0 alone
     assert causal_pairs(4, 8, "none") == 32
 
 
+@pytest.mark.parametrize("align", ["top_left", "bottom_right"])
+def test_causal_pairs_count_what_torch_masks_keep(align: str) -> None:
+    """Against the masks themselves: torch's is_causal is `ones(L, S).tril()` (top-left), causal_lower_right
+    the bottom-right one; every (L, S) up to 7 x 7."""
+    for sq in range(1, 8):
+        for skv in range(1, 8):
+            keep = torch.ones(sq, skv, dtype=torch.bool).tril(0 if align == "top_left" else skv - sq)
+            assert causal_pairs(sq, skv, align) == int(keep.sum()), (sq, skv)
+
+
 def test_top_left_causal_with_fewer_queries_than_keys() -> None:
-    """torch's is_causal aligns the mask top-left: 4 queries against 8 keys score 4 x 4 / 2 pairs."""
+    """torch's is_causal aligns the mask top-left: 4 queries against 8 keys score 1 + 2 + 3 + 4
+    pairs (tril of ones(4, 8))."""
     q, k = torch.randn(1, 2, 4, 8), torch.randn(1, 2, 8, 8)
     with profile(name="sdpa") as prof:
         F.scaled_dot_product_attention(q, k, k, is_causal=True)
     (rec,) = prof.records
-    pairs = 1 * 2 * 8  # batch x heads x 4*4/2
+    pairs = 1 * 2 * 10  # batch x heads x (1 + 2 + 3 + 4)
     assert rec.flops == pairs * (2 * 8 + 2 * 8)  # the two matrix products
     assert rec.extra_flops == 5 * pairs  # the softmax, apart (not on the tensor-core roof)
     assert rec.flops_source == "rule:attention" and rec.params == {}

@@ -32,6 +32,9 @@ NOTES = [
     "FlashAttention papers and torch's flop counter do, so achieved TFLOP/s compare with published figures. "
     "The elementwise part (the softmax's 5 per score, an epilogue's or bias's FLOPs per output) moved to "
     "`extra_flops` (new here), which is placed on no roof. Bytes unchanged.",
+    "2026-12-01 (issue 29): causal attention counts the scores the mask keeps, diagonal included "
+    "(ops.attention.causal_pairs: S(S+1)/2 when square, Sq(Skv-Sq) + Sq(Sq+1)/2 bottom-right), not Sq*Skv - Sq^2/2: "
+    "`flops` and `extra_flops` of the causal attention cases 1/Sq more. Bytes unchanged.",
 ]
 
 LLAMA_ATT = {"batch": 1, "heads": 32, "seq": 4096, "head_dim": 128}

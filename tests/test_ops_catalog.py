@@ -14,7 +14,7 @@ from roofline.core.dtypes import get_dtype
 from roofline.core.errors import UsageError
 from roofline.measuring.kernels import BUILDERS, build, footprint_bytes
 from roofline.ops import OPERATORS, make
-from roofline.ops.attention import attention_pairs, kv_rows_per_query_head
+from roofline.ops.attention import causal_pairs, kv_rows_per_query_head
 from roofline.ops.base import ACTIVATIONS, INDEX, INTERMEDIATES, KV_CACHE, WEIGHTS
 
 FP16, BF16, FP32 = get_dtype("fp16"), get_dtype("bf16"), get_dtype("fp32")
@@ -101,12 +101,12 @@ def test_attention_flops() -> None:
     # flops: the two matrix products only, 4*D per pair; the softmax's 5 per pair are extra_flops
     assert make("attention", **ATT).flops() == 65536  # 4*8 * 2*4 * 16*16 = 32 * 2048
     assert make("attention", **ATT).extra_flops() == 10240  # 5 * 2048
-    assert make("attention", causal=True, **ATT).flops() == 32768  # half the 256 pairs: 32 * 8 * 128
-    assert make("attention", causal=True, **ATT).extra_flops() == 5120  # 5 * 8 * 128
-    # causal with a cached prefix (Sq=4, Skv=10): 4*10 - 4^2/2 = 32 pairs (the exact bottom-right count, with
-    # the diagonal, is 7+8+9+10 = 34)
-    assert attention_pairs(4, 10, True) == 32
-    assert make("attention", **{**ATT, "seq": 4, "kv_seq": 10}, causal=True).flops() == 32 * 8 * 32
+    # causal: the 16 x 17 / 2 = 136 of the 256 pairs the mask keeps, diagonal included: 32 * 8 * 136
+    assert make("attention", causal=True, **ATT).flops() == 34816
+    assert make("attention", causal=True, **ATT).extra_flops() == 5440  # 5 * 8 * 136
+    # causal with a cached prefix (Sq=4, Skv=10), bottom-right: the queries see 7, 8, 9, 10 keys = 34 pairs
+    assert causal_pairs(4, 10, "bottom_right") == 34
+    assert make("attention", **{**ATT, "seq": 4, "kv_seq": 10}, causal=True).flops() == 32 * 8 * 34
 
 
 def test_attention_flash_traffic() -> None:

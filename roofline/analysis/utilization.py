@@ -3,7 +3,7 @@
 MFU = the step's model FLOPs at peak / the step's time, where the model FLOPs at peak is the sum over compute
 pipes of (FLOPs of the matrix products, convolutions and attention placed on that pipe) / (the pipe's dense
 peak): with one dtype this is the usual FLOPs / (time x peak); with several (an fp32 head beside bf16 layers)
-each is divided by its own peak. Attention counts the scores its mask leaves (causal: half), grouped-query
+each is divided by its own peak. Attention counts the scores its mask leaves (causal: S(S+1)/2), grouped-query
 attention its real heads, and peaks are dense, never sparse (the spec files hold dense figures only).
 MBU = the step's minimum bytes (capture/records.py `step_min_bytes`: the weights, the KV cache and the inputs
 read once, the outputs written once) / (time x DRAM bandwidth): the decode figure inference benchmarks quote.

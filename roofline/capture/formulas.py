@@ -13,6 +13,7 @@ from roofline.capture.masks import MaskPattern
 from roofline.capture.registry import Cost, arg, catalog_cost, formula, rule, tensor
 from roofline.capture.trace import OpCall, TensorMeta
 from roofline.core.aten_names import op_name
+from roofline.ops.attention import causal_pairs
 from roofline.ops.elementwise import FLOPS_PER_ELEMENT
 from roofline.ops.gemm import mm_flops
 from roofline.ops.norm import norm_flops
@@ -146,17 +147,6 @@ def convolution(call: OpCall) -> Cost | None:
 
 # -- attention --------------------------------------------------------------------------------------------
 
-def causal_pairs(sq: int, skv: int, align: str) -> float:
-    """(query, key) pairs one head scores: Sq x Skv without a mask; the area under the diagonal with one.
-    top_left (torch's is_causal): query i sees keys j <= i; bottom_right (FlashAttention): j <= i + Skv - Sq.
-    """
-    if align == "none":
-        return float(sq * skv)
-    if align == "bottom_right":
-        return sq * skv - sq * sq / 2 if sq <= skv else skv * skv / 2
-    return sq * sq / 2 if sq <= skv else sq * skv - skv * skv / 2
-
-
 def _attention(q: tuple[int, ...], k: tuple[int, ...], v: tuple[int, ...], align: str, masked: bool,
                backward: bool = False, mask: MaskPattern | None = None) -> Cost | None:
     """q (B, H, Sq, D), k (B, Hkv, Skv, D), v (B, Hkv, Skv, Dv). A mask tensor read from its values (`mask`,
@@ -208,9 +198,9 @@ def _masked_attention(q: tuple[int, ...], k: tuple[int, ...], v: tuple[int, ...]
 def describe_mask(mask: MaskPattern, wasted: float, total: float) -> str:
     """Which mask the count assumed; what a full-square kernel spent on the scores it masks, and what would skip
     them."""
-    said = f"The mask tensor read as {mask.label}: " + ("counted as is_causal is (half the square)." if
-                                                        mask.kind == "causal" else
-                                                        f"{mask.kept:.1%} of the scores kept and counted.")
+    counted = ("counted as is_causal is (the triangle, diagonal included)." if mask.kind == "causal" else
+               f"{mask.kept:.1%} of the scores kept and counted.")
+    said = f"The mask tensor read {mask.source} as {mask.label}: {counted}"
     if wasted <= 0 or total <= 0:
         return said
     return (f"{said} A kernel given a mask tensor computes the full square: {wasted / total:.0%} of its score work "
@@ -229,8 +219,8 @@ def _attention_cost(q: tuple[int, ...], k: tuple[int, ...], v: tuple[int, ...], 
     if backward:
         pairs = b * h * head_pairs
         matmul = pairs * 2 * (3 * d + 2 * dv)  # torch's five products: S again, dP, dV, dQ, dK
-        return rule(matmul, "attention backward", "NB: torch's five matrix products of SDPA's backward, causal "
-                     "scores halved; the softmax backward not counted." + mask_note, matmul, True)
+        return rule(matmul, "attention backward", "NB: torch's five matrix products of SDPA's backward over the "
+                     "scores the mask keeps; the softmax backward not counted." + mask_note, matmul, True)
     matmul = b * h * head_pairs * 2 * (d + dv)
     exact = d == dv and hkv >= 1 and h % hkv == 0 and min(q) >= 1 and min(k) >= 1 and kept is None
     causal = align != "none"

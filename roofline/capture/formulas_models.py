@@ -26,7 +26,7 @@ from typing import Any
 import torch
 
 from roofline.capture.formulas import _attention, describe_mask
-from roofline.capture.masks import MaskPattern, has_data, read_mask
+from roofline.capture.masks import MaskPattern, has_data, known, read_mask
 from roofline.capture.registry import Cost, arg, catalog_cost, formula, rule, tensor
 from roofline.capture.trace import VALUE_READERS, OpCall, TensorMeta
 from roofline.ops.counts import FLOPS_PER_ELEMENT
@@ -83,8 +83,9 @@ def _sdpa_mask(name: str) -> Any:
 
     def read(args: dict[str, Any]) -> dict[str, Any]:
         m = args.get(name)
-        if not has_data(m):
-            return {}
+        if not has_data(m):  # a mask without data its builder described (capture/hf_masks.py), or unknown
+            pattern = known(m) if isinstance(m, torch.Tensor) else None
+            return {} if pattern is None else {"mask": pattern}
         pattern = _mask_of(m, ("sdpa",), m, True)
         return {} if pattern is None else {"mask": pattern}
 

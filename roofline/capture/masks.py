@@ -6,15 +6,19 @@ A score is kept where a boolean mask is True (SDPA's convention; nn.MultiheadAtt
 `true_keeps=False`) or where an additive mask is above `MASKED_BIAS`. Masks broadcast as SDPA broadcasts them
 (to batch, heads, queries, keys); dimensions expanded with stride 0 are read once. The reading runs on the mask's
 device and brings back three numbers per query row (first and last kept key, kept count); the pattern is named
-from them. Without data (fake tensors, the meta device) nothing is read: the caller says the mask is unknown.
+from them. Without data (fake tensors, the meta device) nothing is read: the caller says the mask is unknown,
+unless the mask's builder said what it holds (`remember`: Hugging Face's mask functions, capture/hf_masks.py).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import sys
 from dataclasses import dataclass
 from typing import Any
 
 import torch
+from torch.multiprocessing.reductions import StorageWeakRef
 
 # An additive mask value at or below this weighs its score by exp(-1e4), which is 0 in every float format:
 # masked. HF's masks use the dtype's minimum, older code -10000.0 or -inf; biases (ALiBi, relative positions)
@@ -22,6 +26,12 @@ import torch
 MASKED_BIAS = -1e4
 # Elements of the boolean keep-tensor handled at once (bounds the reading's memory: about 2 bytes each).
 READ_CHUNK = 1 << 26
+# Keys read at once by `_word_stats` (a boolean per byte, 8 in an int64 word), and the multiplier whose product
+# with a word holds the sum of its bytes in the top byte.
+WORD = 8
+BYTE_SUM = 0x0101010101010101
+# Patterns remembered for masks without data (`remember`); a profile builds a few (one per mask kind a step).
+KNOWN_KEPT = 64
 
 
 @dataclass(frozen=True)
@@ -35,6 +45,7 @@ class MaskPattern:
     window: int | None = None  # sliding window: keys each query sees (both sides counted when `two_sided`)
     two_sided: bool = False
     blocks: int | None = None  # block-diagonal / block-causal: blocks per sequence (the most any slice has)
+    source: str = "from its values"  # how the pattern was read: the values, or the mask builder's function
 
     @property
     def label(self) -> str:
@@ -78,7 +89,13 @@ def read_mask(mask: torch.Tensor, true_keeps: bool = True) -> MaskPattern | None
     """The pattern of a (batch, heads, queries, keys)-broadcastable mask with data; None without data."""
     if not has_data(mask) or (m := as_4d(mask)) is None or m.numel() == 0:
         return None
-    for d in range(4):  # an expanded dimension (stride 0) repeats the same values: read once
+    return pattern_of(*row_stats(m, true_keeps), m.shape[3])
+
+
+def row_stats(m: torch.Tensor, true_keeps: bool = True) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Each query row's first and last kept key and kept count, (slices, rows) each, of a 4-D mask with data;
+    an expanded dimension (stride 0) repeats the same values: read once."""
+    for d in range(4):
         if m.stride(d) == 0 and m.shape[d] > 1:
             m = m.narrow(d, 0, 1)
     rows, keys = m.shape[2], m.shape[3]
@@ -87,14 +104,80 @@ def read_mask(mask: torch.Tensor, true_keeps: bool = True) -> MaskPattern | None
     parts = []
     with torch.no_grad():
         for start in range(0, flat.shape[0], per):
-            keep = keep_of(flat[start:start + per], true_keeps).to(torch.uint8)
+            keep = keep_of(flat[start:start + per], true_keeps)
+            if keys % WORD == 0 and keep.is_contiguous() and sys.byteorder == "little":
+                parts.append(torch.stack(_word_stats(keep)).cpu())
+                continue
+            keep = keep.to(torch.uint8)
             count = keep.sum(-1, dtype=torch.int64)
             first = keep.argmax(-1)  # the first maximum: the first kept key (0 when none is kept)
             last = keys - 1 - keep.flip(-1).argmax(-1)
             parts.append(torch.stack([first, last, count]).cpu())
     first, last, count = torch.cat(parts, dim=1).unbind(0)
-    kept = float(count.sum()) / (flat.shape[0] * rows * keys)
-    return classify(first, last, count, keys, kept)
+    return first, last, count
+
+
+def _word_stats(keep: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """`row_stats` of a contiguous boolean (slices, rows, keys) tensor, keys a multiple of WORD, read 8 keys (one
+    int64 word, key 8w + j in byte j) at a time: 8x fewer elements than key by key. The bytes are 0 or 1, so a
+    word times 0x0101010101010101 holds their sum in its top byte; a word's first kept byte is its lowest set
+    bit's (w & -w = 2^(8j)), its last the highest set bit's (2^(8j) <= w < 2^(8j+1)). An empty row reads as
+    first 0, last keys - 1, count 0 (as key by key)."""
+    keys = keep.shape[-1]
+    w = keep.view(torch.int64)
+    nz = w != 0
+    kept = nz.any(-1)
+    nz8 = nz.view(torch.uint8)
+    fw = nz8.argmax(-1)
+    lw = w.shape[-1] - 1 - nz8.flip(-1).argmax(-1)
+    lo = w.gather(-1, fw[..., None])[..., 0]
+    hi = w.gather(-1, lw[..., None])[..., 0]
+    fbyte = torch.log2((lo & -lo).clamp(min=1).double()).div(8).round().long()
+    lbyte = torch.log2(hi.clamp(min=1).double()).div(8).floor().long()
+    first = torch.where(kept, fw * WORD + fbyte, 0)
+    last = torch.where(kept, lw * WORD + lbyte, keys - 1)
+    count = ((w * BYTE_SUM) >> 56).bitwise_and(0xFF).sum(-1)
+    return first, last, count
+
+
+def pattern_of(first: torch.Tensor, last: torch.Tensor, count: torch.Tensor, keys: int,
+               source: str = "from its values") -> MaskPattern:
+    """The pattern of a mask from its rows' statistics (`row_stats`), the share it keeps exact."""
+    pattern = classify(first, last, count, keys, float(count.sum()) / (count.numel() * keys))
+    return pattern if source == pattern.source else dataclasses.replace(pattern, source=source)
+
+
+# Patterns of masks without data, said by their builder: storage key -> (the storage's weak reference, the
+# tensor's layout, the pattern).
+_KNOWN: dict[int, tuple[StorageWeakRef, tuple[Any, ...], MaskPattern]] = {}
+
+
+def _layout(t: torch.Tensor) -> tuple[int, tuple[Any, ...]]:
+    return t.untyped_storage()._cdata, (tuple(t.shape), tuple(t.stride()), t.storage_offset())
+
+
+def remember(t: torch.Tensor, pattern: MaskPattern) -> None:
+    """Say that the mask `t` (without data) holds `pattern`: `known(t)`, and of a view of the same layout, finds
+    it while its storage lives."""
+    key, layout = _layout(t)
+    if len(_KNOWN) >= KNOWN_KEPT:
+        _KNOWN.clear()
+    _KNOWN[key] = (StorageWeakRef(t.untyped_storage()), layout, pattern)
+
+
+def known(t: torch.Tensor) -> MaskPattern | None:
+    """The pattern `remember` said for `t`'s storage and layout (a view covering the same scores), else None."""
+    try:
+        key, layout = _layout(t)
+    except (RuntimeError, NotImplementedError, AttributeError, TypeError):
+        return None
+    hit = _KNOWN.get(key)
+    return hit[2] if hit is not None and not hit[0].expired() and hit[1] == layout else None
+
+
+def forget() -> None:
+    """Drop the remembered patterns (a profile's end)."""
+    _KNOWN.clear()
 
 
 def classify(first: torch.Tensor, last: torch.Tensor, count: torch.Tensor, keys: int, kept: float) -> MaskPattern:

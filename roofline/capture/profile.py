@@ -56,6 +56,7 @@ from roofline.capture import kernels as kernel_times
 from roofline.capture.build import CONSTANT_NUMEL, build_calls, constants_kept, fake_swaps
 from roofline.capture.comm_summary import communication
 from roofline.capture.fake import active_fake_mode, fake_errors, fake_mode
+from roofline.capture.hf_masks import builders_known
 from roofline.capture.inductor import with_launches
 from roofline.capture.modules import StepTracker
 from roofline.capture.records import (
@@ -229,7 +230,8 @@ class Profile:
             if target.time_device is None:  # analytic: small factories are constants (build.py), fake parameters
                 stack.enter_context(constants_kept())  # convert (model.to(torch.bfloat16)), and SDPA is the fused
                 stack.enter_context(fake_swaps())  # kernel a GPU runs (trace.py)
-                stack.enter_context(WholeAttention(self._tracer))
+                stack.enter_context(WholeAttention(self._tracer))  # and HF's masks known without data (hf_masks.py)
+                stack.enter_context(builders_known(self._tracer.unrecorded))
                 stack.enter_context(WholeRNN(self._tracer))  # each nn.LSTM/GRU/RNN as one cuDNN call (whole_rnn.py)
             _ACTIVE.append(self)
             stack.callback(_ACTIVE.remove, self)
@@ -420,9 +422,8 @@ class Profile:
         s["notes"] = [*target.messages, *([instrumented_note(s)] if timeline else [])]
         if s["attention_masked_calls"]:
             s["notes"].append(f"{s['attention_masked_calls']} attention call(s) took a mask tensor whose values were "
-                              "not read: every score counted (a causal mask would halve them). Without data "
-                              "(analytic runs) Hugging Face models pass their causal mask as a tensor instead of "
-                              "is_causal")
+                              "not read (no data, not built by Hugging Face's masking_utils from tensors with data): "
+                              "every score counted (a causal mask keeps about half)")
         if self._built:
             s["notes"].append(f"{self._built} calls of the model's build (before its first forward: initialisers, "
                               "constants) left out; run the build inside roofline.region(...) to keep them")

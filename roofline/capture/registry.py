@@ -11,7 +11,7 @@ matrix-product part (`Cost.matmul_flops`) is what torch's FlopCounterMode counts
 with it. A tensor-core op's elementwise part (addmm's and convolution's bias add, 1 per output element; a
 fused activation; attention's softmax, 5 per score), which torch leaves out, is `Cost.extra_flops` (the
 record's `extra_flops`), not `flops`: it is not placed on the tensor-core roof (the catalog's convention,
-`ops.base.Operator.extra_flops`). Our causal attention counts half the scores and grouped-query attention its
+`ops.base.Operator.extra_flops`). Our causal attention counts the scores its mask keeps and grouped-query attention its
 real heads, which torch does not.
 
 Minimum bytes are counted from the call's tensors in capture/traffic.py; a formula only says which inputs
@@ -76,7 +76,7 @@ CATALOG_NOTES = {
     "gemm": "NB: 2 FLOPs per multiply-add (a bias's 1 per output in extra_flops); operands as stored, read once.",
     "gemv": "NB: 2 FLOPs per multiply-add; the matrix read once.",
     "conv2d": "NB: 2 FLOPs per multiply-add (direct; a bias's 1 per output in extra_flops); Winograd/FFT do fewer.",
-    "attention": "NB: 4D FLOPs per score (QK^T, PV); the softmax's 5 in extra_flops; causal: half the scores.",
+    "attention": "NB: 4D FLOPs per score (QK^T, PV); the softmax's 5 in extra_flops; causal: the kept scores.",
     "layernorm": "NB: 7 FLOPs per element + 4 per row (gamma, beta counted even when absent).",
     "rmsnorm": "NB: 4 FLOPs per element + 3 per row.",
     "softmax": "NB: 5 FLOPs per element (max, sub, exp, sum, div).",

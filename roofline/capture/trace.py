@@ -36,11 +36,12 @@ Rules:
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -447,6 +448,15 @@ class Tracer(TorchDispatchMode):
     def recording(self) -> bool:
         """Whether an op dispatched now is recorded (not inside a whole-op record, not outside the regions)."""
         return not self._paused and not (self.regions_only and self.region_of() is None)
+
+    @contextlib.contextmanager
+    def unrecorded(self) -> Iterator[None]:
+        """Ops dispatched inside the block are not recorded (the profiler's own work: a mask's reading)."""
+        self._paused += 1
+        try:
+            yield
+        finally:
+            self._paused -= 1
 
     def record_whole(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], run: Callable[[], Any]) -> Any:
         """Run `run` with the ops it dispatches unrecorded and record it as one call of `func` (an aten

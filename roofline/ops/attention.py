@@ -6,9 +6,9 @@ achieved TFLOP/s compare with published figures): per (query, key) pair and quer
 2 x D for P V. The softmax's 5 per pair (max, sub, exp, sum, div: softmax.py's convention) are the record's
 `extra_flops`, not `flops`: they run on the CUDA cores, not on the tensor-core roof the matrix products are
 placed on. The 1/sqrt(D) scale is folded into the exp (not counted).
-    pairs = Sq x Skv without a mask; causal: Sq x Skv - Sq^2 / 2 (the area under the diagonal, the mask
-    aligned bottom-right as FlashAttention >= 2.1 does: query i sees keys j <= i + Skv - Sq), which is exactly
-    half when Sq == Skv. The exact count includes the diagonal (S(S+1)/2 when square): 1/S more, ignored.
+    pairs = Sq x Skv without a mask; causal: the pairs the mask keeps, diagonal included (`causal_pairs`):
+    aligned bottom-right as FlashAttention >= 2.1 does (query i sees keys j <= i + Skv - Sq),
+    Sq (Skv - Sq) + Sq (Sq + 1) / 2, which is S (S + 1) / 2 when Sq == Skv == S.
 
 K and V are counted as KV_CACHE, as LLM-Viewer's analyzer counts them in prefill too.
 
@@ -50,9 +50,24 @@ def check_heads(name: str, heads: int, kv_heads: int) -> None:
                          f"(each key/value head serves heads/kv_heads query heads)")
 
 
-def attention_pairs(sq: int, skv: int, causal: bool) -> float:
-    """(query, key) pairs one head attends: Sq x Skv, or Sq x Skv - Sq^2/2 under a bottom-right causal mask."""
-    return sq * skv - sq * sq / 2 if causal else float(sq * skv)
+def _triangle(n: int) -> int:
+    """1 + 2 + ... + n: the keys n queries keep under a causal mask whose first query sees one key."""
+    return n * (n + 1) // 2
+
+
+def causal_pairs(sq: int, skv: int, align: str) -> int:
+    """(query, key) pairs one head scores, exactly: Sq x Skv without a mask (`align` "none"); under a causal
+    mask those it keeps, diagonal included. top_left (torch's is_causal, `ones(Sq, Skv).tril()`): query i sees
+    keys j <= i, min(i + 1, Skv) of them; bottom_right (FlashAttention >= 2.1, the catalog's --causal): keys
+    j <= i + Skv - Sq, clamp(i + Skv - Sq + 1, 0, Skv) of them (queries before Skv - Sq see none).
+    NB: the pairs are what the mask leaves; a kernel's whole tiles on the diagonal are not counted."""
+    if align == "none":
+        return sq * skv
+    if align == "bottom_right":
+        return sq * (skv - sq) + _triangle(sq) if sq <= skv else _triangle(skv)
+    if align == "top_left":
+        return _triangle(sq) if sq <= skv else _triangle(skv) + (sq - skv) * skv
+    raise ValueError(f"causal_pairs: align {align!r} is none of none, top_left, bottom_right")
 
 
 def pair_flops(head_dim: int) -> int:
@@ -89,8 +104,8 @@ class Attention(Operator):
     """
 
     summary = "prefill attention, naive (S and P in memory) or FlashAttention (S and P on chip)"
-    ignores = ("NB: FLOPs are the two matmuls (the softmax's are extra_flops); causal counts half of S "
-               "(bottom-right); the log-sum-exp saved for backward not counted.")
+    ignores = ("NB: FLOPs are the two matmuls (the softmax's are extra_flops); causal counts the scores the "
+               "bottom-right mask keeps (S(S+1)/2 square); the log-sum-exp saved for backward not counted.")
     dtypes = ATTENTION_DTYPES
     uses_tensor_cores = True
     batch: int = param(1, "sequences")
@@ -125,7 +140,7 @@ class Attention(Operator):
 
     def pairs(self) -> float:
         assert self.kv_seq is not None
-        return attention_pairs(self.seq, self.kv_seq, self.causal)
+        return causal_pairs(self.seq, self.kv_seq, "bottom_right" if self.causal else "none")
 
     def flops(self) -> float:
         return pair_flops(self.head_dim) * self.batch * self.heads * self.pairs()

@@ -1,0 +1,195 @@
+"""Hugging Face's attention masks known without data: while an analytic profile runs, the mask builders of
+transformers' `masking_utils` are wrapped, so a mask they build too large to be a constant (build.py: a boolean
+one past MASK_NUMEL scores, an additive one past CONSTANT_NUMEL) still says what it keeps.
+
+`create_causal_mask`, `create_sliding_window_causal_mask`, `create_chunked_causal_mask` (and the models' own
+calls) build a 4-D mask through `sdpa_mask` (SDPA) or `eager_mask` (eager attention: sdpa_mask's boolean mask
+cast to 0 / the dtype's minimum) from a mask function: `causal_mask_function`, `sliding_window_overlay(W)`
+and'ed with it, `chunked_overlay`, `padding_mask_function` of the 2-D attention mask. When the mask they return
+has no data, the wrapper calls the same `sdpa_mask` again for real, outside the fake mode and unrecorded, block
+of query rows by block (at most masks.READ_CHUNK scores at once), with the same lengths, offsets, mask function
+and attention mask: the mask function itself is evaluated, so any of them (and their and/or combinations) is
+read as it is, and the pattern (causal, sliding window W, causal + padding, ...) is named from each row's
+first and last kept key and kept count (masks.row_stats, masks.classify). The pattern is remembered for the
+returned tensor (masks.remember), where the SDPA mask reader (formulas_models.py) finds it.
+
+It needs the mask function's tensors with data: a 2-D attention mask the program made from constants (build.py)
+is read for its value; one that is fake (computed from fake tensors), or a chunked or packed-sequence function
+holding a fake tensor, leaves the mask unknown (every score counted, as before). The reading costs O(queries x
+keys) comparisons on the CPU, once per mask built (layers share one): about 1 s at 16k x 16k.
+
+Wrapped only when transformers is imported when the profile starts (importing it is not the profiler's
+business); masking_utils is imported then, the wrappers undone when the profile ends.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import sys
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import torch
+
+from roofline.capture import build
+from roofline.capture.masks import READ_CHUNK, MaskPattern, forget, has_data, pattern_of, remember, row_stats
+
+SOURCE = "from the mask function transformers built it with"
+# The builders wrapped, by the name masking_utils gives them (module global and AttentionMaskInterface entry).
+BUILDERS = {"sdpa_mask": "sdpa", "eager_mask": "eager"}
+# How deep the functions a mask function combines are searched for captured tensors (and_masks of and_masks).
+CLOSURE_DEPTH = 8
+
+
+def _real(t: Any) -> Any:
+    """An argument with data: a constant's value (build.py) for a fake tensor, None when it has none; anything
+    else (an int, None, a tensor with data) as it is."""
+    if not isinstance(t, torch.Tensor) or has_data(t):
+        return t
+    return t.constant if build.is_constant(t) else None
+
+
+class _NoData(Exception):
+    """A tensor the mask function holds has no data (fake, not a constant)."""
+
+
+@contextlib.contextmanager
+def _closures_real(fn: Any) -> Iterator[None]:
+    """The constants (build.py) a mask function and the functions it combines (and_masks, or_masks) captured,
+    swapped for their values while the block runs; _NoData when one has none."""
+    swapped: list[tuple[Any, Any]] = []
+
+    def walk(obj: Any, depth: int) -> None:
+        if isinstance(obj, (tuple, list)):
+            for x in obj:
+                walk(x, depth)
+            return
+        if depth > CLOSURE_DEPTH or not callable(obj):
+            return
+        for cell in getattr(obj, "__closure__", None) or ():
+            try:
+                v = cell.cell_contents
+            except ValueError:  # an empty cell
+                continue
+            if isinstance(v, torch.Tensor) and not has_data(v):
+                real = _real(v)
+                if real is None:
+                    raise _NoData
+                swapped.append((cell, v))
+                cell.cell_contents = real
+            else:
+                walk(v, depth + 1)
+
+    try:
+        walk(fn, 0)
+        yield
+    finally:
+        for cell, v in reversed(swapped):
+            cell.cell_contents = v
+
+
+def evaluate(sdpa_mask: Callable[..., Any], bound: dict[str, Any]) -> MaskPattern | None:
+    """The pattern of the mask `sdpa_mask(**bound)` builds, evaluated for real by blocks of query rows; None when
+    its inputs have no data or the builder fails on them."""
+    from torch._subclasses.fake_tensor import unset_fake_temporarily
+
+    attention_mask = bound.get("attention_mask")
+    real_mask = _real(attention_mask)
+    if attention_mask is not None and real_mask is None:
+        return None
+    args = {k: v for k, v in bound.items() if k not in ("dtype", "allow_is_causal_skip",
+                                                        "allow_is_bidirectional_skip", "device")}
+    parts = []
+    try:
+        with unset_fake_temporarily(), torch.no_grad(), _closures_real(bound.get("mask_function")):
+            # lengths and offsets: ints, or (a static cache's) tensors holding one
+            q_length, kv_length, q_offset = (int(_real(bound.get(k, 0))) for k in ("q_length", "kv_length",
+                                                                                    "q_offset"))
+            if "kv_offset" in args:
+                args["kv_offset"] = int(_real(args["kv_offset"]))
+            rows = max(1, READ_CHUNK // max(1, kv_length * int(bound["batch_size"])))
+            for start in range(0, q_length, rows):
+                block = sdpa_mask(**{**args, "q_length": min(rows, q_length - start),
+                                     "q_offset": q_offset + start, "attention_mask": real_mask,
+                                     "allow_is_causal_skip": False, "allow_is_bidirectional_skip": False,
+                                     "device": "cpu"})
+                if not isinstance(block, torch.Tensor) or block.dim() != 4:
+                    return None
+                parts.append(row_stats(block))
+            first, last, count = (torch.cat([p[i] for p in parts], dim=1) for i in range(3))
+            return pattern_of(first, last, count, kv_length, SOURCE)
+    except (_NoData, RuntimeError, ValueError, TypeError, IndexError, NotImplementedError):
+        return None  # a mask function holding a fake tensor, or one the builder cannot evaluate
+
+
+# The last mask read (eager_mask builds its mask with sdpa_mask, read then): its arguments' key and pattern.
+_LAST: dict[str, Any] = {}
+
+
+class _Wrapped:
+    """One builder, wrapped: the mask it returns without data remembered with the pattern `evaluate` finds."""
+
+    def __init__(self, name: str, original: Callable[..., Any], sdpa_mask: Callable[..., Any],
+                 pause: Callable[[], contextlib.AbstractContextManager[None]]) -> None:
+        self.name, self.original, self.sdpa_mask, self.pause = name, original, sdpa_mask, pause
+        self.signature = inspect.signature(original)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        out = self.original(*args, **kwargs)
+        if not isinstance(out, torch.Tensor) or has_data(out) or build.is_constant(out):
+            return out  # no mask (is_causal instead), or one whose values are read
+        try:
+            bound = self.signature.bind(*args, **kwargs)
+        except TypeError:
+            return out
+        given = {k: v for k, v in bound.arguments.items() if k != "kwargs"}
+        for k in ("q_offset", "kv_offset"):
+            given.setdefault(k, 0)
+        given.update(bound.arguments.get("kwargs") or {})
+        key = tuple(id(v) if isinstance(v, torch.Tensor) or callable(v) else v for k, v in sorted(given.items())
+                    if k not in ("dtype", "allow_is_causal_skip", "allow_is_bidirectional_skip"))
+        if _LAST.get("key") == key:  # eager_mask's own sdpa_mask call just read it
+            pattern = _LAST["pattern"]
+        else:
+            with self.pause():
+                pattern = evaluate(self.sdpa_mask, given)
+            _LAST.update(key=key, pattern=pattern)
+        if pattern is not None:
+            remember(out, pattern)
+        return out
+
+
+@contextlib.contextmanager
+def builders_known(pause: Callable[[], contextlib.AbstractContextManager[None]]) -> Iterator[None]:
+    """Wrap masking_utils' builders while the block runs (module docstring); `pause` keeps the reading's own ops
+    out of the trace."""
+    if "transformers" not in sys.modules:
+        yield
+        return
+    try:
+        import transformers.masking_utils as mu
+    except ImportError:
+        yield
+        return
+    interface = getattr(getattr(mu, "AttentionMaskInterface", None), "_global_mapping", {})
+    saved = {name: getattr(mu, name) for name in BUILDERS if callable(getattr(mu, name, None))}
+    entries = {key: interface[key] for name, key in BUILDERS.items() if interface.get(key) is saved.get(name)}
+    sdpa_mask = saved.get("sdpa_mask")
+    if sdpa_mask is None:
+        yield
+        return
+    wrapped = {name: _Wrapped(name, f, sdpa_mask, pause) for name, f in saved.items()}
+    try:
+        for name, w in wrapped.items():
+            setattr(mu, name, w)  # eager_mask calls the module's sdpa_mask: its mask is known too
+        for name, key in BUILDERS.items():
+            if key in entries:
+                interface[key] = wrapped[name]
+        yield
+    finally:
+        for name, f in saved.items():
+            setattr(mu, name, f)
+        interface.update(entries)
+        _LAST.clear()
+        forget()

@@ -1,0 +1,101 @@
+"""Hugging Face's masks known without data (capture/hf_masks.py): an analytic profile of a model whose mask is
+too large to be a constant (build.MASK_NUMEL booleans) counts the scores the mask function keeps, the same
+whatever use_cache, as by hand. One layer, 4 heads of 8 (2 key/value heads), hidden 32: attention counts
+4 x 8 = 32 FLOPs (QK^T and PV) per kept score and head."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import torch
+
+import roofline
+from roofline.capture.build import MASK_NUMEL
+from roofline.capture.hf_masks import evaluate
+
+SEQ = 8200  # 8200^2 = 67,240,000 scores > MASK_NUMEL = 67,108,864: the mask is no constant
+HEADS, HEAD_DIM = 4, 8
+
+
+def _transformers() -> Any:
+    return pytest.importorskip("transformers")
+
+
+def _attention(name: str, use_cache: bool, window: int | None = None, pads: int | None = None
+               ) -> tuple[float, str | None, str]:
+    """(FLOPs, mask label, note) of the one SDPA call of a 1-layer model built and run inside an analytic profile."""
+    transformers = _transformers()
+    extra = {"sliding_window": window} if window else {}
+    cfg = getattr(transformers, f"{name}Config")(vocab_size=64, hidden_size=32, intermediate_size=48,
+                                                 num_hidden_layers=1, num_attention_heads=HEADS,
+                                                 num_key_value_heads=2, max_position_embeddings=16384, **extra)
+    cfg._attn_implementation = "sdpa"
+
+    def program() -> None:
+        model = getattr(transformers, f"{name}ForCausalLM")(cfg).eval()
+        ids = torch.randint(0, 64, (1, SEQ))
+        padding = None if pads is None else torch.cat(  # the first `pads` tokens padded; made inside: a constant
+            [torch.zeros(1, pads, dtype=torch.long), torch.ones(1, SEQ - pads, dtype=torch.long)], 1)
+        with torch.no_grad():
+            model(ids, attention_mask=padding, use_cache=use_cache)
+
+    prof = roofline.profile(program, time=False, gpu="h100")
+    (attn,) = [p for p in prof.calls if p.call.op == "aten::scaled_dot_product_attention"]
+    return attn.cost.flops, attn.cost.mask, attn.cost.note
+
+
+@pytest.mark.parametrize("use_cache", [True, False])
+def test_a_sliding_window_past_the_constant_limit(use_cache: bool) -> None:
+    """Mistral, window 64 over 8200 tokens: rows see 1, 2, ..., 64 keys, then 8136 rows 64 keys:
+    64 x 65 / 2 + 8136 x 64 = 2080 + 520704 = 522784 scores a head; x 4 heads x 32 = 66,916,352 FLOPs."""
+    assert SEQ * SEQ > MASK_NUMEL
+    flops, mask, note = _attention("Mistral", use_cache, window=64)
+    assert flops == HEADS * 4 * HEAD_DIM * (64 * 65 // 2 + (SEQ - 64) * 64) == 66_916_352
+    assert mask == "sliding window 64 (causal)" and "from the mask function transformers built" in note
+
+
+@pytest.mark.parametrize("use_cache", [True, False])
+def test_a_causal_llama_past_the_constant_limit(use_cache: bool) -> None:
+    """Llama over 8200 tokens: with a cache SDPA gets is_causal, without one Hugging Face builds a mask tensor
+    (it checks position_ids for packed sequences); both count 8200 x 8201 / 2 = 33,624,100 scores a head,
+    x 4 heads x 32 = 4,303,884,800 FLOPs (the full square would be 8,605,120,000)."""
+    flops, mask, note = _attention("Llama", use_cache)
+    assert flops == HEADS * 4 * HEAD_DIM * SEQ * (SEQ + 1) // 2 == 4_303_884_800
+    assert mask == (None if use_cache else "causal") and ("is_causal" in note) is (not use_cache)
+
+
+def test_causal_with_left_padding_past_the_constant_limit() -> None:
+    """The 2-D attention mask pads the first 200 tokens: query i >= 200 sees keys 200..i, i - 199 of them:
+    1 + 2 + ... + 8000 = 32,004,000 scores a head; the 200 padded queries see none. x 4 x 32 = 4,096,512,000."""
+    flops, mask, _ = _attention("Llama", True, pads=200)
+    assert flops == HEADS * 4 * HEAD_DIM * 8000 * 8001 // 2 == 4_096_512_000
+    assert mask == "causal + padding"
+
+
+def test_a_mask_function_holding_a_fake_tensor_is_unknown() -> None:
+    """A padding mask without data (fake, not a constant) leaves the pattern unknown: None, no guess."""
+    mu = _transformers().masking_utils
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    with FakeTensorMode():
+        fake = torch.ones(1, 16, dtype=torch.bool)
+    bound = {"batch_size": 1, "q_length": 16, "kv_length": 16, "mask_function": mu.causal_mask_function,
+             "attention_mask": fake}
+    assert evaluate(mu.sdpa_mask, bound) is None
+    real = evaluate(mu.sdpa_mask, {**bound, "attention_mask": torch.ones(1, 16, dtype=torch.bool)})
+    assert real is not None and real.label == "causal" and real.kept == 136 / 256  # 16 x 17 / 2 of 256
+
+
+def test_word_stats_read_as_key_by_key() -> None:
+    """The 8-keys-a-word reading (masks._word_stats) gives each row's first and last kept key and count as the
+    key-by-key argmax and sum do, on random masks with empty and full rows."""
+    from roofline.capture.masks import _word_stats
+
+    torch.manual_seed(0)
+    for keys in (8, 16, 64, 136):
+        m = torch.rand(3, 5, keys) < 0.3
+        m[0, 0], m[1, 2] = False, True
+        k = m.to(torch.uint8)
+        by_key = (k.argmax(-1), keys - 1 - k.flip(-1).argmax(-1), k.sum(-1))
+        assert all(torch.equal(a, b) for a, b in zip(_word_stats(m), by_key, strict=True)), keys
