@@ -235,9 +235,35 @@ def test_check_energy_same_worse_and_not_comparable():
     worse = judge(_with_samples(doc, 1.2), base, "median:5%", metric="energy")
     assert {r.verdict for r in worse.rows} == {"worse"}
     assert "J/call median 20.0% more energy" in worse.rows[0].reason
-    bare = judge(doc, base, "median:5%", metric="energy")  # no samples_j: not comparable, never a pass
-    assert {r.verdict for r in bare.rows} == {"not_comparable"}
-    assert "measure it with --energy" in bare.rows[0].reason
+    from dataclasses import replace
+
+    one = _with_samples(doc, 1.0)  # the first record with samples, the others without: those not comparable
+    mixed = replace(one, records=[one.records[0], *doc.records[1:]])
+    bare = judge(mixed, base, "median:5%", metric="energy")
+    assert {r.verdict for r in bare.rows[1:]} == {"not_comparable"}
+    assert "measure it with --energy" in bare.rows[1].reason
+
+
+def test_check_energy_of_documents_without_energy_samples_is_refused(capsys, tmp_path):
+    # a gate never passes on nothing: every record not comparable used to print a table and exit 0
+    from roofline.ci.judge import judge
+    from roofline.core.errors import UsageError
+
+    doc = read_document(FIXTURE)  # energy_j, no samples_j
+    with pytest.raises(UsageError, match="results: no record has energy samples"):
+        judge(doc, _with_samples(doc, 1.0), "median:5%", metric="energy")
+    plain = str(DATA / "results_h200.json")  # no energy at all
+    code, out, err = run(capsys, "check", plain, "--baseline", plain, "--metric", "energy")
+    assert code == 2 and "no record has energy samples" in err and len(err.strip().splitlines()) == 1
+
+
+def test_check_energy_table_says_it_compares_energy():
+    from roofline.ci.judge import judge
+    from roofline.report.check import render_table
+
+    doc = read_document(FIXTURE)
+    report = judge(_with_samples(doc, 1.0), _with_samples(doc, 1.0), "median:5%", metric="energy")
+    assert render_table(report).title.startswith("roofline check (J per call;")  # was "(time;"
 
 
 def test_check_energy_is_noise_aware():

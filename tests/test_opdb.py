@@ -182,3 +182,13 @@ def test_the_budget_must_be_positive_and_belongs_to_ops(capsys: pytest.CaptureFi
         assert code == 2 and "--budget" in err and len(err.strip().splitlines()) == 1
     code, _, err = run(capsys, "calibrate", "--db", "x.json")
     assert code == 2 and "--db is an option of --ops" in err
+
+
+def test_an_unwritable_database_is_refused_before_the_sweep(tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    # it used to sweep the whole budget and fail at the end, when writing
+    blocker = write(tmp_path / "a-file", "x")
+    suite = write(tmp_path / "tiny.toml", TINY)
+    code, _, err = run(capsys, "calibrate", "--ops", "--suite", str(suite), "--device", "cpu", "--budget", "60s",
+                       "--db", str(blocker / "cpu.json"))
+    assert code == 1 and "cannot write" in err and "level 0" not in err  # no point was started

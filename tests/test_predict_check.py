@@ -122,3 +122,24 @@ def test_views_show_the_bound_and_the_prediction_side_by_side(tmp_path: Path,
                == r.roofline_time_s for r in bare.records if r.roofline_time_s)
     top = rendered(top_table(profile_view(bare.document())), 80)
     assert "pred" not in top.replace("predicted", "")
+
+
+def test_against_prediction_judges_time_and_db_belongs_to_it(tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    # both used to be ignored in silence: --metric energy judged time, --db without --against-prediction nothing
+    db, results = _db(tmp_path / "db.json"), _run(tmp_path, [2.0, 4.0])
+    code, _, err = run(capsys, "check", str(results), "--against-prediction", "--db", str(db), "--metric", "energy")
+    assert code == 2 and "--against-prediction judges time" in err and len(err.strip().splitlines()) == 1
+    code, _, err = run(capsys, "check", str(results), "--baseline", str(results), "--db", str(db))
+    assert code == 2 and "--db is an option of --against-prediction" in err
+
+
+def test_profile_refuses_a_bad_database_before_the_script_runs(tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    bad, ran = tmp_path / "bad.json", tmp_path / "ran"
+    bad.write_text('{"format": "roofline-ops-db"')  # truncated
+    script = tmp_path / "s.py"
+    script.write_text(f"import pathlib\npathlib.Path({str(ran)!r}).write_text('ran')\n")
+    code, _, err = run(capsys, "profile", str(script), "--no-time", "--gpu", "h200", "--db", str(bad))
+    assert code == 2 and "bad.json: not an operator database" in err
+    assert not ran.exists()  # refused before the script (a timed profile can take minutes)

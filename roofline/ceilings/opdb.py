@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -22,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from roofline.ceilings.store import cache_dir
-from roofline.core.errors import UsageError
+from roofline.core.errors import RooflineError, UsageError
 from roofline.core.files import atomic_write
 
 FORMAT = "roofline-ops-db"
@@ -239,6 +240,7 @@ def open_for_sweep(device: dict[str, Any], path: str | Path, suite: str | None) 
     """The database a sweep adds to: the file's (resumed) when it exists and was measured on this device, a new
     one otherwise. Another device's file is refused: a sweep never mixes two devices' points."""
     p = Path(path)
+    _writable(p)  # before the sweep: else a 10-minute budget ends in "cannot write"
     if not p.exists():
         stamp = now()
         return OpDB(device=dict(device), created=stamp, updated=stamp, suite=suite, path=p)
@@ -249,6 +251,16 @@ def open_for_sweep(device: dict[str, Any], path: str | Path, suite: str | None) 
                          f"{device.get('name') or device['id']}: a sweep adds only to its own device's database "
                          "(choose another --db)")
     return db
+
+
+def _writable(p: Path) -> None:
+    """RooflineError (exit 1, as an -o that cannot be written) unless the sweep can write `p`: its folder made."""
+    try:
+        p.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise RooflineError(f"cannot write {p}: {exc.strerror or exc}") from None
+    if not os.access(p.parent, os.W_OK):
+        raise RooflineError(f"cannot write {p}: the folder {p.parent} is not writable")
 
 
 def write(db: OpDB) -> Path:

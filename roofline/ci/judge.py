@@ -434,6 +434,11 @@ def judge(results: Document, baseline: Document, rules: FailOn | str = DEFAULT_F
         raise UsageError(f"--busy must be one of {', '.join(BUSY_CHOICES)}, got {busy!r}")
     _require_timed(results, "results")
     _require_timed(baseline, "baseline")
+    if metric == "energy":  # every row not comparable would pass: a gate never passes on nothing
+        for doc, where in ((results, "results"), (baseline, "baseline")):
+            if not any((r.energy or {}).get("samples_j") for r in doc.records):
+                raise UsageError(f"{where}: no record has energy samples (measure them with --energy): nothing "
+                                 "to check")
     require_counters(fail_on, results, baseline)
     cur_idx, base_idx = records_by_key(results, "results"), records_by_key(baseline, "baseline")
     cur_regions, base_regions = profile_regions(results), profile_regions(baseline)

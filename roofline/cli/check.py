@@ -55,12 +55,15 @@ def check_cmd(
     input (an unreadable, truncated or empty document)."""
     from roofline.ci.judge import METRICS, run_check
     from roofline.ci.verdicts import BUSY_CHOICES
+    from roofline.core.errors import UsageError
     from roofline.report.check import render_table, write_outputs
     from roofline.report.text import show
 
     if against_prediction or baseline is None:
-        _against_prediction(results, baseline, db, fail_on, against_prediction)
+        _against_prediction(results, baseline, db, fail_on, against_prediction, metric)
     assert baseline is not None
+    if db is not None:
+        raise UsageError("--db is an option of --against-prediction (a baseline check judges no prediction)")
     check_choice("--metric", metric, METRICS)
     check_choice("--busy", busy, BUSY_CHOICES)
     if html is not None:
@@ -76,7 +79,8 @@ def check_cmd(
     raise typer.Exit(report.exit_code)
 
 
-def _against_prediction(results: Path, baseline: Path | None, db: Path | None, fail_on: str, asked: bool) -> None:
+def _against_prediction(results: Path, baseline: Path | None, db: Path | None, fail_on: str, asked: bool,
+                        metric: str) -> None:
     """`--against-prediction`: the run's records against their predicted intervals (ci/predicted.py)."""
     from roofline.ci.predicted import check_against_prediction, exit_code
     from roofline.ci.rules import parse_fail_on
@@ -90,6 +94,8 @@ def _against_prediction(results: Path, baseline: Path | None, db: Path | None, f
                          "times)")
     if baseline is not None:
         raise UsageError("--against-prediction judges the run alone: leave out --baseline")
+    if metric != "time":
+        raise UsageError(f"--against-prediction judges time (predicted times): --metric {metric} needs a --baseline")
     rules = {r.statistic: r.threshold for r in parse_fail_on(fail_on).rules}
     margin = rules.get("median", 0.05)
     verdicts = check_against_prediction(read_document(results).records, db, margin, str(results))

@@ -36,6 +36,8 @@ from roofline.core.format import duration, si
 # Significant figures of a time in the report: a 5% threshold needs the third and fourth digit to show why a
 # change was (or was not) past it.
 TIME_DIGITS = 4
+# what the baseline and current columns hold, per --metric (the title names it)
+METRIC_WORDS = {"time": "time", "fraction": "fraction of roofline", "energy": "J per call"}
 
 COLUMNS = ("op", "variant", "dtype", "shape", "baseline", "current", "change", "p-value", "threshold", "verdict",
            "reason")
@@ -92,7 +94,7 @@ def render_table(report: Report, wide: bool = False) -> Any:
     from roofline.report.text import FitTable
 
     # what the baseline and current columns hold: the metric, and the counters a counter rule compares
-    unit = ", ".join((["fraction of roofline" if report.metric == "fraction" else "time"]
+    unit = ", ".join(([METRIC_WORDS.get(report.metric, report.metric)]
                       if report.rules.timing.rules else []) + [r.statistic for r in report.rules.counters.rules])
     from roofline.report.text import compact_params
 
