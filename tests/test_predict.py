@@ -113,6 +113,11 @@ def test_a_family_of_constant_efficiency_has_no_spread_and_few_points_a_stated_o
     assert steady.spread == pytest.approx((0.0, 0.0))
     few = FamilyModel("gemm", "bf16", [point(1e-3, 0.6), point(1e-4, 0.5)])
     assert few.spread == (-FEW_POINTS_SPREAD, FEW_POINTS_SPREAD)
+    # the source states the interval it got: a factor 1.5 either way, -33% / +50% (it said "+-50%", as the
+    # database table printed "-33% / +50%" for the same family)
+    got = Predictor(db_of(point(1e-4, 0.5), point(1e-3, 0.8), point(1e-2, 0.9)), "h200-sxm").predict(Rec(1e-3))
+    assert got is not None and got.low_s == pytest.approx(got.time_s / 1.5)
+    assert got.source.endswith("interval -33% / +50% (few points)")
 
 
 def test_quantile_matches_linear_interpolation() -> None:

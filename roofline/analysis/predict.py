@@ -46,7 +46,7 @@ EXACT = 1e-9  # a neighbour this close (in decades) is the query itself
 # The central 90% of a family's leave-one-out residuals: the goal is >= 80% of ops inside the interval.
 INTERVAL_QUANTILES = (0.05, 0.95)
 MIN_POINTS_FOR_SPREAD = 5
-FEW_POINTS_SPREAD = math.log(1.5)  # +-50% in time: a guess, said in the source, until the family has points
+FEW_POINTS_SPREAD = math.log(1.5)  # a factor 1.5 in time (-33% / +50%): a guess, said in the source, until the family has points
 EXTRAPOLATION_WIDEN = 0.5  # the interval's log half-widths grow by half per decade outside the measured box
 BOUND = "bound"
 
@@ -198,7 +198,8 @@ class Predictor:
         if outside > 0:
             source += f", extrapolated {outside:.1f} decades"
         if len(model.pts) < MIN_POINTS_FOR_SPREAD:
-            source += f", interval +-{math.exp(FEW_POINTS_SPREAD) - 1:.0%} (few points)"
+            source += (f", interval -{1 - math.exp(-FEW_POINTS_SPREAD):.0%} / +{math.exp(FEW_POINTS_SPREAD) - 1:.0%}"
+                       " (few points)")
         if self.db.transferred:
             source += f"; transferred ({self.db.transferred})"
         return Prediction(time_s, time_s * math.exp(-hi), time_s * math.exp(-lo), source, family, used, outside)
