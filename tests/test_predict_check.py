@@ -84,6 +84,10 @@ def test_compare_ranks_a_gpu_with_a_database_by_its_prediction_and_says_so(tmp_p
     assert code == 0, err
     (relu,) = json.loads(out)["gpus"]
     assert relu["time_source"] == "bound" and relu["time_s"] == relu["roofline_time_s"]
+    # and the notes say so: they said "predicted from the operator database on h200-sxm" of this bound
+    notes = json.loads(out)["notes"]
+    assert not any("predicted from the operator database" in n for n in notes), notes
+    assert any(n.startswith("h200-sxm: bound (no elementwise bf16 points in the database)") for n in notes), notes
 
 
 def test_views_show_the_bound_and_the_prediction_side_by_side(tmp_path: Path,

@@ -287,7 +287,11 @@ def compare_op(op: Operator, dtype: str | DType | Any, gpus: str | Sequence[str 
                            measured_energy_j=(j := (hit.energy or {}).get("energy_j") if hit else None),
                            measured_j_per_token=j / tokens if j is not None and tokens else None))
     notes = list(_measured_notes(timed, [op], specs, rows_matched=any(r.measured_time_s for r in rows)))
-    notes += prediction_notes(dbs, specs)
+    # a database without this op's family and dtype predicts by the bound: the note names it, not the database
+    unused = {r.gpu: r.record.prediction_source for r in rows
+              if r.gpu in dbs and r.record is not None and r.time_source != "predicted"}
+    notes += prediction_notes({g: d for g, d in dbs.items() if g not in unused}, specs)
+    notes += [f"{g}: {why}" for g, why in sorted(unused.items())]
     for r in rows:
         if r.roof == "mixed":
             pipe = (r.record.compute_pipe_label if r.record else None) or "compute"
