@@ -253,7 +253,7 @@ def test_check_energy_of_documents_without_energy_samples_is_refused(capsys, tmp
     with pytest.raises(UsageError, match="results: no record has energy samples"):
         judge(doc, _with_samples(doc, 1.0), "median:5%", metric="energy")
     plain = str(DATA / "results_h200.json")  # no energy at all
-    code, out, err = run(capsys, "check", plain, "--baseline", plain, "--metric", "energy")
+    code, _, err = run(capsys, "check", plain, "--baseline", plain, "--metric", "energy")
     assert code == 2 and "no record has energy samples" in err and len(err.strip().splitlines()) == 1
 
 

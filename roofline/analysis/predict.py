@@ -46,7 +46,7 @@ EXACT = 1e-9  # a neighbour this close (in decades) is the query itself
 # The central 90% of a family's leave-one-out residuals: the goal is >= 80% of ops inside the interval.
 INTERVAL_QUANTILES = (0.05, 0.95)
 MIN_POINTS_FOR_SPREAD = 5
-FEW_POINTS_SPREAD = math.log(1.5)  # a factor 1.5 in time (-33% / +50%): a guess, said in the source, until the family has points
+FEW_POINTS_SPREAD = math.log(1.5)  # x or / 1.5 in time (-33% / +50%): a guess, said in the source, until more points
 EXTRAPOLATION_WIDEN = 0.5  # the interval's log half-widths grow by half per decade outside the measured box
 BOUND = "bound"
 
