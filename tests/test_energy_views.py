@@ -308,6 +308,9 @@ def test_compare_shows_joules_per_token(capsys):
     assert row["measured_j_per_token"] == pytest.approx(row["measured_energy_j"] / 4096)
     code, out, err = run(capsys, "compare", "gemm", "--m", "4096", "--gpus", "h200", "--tokens-per-call", "0")
     assert code == 2 and "positive integer" in err and "Traceback" not in err
+    # without --measured there is no J per call to divide: it was ignored in silence
+    code, _, err = run(capsys, "compare", "gemm", "--m", "4096", "--gpus", "h200", "--tokens-per-call", "8")
+    assert code == 2 and "needs --measured" in err and len(err.strip().splitlines()) == 1
 
 
 def test_html_report_lists_joules_per_call():

@@ -261,6 +261,8 @@ def compare_op(op: Operator, dtype: str | DType | Any, gpus: str | Sequence[str 
     """
     if tokens is not None and tokens <= 0:
         raise UsageError(f"--tokens-per-call {tokens}: the tokens one call processes must be a positive integer")
+    if tokens is not None and measured is None:
+        raise UsageError("--tokens-per-call gives the J per token of a measured call: it needs --measured RESULTS")
     dtype_ = get_dtype(dtype)
     op.check_dtype(dtype_)
     specs = resolve_gpus(gpus)
