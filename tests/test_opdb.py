@@ -182,6 +182,10 @@ def test_the_budget_must_be_positive_and_belongs_to_ops(capsys: pytest.CaptureFi
         assert code == 2 and "--budget" in err and len(err.strip().splitlines()) == 1
     code, _, err = run(capsys, "calibrate", "--db", "x.json")
     assert code == 2 and "--db is an option of --ops" in err
+    # the ceilings' options were ignored by --ops in silence (-o wrote no file)
+    for extra in (["-o", "x.json"], ["--quick"], ["--replace"], ["--force"], ["--threads", "2"]):
+        code, _, err = run(capsys, "calibrate", "--ops", "--budget", "1s", *extra)
+        assert code == 2 and "is not an option of --ops" in err and len(err.strip().splitlines()) == 1, extra
 
 
 def test_an_unwritable_database_is_refused_before_the_sweep(tmp_path: Path,

@@ -45,6 +45,10 @@ def calibrate_cmd(
     if ops and energy:
         raise UsageError("--ops and --energy are two calibrations: run one at a time")
     if ops:
+        for flag, given in (("--quick", quick), ("-o/--output", output), ("--force", force), ("--replace", replace),
+                            ("--threads", threads)):
+            if given:  # the sweep writes only --db: an -o it ignored would leave no file where one was asked for
+                raise UsageError(f"{flag} is not an option of --ops (its database is --db FILE)")
         return _calibrate_ops(suite, device, db, budget, json_)
     for flag, given in (("--suite", suite), ("--budget", budget), ("--db", db)):
         if given is not None:
