@@ -136,6 +136,12 @@ def test_against_prediction_judges_time_and_db_belongs_to_it(tmp_path: Path,
     assert code == 2 and "--against-prediction judges time" in err and len(err.strip().splitlines()) == 1
     code, _, err = run(capsys, "check", str(results), "--baseline", str(results), "--db", str(db))
     assert code == 2 and "--db is an option of --against-prediction" in err
+    # a rule it does not apply (p90) fell back to 5% in silence, and the CI reports were never written
+    code, _, err = run(capsys, "check", str(results), "--against-prediction", "--db", str(db), "--fail-on", "p90:50%")
+    assert code == 2 and "median threshold alone" in err
+    code, _, err = run(capsys, "check", str(results), "--against-prediction", "--db", str(db),
+                       "--junit", str(tmp_path / "j.xml"))
+    assert code == 2 and "--junit: --against-prediction writes no report files" in err
 
 
 def test_profile_refuses_a_bad_database_before_the_script_runs(tmp_path: Path,

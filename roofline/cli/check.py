@@ -60,7 +60,9 @@ def check_cmd(
     from roofline.report.text import show
 
     if against_prediction or baseline is None:
-        _against_prediction(results, baseline, db, fail_on, against_prediction, metric)
+        reports = (("--markdown", markdown), ("--junit", junit), ("--json", json_path), ("--html", html))
+        _against_prediction(results, baseline, db, fail_on, against_prediction, metric,
+                            [flag for flag, path in reports if path is not None])
     assert baseline is not None
     if db is not None:
         raise UsageError("--db is an option of --against-prediction (a baseline check judges no prediction)")
@@ -80,7 +82,7 @@ def check_cmd(
 
 
 def _against_prediction(results: Path, baseline: Path | None, db: Path | None, fail_on: str, asked: bool,
-                        metric: str) -> None:
+                        metric: str, reports: list[str]) -> None:
     """`--against-prediction`: the run's records against their predicted intervals (ci/predicted.py)."""
     from roofline.ci.predicted import check_against_prediction, exit_code
     from roofline.ci.rules import parse_fail_on
@@ -96,8 +98,13 @@ def _against_prediction(results: Path, baseline: Path | None, db: Path | None, f
         raise UsageError("--against-prediction judges the run alone: leave out --baseline")
     if metric != "time":
         raise UsageError(f"--against-prediction judges time (predicted times): --metric {metric} needs a --baseline")
+    if reports:  # a CI step asking for a report it never gets would pass on a missing artifact
+        raise UsageError(f"{', '.join(reports)}: --against-prediction writes no report files yet (its table only)")
     rules = {r.statistic: r.threshold for r in parse_fail_on(fail_on).rules}
-    margin = rules.get("median", 0.05)
+    if set(rules) != {"median"}:  # p90:10% fell back to 5% in silence
+        raise UsageError(f"--against-prediction uses --fail-on's median threshold alone (e.g. median:5%), got "
+                         f"'{fail_on}'")
+    margin = rules["median"]
     verdicts = check_against_prediction(read_document(results).records, db, margin, str(results))
     show(verdict_table(verdicts, margin))
     raise typer.Exit(exit_code(verdicts))
