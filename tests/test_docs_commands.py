@@ -80,7 +80,7 @@ def cpu_settings(argv: list[str]) -> list[str] | None:
         return None
     if argv[0] == "analyze" and "--no-time" not in argv:
         return [*argv, "--no-time"]
-    if argv[0] == "calibrate":
+    if argv[0] == "calibrate" and "--ops" not in argv:  # --ops refuses --quick: its --budget is the size
         return [*argv, "--quick"]
     if argv[0] == "run":
         return [*argv, "--no-kernels"]
