@@ -257,3 +257,23 @@ def test_the_api_names_sol() -> None:
     result = roofline.sol(SUITE / "relu.py", gpu="h200")
     assert result.ok and result.results[0].sol.fused_s == pytest.approx(2 * MIB / DRAM)
     assert result.document().records[0].op == "relu"
+
+
+def test_on_a_cpu_the_fused_bound_is_placed_on_the_cache_its_ops_are(tmp_path: Path) -> None:
+    """A CPU whose L3 (1e11 B/s, seeded here) holds the problem: its ops are placed on the L3 roof
+    (core/model.choose_memory), so the fused bound must be too, or it reads above the unfused sum."""
+    from helpers import SEED_CPU
+
+    from roofline.capture.sol import sol
+    from roofline.ceilings import store
+    from roofline.core.model import Ceilings
+    from roofline.measuring.device import cpu_description
+
+    info = cpu_description()
+    store.save(store.cpu_key(info["name"], info["cores"]),
+               Ceilings(device_id="cpu", device_name=info["name"], kind="cpu", source="measured",
+                        compute=dict(SEED_CPU), memory={"dram": 2e10, "l3": 1e11}, cache_bytes={"l3": 32 * MIB}),
+               {"seeded_by": "tests"})
+    s = sol(SUITE / "manual_softmax.py").results[0].sol
+    assert s.fused_memory_s == pytest.approx(2 * MIB / 1e11)  # 1 MiB in, 1 MiB out at the L3's rate
+    assert s.fused_s <= s.unfused_s

@@ -24,7 +24,7 @@ from roofline.analysis.sol import SpeedOfLight, Verdict, judge, speed_of_light
 from roofline.core.document import Document
 from roofline.core.dtypes import get_dtype
 from roofline.core.errors import RooflineError, UsageError
-from roofline.core.model import RooflinePoint
+from roofline.core.model import RooflinePoint, choose_memory
 from roofline.core.progress import QUIET, Reporter
 from roofline.core.record import Record, Timing, placed_record, with_time
 from roofline.measuring.problem import DTYPES, Problem, ProblemError, build_model, load_problem, make_inputs
@@ -203,6 +203,8 @@ def analyse(problem: Problem, target: Target, dtype: str | None = None) -> tuple
     c = target.ceilings
     roof = f"{c.device_name} ({c.source})"
     sol = speed_of_light(prof.records, calls, outputs, c.dram_bytes_per_s, roof)
+    # On a CPU the ops sit on the cache level that holds them (choose_memory); the fused kernel goes there too.
+    sol = dataclasses.replace(sol, dram_bytes_per_s=choose_memory(c, sol.fused_bytes).bytes_per_s)
     timed = [r for r in prof.records if r.flops is not None]
     main = max(timed, key=lambda r: (r.roofline_time_s or 0.0) * (r.count or 1), default=None)
     shapes = [list(t.shape) for t in inputs if isinstance(t, torch.Tensor)]
