@@ -60,6 +60,8 @@ def profile_script(path: str | Path, args: Sequence[str] = (), *, regions: Seque
     except BaseException as exc:
         if isinstance(exc, KeyboardInterrupt):
             raise
+        if isinstance(exc, SyntaxError) and exc.filename and Path(exc.filename).resolve() == script:
+            raise UsageError(f"{script.name}: not valid Python: {exc.msg} (line {exc.lineno})") from None
         if _is_oom(exc):
             raise RooflineError(f"{script.name} ran out of device memory: {str(exc).splitlines()[0]}") from None
         raise ScriptError(f"{script.name} raised {type(exc).__name__} (its traceback is above)",
