@@ -277,3 +277,16 @@ def test_on_a_cpu_the_fused_bound_is_placed_on_the_cache_its_ops_are(tmp_path: P
     s = sol(SUITE / "manual_softmax.py").results[0].sol
     assert s.fused_memory_s == pytest.approx(2 * MIB / 1e11)  # 1 MiB in, 1 MiB out at the L3's rate
     assert s.fused_s <= s.unfused_s
+
+
+def test_a_problem_that_runs_no_operator_is_refused_not_bounded_at_zero(tmp_path: Path) -> None:
+    """A Model whose forward computes nothing on tensors (returns an int) has no speed of light: a 0 us bound
+    reported as ok would let any candidate through."""
+    from roofline.capture.sol import sol
+    from roofline.measuring.problem import ProblemError
+
+    p = tmp_path / "noop.py"
+    p.write_text("import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n        return 3\n"
+                 "def get_inputs():\n    return [torch.randn(8)]\ndef get_init_inputs():\n    return []\n")
+    with pytest.raises(ProblemError, match="ran no torch operator"):
+        sol(p, gpu="h200")

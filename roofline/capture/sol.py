@@ -198,6 +198,8 @@ def analyse(problem: Problem, target: Target, dtype: str | None = None) -> tuple
         text = str(exc).strip().splitlines()
         raise ProblemError(f"{problem.name}: Model raised {type(exc).__name__} without data (analytic run): "
                            f"{text[0] if text else ''}") from exc
+    if not prof.calls:  # a 0 us bound would pass any candidate
+        raise ProblemError(f"{problem.name}: Model ran no torch operator without data: nothing to bound")
     calls = [(p.traffic.reads, p.traffic.writes, p.has_formula) for p in prof.calls]
     outputs = [(t.untyped_storage()._cdata, _view_bytes(t)) for t in _tensors(out)]
     c = target.ceilings
