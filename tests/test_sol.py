@@ -290,3 +290,15 @@ def test_a_problem_that_runs_no_operator_is_refused_not_bounded_at_zero(tmp_path
                  "def get_inputs():\n    return [torch.randn(8)]\ndef get_init_inputs():\n    return []\n")
     with pytest.raises(ProblemError, match="ran no torch operator"):
         sol(p, gpu="h200")
+
+
+def test_a_negative_or_nan_tolerance_and_a_candidate_folder_without_the_problem_are_bad_input(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """--rtol -1 would call every output wrong; a folder of candidates holding none of the problems' names
+    would time the reference alone and exit 0 as if the candidates had passed."""
+    cases = [(["--rtol", "-1"], "--rtol"), (["--atol", "nan"], "--atol"),
+             (["--candidate", str(tmp_path)], "no candidate named relu.py")]
+    for extra, said in cases:
+        code, _, err = run(capsys, "sol", str(SUITE / "relu.py"), "--time", *extra)
+        assert (code, err.count("\n")) == (2, 1), (extra, err)
+        assert said in err

@@ -266,6 +266,9 @@ def sol(path: str | Path, *, gpu: str | None = None, dtype: str | None = None, t
     files = problem_files(path)
     many = Path(path).is_dir()
     pairs = [(f, _candidate_for(f, candidate, many)) for f in files]
+    if candidate is not None and not any(c for _, c in pairs):
+        raise UsageError(f"--candidate {candidate}: no candidate named {', '.join(f.name for f in files[:3])}"
+                         f"{', ...' if len(files) > 3 else ''} in this folder")
     target = resolve_target(gpu=gpu, device=device, time=time)
     if time and target.time_device is None:
         raise UsageError(f"--time: the {target.ceilings.device_name} roof cannot be timed on this machine (leave out "
