@@ -154,6 +154,14 @@ def _candidate_for(problem: Path, candidate: str | Path | None, many: bool) -> P
     return c
 
 
+def _unnamed(message: str, problem: Path) -> str:
+    """`message` without the problem's name in front ("relu.py: ..." or "relu: ...")."""
+    for name in (problem.name, problem.stem):
+        if message.startswith(f"{name}: "):
+            return message[len(name) + 2:]
+    return message
+
+
 def _tensors(value: Any) -> list[Any]:
     import torch
 
@@ -288,8 +296,8 @@ def sol(path: str | Path, *, gpu: str | None = None, dtype: str | None = None, t
             except RooflineError as exc:
                 if not many:
                     raise
-                result.error = str(exc)
-                progress.notice(f"{f.name}: {exc}")
+                result.error = _unnamed(str(exc), f)  # the report names the problem
+                progress.notice(f"{f.name}: {result.error}")
             except Exception as exc:  # a problem's own failure is one line of the run
                 if not many:
                     raise ProblemError(f"{f.name}: {type(exc).__name__}: {exc}") from exc
