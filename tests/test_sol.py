@@ -303,3 +303,15 @@ def test_a_negative_or_nan_tolerance_and_a_candidate_folder_without_the_problem_
         code, _, err = run(capsys, "sol", str(SUITE / "relu.py"), "--time", *extra)
         assert (code, err.count("\n")) == (2, 1), (extra, err)
         assert said in err
+
+
+def test_with_json_a_problems_prints_go_to_stderr(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """stdout carries the document alone, as `profile --json` keeps it: a problem that prints must not break it."""
+    p = tmp_path / "chatty.py"
+    p.write_text("import torch\nprint('loading chatty')\nclass Model(torch.nn.Module):\n"
+                 "    def forward(self, x):\n        print('forward!')\n        return x * 3\n"
+                 "def get_inputs():\n    return [torch.randn(32)]\ndef get_init_inputs():\n    return []\n")
+    code, out, err = run(capsys, "sol", str(p), "--gpu", "h200", "--json")
+    assert code == 0, err
+    assert json.loads(out)["records"][0]["op"] == "chatty"
+    assert "loading chatty" in err and "forward!" in err
