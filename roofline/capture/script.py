@@ -16,6 +16,9 @@ from roofline.core.errors import RooflineError, UsageError
 from roofline.measuring.target import Target
 
 
+_ROOFLINE = Path(__file__).resolve().parents[1]  # the roofline package
+
+
 class ScriptError(RooflineError):
     """The user's script raised: `script_traceback` is its own traceback (roofline's frames left out), shown
     before roofline's one line."""
@@ -30,7 +33,9 @@ def _script_traceback(exc: BaseException, script: Path) -> str:
     nothing about the user's error."""
     frames = traceback.extract_tb(exc.__traceback__)
     start = next((i for i, f in enumerate(frames) if Path(f.filename).resolve() == script), 0)
-    lines = ["Traceback (most recent call last):\n", *traceback.format_list(frames[start:]),
+    # roofline's own hooks (the trace's __torch_function__) sit between the script's call and torch's raise
+    kept = [f for f in frames[start:] if not Path(f.filename).resolve().is_relative_to(_ROOFLINE)]
+    lines = ["Traceback (most recent call last):\n", *traceback.format_list(kept),
              *traceback.format_exception_only(type(exc), exc)]
     return "".join(lines)
 
