@@ -15,7 +15,6 @@ from roofline.capture.profile import Profile
 from roofline.core.errors import RooflineError, UsageError
 from roofline.measuring.target import Target
 
-
 _ROOFLINE = Path(__file__).resolve().parents[1]  # the roofline package
 
 
