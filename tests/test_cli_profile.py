@@ -88,6 +88,24 @@ def test_a_script_that_does_not_exist(capsys: pytest.CaptureFixture[str], tmp_pa
     assert code == 2 and "no such script" in err
 
 
+def test_a_script_that_is_not_python_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str],
+                                                            tmp_path: Path) -> None:
+    s = write(tmp_path / "bad.py", "import torch\ndef f(:\n")
+    code, _, err = run(capsys, "profile", str(s), "--no-time", "--gpu", "h200")
+    assert code == 2, err
+    assert err.strip().splitlines()[-1] == "error: bad.py: not valid Python: invalid syntax (line 2)"
+    assert "Traceback" not in err and "runpy" not in err
+
+
+def test_a_scripts_traceback_leaves_roofline_frames_out(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """An error raised inside a torch call passes through roofline's tracing hooks (capture/trace.py): those
+    frames say nothing about the user's error."""
+    s = write(tmp_path / "cuda.py", "import torch\nx = torch.ones(3)\nx.cuda()\n")
+    code, _, err = run(capsys, "profile", str(s), "--no-time", "--gpu", "h200")
+    assert code == 1 and "cuda.py\", line 3" in err, err
+    assert "roofline/capture" not in err and err.strip().splitlines()[-1].startswith("error: cuda.py raised")
+
+
 def test_sys_exit_zero_keeps_the_profile(capsys: pytest.CaptureFixture[str]) -> None:
     code, doc, err = profile_json(capsys, "--", "--exit", "0", "--no-region")
     assert code == 0, err

@@ -222,7 +222,8 @@ def test_a_problem_that_fails_is_one_line_and_the_run_goes_on(capsys: pytest.Cap
     assert sorted(r["op"] for r in doc["records"]) == ["add", "relu"]
     failed = {f["problem"]: f["error"] for f in doc["sol"]["failed"]}
     assert "RuntimeError: no such kernel" in failed["broken"]
-    assert "defines no Model, get_inputs, get_init_inputs" in failed["nomodel"]
+    assert failed["nomodel"].startswith("not a problem file: it defines no Model, get_inputs, get_init_inputs")
+    assert "nomodel.py: nomodel" not in err  # the problem named once per line
     assert err.count("\n") <= 6 and "error:" in err  # one line each, then the exit line
 
 
@@ -257,3 +258,60 @@ def test_the_api_names_sol() -> None:
     result = roofline.sol(SUITE / "relu.py", gpu="h200")
     assert result.ok and result.results[0].sol.fused_s == pytest.approx(2 * MIB / DRAM)
     assert result.document().records[0].op == "relu"
+
+
+def test_on_a_cpu_the_fused_bound_is_placed_on_the_cache_its_ops_are(tmp_path: Path) -> None:
+    """A CPU whose L3 (1e11 B/s, seeded here) holds the problem: its ops are placed on the L3 roof
+    (core/model.choose_memory), so the fused bound must be too, or it reads above the unfused sum."""
+    from helpers import SEED_CPU
+
+    from roofline.capture.sol import sol
+    from roofline.ceilings import store
+    from roofline.core.model import Ceilings
+    from roofline.measuring.device import cpu_description
+
+    info = cpu_description()
+    store.save(store.cpu_key(info["name"], info["cores"]),
+               Ceilings(device_id="cpu", device_name=info["name"], kind="cpu", source="measured",
+                        compute=dict(SEED_CPU), memory={"dram": 2e10, "l3": 1e11}, cache_bytes={"l3": 32 * MIB}),
+               {"seeded_by": "tests"})
+    s = sol(SUITE / "manual_softmax.py").results[0].sol
+    assert s.fused_memory_s == pytest.approx(2 * MIB / 1e11)  # 1 MiB in, 1 MiB out at the L3's rate
+    assert s.fused_s <= s.unfused_s
+
+
+def test_a_problem_that_runs_no_operator_is_refused_not_bounded_at_zero(tmp_path: Path) -> None:
+    """A Model whose forward computes nothing on tensors (returns an int) has no speed of light: a 0 us bound
+    reported as ok would let any candidate through."""
+    from roofline.capture.sol import sol
+    from roofline.measuring.problem import ProblemError
+
+    p = tmp_path / "noop.py"
+    p.write_text("import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n        return 3\n"
+                 "def get_inputs():\n    return [torch.randn(8)]\ndef get_init_inputs():\n    return []\n")
+    with pytest.raises(ProblemError, match="ran no torch operator"):
+        sol(p, gpu="h200")
+
+
+def test_a_negative_or_nan_tolerance_and_a_candidate_folder_without_the_problem_are_bad_input(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """--rtol -1 would call every output wrong; a folder of candidates holding none of the problems' names
+    would time the reference alone and exit 0 as if the candidates had passed."""
+    cases = [(["--rtol", "-1"], "--rtol"), (["--atol", "nan"], "--atol"),
+             (["--candidate", str(tmp_path)], "no candidate named relu.py")]
+    for extra, said in cases:
+        code, _, err = run(capsys, "sol", str(SUITE / "relu.py"), "--time", *extra)
+        assert (code, err.count("\n")) == (2, 1), (extra, err)
+        assert said in err
+
+
+def test_with_json_a_problems_prints_go_to_stderr(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """stdout carries the document alone, as `profile --json` keeps it: a problem that prints must not break it."""
+    p = tmp_path / "chatty.py"
+    p.write_text("import torch\nprint('loading chatty')\nclass Model(torch.nn.Module):\n"
+                 "    def forward(self, x):\n        print('forward!')\n        return x * 3\n"
+                 "def get_inputs():\n    return [torch.randn(32)]\ndef get_init_inputs():\n    return []\n")
+    code, out, err = run(capsys, "sol", str(p), "--gpu", "h200", "--json")
+    assert code == 0, err
+    assert json.loads(out)["records"][0]["op"] == "chatty"
+    assert "loading chatty" in err and "forward!" in err

@@ -15,6 +15,8 @@ from roofline.capture.profile import Profile
 from roofline.core.errors import RooflineError, UsageError
 from roofline.measuring.target import Target
 
+_ROOFLINE = Path(__file__).resolve().parents[1]  # the roofline package
+
 
 class ScriptError(RooflineError):
     """The user's script raised: `script_traceback` is its own traceback (roofline's frames left out), shown
@@ -30,7 +32,9 @@ def _script_traceback(exc: BaseException, script: Path) -> str:
     nothing about the user's error."""
     frames = traceback.extract_tb(exc.__traceback__)
     start = next((i for i, f in enumerate(frames) if Path(f.filename).resolve() == script), 0)
-    lines = ["Traceback (most recent call last):\n", *traceback.format_list(frames[start:]),
+    # roofline's own hooks (the trace's __torch_function__) sit between the script's call and torch's raise
+    kept = [f for f in frames[start:] if not Path(f.filename).resolve().is_relative_to(_ROOFLINE)]
+    lines = ["Traceback (most recent call last):\n", *traceback.format_list(kept),
              *traceback.format_exception_only(type(exc), exc)]
     return "".join(lines)
 
@@ -60,6 +64,8 @@ def profile_script(path: str | Path, args: Sequence[str] = (), *, regions: Seque
     except BaseException as exc:
         if isinstance(exc, KeyboardInterrupt):
             raise
+        if isinstance(exc, SyntaxError) and exc.filename and Path(exc.filename).resolve() == script:
+            raise UsageError(f"{script.name}: not valid Python: {exc.msg} (line {exc.lineno})") from None
         if _is_oom(exc):
             raise RooflineError(f"{script.name} ran out of device memory: {str(exc).splitlines()[0]}") from None
         raise ScriptError(f"{script.name} raised {type(exc).__name__} (its traceback is above)",

@@ -24,7 +24,7 @@ from roofline.analysis.sol import SpeedOfLight, Verdict, judge, speed_of_light
 from roofline.core.document import Document
 from roofline.core.dtypes import get_dtype
 from roofline.core.errors import RooflineError, UsageError
-from roofline.core.model import RooflinePoint
+from roofline.core.model import RooflinePoint, choose_memory
 from roofline.core.progress import QUIET, Reporter
 from roofline.core.record import Record, Timing, placed_record, with_time
 from roofline.measuring.problem import DTYPES, Problem, ProblemError, build_model, load_problem, make_inputs
@@ -154,6 +154,14 @@ def _candidate_for(problem: Path, candidate: str | Path | None, many: bool) -> P
     return c
 
 
+def _unnamed(message: str, problem: Path) -> str:
+    """`message` without the problem's name in front ("relu.py: ..." or "relu: ...")."""
+    for name in (problem.name, problem.stem):
+        if message.startswith(f"{name}: "):
+            return message[len(name) + 2:]
+    return message
+
+
 def _tensors(value: Any) -> list[Any]:
     import torch
 
@@ -198,11 +206,15 @@ def analyse(problem: Problem, target: Target, dtype: str | None = None) -> tuple
         text = str(exc).strip().splitlines()
         raise ProblemError(f"{problem.name}: Model raised {type(exc).__name__} without data (analytic run): "
                            f"{text[0] if text else ''}") from exc
+    if not prof.calls:  # a 0 us bound would pass any candidate
+        raise ProblemError(f"{problem.name}: Model ran no torch operator without data: nothing to bound")
     calls = [(p.traffic.reads, p.traffic.writes, p.has_formula) for p in prof.calls]
     outputs = [(t.untyped_storage()._cdata, _view_bytes(t)) for t in _tensors(out)]
     c = target.ceilings
     roof = f"{c.device_name} ({c.source})"
     sol = speed_of_light(prof.records, calls, outputs, c.dram_bytes_per_s, roof)
+    # On a CPU the ops sit on the cache level that holds them (choose_memory); the fused kernel goes there too.
+    sol = dataclasses.replace(sol, dram_bytes_per_s=choose_memory(c, sol.fused_bytes).bytes_per_s)
     timed = [r for r in prof.records if r.flops is not None]
     main = max(timed, key=lambda r: (r.roofline_time_s or 0.0) * (r.count or 1), default=None)
     shapes = [list(t.shape) for t in inputs if isinstance(t, torch.Tensor)]
@@ -262,6 +274,9 @@ def sol(path: str | Path, *, gpu: str | None = None, dtype: str | None = None, t
     files = problem_files(path)
     many = Path(path).is_dir()
     pairs = [(f, _candidate_for(f, candidate, many)) for f in files]
+    if candidate is not None and not any(c for _, c in pairs):
+        raise UsageError(f"--candidate {candidate}: no candidate named {', '.join(f.name for f in files[:3])}"
+                         f"{', ...' if len(files) > 3 else ''} in this folder")
     target = resolve_target(gpu=gpu, device=device, time=time)
     if time and target.time_device is None:
         raise UsageError(f"--time: the {target.ceilings.device_name} roof cannot be timed on this machine (leave out "
@@ -281,8 +296,8 @@ def sol(path: str | Path, *, gpu: str | None = None, dtype: str | None = None, t
             except RooflineError as exc:
                 if not many:
                     raise
-                result.error = str(exc)
-                progress.notice(f"{f.name}: {exc}")
+                result.error = _unnamed(str(exc), f)  # the report names the problem
+                progress.notice(f"{f.name}: {result.error}")
             except Exception as exc:  # a problem's own failure is one line of the run
                 if not many:
                     raise ProblemError(f"{f.name}: {type(exc).__name__}: {exc}") from exc

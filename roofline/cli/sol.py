@@ -3,6 +3,8 @@ problems, and candidates timed by a timer they cannot fool (docs/sol.md)."""
 
 from __future__ import annotations
 
+import contextlib
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -52,7 +54,9 @@ def sol_cmd(
     from roofline.report.progress import StatusLine
 
     settings = TimerSettings(rtol=rtol, atol=atol)
-    with StatusLine(shorter="leave out --time: the speed of light alone needs no timing") as line:
+    # with --json stdout carries the document alone: a problem's own prints go to stderr
+    quiet = contextlib.redirect_stdout(sys.stderr) if json_ else contextlib.nullcontext()
+    with quiet, StatusLine(shorter="leave out --time: the speed of light alone needs no timing") as line:
         run = sol(path, gpu=gpu, dtype=dtype, time=time, candidate=candidate, device=device, scale=scale,
                   settings=settings, progress=line)
     for msg in run.target.messages:

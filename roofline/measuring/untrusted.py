@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from roofline.core.errors import UsageError
 from roofline.core.stats import median
 from roofline.measuring.timing import MIN_REPS, REP_BUDGET_S, WARMUP_BUDGET_S
 
@@ -68,6 +69,12 @@ class TimerSettings:
     flush: bool = True
     rtol: float | None = None
     atol: float | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("rtol", "atol"):
+            value = getattr(self, name)
+            if value is not None and not value >= 0:  # NaN too: every output would compare wrong
+                raise UsageError(f"--{name} must be a number >= 0, got {value}")
 
     def plan(self, seed: int, out_dir: str | Path) -> dict[str, Any]:
         return {"seed": seed, "checks": max(1, self.checks), "keep": self.keep, "warmup_s": self.warmup_s,
