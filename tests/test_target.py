@@ -31,8 +31,8 @@ def test_measured_roof_without_a_calibration_is_a_clear_error() -> None:
         resolve_target(gpu="h200", roof="measured")
 
 
-@pytest.mark.parametrize(("device", "error", "match"), [
-    ("cuda", RooflineError, "no NVIDIA GPU"), ("cuda:1", RooflineError, "no NVIDIA GPU"),
+@pytest.mark.parametrize(("device", "error", "match"), [  # a GPU the machine has not: bad input, exit 2
+    ("cuda", UsageError, "no NVIDIA GPU"), ("cuda:1", UsageError, "no NVIDIA GPU"),
     ("tpu", UsageError, "unknown device 'tpu'"), ("cuda:x", UsageError, "unknown device")])
 def test_devices_that_are_not_there(device: str, error: type, match: str) -> None:
     with pytest.raises(error, match=match):

@@ -115,10 +115,11 @@ def resolve_target(gpu: str | None = None, device: str | None = None, time: bool
             raise RooflineError(f"--device {device}: NVML sees {local[0].nvml_name} but {_torch_cuda_hint()}")
         messages.append(f"timing on the CPU: NVML sees {local[0].nvml_name} but {_torch_cuda_hint()}")
         kind, index = "cpu", 0
+    # a device the machine does not have is bad input (exit 2), as `--devices 7` on fewer GPUs is
     if kind == "cuda" and not local:
-        raise RooflineError("--device cuda: no NVIDIA GPU found on this machine (NVML sees none)")
+        raise UsageError("--device cuda: no NVIDIA GPU found on this machine (NVML sees none)")
     if kind == "cuda" and index >= len(local):
-        raise RooflineError(f"--device cuda:{index}: this machine has {len(local)} GPU(s)")
+        raise UsageError(f"--device cuda:{index}: this machine has {len(local)} GPU(s)")
 
     if kind == "cpu" and gpu is None:
         from roofline.measuring.calibrate import cpu_ceilings  # lazy: may measure, which needs torch
