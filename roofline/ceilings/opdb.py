@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -24,7 +23,7 @@ from typing import Any
 
 from roofline.ceilings.store import cache_dir
 from roofline.core.errors import RooflineError, UsageError
-from roofline.core.files import atomic_write
+from roofline.core.files import atomic_write, refuse_existing
 
 FORMAT = "roofline-ops-db"
 VERSION = 1
@@ -259,8 +258,8 @@ def _writable(p: Path) -> None:
         p.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise RooflineError(f"cannot write {p}: {exc.strerror or exc}") from None
-    if not os.access(p.parent, os.W_OK):
-        raise RooflineError(f"cannot write {p}: the folder {p.parent} is not writable")
+    refuse_existing(p, force=True)  # the file may be there (a resumed sweep); a folder in its place, or one
+    # that cannot be written, is refused as for any output file
 
 
 def write(db: OpDB) -> Path:
