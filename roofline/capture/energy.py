@@ -8,12 +8,9 @@ from collections.abc import Callable
 from typing import Any
 
 from roofline.analysis.energy_profile import profile_energy
+from roofline.core.device import cuda_index
 
 Profile = Any  # a capture.profile.Profile (not imported: that module imports this one)
-
-
-def _index(device: str | None) -> int:
-    return int(device.split(":")[1]) if device and ":" in device else 0
 
 
 def measure_profile_energy(prof: Profile, fn: Callable[[], Any]) -> None:
@@ -24,7 +21,7 @@ def measure_profile_energy(prof: Profile, fn: Callable[[], Any]) -> None:
     assert device is not None
     s = prof.summary
     measured = record_energy(fn, device, s.get("model_flops"), s.get("min_bytes"))
-    prof.records, prof.summary["energy"] = profile_energy(prof.records, s, stored_model(_index(device)), measured,
+    prof.records, prof.summary["energy"] = profile_energy(prof.records, s, stored_model(cuda_index(device)), measured,
                                                           prof.tokens)
 
 
@@ -35,5 +32,5 @@ def model_profile_energy(prof: Profile) -> None:
 
     device = prof.resolve().time_device
     require_counter(device)
-    prof.records, prof.summary["energy"] = profile_energy(prof.records, prof.summary, stored_model(_index(device)),
+    prof.records, prof.summary["energy"] = profile_energy(prof.records, prof.summary, stored_model(cuda_index(device)),
                                                           None, prof.tokens)

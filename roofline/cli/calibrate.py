@@ -9,6 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from roofline.cli.common import THREADS, check_outputs, note, out, use_threads
+from roofline.core.device import cuda_index
 from roofline.core.errors import UsageError
 from roofline.core.model import Ceilings
 
@@ -133,7 +134,7 @@ def _energy(device: str | None, json_: bool, output: Path | None, replace: bool)
 
     if device == "cpu" or (device is None and not _has_gpu()):
         require_counter("cpu")  # one line, exit 2
-    index = int(device.split(":")[1]) if device and ":" in device else 0
+    index = cuda_index(device)
     with StatusLine() as line:
         model, details = calibrate_and_store(index, line.status, replace=replace)
     text = json.dumps({"energy_model": model.to_dict(), "details": details}, indent=2, default=str)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from roofline.core.device import cuda_index
 from roofline.core.errors import UsageError
 
 if TYPE_CHECKING:
@@ -52,7 +53,7 @@ def profile_energy_target(target: Target) -> None:
     from roofline.measuring.energy import require_counter, stored_model
 
     require_counter(target.time_device)
-    index = int(target.time_device.split(":")[1]) if target.time_device and ":" in target.time_device else 0
+    index = cuda_index(target.time_device)
     if stored_model(index) is None:
         profile_energy([], {}, None, None)  # its refusal: one line, exit 2
 

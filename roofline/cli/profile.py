@@ -14,6 +14,7 @@ import typer
 from roofline.analysis.profile_view import BY
 from roofline.cli.common import check_choice, check_outputs, note
 from roofline.cli.results import save_and_print
+from roofline.core.device import cuda_index
 from roofline.core.errors import RooflineError, UsageError
 
 
@@ -191,7 +192,7 @@ def _warn_if_shared(device: str | None, no_time: bool) -> None:
     gpus = detect_gpus()
     if not gpus or (device or "cuda").startswith("cpu"):
         return
-    index = int(device.split(":")[1]) if device and ":" in device else 0
+    index = cuda_index(device)
     pids = other_processes(index) if index < len(gpus) else []
     if pids:
         note(f"GPU {index} is shared with {len(pids)} other process(es) (PIDs {', '.join(map(str, pids[:5]))}): "

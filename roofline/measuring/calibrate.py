@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from roofline.ceilings.store import cpu_key, lookup, save, store_path
+from roofline.core.device import cuda_index
 from roofline.core.format import si
 from roofline.core.model import Ceilings
 from roofline.measuring.device import cpu_caches, cpu_description
@@ -420,7 +421,7 @@ def calibrate(device: str | None = None, quick: bool = False, progress: Progress
                                                                              "memory": ceilings.memory}}
         save(_this_cpu_key(), ceilings, details)
         return ceilings, details
-    index = int(device.split(":")[1]) if device and ":" in device else 0
+    index = cuda_index(device)
     if index >= len(gpus):
         raise RooflineError(f"no GPU cuda:{index} on this machine")
     gpu = gpus[index]

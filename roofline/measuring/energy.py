@@ -19,6 +19,7 @@ from collections.abc import Callable
 from functools import cache
 from typing import Any, Protocol
 
+from roofline.core.device import cuda_index
 from roofline.core.energy import COUNTER_MODULUS, CounterWindow, EnergyError, EnergyModel, energy_fields
 from roofline.core.errors import UsageError
 
@@ -76,7 +77,7 @@ def require_counter(device: str | None) -> NvmlCounter:
     """The counter of the CUDA device the work is timed on; on the CPU or without one, one line (exit 2)."""
     if not (device or "").startswith("cuda"):
         raise UsageError(NO_GPU.format(what=f"the device '{device or 'none'}'" if device else "an analytic run"))
-    return counter_for(int(device.split(":")[1]) if device and ":" in device else 0)
+    return counter_for(cuda_index(device))
 
 
 @cache
@@ -219,7 +220,7 @@ def static_watts(index: int) -> tuple[float, str]:
 def record_energy(fn: Callable[[], Any], device: str, flops: float | None, nbytes: float | None) -> dict[str, Any]:
     """The `energy` of a record: `fn` on `device` measured by its NVML counter (see measure_fn)."""
     counter = require_counter(device)
-    index = int(device.split(":")[1]) if ":" in device else 0
+    index = cuda_index(device)
     static_w, source = static_watts(index)
     from roofline.measuring.nvml import ClockSampler
 
@@ -252,7 +253,7 @@ def attach_energy(records: list[Any], ops: list[tuple[Any, Any]], device: str, p
     from roofline.core.record import evolve
     from roofline.measuring.kernels import build
 
-    index = int(device.split(":")[1]) if ":" in device else 0
+    index = cuda_index(device)
     out = []
     for i, (record, (op, dtype)) in enumerate(zip(records, ops, strict=True)):
         if progress is not None:
@@ -269,5 +270,5 @@ def device_fields(device: str | None) -> dict[str, Any]:
     points) when one is stored for the GPU the work ran on: the chart's power roof and energy view read it."""
     if not (device or "").startswith("cuda"):
         return {}
-    model = stored_model(int(device.split(":")[1]) if device and ":" in device else 0)
+    model = stored_model(cuda_index(device))
     return {"energy_model": {k: v for k, v in model.to_dict().items() if k != "points"}} if model else {}

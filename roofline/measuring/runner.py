@@ -15,6 +15,7 @@ from typing import Any
 from roofline.ceilings.specs import gpu_ceilings
 from roofline.core import validate
 from roofline.core.cpu_pipes import CPU_ARITHMETIC
+from roofline.core.device import cuda_index
 from roofline.core.dtypes import DType, get_dtype
 from roofline.core.errors import RooflineError, UsageError
 from roofline.core.model import ABOVE_ROOF, Ceilings, above_roof
@@ -293,7 +294,7 @@ def measure(fn: Callable[[], Any], *, flops: float, bytes: float, dtype: str | D
         from roofline.core.record import evolve
         from roofline.measuring.energy import record_energy, with_model
 
-        index = int(target.time_device.split(":")[1]) if ":" in target.time_device else 0
+        index = cuda_index(target.time_device)
         fields = record_energy(fn, target.time_device, record.flops, record.bytes)
         record = evolve(record, energy=with_model(fields, record, index))
     return dataclasses.replace(record, notes=[*how, *record.notes]) if how else record
