@@ -39,8 +39,9 @@ def test_gqa_attention_on_the_gpu() -> None:
             and "attention" in r.flops_source]
     assert len(attn) == 1
     b, h, s, d = 2, 8, 256, 64
-    assert attn[0].flops == 4 * b * h * s * s * d / 2  # the two matmuls; causal: half the scores
-    assert attn[0].extra_flops == 5 * b * h * s * s / 2  # the softmax, apart (on no roof)
+    pairs = s * (s + 1) // 2  # causal: the (query, key) pairs the mask keeps, the diagonal included
+    assert attn[0].flops == 4 * b * h * pairs * d  # the two matmuls over the kept pairs
+    assert attn[0].extra_flops == 5 * b * h * pairs  # the softmax, apart (on no roof)
     assert attn[0].time_s > 0 and prof.summary["coverage"] > 0.99
 
 

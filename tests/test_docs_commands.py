@@ -111,6 +111,21 @@ def test_the_marks_are_used() -> None:
     assert {m for blocks_ in every.values() for m, _ in blocks_} == {"", "skip", "gpu"}
 
 
+def test_no_documented_command_overwrites_another_ones_output() -> None:
+    """The GPU test runs every runnable and gpu line in one folder, in page order: a second `-o X` without
+    --force is refused there (the first one's file exists), as it was when docs/energy.md wrote the smoke.json
+    that docs/collectives.md had written (found on the H200, 2026-12-02)."""
+    written: dict[str, str] = {}
+    clashes = []
+    for where, argv in commands(("", "gpu")):
+        outs = [argv[i + 1] for i, a in enumerate(argv[:-1]) if a in ("-o", "--output")]
+        for out in outs:
+            if out in written and "--force" not in argv:
+                clashes.append(f"{where} writes {out}, which {written[out]} wrote")
+            written.setdefault(out, where)
+    assert not clashes, "\n".join(clashes)
+
+
 def test_every_documented_command_runs_on_the_cpu(capsys: pytest.CaptureFixture[str], tmp_path: Path,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     scratch(tmp_path, monkeypatch)
