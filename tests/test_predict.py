@@ -218,3 +218,48 @@ def test_a_record_table_adds_the_prediction_column_only_when_a_database_predicte
     text = rendered(records_table(predicted(recs, p), title="t"))
     assert "predicted" in text.split("the analytic model alone")[0] and "for every record" not in text
     assert max(len(line) for line in text.splitlines()) <= 80
+
+
+def test_below_the_smallest_measured_size_the_smallest_shapes_time_holds() -> None:
+    # the launch floor: points of 1e-6 s and 1e-5 s bound that both ran in 2e-6 s and 1.25e-5 s; a 1e-8 s bound
+    # takes the smallest point's 2e-6 s (its efficiency, 0.5, would have said 2e-8 s), the interval unwidened
+    pts = [point(1e-6, 0.5), point(1e-5, 0.8), point(1e-4, 0.9)]
+    p = Predictor(db_of(*pts), "h200-sxm")
+    got = p.predict(Rec(1e-8))
+    exact = p.predict(Rec(1e-6))
+    assert got is not None and exact is not None
+    assert got.time_s == pytest.approx(2e-6) and got.extrapolated == 0
+    assert got.low_s / got.time_s == pytest.approx(exact.low_s / exact.time_s)
+    assert "launch floor" in got.source
+
+
+def test_a_memory_bound_family_borrows_another_dtypes_points_and_says_so() -> None:
+    ew = [point(10.0 ** -k, 0.4, intensity=0.1, family="elementwise") for k in (6, 5, 4)]
+    p = Predictor(db_of(*ew, point(1e-3, 0.5)), "h200-sxm")
+    rec = analytic_record(make("add", numel=2**20), get_dtype("fp32"), H200)
+    got = p.predict(rec)
+    assert got is not None and got.from_db and got.time_s == pytest.approx(rec.roofline_time_s / 0.4)
+    assert "borrows bf16" in got.source
+    gemm32 = p.predict(Rec(1e-3, dtype="fp32"))  # a compute family never borrows: fp32 has its own roof
+    assert gemm32 is not None and gemm32.source.startswith(BOUND)
+
+
+def gemm_point(m: int, n: int, k: int, eff: float) -> Point:
+    flops, nbytes = 2.0 * m * n * k, 2.0 * (m * k + k * n + m * n)
+    roof = max(flops / 989e12, nbytes / 4.8e12)
+    return Point(family="gemm", op="gemm", dtype="bf16", params={"m": m, "n": n, "k": k, "batch": 1},
+                 flops=flops, bytes=nbytes, roofline_time_s=roof, time_s=roof / eff)
+
+
+def test_a_gemm_shape_counts_beside_its_roofline_time_and_intensity() -> None:
+    # 4096 x 4096 x 256 and 256 x 4096 x 4096 (m x n x k) have the same FLOPs and bytes, so the same roofline time
+    # and intensity, but not the same tile fit; a query of the first shape takes the first's efficiency (0.9),
+    # not the mean of the two (base features cannot tell them apart)
+    a, b = gemm_point(4096, 4096, 256, 0.9), gemm_point(256, 4096, 4096, 0.3)
+    p = Predictor(db_of(a, b), "h200-sxm")
+    rec = analytic_record(make("gemm", m=4096, n=4096, k=256), get_dtype("bf16"), H200)
+    got = p.predict(rec)
+    assert rec.roofline_time_s == pytest.approx(a.roofline_time_s, rel=1e-3)  # same roof as the spec's
+    assert got is not None and got.time_s == pytest.approx(rec.roofline_time_s / 0.9, rel=1e-3)
+    base = FamilyModel("gemm", "bf16", [a, b]).predict(a.roofline_time_s, a.intensity)[0]
+    assert base == pytest.approx(math.sqrt(0.9 * 0.3))
