@@ -198,6 +198,21 @@ def test_bytes_of_views_and_in_place_ops() -> None:
     assert [(e.producer, e.consumer) for e in prof.edges] == [(0, 1), (1, 2)]
 
 
+def test_a_cat_with_equal_tails_is_the_catalogs_cat_and_a_ragged_one_a_copy() -> None:
+    cache, new = torch.randn(2, 4, 10, 8), torch.randn(2, 4, 1, 8)  # a KV cache's append along the sequence
+    halves = torch.randn(6, 16)
+    with profile(name="cats") as prof:
+        torch.cat([cache, new], dim=-2)
+        torch.cat([halves[:, 8:], halves[:, :8]], dim=-1)  # rotate_half's join
+        torch.cat([halves, halves[:2], halves[:3]])  # tails 2 and 3: no catalog shape
+    kv, rot, ragged = prof.records
+    assert kv.flops_source == "catalog:cat" and kv.params == {"outer": 8, "length": 10, "tail": 1, "parts": 2,
+                                                               "inner": 8}
+    assert rot.params == {"outer": 6, "length": 8, "tail": 8, "parts": 2, "inner": 1}
+    assert kv.bytes_read == (10 + 1) * 64 * FP32 and kv.bytes_written == 11 * 64 * FP32  # from the tensors
+    assert ragged.flops_source == "rule:copy" and ragged.flops == 0
+
+
 def test_an_op_without_a_formula_is_listed_with_its_time() -> None:
     x = torch.randn(64, 32)
     with profile(name="fft") as prof:

@@ -472,3 +472,19 @@ def index_select(call: OpCall) -> Cost | None:
 def embedding_backward(call: OpCall) -> Cost | None:
     g = tensor(call, "grad_output")
     return None if g is None else rule(g.numel, "scatter-add", "NB: one add per gradient element.")
+
+
+@formula("aten::cat")
+def cat(call: OpCall) -> Cost | None:
+    """The catalog's cat when every tensor after the first has one length along the joined dimension (a KV
+    cache's append, rotate_half's halves); other joins stay copies (capture/registry.copy_cost)."""
+    ts = [t for t in arg(call, "tensors", []) if isinstance(t, TensorMeta) and t.numel > 0]
+    out = call.outputs[0] if call.outputs else None
+    if out is None or len(ts) < 2 or not out.shape or len({t.dtype for t in ts}) > 1:
+        return None
+    dim = arg(call, "dim", 0) % len(out.shape)
+    lengths = [t.shape[dim] for t in ts]
+    if len(set(lengths[1:])) > 1:
+        return None
+    return catalog_cost("cat", outer=max(math.prod(out.shape[:dim]), 1), length=lengths[0], tail=lengths[1],
+                        parts=len(ts), inner=max(math.prod(out.shape[dim + 1:]), 1))

@@ -80,6 +80,7 @@ CATALOG_NOTES = {
     "layernorm": "NB: 7 FLOPs per element + 4 per row (gamma, beta counted even when absent).",
     "rmsnorm": "NB: 4 FLOPs per element + 3 per row.",
     "softmax": "NB: 5 FLOPs per element (max, sub, exp, sum, div).",
+    "cat": "NB: data movement only: 0 FLOPs; every input read once, the output written once.",
 }
 POINTWISE_NOTE = "NB: output elements x FLOPs per element (transcendentals count 1); broadcast inputs read once."
 

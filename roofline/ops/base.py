@@ -155,7 +155,7 @@ CATALOG: dict[str, str] = {
     **dict.fromkeys(("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast"),
                     "roofline.ops.collectives"),
     "conv2d": "roofline.ops.conv",
-    **dict.fromkeys(("relu", "add", "mul", "gelu", "silu", "swiglu", "chain"), "roofline.ops.elementwise"),
+    **dict.fromkeys(("relu", "add", "mul", "gelu", "silu", "swiglu", "chain", "cat"), "roofline.ops.elementwise"),
     **dict.fromkeys(("gemm", "gemv"), "roofline.ops.gemm"),
     **dict.fromkeys(("layernorm", "rmsnorm", "add_layernorm", "add_rmsnorm"), "roofline.ops.norm"),
     "rope": "roofline.ops.rope",

@@ -1,4 +1,4 @@
-"""Elementwise operators: relu, add, mul, gelu, silu, swiglu and chains of them, fused or unfused.
+"""Elementwise operators: relu, add, mul, gelu, silu, swiglu and chains of them, fused or unfused; cat (a copy).
 
 NB: transcendental functions (exp, erf, tanh) count as one FLOP each although they run on the SFU.
 """
@@ -88,3 +88,28 @@ class Chain(Operator):
             extra = (self.length - 1) * self.numel * dtype.bytes
             t = t + rw({INTERMEDIATES: extra}, {INTERMEDIATES: extra})
         return t
+
+
+@operator("cat", "elementwise")
+@dataclass(frozen=True)
+class Cat(Operator):
+    """y = cat([x0, x1, ...], dim): `parts` tensors of outer x length_i x inner, joined along the middle axis;
+    x0 is `length` long, each later one `tail` (a KV cache's append: tail 1; rotate_half's halves: tail = length)."""
+
+    summary = "y = cat(tensors, dim): a KV cache's append, rotate_half's two halves"
+    ignores = "NB: 0 FLOPs; every input read once and the output written once (a cache written in place moves less)."
+    outer: int = param(64, "product of the dimensions before the joined one (batch x heads)")
+    length: int = param(4096, "the first tensor's length along the joined dimension")
+    tail: int = param(1, "each later tensor's length along it")
+    parts: int = param(2, "tensors joined", minimum=2)
+    inner: int = param(128, "product of the dimensions after it (head_dim)")
+
+    def out_numel(self) -> int:
+        return self.outer * (self.length + (self.parts - 1) * self.tail) * self.inner
+
+    def flops(self) -> float:
+        return 0.0
+
+    def traffic(self, dtype: DType) -> Traffic:
+        n = self.out_numel() * dtype.bytes
+        return rw({ACTIVATIONS: n}, {ACTIVATIONS: n})

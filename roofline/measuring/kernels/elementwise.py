@@ -92,3 +92,12 @@ def build_chain(op: Operator, dtype: DType, device: str) -> Built:
         return Built(lambda: _chain(x, length), f"{length} eager elementwise kernels", [x])
     fn, impl = compiled(lambda t: _chain(t, length), device)
     return Built(lambda: fn(x), impl, [x])
+
+
+@builder("cat")
+def build_cat(op: Operator, dtype: DType, device: str) -> Built:
+    _float_only(op, dtype)
+    outer, inner, tail = op.outer, op.inner, op.tail  # type: ignore[attr-defined]
+    xs = [rand((outer, op.length, inner), dtype, device)]  # type: ignore[attr-defined]
+    xs += [rand((outer, tail, inner), dtype, device) for _ in range(op.parts - 1)]  # type: ignore[attr-defined]
+    return Built(lambda: torch.cat(xs, dim=1), "torch.cat (dim 1 of outer x length x inner)", xs)
