@@ -165,6 +165,26 @@ def op_metrics(records: list[Any]) -> dict[str, Any]:
     }
 
 
+def by_op(records: list[Any]) -> list[dict[str, Any]]:
+    """The timed records rolled up by (op, dtype, where the prediction came from), largest |predicted - measured|
+    first: where a step's error comes from."""
+    from roofline.analysis.predict import family_of
+
+    rows: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for r in records:
+        if not r.time_s or not r.predicted_time_s:
+            continue
+        key = (r.op, r.dtype, family_of(r) if from_database(r) else "bound")
+        row = rows.setdefault(key, {"op": key[0], "dtype": key[1], "from": key[2], "calls": 0, "measured_s": 0.0,
+                                    "predicted_s": 0.0, "bound_s": 0.0})
+        n = r.count or 1
+        row["calls"] += n
+        row["measured_s"] += n * r.time_s
+        row["predicted_s"] += n * r.predicted_time_s
+        row["bound_s"] += n * r.roofline_time_s
+    return sorted(rows.values(), key=lambda x: -abs(x["predicted_s"] - x["measured_s"]))
+
+
 def run_case(name: str, db: Path, gpu: str, tiny: bool = False) -> dict[str, Any]:
     build, args, kind = CASES[name]
     args = TINY_ARGS[name] if tiny else args
@@ -190,6 +210,7 @@ def run_case(name: str, db: Path, gpu: str, tiny: bool = False) -> dict[str, Any
                                if measured else None)
     res["eager_step_error"] = _ratio(predicted["predicted_step_s"], res["measured_wall_s"])
     res.update(op_metrics(timed.records))
+    res["by_op"] = by_op(timed.records)
     return res
 
 
@@ -214,6 +235,11 @@ def table(results: list[dict[str, Any]]) -> str:
                      f"{_pct(r['step_error_bound']):>7} {_share(r['median_heaviest_error']):>6} "
                      f"{_share(r['median_heaviest_error_bound']):>6} {_share(r['in_interval']):>6} "
                      f"{_share(r['within_20pct']):>5} {_share(r['within_20pct_bound']):>5}")
+    for r in results:  # where each step's error comes from: the three largest differences by op
+        for row in (r.get("by_op") or [])[:3]:
+            lines.append(f"  {r['case'][:14]:14} {row['op'][:34]:34} {row['dtype']:5} {row['from'][:11]:11} "
+                         f"{row['calls']:4d} calls {row['measured_s'] * 1e6:8.0f} us meas "
+                         f"{row['predicted_s'] * 1e6:8.0f} pred")
     lines += ["step: predicted kernel time vs measured (bound: the roofline's sum); top10: median |error| of the 10 "
               "heaviest ops (b: the bound's); in int: ops whose measured time is inside the predicted interval; "
               "<20%: ops within 20% (b: the bound)"]
