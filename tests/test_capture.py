@@ -207,8 +207,8 @@ def test_a_cat_with_equal_tails_is_the_catalogs_cat_and_a_ragged_one_a_copy() ->
         torch.cat([halves, halves[:2], halves[:3]])  # tails 2 and 3: no catalog shape
     kv, rot, ragged = prof.records
     assert kv.flops_source == "catalog:cat" and kv.params == {"outer": 8, "length": 10, "tail": 1, "parts": 2,
-                                                               "inner": 8}
-    assert rot.params == {"outer": 6, "length": 8, "tail": 8, "parts": 2, "inner": 1}
+                                                               "inner": 8, "strided": False}
+    assert rot.params == {"outer": 6, "length": 8, "tail": 8, "parts": 2, "inner": 1, "strided": True}  # slices
     assert kv.bytes_read == (10 + 1) * 64 * FP32 and kv.bytes_written == 11 * 64 * FP32  # from the tensors
     assert ragged.flops_source == "rule:copy" and ragged.flops == 0
 

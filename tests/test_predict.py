@@ -172,6 +172,12 @@ def test_families_of_catalog_and_profile_records() -> None:
                          params={"seq": 1})) == "decode_attention"  # one query token: a decode kernel
     assert family_of(Rec(1e-3, op="aten::cat", flops_source="rule:copy", bound="memory", tensor_cores=False)) \
         == "elementwise"  # a memory pass
+    assert family_of(Rec(1e-3, op="aten::cat", flops_source="catalog:cat", bound="memory")) == "cat"
+    # SDPA counted by a rule (a mask tensor, top-left causal) and its backward run the flash kernels
+    for source in ("rule:attention", "rule:attention backward"):
+        assert family_of(Rec(1e-3, op="aten::_scaled_dot_product_cudnn_attention", flops_source=source)) \
+            == "attention"
+    assert family_of(Rec(1e-3, op="aten::_cudnn_rnn", flops_source="rule:rnn")) is None
     assert family_of(Rec(1e-3, op="all_reduce")) is None  # a collective's time is its links'
 
 

@@ -36,6 +36,10 @@ FAMILY_OF_OP = {
     "softmax": "softmax", "relu": "elementwise", "add": "elementwise", "mul": "elementwise", "gelu": "elementwise",
     "silu": "elementwise", "swiglu": "elementwise", "chain": "elementwise", "rope": "rope", "cat": "cat",
 }
+# Profile ops counted by a rule, not a catalog shape, that still run a family's kernels: SDPA with a mask tensor
+# or top-left causal alignment (the flash kernels), and its backward (no backward in the sweep: the forward's
+# efficiency, said in the source).
+RULE_FAMILY = {"rule:attention": "attention", "rule:attention backward": "attention"}
 # The family a memory-bound profile op without a catalog operator borrows: one pass over its bytes.
 MEMORY_PASS = "elementwise"
 NEIGHBOURS = 4
@@ -95,8 +99,10 @@ def _conv_dims(params: dict[str, Any]) -> tuple[float, ...]:
 
 
 def _cat_dims(params: dict[str, Any]) -> tuple[float, ...]:
-    """Decades of the contiguous run each input contributes per outer index (tail x inner) and of inner."""
-    return math.log10(params["tail"] * params["inner"]), math.log10(params["inner"])
+    """Decades of the contiguous run each input contributes per outer index (tail x inner) and of inner, and a
+    decade more for inputs with gaps (a strided gather ran 3-6x slower than the contiguous copy on the H200)."""
+    return (math.log10(params["tail"] * params["inner"]), math.log10(params["inner"]),
+            float(bool(params.get("strided"))))
 
 
 # Families whose efficiency depends on the shape beyond its roofline time and intensity: a GEMM's (and a
@@ -212,6 +218,8 @@ def family_of(record: Any) -> str | None:
         if name == "attention" and (record.params or {}).get("seq") == 1:
             return "decode_attention"  # one query token per sequence: a decode step's kernel
         return FAMILY_OF_OP.get(name)
+    if source in RULE_FAMILY:
+        return RULE_FAMILY[source]
     if source and record.bound == "memory" and not record.tensor_cores:
         return MEMORY_PASS
     return None
@@ -270,7 +278,9 @@ class Predictor:
         eff, lo, hi, used, outside = model.predict(t, record.arithmetic_intensity or 0.0, record.params)
         time_s = t / eff
         source = f"{family} {dtype}: {used} of {len(model.pts)} points" + borrowed
-        if record.op not in FAMILY_OF_OP and not (record.flops_source or "").startswith("catalog:"):
+        if record.flops_source in RULE_FAMILY:
+            source += f" ({record.flops_source[5:]}: the forward kernels' points)"
+        elif record.op not in FAMILY_OF_OP and not (record.flops_source or "").startswith("catalog:"):
             source += " (as a memory pass)"
         if math.log10(t) < model.box[0][0]:
             source += ", below the smallest measured size: their time (the launch floor)"

@@ -487,4 +487,15 @@ def cat(call: OpCall) -> Cost | None:
     if len(set(lengths[1:])) > 1:
         return None
     return catalog_cost("cat", outer=max(math.prod(out.shape[:dim]), 1), length=lengths[0], tail=lengths[1],
-                        parts=len(ts), inner=max(math.prod(out.shape[dim + 1:]), 1))
+                        parts=len(ts), inner=max(math.prod(out.shape[dim + 1:]), 1),
+                        strided=not all(_dense(t) for t in ts))
+
+
+def _dense(t: TensorMeta) -> bool:
+    """Whether the tensor's elements are contiguous in row-major order (size-1 dimensions' strides aside)."""
+    expected = 1
+    for size, stride in zip(reversed(t.shape), reversed(t.strides), strict=True):
+        if size != 1 and stride != expected:
+            return False
+        expected *= size
+    return True

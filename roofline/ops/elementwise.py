@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from roofline.core.dtypes import DType
-from roofline.ops.base import ACTIVATIONS, INTERMEDIATES, Operator, Traffic, choice, operator, param, rw
+from roofline.ops.base import ACTIVATIONS, INTERMEDIATES, Operator, Traffic, choice, flag, operator, param, rw
 from roofline.ops.counts import FLOPS_PER_ELEMENT  # FLOPs per output element, by function
 
 # Number of tensor inputs each function reads.
@@ -103,6 +103,8 @@ class Cat(Operator):
     tail: int = param(1, "each later tensor's length along it")
     parts: int = param(2, "tensors joined", minimum=2)
     inner: int = param(128, "product of the dimensions after it (head_dim)")
+    strided: bool = flag(False, "the inputs are views with gaps (slices of wider rows, a cropped cache): the copy "
+                                "gathers them")
 
     def out_numel(self) -> int:
         return self.outer * (self.length + (self.parts - 1) * self.tail) * self.inner

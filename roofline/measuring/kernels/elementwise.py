@@ -97,7 +97,9 @@ def build_chain(op: Operator, dtype: DType, device: str) -> Built:
 @builder("cat")
 def build_cat(op: Operator, dtype: DType, device: str) -> Built:
     _float_only(op, dtype)
-    outer, inner, tail = op.outer, op.inner, op.tail  # type: ignore[attr-defined]
-    xs = [rand((outer, op.length, inner), dtype, device)]  # type: ignore[attr-defined]
-    xs += [rand((outer, tail, inner), dtype, device) for _ in range(op.parts - 1)]  # type: ignore[attr-defined]
-    return Built(lambda: torch.cat(xs, dim=1), "torch.cat (dim 1 of outer x length x inner)", xs)
+    outer, inner, tail, gap = op.outer, op.inner, op.tail, 2 if op.strided else 1  # type: ignore[attr-defined]
+    # strided: each input the first half of a row twice as long (rotate_half's slices, a cropped cache's view)
+    lengths = [op.length] + [tail] * (op.parts - 1)  # type: ignore[attr-defined]
+    xs = [rand((outer, n * gap, inner), dtype, device)[:, :n] for n in lengths]
+    how = "views with gaps" if op.strided else "contiguous"  # type: ignore[attr-defined]
+    return Built(lambda: torch.cat(xs, dim=1), f"torch.cat (dim 1 of outer x length x inner, {how})", xs)
