@@ -115,8 +115,18 @@ class Conv2d(Operator):
             return 2 * winograd_multiplies(m, WINOGRAD_KERNEL, tiles, pairs)
         return 2 * self.outputs() * cin_per_group * self.kernel_size ** 2
 
+    def touched_hw(self) -> tuple[int, int]:
+        """Input rows and columns the windows read: all of them, unless the stride is at least the window's span
+        (a 1x1 with stride 2): then Hout x K rows (Wout x K columns), the others skipped."""
+        span = self.dilation * (self.kernel_size - 1) + 1
+        if self.stride < span:
+            return self.height, self.width
+        hout, wout = self.out_hw()
+        return min(self.height, hout * self.kernel_size), min(self.width, wout * self.kernel_size)
+
     def traffic(self, dtype: DType) -> Traffic:
-        x = self.batch * self.in_channels * self.height * self.width
+        rows, cols = self.touched_hw()
+        x = self.batch * self.in_channels * rows * cols
         w = self.out_channels * (self.in_channels // self.groups) * self.kernel_size ** 2
         if self.bias:
             w += self.out_channels
