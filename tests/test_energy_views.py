@@ -82,6 +82,20 @@ def test_chart_draws_the_power_roof_of_a_document_with_an_energy_model(tmp_path)
     assert save_chart([doc], out).stat().st_size > 10_000
 
 
+@pytest.mark.parametrize(("pj", "drawn"), [(2.79, False), (5.0, True)])
+def test_a_power_roof_above_its_pipes_compute_roof_is_not_drawn(pj, drawn):
+    # the plain fp16/bf16 pipes (134 TFLOP/s roofs) take the fp32 figure: at 2.79 pJ/FLOP (the H200's 2026-12-02
+    # calibration) the cap allows (700 - 127.6 - 184.5) W / 2.79 pJ = 139 TFLOP/s, above the roof: not drawn;
+    # at 5 pJ, 77.6 TFLOP/s: drawn, for one of the two pipes (one curve per figure)
+    from roofline.report.chart.energy import power_roofs
+
+    doc = read_document(FIXTURE)
+    doc.device["energy_model"]["pj_per_flop"]["fp32_dense_tflops"] = pj
+    pipes = {c.pipe for c in power_roofs([doc], (0.1, 1000.0))}
+    assert bool(pipes & {"fp16_dense_tflops", "bf16_dense_tflops"}) is drawn
+    assert "bf16_tensor_dense_tflops" in pipes
+
+
 def test_chart_without_an_energy_model_has_no_power_roof():
     from roofline.report.chart.draw import build_figure
 

@@ -4,7 +4,9 @@ keeps in its device block (`energy_model`, written by `--energy` when `roofline 
 - `power_roofs`: per compute pipe the chart draws, the FLOP/s the power cap lets a kernel of each intensity
   sustain (`core.energy.power_roof_flops_per_s`), sampled over the chart's x range: a curve that leans on the
   memory roofs at low intensity and flattens below the compute roof at high intensity. One curve per pipe
-  figure of the model; none for a pipe the fit gave no energy per FLOP (its roof would have no flat part).
+  figure of the model; none for a pipe the fit gave no energy per FLOP (its roof would have no flat part), nor
+  for one whose flat part lies above the pipe's compute roof (the cap never binds it: on the H200's 2026-12-02
+  calibration the plain FP16 pipe's 205 TFLOP/s above its 134).
 - `energy_view`: the energy roofline, FLOP per joule against intensity: the best a kernel can do at its
   attainable rate min(compute, DRAM x I, power roof) with static and active watts included, and each record
   that has `energy` at (intensity, its measured FLOP/J).
@@ -61,6 +63,11 @@ def _doc_pipes(doc: Document) -> dict[str, str]:
     return {str(r.compute_pipe): str(r.compute_pipe_label or r.compute_pipe) for r in doc.records if r.compute_pipe}
 
 
+def _pipe_peak(doc: Document, pipe: str) -> float:
+    """The highest compute roof the document's records of `pipe` were placed on (0: none said)."""
+    return max((r.peak_flops_per_s or 0.0 for r in doc.records if r.compute_pipe == pipe), default=0.0)
+
+
 def power_roofs(docs: Sequence[Document], x_range: tuple[float, float]) -> list[Curve]:
     """Each document's power roof per pipe of its records (module docstring); none without an energy model."""
     out = []
@@ -74,6 +81,9 @@ def power_roofs(docs: Sequence[Document], x_range: tuple[float, float]) -> list[
             figure_of = pipe if pipe in model.pj_per_flop else PIPE_FALLBACK.get(pipe, pipe)
             if not model.pipe_figure(pipe) or figure_of in drawn:
                 continue  # a pipe the fit gave no energy per FLOP has no flat power roof; one curve per figure
+            plateau = power_roof_flops_per_s(model, pipe, math.inf) or 0.0
+            if 0 < _pipe_peak(doc, pipe) <= plateau:
+                continue  # the cap lets this pipe run past its compute roof: it never binds, nothing to draw
             drawn.add(figure_of)
             ys = [power_roof_flops_per_s(model, pipe, x) or 0.0 for x in xs]
             out.append(Curve(i, pipe, f"power cap {model.power_cap_w:.0f} W ({label})", tuple(xs), tuple(ys)))
