@@ -6,9 +6,10 @@ device kernel (and memcpy/memset) to the CPU op that launched it by CUPTI's corr
 which overstate GPU time by launch gaps). Each launching op is walked up its CPU parents to the nearest
 `roofline#i` range: its kernels' device time is the call's time. Kernels with no such range (launched by a
 CUDA graph replay, or code outside the profiled mode) are kept as unattributed rows with their time, so
-coverage shows them. A torch.compile'd region's Triton kernels are launched under a CPU op of their own (the
-kernel's name, its arguments and generated source): they are kept as `launches`, which capture/inductor.py
-turns into calls of the aten ops they fused (unattributed when it cannot).
+coverage shows them; those the trace itself launched reading a mask's or offsets' values (trace.READ_RANGE) are
+left out of every total (`reading_s`: the profile says how much). A torch.compile'd region's Triton kernels are
+launched under a CPU op of their own (the kernel's name, its arguments and generated source): they are kept as
+`launches`, which capture/inductor.py turns into calls of the aten ops they fused (unattributed when it cannot).
 
 On the CPU there are no kernels: a call's time is the host time of the op, taken by the tracer around the
 call (the time the op's range would hold; torch.profiler is not started, which saves its first start, seconds
@@ -27,7 +28,7 @@ from typing import Any
 
 from roofline.capture.compiled import COMPILED_PREFIX
 from roofline.capture.inductor import Launch
-from roofline.capture.trace import OpCall
+from roofline.capture.trace import READ_RANGE, OpCall
 
 RANGE = re.compile(r"^roofline#(\d+)$")
 REGION_PREFIX = "roofline.region:"
@@ -73,6 +74,7 @@ class Timeline:
     device_total_s: float = 0.0  # sum of device event durations (concurrent kernels counted each)
     launches: list[Launch] = field(default_factory=list)  # torch.compile'd Triton launches (inductor.py)
     graph_s: float = 0.0  # device time of kernels launched by CUDA graph replays (unattributed: `in_graph`)
+    reading_s: float = 0.0  # device time of the trace's own value reads (trace.READ_RANGE): in no call, no total
 
     @property
     def idle_s(self) -> float:
@@ -100,6 +102,16 @@ def _owner(evt: Any) -> tuple[int | None, str | None, str | None]:
             compiled = e.name[len(COMPILED_PREFIX):]
         e = e.cpu_parent
     return index, region, compiled
+
+
+def _reading(evt: Any) -> bool:
+    """Whether a CPU event ran inside the trace's own value reads (trace.READ_RANGE)."""
+    e = evt
+    while e is not None:
+        if e.name == READ_RANGE:
+            return True
+        e = e.cpu_parent
+    return False
 
 
 def in_graph(evt: Any) -> bool:
@@ -154,6 +166,7 @@ def gpu_timeline(events: list[Any]) -> Timeline:
     launches: list[Launch] = []
     last_index: int | None = None  # the latest op call range started: program order for the launches
     graph_us = 0.0
+    reading_us = 0.0
     for evt in events:
         if (i := _range_index(evt)) is not None:
             last_index = i
@@ -166,6 +179,9 @@ def gpu_timeline(events: list[Any]) -> Timeline:
         if not kernels:
             continue
         index, region, compiled = _owner(evt)
+        if index is None and _reading(evt):  # the trace reading a mask or offsets: not the program's work
+            reading_us += sum(k.duration for k in kernels)
+            continue
         if index is None and _is_triton_launch(evt):
             kw = getattr(evt, "kwinputs", None) or {}
             launches.append(Launch(evt.name, kw.get("kernel_file") or None, list(getattr(evt, "input_shapes", None)
@@ -184,6 +200,7 @@ def gpu_timeline(events: list[Any]) -> Timeline:
                 calls[index].kernels.append((k.name, k.duration * US))
     # Device work the profiler tied to no CPU op (correlation id 0): unattributed, by kernel name, and any
     # remainder (device time that reached no op's `kernels`) as one row, so the totals add up.
+    device_us -= reading_us  # the reads' kernels are in the device events too
     lost_us = device_us - attributed_us
     if lost_us > LOST_US:
         named: dict[str, float] = defaultdict(float)
@@ -196,7 +213,8 @@ def gpu_timeline(events: list[Any]) -> Timeline:
             unattributed.append((UNLINKED, rest * US, None))
     busy = union_length(intervals) * US
     span = (max(e for _, e in intervals) - min(s for s, _ in intervals)) * US if intervals else 0.0
-    return Timeline(dict(calls), unattributed, GPU_METHOD, busy, span, device_us * US, launches, graph_us * US)
+    return Timeline(dict(calls), unattributed, GPU_METHOD, busy, span, device_us * US, launches, graph_us * US,
+                    reading_us * US)
 
 
 def cpu_timeline(calls: list[OpCall]) -> Timeline:

@@ -442,6 +442,10 @@ class Profile:
                               "captured): their ops were captured before the profile, so no op owns them and they "
                               "are listed as unattributed; profile the step without graphs (mode='default') to "
                               "attribute them")
+        if timeline is not None and timeline.reading_s > 0:
+            s["trace_reads_time_s"] = timeline.reading_s
+            s["notes"].append(f"{timeline.reading_s * 1e6:.3g} µs of kernels the trace ran reading mask and offset "
+                              "values (to count what a mask keeps) are left out of the kernel time")
         if on_gpu and self.calls and not s["kernel_time_s"]:
             s["notes"].append(f"no device kernel ran on {target.time_device}: if the program runs on the CPU, "
                               "profile it with device='cpu'")

@@ -89,6 +89,9 @@ IGNORED_NAMESPACES = frozenset({"prim", "profiler"})
 # Filled by the formula families (capture/formulas_models.py); read after the op ran, outside its timing and
 # with the trace paused; a reader returns {} for tensors without data (fake, meta).
 VALUE_READERS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {}
+# The profiler range the readers run in (a GPU profile): their kernels (an argmax, a gather over a mask) are the
+# trace's own work, not the program's, and capture/kernels.py leaves them out of the kernel time.
+READ_RANGE = "roofline:read-values"
 
 # torch dtype -> the name a record uses: the catalog's names for the float types it knows, torch's otherwise.
 _DTYPE_NAMES = {torch.float64: "fp64", torch.float32: "fp32", torch.float16: "fp16", torch.bfloat16: "bf16",
@@ -520,7 +523,10 @@ class Tracer(TorchDispatchMode):
             with unset_fake_temporarily():  # a constant (build.py) is read for its value: a mask built from aranges
                 named = {k: v.constant if build.is_constant(v) else v
                          for k, v in bind(info.names, args, kwargs).items()}
-                return reader(named)
+                if not self.ranges:
+                    return reader(named)
+                with torch.profiler.record_function(READ_RANGE):
+                    return reader(named)
         except (RuntimeError, ValueError, TypeError, IndexError, NotImplementedError):
             return {}  # values the reader cannot read: the formula counts as without data
         finally:
