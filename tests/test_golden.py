@@ -35,6 +35,9 @@ NOTES = [
     "2026-12-01 (issue 29): causal attention counts the scores the mask keeps, diagonal included "
     "(ops.attention.causal_pairs: S(S+1)/2 when square, Sq(Skv-Sq) + Sq(Sq+1)/2 bottom-right), not Sq*Skv - Sq^2/2: "
     "`flops` and `extra_flops` of the causal attention cases 1/Sq more. Bytes unchanged.",
+    "2026-12-02 (issue 32): the cat operator (new cases); a conv2d whose stride is at least its window's span "
+    "reads only the rows and columns its windows touch (the new 1x1 stride-2 case: a quarter of the input). "
+    "Existing cases unchanged.",
 ]
 
 LLAMA_ATT = {"batch": 1, "heads": 32, "seq": 4096, "head_dim": 128}
@@ -68,6 +71,8 @@ CASES: list[tuple[str, str, dict[str, Any]]] = [
     ("swiglu", "bf16", {"numel": 4096 * 11008, "variant": "unfused"}),
     ("chain", "fp16", {"numel": 2**24, "length": 4}),
     ("chain", "fp32", {"numel": 2**20, "length": 6, "variant": "unfused"}),
+    ("cat", "bf16", {"outer": 64, "length": 4096, "tail": 1, "inner": 64}),  # a decode step's KV append
+    ("cat", "fp32", {"outer": 65536, "length": 32, "tail": 32, "inner": 1, "strided": True}),  # rotate_half
     # norm family
     ("layernorm", "fp16", ROWS),
     ("layernorm", "fp32", {"rows": 8, "cols": 1000}),
@@ -107,6 +112,8 @@ CASES: list[tuple[str, str, dict[str, Any]]] = [
                         "kernel_size": 7, "stride": 2, "padding": 3}),
     ("conv2d", "fp32", {"batch": 8, "in_channels": 96, "height": 28, "width": 28, "out_channels": 96, "groups": 96,
                         "bias": True}),
+    ("conv2d", "bf16", {"batch": 64, "in_channels": 1024, "height": 56, "width": 56, "out_channels": 128,
+                        "kernel_size": 1, "stride": 2, "padding": 0}),  # a projection shortcut: a quarter read
     ("conv2d", "fp16", {"algo": "winograd"}),
     ("conv2d", "fp16", {"algo": "winograd4"}),
     ("conv2d", "tf32", {"batch": 4, "in_channels": 256, "height": 33, "width": 33, "out_channels": 256,
