@@ -269,3 +269,25 @@ def test_a_gemm_shape_counts_beside_its_roofline_time_and_intensity() -> None:
     assert got is not None and got.time_s == pytest.approx(rec.roofline_time_s / 0.9, rel=1e-3)
     base = FamilyModel("gemm", "bf16", [a, b]).predict(a.roofline_time_s, a.intensity)[0]
     assert base == pytest.approx(math.sqrt(0.9 * 0.3))
+
+
+def test_points_swept_with_an_older_formula_are_left_out_and_said() -> None:
+    # the H200's 2026-12-02 sweep stored a 1x1 stride-2 convolution with the whole input as its bytes (424 MB);
+    # today's formula reads a quarter of it, so that point's efficiency (2.5 against the old bound) is stale
+    shape = dict(batch=64, in_channels=1024, height=56, width=56, out_channels=128, kernel_size=1, stride=2,
+                 padding=0)
+    op = make("conv2d", **shape)
+    now = op.traffic(get_dtype("bf16")).total
+    old = now + 64 * 1024 * (56 * 56 - 28 * 28) * 2  # the skipped pixels, counted before
+
+    def conv(nbytes: float) -> Point:
+        return Point(family="conv", op="conv2d", dtype="bf16", params=op.params(), variant="direct",
+                     flops=op.flops(), bytes=nbytes, roofline_time_s=nbytes / 4.8e12, time_s=35.2e-6)
+
+    assert op.params()["stride"] == 2 and old == 424148992  # the stored figure of the H200 point
+    p = Predictor(db_of(conv(old), point(1e-3, 0.5)), "h200-sxm")
+    assert p.stale == 1 and "1 swept with older formulas left out" in p.name
+    assert ("conv", "bf16") not in p._families
+    fresh = Predictor(db_of(conv(now), point(1e-3, 0.5)), "h200-sxm")
+    assert fresh.stale == 0 and len(fresh._families[("conv", "bf16")]) == 1
+    assert fresh.name == "the database (2 points)"

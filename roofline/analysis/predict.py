@@ -225,13 +225,48 @@ def family_of(record: Any) -> str | None:
     return None
 
 
+# Relative difference of a point's stored FLOPs or bytes from today's formula beyond which it was swept with
+# another formula (the models are exact integer arithmetic carried in floats).
+FORMULA_TOLERANCE = 1e-9
+
+
+def swept_with_todays_formulas(p: Point) -> bool:
+    """Whether a point's stored FLOPs and bytes are what the catalog's formulas give its shape today: its
+    efficiency (stored roofline time / time) is then comparable with a query's bound. A formula change (the
+    1x1 stride-2 convolution's input bytes, 2026-12-02) makes the points it touches stale. A shape today's
+    catalog cannot build (another tool's point, a synthetic one) cannot be judged and is kept."""
+    import dataclasses
+
+    from roofline.core.dtypes import get_dtype
+    from roofline.core.errors import RooflineError
+    from roofline.ops import make
+    from roofline.ops.base import get_operator
+
+    try:
+        names = {f.name for f in dataclasses.fields(get_operator(p.op))}
+        extra = {k: p.variant for k in ("variant", "algo") if k in names and p.variant is not None}
+        op = make(p.op, **p.params, **extra)
+        flops, nbytes = float(op.flops()), float(op.traffic(get_dtype(p.dtype)).total)
+    except (RooflineError, TypeError, ValueError, KeyError):
+        return True
+    return all(abs(a - b) <= FORMULA_TOLERANCE * max(abs(a), abs(b), 1.0)
+               for a, b in ((flops, p.flops), (nbytes, p.bytes)))
+
+
 class Predictor:
-    """Predictions for records placed on `device_id`'s roofs from `db` (None: the bound, said so)."""
+    """Predictions for records placed on `device_id`'s roofs from `db` (None: the bound, said so). Points swept
+    with another formula than today's are left out (`stale`, said in `name`)."""
 
     def __init__(self, db: OpDB | None, device_id: str) -> None:
         self.db, self.device_id = db, device_id
         self._models: dict[tuple[str, str, bool], FamilyModel] = {}
-        self._families = db.families() if db is not None else {}
+        self._families: dict[tuple[str, str], list[Point]] = {}
+        self.stale = 0
+        for key, pts in (db.families() if db is not None else {}).items():
+            kept = [p for p in pts if swept_with_todays_formulas(p)]
+            self.stale += len(pts) - len(kept)
+            if kept:
+                self._families[key] = kept
 
     @property
     def name(self) -> str:
@@ -239,7 +274,10 @@ class Predictor:
         if self.db is None:
             return f"the bound (no operator database for {self.device_id}; `roofline calibrate --ops`)"
         where = self.db.path.name if self.db.path is not None else "the database"
-        return f"{where} ({len(self.db.points)} points" + (f"; {self.db.transferred})" if self.db.transferred else ")")
+        stale = (f"; {self.stale} swept with older formulas left out: sweep again into a new --db"
+                 if self.stale else "")
+        return (f"{where} ({len(self.db.points)} points{stale}"
+                + (f"; {self.db.transferred})" if self.db.transferred else ")"))
 
     def model(self, family: str, dtype: str, shaped: bool = False) -> FamilyModel | None:
         """The fit of (family, dtype), with the family's shape coordinates when `shaped` and every point has
