@@ -5,6 +5,11 @@ whatever use_cache, as by hand. One layer, 4 heads of 8 (2 key/value heads), hid
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -99,3 +104,27 @@ def test_word_stats_read_as_key_by_key() -> None:
         k = m.to(torch.uint8)
         by_key = (k.argmax(-1), keys - 1 - k.flip(-1).argmax(-1), k.sum(-1))
         assert all(torch.equal(a, b) for a, b in zip(_word_stats(m), by_key, strict=True)), keys
+
+
+def test_a_script_that_imports_transformers_inside_the_profile(tmp_path: Any) -> None:
+    """`roofline profile SCRIPT` starts the profile before the script imports transformers: the builders are
+    wrapped when masking_utils is imported (an import hook), so the window counts as above (66,916,352 FLOPs)
+    and not as the full square (8,606,720,000, what it counted before 2026-12-02). A fresh interpreter, where
+    transformers is not imported yet."""
+    _transformers()
+    script = tmp_path / "mistral_late.py"
+    script.write_text(
+        "import torch\nimport transformers\n"
+        "cfg = transformers.MistralConfig(vocab_size=64, hidden_size=32, intermediate_size=48, num_hidden_layers=1,"
+        f" num_attention_heads={HEADS}, num_key_value_heads=2, max_position_embeddings=16384, sliding_window=64)\n"
+        "cfg._attn_implementation = 'sdpa'\n"
+        "model = transformers.MistralForCausalLM(cfg).eval()\n"
+        f"with torch.no_grad():\n    model(torch.randint(0, 64, (1, {SEQ})), use_cache=False)\n")
+    out = tmp_path / "out.json"
+    root = Path(roofline.__file__).resolve().parents[1]
+    done = subprocess.run([sys.executable, "-m", "roofline", "profile", str(script), "--no-time", "--gpu", "h100",
+                           "-o", str(out)], capture_output=True, text=True, cwd=tmp_path,
+                          env={**os.environ, "PYTHONPATH": str(root)})
+    assert done.returncode == 0, done.stderr[-2000:]
+    (attn,) = [r for r in json.loads(out.read_text())["records"] if r["op"] == "aten::scaled_dot_product_attention"]
+    assert attn["flops"] == HEADS * 4 * HEAD_DIM * (64 * 65 // 2 + (SEQ - 64) * 64) == 66_916_352

@@ -18,13 +18,16 @@ is read for its value; one that is fake (computed from fake tensors), or a chunk
 holding a fake tensor, leaves the mask unknown (every score counted, as before). The reading costs O(queries x
 keys) comparisons on the CPU, once per mask built (layers share one): about 1 s at 16k x 16k.
 
-Wrapped only when transformers is imported when the profile starts (importing it is not the profiler's
-business); masking_utils is imported then, the wrappers undone when the profile ends.
+Wrapped when the profile starts if transformers is imported then (masking_utils is imported with it), else as
+soon as the profiled program imports masking_utils (an import hook: `roofline profile SCRIPT` runs a script that
+imports transformers itself; importing it is not the profiler's business); undone when the profile ends.
 """
 
 from __future__ import annotations
 
 import contextlib
+import importlib.abc
+import importlib.machinery
 import inspect
 import sys
 from collections.abc import Callable, Iterator
@@ -160,36 +163,82 @@ class _Wrapped:
         return out
 
 
-@contextlib.contextmanager
-def builders_known(pause: Callable[[], contextlib.AbstractContextManager[None]]) -> Iterator[None]:
-    """Wrap masking_utils' builders while the block runs (module docstring); `pause` keeps the reading's own ops
-    out of the trace."""
-    if "transformers" not in sys.modules:
-        yield
-        return
-    try:
-        import transformers.masking_utils as mu
-    except ImportError:
-        yield
-        return
+MODULE = "transformers.masking_utils"
+
+
+def _wrap(mu: Any, pause: Callable[[], contextlib.AbstractContextManager[None]]) -> Callable[[], None] | None:
+    """Wrap masking_utils' builders (module docstring); the function that undoes it, None when there is none."""
     interface = getattr(getattr(mu, "AttentionMaskInterface", None), "_global_mapping", {})
     saved = {name: getattr(mu, name) for name in BUILDERS if callable(getattr(mu, name, None))}
     entries = {key: interface[key] for name, key in BUILDERS.items() if interface.get(key) is saved.get(name)}
     sdpa_mask = saved.get("sdpa_mask")
     if sdpa_mask is None:
-        yield
-        return
+        return None
     wrapped = {name: _Wrapped(name, f, sdpa_mask, pause) for name, f in saved.items()}
-    try:
-        for name, w in wrapped.items():
-            setattr(mu, name, w)  # eager_mask calls the module's sdpa_mask: its mask is known too
-        for name, key in BUILDERS.items():
-            if key in entries:
-                interface[key] = wrapped[name]
-        yield
-    finally:
+    for name, w in wrapped.items():
+        setattr(mu, name, w)  # eager_mask calls the module's sdpa_mask: its mask is known too
+    for name, key in BUILDERS.items():
+        if key in entries:
+            interface[key] = wrapped[name]
+
+    def undo() -> None:
         for name, f in saved.items():
             setattr(mu, name, f)
         interface.update(entries)
+    return undo
+
+
+class _AfterImport(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Runs `then(module)` right after `name` is imported for the first time (a script that imports
+    transformers inside the profile: `roofline profile SCRIPT`), before any other module binds its names."""
+
+    def __init__(self, name: str, then: Callable[[Any], None]) -> None:
+        self.name, self.then, self.inner = name, then, None
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
+        if fullname != self.name:
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
+        if spec is None or spec.loader is None:
+            return None
+        self.inner, spec.loader = spec.loader, self
+        return spec
+
+    def create_module(self, spec: Any) -> Any:
+        return self.inner.create_module(spec) if self.inner is not None else None
+
+    def exec_module(self, module: Any) -> None:
+        assert self.inner is not None
+        self.inner.exec_module(module)
+        self.then(module)
+
+
+@contextlib.contextmanager
+def builders_known(pause: Callable[[], contextlib.AbstractContextManager[None]]) -> Iterator[None]:
+    """Wrap masking_utils' builders while the block runs (module docstring), or, when transformers is not
+    imported yet, as soon as the block imports masking_utils; `pause` keeps the reading's own ops out of the
+    trace."""
+    undo: list[Callable[[], None]] = []
+    hook: _AfterImport | None = None
+    if "transformers" in sys.modules:
+        try:
+            import transformers.masking_utils as mu
+        except ImportError:
+            mu = None
+        if mu is not None and (u := _wrap(mu, pause)) is not None:
+            undo.append(u)
+    else:
+        def then(module: Any) -> None:
+            if (u := _wrap(module, pause)) is not None:
+                undo.append(u)
+        hook = _AfterImport(MODULE, then)
+        sys.meta_path.insert(0, hook)
+    try:
+        yield
+    finally:
+        if hook is not None and hook in sys.meta_path:
+            sys.meta_path.remove(hook)
+        for u in reversed(undo):
+            u()
         _LAST.clear()
         forget()
