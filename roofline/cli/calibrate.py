@@ -10,7 +10,7 @@ import typer
 
 from roofline.cli.common import THREADS, check_outputs, note, out, use_threads
 from roofline.core.device import cuda_index
-from roofline.core.errors import UsageError
+from roofline.core.errors import Interrupted, UsageError
 from roofline.core.model import Ceilings
 
 
@@ -104,7 +104,7 @@ def calibration_json(ceilings: Ceilings, details: dict[str, Any]) -> str:
 
 def _calibrate_ops(suite: Path | None, device: str | None, db: Path | None, budget: str | None, json_: bool) -> None:
     from roofline.core import validate
-    from roofline.measuring.opsweep import DEFAULT_BUDGET_S, calibrate_ops
+    from roofline.measuring.opsweep import DEFAULT_BUDGET_S, SweepInterrupted, calibrate_ops
     from roofline.report.predict import sweep_summary
     from roofline.report.progress import StatusLine
     from roofline.report.text import console
@@ -112,8 +112,12 @@ def _calibrate_ops(suite: Path | None, device: str | None, db: Path | None, budg
     if device is not None and device != "cpu" and not device.startswith("cuda"):
         raise UsageError(f"unknown device '{device}' (use cpu, cuda or cuda:N)")
     budget_s = DEFAULT_BUDGET_S if budget is None else validate.duration_arg("", "budget", budget)
-    with StatusLine(shorter="a shorter --budget is quicker") as line:
-        store, result = calibrate_ops(suite, device, db, budget_s, line)
+    try:
+        with StatusLine(shorter="a shorter --budget is quicker") as line:
+            store, result = calibrate_ops(suite, device, db, budget_s, line)
+    except SweepInterrupted as stop:  # the database is written as the sweep goes: say what it keeps
+        raise Interrupted(f"{stop.measured} points measured kept in {stop.db.path} ({len(stop.db.points)} in all); "
+                          "the same command resumes") from None
     if json_:
         out(json.dumps({"db": str(store.path), "device": store.device, "points": len(store.points),
                         "measured": result.measured, "already_there": result.skipped_known,
