@@ -418,7 +418,8 @@ const labels = [...root.querySelectorAll('.labels text.roof-label[transform]')];
 const markers = [...root.querySelectorAll('.points .pt')];
 const at = (x, y, from, to) => { let p = root.createSVGPoint(); p.x = x; p.y = y;
   return p.matrixTransform(from.getCTM()).matrixTransform(to.getCTM().inverse()); };
-const inside = (p, b, pad) => p.x > b.x - pad && p.x < b.x + b.width + pad && p.y > b.y - pad && p.y < b.y + b.height + pad;
+const inside = (p, b, pad) => p.x > b.x - pad && p.x < b.x + b.width + pad
+  && p.y > b.y - pad && p.y < b.y + b.height + pad;
 const out = [];
 for (const t of labels) {
   const b = t.getBBox();
@@ -429,7 +430,8 @@ for (const t of labels) {
   for (const o of labels) {
     if (o === t) continue;
     const ob = o.getBBox();
-    const corners = [[ob.x, ob.y], [ob.x + ob.width, ob.y], [ob.x, ob.y + ob.height], [ob.x + ob.width, ob.y + ob.height]];
+    const corners = [[ob.x, ob.y], [ob.x + ob.width, ob.y], [ob.x, ob.y + ob.height],
+                     [ob.x + ob.width, ob.y + ob.height]];
     if (corners.some(([x, y]) => inside(at(x, y, o, t), b, 0))) out.push(t.textContent + ' overlaps ' + o.textContent);
   }
 }

@@ -116,6 +116,11 @@ class Profile:
                  tokens: int | None = None, db: str | Path | None = None, progress: Reporter = QUIET) -> None:
         if tokens is not None:
             whole("profile", "tokens", tokens, minimum=1)
+        validate.boolean("profile", "time", time)
+        if isinstance(regions, str):  # a string is a sequence too: 'fwd' read as regions 'f', 'w', 'd'
+            raise UsageError(f"profile: regions is a list of region names, e.g. regions=[{regions!r}], got {regions!r}")
+        for r in regions:
+            validate.name_arg("profile", "regions", r, example="['forward']")
         self.name = name
         self.tokens = tokens
         self.only_regions = tuple(regions)  # keep only these regions (each must be entered)
@@ -523,6 +528,7 @@ def profile(fn: Callable[[], Any] | None = None, *, name: str | None = None, war
     come from (default: this device's, from `roofline calibrate --ops`; docs/prediction.md). `energy` (with
     `fn`): the step's joules on the GPU's NVML energy counter, `fn` run back to back, and each op's share
     (`analysis.energy_profile`; docs/energy.md)."""
+    validate.boolean("profile", "energy", energy)
     if energy and fn is None:
         raise UsageError("profile: energy=True needs the step as a callable (it runs back to back to be measured)")
     if fn is not None:
