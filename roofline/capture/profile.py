@@ -163,6 +163,8 @@ class Profile:
             o = self._options
             device = o["device"] if o["device"] is not None or not o["time"] else current_cuda_device()
             self.target = resolve_target(gpu=o["gpu"], device=device, time=bool(o["time"]), roof=o["roof"])
+        if self._predictor is None:  # a bad database file is refused here, before a script starts (`roofline
+            self._predictor = predictor_for(self.target.ceilings.device_id, self._db)  # profile` resolves first)
         return self.target
 
     @property
@@ -199,8 +201,7 @@ class Profile:
         if self._stack is not None or self._done:
             raise RooflineError("profile: a Profile runs once; make a new one")
         self._entered = time.perf_counter()
-        target = self.resolve()
-        self._predictor = predictor_for(target.ceilings.device_id, self._db)  # a bad file: refused before the run
+        target = self.resolve()  # and the predictor: a bad database file is refused before the run
         stack = contextlib.ExitStack()
         self._freeze()
         try:
