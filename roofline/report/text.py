@@ -427,18 +427,18 @@ def records_table(records: list[Record], title: str = "results", wide: bool = Fa
 
 # ---------------------------------------------------------------- calibration
 def calibration_table(ceilings: Any, details: dict[str, Any]) -> FitTable:
-    """Each measured figure beside the datasheet's, with the ratio and the SM clock seen during it."""
+    """Each measured figure beside the datasheet's, with the ratio and the SM clock seen during it (a CPU has
+    neither a datasheet nor an SM clock: its table is the figure, the rate and how it was measured)."""
     cols = [Column("figure", left=True), Column("measured"), Column("datasheet"), Column("ratio"),
             Column("SM\nMHz"), Column("how / warning", left=True, wrap=True)]
     title = f"measured ceilings: {ceilings.device_name}"
     rows = details.get("figures")
-    if rows is None:  # CPU calibration
-        cells = [[k, si(v, "FLOP/s"), "-", "-", "-", "torch matmul, best of sizes"]
-                 for k, v in ceilings.compute.items()]
+    if rows is None:  # CPU calibration: three columns of '-' left out
+        cells = [[k, si(v, "FLOP/s"), "torch matmul, best of sizes"] for k, v in ceilings.compute.items()]
         how = {"dram": "torch copy (read + write)", "dram_read": "torch sum (read)"}
-        cells += [[k, si(v, "B/s"), "-", "-", "-", how.get(k, f"torch copy inside one core's {k.upper()}")]
+        cells += [[k, si(v, "B/s"), how.get(k, f"torch copy inside one core's {k.upper()}")]
                   for k, v in ceilings.memory.items()]
-        return FitTable(cols, cells, title=title)
+        return FitTable([cols[0], cols[1], cols[-1]], cells, title=title)
     cells = []
     for r in rows:
         unit = r["unit"]
