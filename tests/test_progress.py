@@ -271,3 +271,11 @@ def test_roofline_profile_shows_its_analysis_on_a_terminal(capsys: pytest.Captur
     assert code == 0, err
     assert "analysing" in err and "the records and the summary" in err
     assert out.startswith("512.0\n")  # 8 x 8 ones @ ones: 64 entries of 8; the script's own print, not under the line
+
+
+def test_calibrate_leaves_no_blank_line_in_a_log(capsys: pytest.CaptureFixture[str]) -> None:
+    """New-user pass (issue 30): `roofline calibrate` drew its own rich bar, which left a blank line on stderr in a
+    pipe or a CI log; it uses the command line's one status line, which draws nothing there."""
+    code, out, err = run(capsys, "calibrate", "--quick", "--device", "cpu")
+    assert code == 0, err
+    assert "" not in err.splitlines() and "cpu_fp32" in out

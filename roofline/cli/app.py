@@ -155,7 +155,8 @@ def interrupted(exc: Interrupted) -> int:
     """Ctrl-C: one line on stderr, with what the command kept when it says (`calibrate --ops`: the points it
     measured), and exit status 130."""
     said = str(exc)
-    sys.stderr.write(f"\ninterrupted{': ' + said if said else ''}\n")  # below the terminal's ^C
+    below = "\n" if sys.stderr.isatty() else ""  # on a terminal, below the ^C it echoed; a log gets no blank line
+    sys.stderr.write(f"{below}interrupted{': ' + said if said else ''}\n")
     return exc.exit_code
 
 

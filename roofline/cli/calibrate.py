@@ -54,13 +54,10 @@ def calibrate_cmd(
     for flag, given in (("--suite", suite), ("--budget", budget), ("--db", db)):
         if given is not None:
             raise UsageError(f"{flag} is an option of --ops")
-    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-    from rich.table import Column
-
     from roofline.ceilings.store import store_path
     from roofline.core.files import atomic_write
     from roofline.measuring.calibrate import calibrate
-    from roofline.report.progress import REFRESH_PER_S
+    from roofline.report.progress import StatusLine
     from roofline.report.text import calibration_table, console, l2_sweep_table
 
     if device is not None and device != "cpu" and not device.startswith("cuda"):
@@ -70,16 +67,11 @@ def calibrate_cmd(
         _energy(device, json_, output, replace)
         return
     use_threads(threads)  # measure_cpu records torch.get_num_threads() in the details and notes
-    with Progress(SpinnerColumn(), TextColumn("{task.description}", table_column=Column(overflow="fold")),
-                  TimeElapsedColumn(),
-                  console=console(stderr=True), transient=True, refresh_per_second=REFRESH_PER_S) as bar:
-        task = bar.add_task("calibrating", total=None)
-
-        def say(msg: str) -> None:
-            bar.update(task, description=msg)
-            bar.refresh()
-
-        ceilings, details = calibrate(device, quick, say, replace=replace)
+    # the command line's one status line (report/progress.py): its clock moves, and a pipe or a log gets no
+    # blank line where rich's own transient bar left one
+    with StatusLine(shorter="--quick measures fewer shapes") as line:
+        line.status("calibrating")
+        ceilings, details = calibrate(device, quick, line.status, replace=replace)
     text = calibration_json(ceilings, details)
     if output is not None:
         atomic_write(output, text + "\n")
