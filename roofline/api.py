@@ -54,6 +54,9 @@ def analyze(op: str | Operator, *, dtype: str | DType | Any | None = None, gpu: 
         operator = make(op, **params)
     else:
         raise UsageError(f"analyze: op is an operator name (e.g. 'gemm') or an Operator, not {type(op).__name__}")
+    for flag, value in (("time", time), ("tensor_cores", tensor_cores), ("warm_l2", warm_l2), ("kernels", kernels),
+                        ("energy", energy)):
+        validate.boolean("analyze", flag, value)  # time="no" was truthy: it timed
     for flag, value, choices in (("timer", timer, METHODS), ("power", power, POWER_MODES),
                                  ("roof", roof, ROOF_CHOICES)):
         if value is not None:

@@ -123,7 +123,8 @@ def _resolve(device: str | None) -> tuple[Target | None, str | None]:
         target = resolve_target(device=device, time=True)
     except RooflineError as exc:
         where = f"--roofline-device {device}" if device else "the default device (this machine's GPU)"
-        return None, f"cannot time on {where}: {re.sub(r'^--device [^:]+: ', '', str(exc))}"
+        why = re.sub(r"^(?:--)?device \S+: ", "", str(exc))  # the option is named once, as the plugin's
+        return None, f"cannot time on {where}: {why}"
     if target.time_device is None:
         return None, "the target has no device to time on"
     return target, None

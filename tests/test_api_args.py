@@ -8,13 +8,14 @@ from typing import Any
 
 import pytest
 import torch
-from helpers import run
+from helpers import ROOT, run
 
 import roofline
 from roofline.core import validate
 from roofline.core.errors import UsageError
 
 A = torch.randn(8, 8)
+SOL = ROOT / "suites" / "sol"  # the kernel-benchmark problems (docs/sol.md)
 
 
 def _never() -> Any:
@@ -39,10 +40,31 @@ def _never() -> Any:
     (lambda: roofline.analyze("attention", head_dim="x", time=False), "attention: head_dim must be an integer"),
     (lambda: roofline.analyze("rope", head_dim=63, time=False), "rope: head_dim must be even"),
     (lambda: roofline.analyze("attention", heads=8, kv_heads=3, time=False), "kv_heads 3 must divide heads 8"),
+    # the new-user pass of issue 30: each of these was accepted, or raised a raw TypeError/AttributeError
+    (lambda: roofline.analyze("gemm", m=64, time="no"), "analyze: time must be True or False, got 'no'"),  # timed
+    (lambda: roofline.analyze("attention", causal="yes", time=False), "attention: causal must be True or False"),
+    (lambda: roofline.analyze("conv2d", bias=1, time=False), "conv2d: bias must be True or False, got 1"),
+    (lambda: roofline.measure(_never, flops=1, bytes=100, params=[1]), "measure: params must be a dict"),
+    (lambda: roofline.measure(_never, flops=1, bytes=100, name=5), "measure: name must be a non-empty string"),
+    (lambda: roofline.measure(_never, flops=1, bytes=100, warm_l2="yes"), "measure: warm_l2 must be True or False"),
+    (lambda: roofline.profile(_never, regions="fwd"), "profile: regions is a list of region names, e.g. "
+                                                       "regions=['fwd']"),  # it looked for regions 'f', 'w', 'd'
+    (lambda: roofline.profile(_never, time="no"), "profile: time must be True or False"),
+    (lambda: roofline.advise("gemm", "h100"), "advise: record must be a roofline.Record"),
+    (lambda: roofline.read_document(5), "read_document: path must be a path"),
+    (lambda: roofline.write_document({"records": []}, "x.json"), "write_document: doc must be a roofline.Document"),
+    (lambda: roofline.write_document(roofline.Document(device={}, records=[1]), "x.json"),
+     "write_document: record 0 is an int, not a roofline.Record"),
+    (lambda: roofline.sol(5), "sol: path must be a path"),
+    (lambda: roofline.sol(SOL, dtype="fp9"), "sol: dtype must be one of"),
+    (lambda: roofline.sol(SOL, candidate="x.py"), "candidate= is timed: pass time=True"),
 ])
-def test_a_bad_argument_is_one_usage_error_in_python_terms(call: Any, needle: str) -> None:
+def test_a_bad_argument_is_one_usage_error_in_python_terms(call: Any, needle: str, tmp_path: Any,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)  # a refused write_document writes nothing
     with pytest.raises(UsageError) as info:
         call()
+    assert list(tmp_path.iterdir()) == []
     msg = str(info.value)
     assert needle in msg and "\n" not in msg and "--" not in msg
 

@@ -10,12 +10,13 @@ import copy
 import json
 import math
 import random
+import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import profile_with_counters, rendered, write
+from helpers import DATA, profile_with_counters, rendered, write
 
 from roofline.ci.baseline import update_baseline
 from roofline.ci.judge import (
@@ -42,7 +43,7 @@ from roofline.ci.judge import (
 )
 from roofline.core import stats
 from roofline.core.document import Document, dumps, validate_document
-from roofline.core.errors import UsageError
+from roofline.core.errors import RooflineError, UsageError
 from roofline.core.record import Record
 from roofline.core.stats import mann_whitney_u
 from roofline.report.check import COLUMNS, render_table, to_json, to_junit, to_markdown, write_outputs
@@ -568,6 +569,26 @@ def test_write_outputs_appends_markdown(tmp_path: Path) -> None:
     write_outputs(report, markdown=summary, junit=tmp_path / "j.xml")
     assert summary.read_text().startswith("earlier step\n### :x:")
     ET.parse(tmp_path / "j.xml")
+
+
+
+def test_the_markdown_report_makes_its_folder_and_a_failure_names_the_file(tmp_path: Path) -> None:
+    """New-user pass (issue 30): `--markdown reports/x.md` failed where `--junit reports/j.xml` made its folder,
+    saying "cannot write the check report: No such file or directory" without naming which report."""
+    report = mixed_report()
+    write_outputs(report, markdown=tmp_path / "reports" / "summary.md", junit=tmp_path / "reports" / "j.xml")
+    assert (tmp_path / "reports" / "summary.md").read_text().startswith("### :x:")
+    blocked = write(tmp_path / "a-file", "")  # a folder that cannot be made: a file is in its place
+    with pytest.raises(RooflineError, match=rf"^cannot write {re.escape(str(blocked / 'x.md'))}: "):
+        write_outputs(report, markdown=blocked / "x.md")
+
+
+def test_an_analytic_document_is_refused_in_words_that_fit_baseline_update(tmp_path: Path) -> None:
+    """`baseline update` of an analytic document said "nothing to check" (the check's words)."""
+    doc = write(tmp_path / "analytic.json", (DATA / "results_analytic.json").read_text())
+    for call in (lambda: update_baseline(doc, tmp_path / "b.json"), lambda: load_for_check(doc)):
+        with pytest.raises(UsageError, match=r"no timed record .*: a check and a baseline need timed records$"):
+            call()
 
 
 # ---------------------------------------------------------------- baseline update

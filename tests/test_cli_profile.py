@@ -133,3 +133,14 @@ def test_profile_refuses_bad_flags_before_importing_torch(tmp_path: Path) -> Non
                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}, check=True)
     assert out.stdout.split("\n")[:3] == ["2 False"] * 3, out.stdout + out.stderr
     assert "add --counters" in out.stderr and "no such script" in out.stderr and "--no-time" in out.stderr
+
+
+def test_a_missing_operator_database_is_refused_before_the_script_runs(tmp_path: Path,
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """New-user pass (issue 30): `--db missing.json` was refused after "profiling ... (the script's output
+    follows)", as if the script had run; the file is checked with the target, before the script starts."""
+    ran = tmp_path / "ran"
+    script = write(tmp_path / "s.py", f"open({str(ran)!r}, 'w').close()\nimport torch\ntorch.ones(2).relu()\n")
+    code, _, err = run(capsys, "profile", str(script), "--db", str(tmp_path / "missing.json"))
+    assert code == 2 and "no such operator database" in err
+    assert "profiling" not in err and not ran.exists()

@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers import run
+from helpers import ROOT, rendered, run
 
 from roofline.analysis.commfit import fit_alpha_beta
 from roofline.analysis.devices import merge_devices, parse_devices, slow_devices
@@ -272,3 +272,20 @@ def test_a_merged_document_charts_each_gpu() -> None:
                          for i in (0, 1)], "serial")
     assert [p.label for p in chart_model([doc], roof="datasheet").points] == \
         ["all_reduce bf16 [GPU 0]", "all_reduce bf16 [GPU 1]"]
+
+
+def test_the_collectives_table_reads_its_rates_in_one_unit_that_fits_them() -> None:
+    """New-user pass (issue 30): two CPU ranks over gloo move a few MB/s, which the table printed as 0.000585
+    GB/s. The H200 pair's run (docs/results/collectives) reads in GB/s (its all_reduce at 4 GiB: busbw 346 GB/s);
+    the same records at 1/10,000 of those rates read in MB/s (34.6, not 0.0346 GB/s)."""
+    from roofline.report.comm import collectives_table
+
+    doc = read_document(ROOT / "docs" / "results" / "collectives" / "comm.json")
+    text = rendered(collectives_table(doc), 80)
+    assert "busbw\nGB/s" not in text and "GB/s" in text.splitlines()[2] and "346" in text
+    rates = ("algbw_bytes_per_s", "busbw_bytes_per_s")
+    slow = [dataclasses.replace(r, collective={k: v / 1e4 if k in rates else v for k, v in r.collective.items()})
+            for r in doc.records]
+    text = rendered(collectives_table(dataclasses.replace(doc, records=slow)), 80)
+    header, body = text.split("─" * 10, 1)
+    assert "MB/s" in header and "GB/s" not in header and "34.6" in body  # the 4 GiB all_reduce, as 346 GB/s was

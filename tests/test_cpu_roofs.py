@@ -403,3 +403,21 @@ def test_a_low_first_round_is_judged_against_the_kept_best() -> None:
     assert _unsteady({"dram": [10e9, 11e9], "l3": [860e6, 90e9]}) == [
         "l3 reached 90 GB/s in round 2 only, 860 MB/s in round 1"]
     assert 90 / 89 < 1 + UNSTEADY_SPREAD < 90 / 0.86
+
+
+def test_the_cpu_calibration_table_has_no_empty_columns() -> None:
+    """New-user pass (issue 30): `roofline calibrate` on a CPU printed datasheet, ratio and SM MHz columns of
+    '-' on every row (a CPU has no datasheet and no SM clock). Its rows: each pipe and memory level, the rate,
+    how it was measured."""
+    from helpers import SEED_CPU, rendered
+
+    from roofline.core.model import Ceilings
+    from roofline.report.text import calibration_table
+
+    cpu = Ceilings(device_id="cpu", device_name="AMD EPYC", kind="cpu", source="measured", compute=dict(SEED_CPU),
+                   memory={"dram": 2e10, "l3": 9.4e10})
+    text = rendered(calibration_table(cpu, {}), 80)
+    head = text.splitlines()[1]
+    assert head.split() == ["figure", "measured", "how", "/", "warning"]
+    assert "cpu_fp32" in text and "100 GFLOP/s" in text and "94 GB/s" in text  # SEED_CPU's 1e11; the l3 given
+    assert " - " not in text

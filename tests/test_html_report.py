@@ -410,3 +410,46 @@ def test_at_1400_px_nothing_is_clipped_or_scrolled_sideways(browser: Any, tmp_pa
         assert browser.find_elements("css selector", "svg.roofline .roof-label tspan")  # the label broke
     finally:
         browser.set_window_size(size["width"], size["height"])
+
+
+ROOF_LABEL_CLASHES = """
+const root = document.querySelector('svg.roofline');
+const labels = [...root.querySelectorAll('.labels text.roof-label[transform]')];
+const markers = [...root.querySelectorAll('.points .pt')];
+const at = (x, y, from, to) => { let p = root.createSVGPoint(); p.x = x; p.y = y;
+  return p.matrixTransform(from.getCTM()).matrixTransform(to.getCTM().inverse()); };
+const inside = (p, b, pad) => p.x > b.x - pad && p.x < b.x + b.width + pad
+  && p.y > b.y - pad && p.y < b.y + b.height + pad;
+const out = [];
+for (const t of labels) {
+  const b = t.getBBox();
+  for (const m of markers) {
+    const mb = m.getBBox(), c = at(mb.x + mb.width / 2, mb.y + mb.height / 2, m, t);
+    if (inside(c, b, mb.width / 2)) out.push(t.textContent + ' covers point ' + m.dataset.i);
+  }
+  for (const o of labels) {
+    if (o === t) continue;
+    const ob = o.getBBox();
+    const corners = [[ob.x, ob.y], [ob.x + ob.width, ob.y], [ob.x, ob.y + ob.height],
+                     [ob.x + ob.width, ob.y + ob.height]];
+    if (corners.some(([x, y]) => inside(at(x, y, o, t), b, 0))) out.push(t.textContent + ' overlaps ' + o.textContent);
+  }
+}
+return [labels.length, out];
+"""
+
+
+def test_memory_roof_labels_cover_no_point_and_no_other_label(browser: Any, pages: dict[str, Path],
+                                                              tmp_path: Path) -> None:
+    """Issue 30: the DRAM roof's label sat on the H200 run's three memory-bound points (gemv, swiglu, rmsnorm at
+    AI ~1) and on the measured DRAM roof's label 4 px below it. Each diagonal label's box, in its own rotated
+    frame (getBBox under its transform), holds no marker's centre (padded by the marker's radius) and no corner
+    of another roof label; every memory roof of the page keeps its label (SMEM, L2, DRAM, DRAM measured)."""
+    page = tmp_path / "h200.html"
+    page.write_text(report_html([read_document(H200)]))
+    for path in (page, pages["two"], pages["vit"]):
+        open_page(browser, path)
+        count, clashes = browser.execute_script(ROOF_LABEL_CLASHES)
+        assert clashes == [], (path.name, clashes)
+        if path == page:
+            assert count == 4  # datasheet DRAM; measured DRAM, L2 and shared memory

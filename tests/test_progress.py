@@ -220,3 +220,62 @@ def test_a_long_step_name_folds_onto_a_second_line_at_80_columns() -> None:
         line.status(step)
     text = con.export_text()
     assert "…" not in text and "(round 1 of up to 4)" in text
+
+
+def test_a_profiles_analysis_after_the_run_reports_its_steps() -> None:
+    """Issue 30: `roofline profile` sat 4-5 s without a word after the script ran (the profiler's trace read back
+    and each call's record built). The profile reports each step of that analysis to its Reporter, only once the
+    profiled block is over (the script's output is never under the status line), each step naming the calls."""
+    import torch
+
+    from roofline.capture.profile import Profile
+
+    heard, ran = Heard(), []
+    a = torch.ones(16, 16)
+    with Profile("steps", device="cpu", progress=heard):
+        (a @ a).relu()
+        ran.append(len(heard.statuses))  # what the Reporter had heard while the block still ran
+    assert ran == [0]
+    steps = [text for text, _ in heard.statuses]
+    assert len(steps) >= 3 and all(text.startswith("analysing 2 op calls: ") for text in steps), steps  # mm, relu
+    assert steps[0].endswith("stopping the profiler") and steps[-1].endswith("the records and the summary")
+
+
+def test_a_profile_that_raised_reports_no_analysis() -> None:
+    import torch
+
+    from roofline.capture.profile import Profile
+
+    heard = Heard()
+    with pytest.raises(ValueError), Profile("raises", device="cpu", progress=heard):
+        torch.ones(4).relu()
+        raise ValueError("the script's own error")
+    assert heard.statuses == []
+
+
+def test_roofline_profile_shows_its_analysis_on_a_terminal(capsys: pytest.CaptureFixture[str], tmp_path: Any,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """The command passes its status line to the profile: on a (fake) terminal stderr carries the analysis step."""
+    from roofline.report import text
+
+    script = tmp_path / "tiny.py"
+    script.write_text("import torch\na = torch.ones(8, 8)\nprint((a @ a).sum().item())\n")
+    made = text.console
+
+    def terminal(stderr: bool = False) -> Console:
+        con = made(stderr=stderr)
+        return Console(file=con.file, force_terminal=True, width=80) if stderr else con
+
+    monkeypatch.setattr(text, "console", terminal)
+    code, out, err = run(capsys, "profile", str(script), "--top", "3")
+    assert code == 0, err
+    assert "analysing" in err and "the records and the summary" in err
+    assert out.startswith("512.0\n")  # 8 x 8 ones @ ones: 64 entries of 8; the script's own print, not under the line
+
+
+def test_calibrate_leaves_no_blank_line_in_a_log(capsys: pytest.CaptureFixture[str]) -> None:
+    """New-user pass (issue 30): `roofline calibrate` drew its own rich bar, which left a blank line on stderr in a
+    pipe or a CI log; it uses the command line's one status line, which draws nothing there."""
+    code, out, err = run(capsys, "calibrate", "--quick", "--device", "cpu")
+    assert code == 0, err
+    assert "" not in err.splitlines() and "cpu_fp32" in out

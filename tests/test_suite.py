@@ -45,6 +45,11 @@ def test_entries_give_cpu_and_gpu_shapes_and_dtypes(tmp_path: Path) -> None:
     ("[[entry]]\nop = 'gemm'\nparams = { m = -1 }\n", "entry 1"),
     ("[[entry]]\nop = 'no_such_op'\n", "entry 1"),
     ("[[entry]\nop = 'gemm'\n", "malformed TOML"),
+    # the new-user pass of issue 30: a bad dtype was named without its file and entry; a quoted "false" was True
+    ("[[entry]]\nop = 'gemm'\ndtype = 'fp9'\n", r"bad.toml: entry 1: unknown dtype 'fp9'"),
+    ("[[entry]]\nop = 'gemm'\ngpu_dtype = 'bf17'\n", r"bad.toml: entry 1: unknown dtype 'bf17'"),
+    ("[[entry]]\nop = 'gemm'\ntensor_cores = 'false'\n", r"entry 1: tensor_cores must be true or false \(a TOML"),
+    ("[[entry]]\nop = 'attention'\nparams = { causal = 'yes' }\n", "entry 1: attention: causal must be True or False"),
 ])
 def test_bad_suites_fail_on_load_with_one_line(tmp_path: Path, body: str, match: str) -> None:
     with pytest.raises(UsageError, match=match) as info:

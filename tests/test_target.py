@@ -32,11 +32,19 @@ def test_measured_roof_without_a_calibration_is_a_clear_error() -> None:
 
 
 @pytest.mark.parametrize(("device", "error", "match"), [  # a GPU the machine has not: bad input, exit 2
-    ("cuda", UsageError, "no NVIDIA GPU"), ("cuda:1", UsageError, "no NVIDIA GPU"),
+    # named as given, in Python's words (`--device cuda:3` said `--device cuda`, and so did the Python API)
+    ("cuda", UsageError, "^device cuda: no NVIDIA GPU"), ("cuda:3", UsageError, "^device cuda:3: no NVIDIA GPU"),
     ("tpu", UsageError, "unknown device 'tpu'"), ("cuda:x", UsageError, "unknown device")])
 def test_devices_that_are_not_there(device: str, error: type, match: str) -> None:
     with pytest.raises(error, match=match):
         resolve_target(device=device)
+
+
+def test_the_command_line_names_the_device_as_typed(capsys: pytest.CaptureFixture[str]) -> None:
+    from helpers import run
+
+    code, _, err = run(capsys, "analyze", "gemm", "--m", "64", "--device", "cuda:3")
+    assert code == 2 and err == "error: --device cuda:3: no NVIDIA GPU found on this machine (NVML sees none)\n"
 
 
 def test_unknown_gpu_spec() -> None:

@@ -385,3 +385,39 @@ def test_a_chart_legend_label_keeps_its_dtype_and_layer_index() -> None:
     # no room for the module beside 'convolution direct bf16': cut in the middle, 20 columns
     conv = "aten::convolution direct bf16 in layer4.1.conv2"
     assert short_label(conv, 20) == "convolut…er4.1.conv2"  # 8 + 1 + 11 (19 of 20)
+
+
+@pytest.mark.parametrize("timed", [False, True], ids=["analytic", "timed"])
+def test_run_table_with_a_prediction_column_keeps_each_parameter_whole(capsys: pytest.CaptureFixture[str],
+                                                                      tmp_path: Path, timed: bool) -> None:
+    """Issue 30: with the predicted-time column (an operator database) the 80-column table squeezed the shape
+    column to 12 characters and split `numel=1048576` and `in_channels=16` over lines. The attainable rate, the
+    AI and (timed) the IQR give way instead (--wide and the JSON keep them): every parameter stays whole on one
+    line. Records: the smoke suite on this CPU, analytic, or timed (its relu, attention and conv2d: the longest op
+    name and shape); predicted times set beside them (1.5 x the roof), memory-bound ones on an L3 roof ('memory (L3)',
+    the widest bound)."""
+    import dataclasses
+
+    from roofline.core.document import validate_document
+    from roofline.report.text import compact_shapes, records_table
+
+    entries = [("relu", "{ numel = 1048576 }"),
+               ("attention", "{ batch = 1, heads = 4, seq = 128, head_dim = 64, causal = true }"),
+               ("conv2d", "{ batch = 2, in_channels = 16, height = 32, width = 32, out_channels = 32, "
+                          "kernel_size = 3, padding = 1 }")]
+    suite = write(tmp_path / "three.toml", '[suite]\nname = "three"\n' + "".join(
+        f'\n[[entry]]\nop = "{op}"\nparams = {params}\n' for op, params in entries))
+    code, out, err = run(capsys, "run", str(suite) if timed else SMOKE, "--json", *(() if timed else ("--no-time",)))
+    assert code == 0, err
+    records = [dataclasses.replace(r, predicted_time_s=1.5 * r.roofline_time_s,
+                                   prediction_source="database: tests (leave-one-out interval)",
+                                   memory_level="l3" if r.bound == "memory" else None)  # as on a CPU with an L3 roof
+               for r in validate_document(json.loads(out), "run --json").records]
+    out = fits(rendered(records_table(records, title="t"), WIDTH))
+    head, body = out.split("\n────")
+    assert "predicted" in head
+    for shape in compact_shapes(records):
+        for word in shape.split():
+            assert any(word in line.split() for line in body.splitlines()), f"{word!r} is not whole on a line"
+    left = " ".join(out.split()).split("--wide adds: ")[1]
+    assert "attainable" in left and ("± IQR/2" in left) == timed

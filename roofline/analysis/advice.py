@@ -113,6 +113,12 @@ def advise(record: Record, spec: GPUSpec | str | None = None) -> Advised:
     """Every rule's advice for one record (fallback rules only when nothing else fired). `spec` is a GPUSpec
     or a spec id, alias or NVML name (`advise(rec, "h100")`, as `occupancy` takes); it defaults to the
     record's GPU spec when that resolves. An unknown name is a UsageError naming the closest ids."""
+    if not isinstance(record, Record):
+        from roofline.core.errors import UsageError
+        from roofline.core.validate import a_noun
+
+        raise UsageError(f"advise: record must be a roofline.Record (from measure, analyze or a results document), "
+                         f"got {a_noun(type(record).__name__)}")
     spec = spec_for(record) if spec is None else as_spec(spec)
     items: list[Advice] = []
     for r in RULES.values():

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from roofline.core.dtypes import DEFAULT_DTYPE
+from roofline.core.dtypes import DEFAULT_DTYPE, get_dtype
 from roofline.core.errors import UsageError
 from roofline.core.tomlfile import read_toml
 from roofline.ops.base import Operator, make
@@ -93,10 +93,17 @@ def load_suite(path: str | Path) -> Suite:
             hint = " (an operator's parameters go in params = {...})" if unknown & _param_names(e["op"]) else ""
             raise UsageError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}{hint}; an entry takes "
                              f"{', '.join(sorted(ENTRY_KEYS))}")
-        entry = Entry(op=e["op"], params=dict(e.get("params", {})), gpu_params=dict(e.get("gpu_params", {})),
-                      dtype=e.get("dtype"), gpu_dtype=e.get("gpu_dtype"), threshold=e.get("threshold"),
-                      tensor_cores=bool(e.get("tensor_cores", True)))
-        try:
+        try:  # each problem named with its file and entry (a bad dtype was named alone; tensor_cores = "false"
+            # was read as True)
+            for key in ("dtype", "gpu_dtype"):
+                if e.get(key) is not None:
+                    get_dtype(e[key])
+            entry = Entry(op=e["op"], params=dict(e.get("params", {})), gpu_params=dict(e.get("gpu_params", {})),
+                          dtype=e.get("dtype"), gpu_dtype=e.get("gpu_dtype"), threshold=e.get("threshold"),
+                          tensor_cores=e.get("tensor_cores", True))
+            if not isinstance(entry.tensor_cores, bool):
+                raise UsageError(f"tensor_cores must be true or false (a TOML boolean, unquoted), got "
+                                 f"{entry.tensor_cores!r}")
             entry.operator(False)
             entry.operator(True)
         except UsageError as exc:

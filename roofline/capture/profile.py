@@ -81,6 +81,7 @@ from roofline.core.document import Document, write_document
 from roofline.core.errors import RooflineError, UsageError
 from roofline.core.format import percent
 from roofline.core.model import Ceilings
+from roofline.core.progress import QUIET, Reporter
 from roofline.core.record import Record
 from roofline.core.validate import whole
 from roofline.measuring.target import RoofChoice, Target, resolve_target
@@ -112,9 +113,14 @@ class Profile:
 
     def __init__(self, name: str = "profile", *, gpu: str | None = None, device: str | None = None,
                  time: bool = True, roof: RoofChoice | None = None, regions: Sequence[str] = (),
-                 tokens: int | None = None, db: str | Path | None = None) -> None:
+                 tokens: int | None = None, db: str | Path | None = None, progress: Reporter = QUIET) -> None:
         if tokens is not None:
             whole("profile", "tokens", tokens, minimum=1)
+        validate.boolean("profile", "time", time)
+        if isinstance(regions, str):  # a string is a sequence too: 'fwd' read as regions 'f', 'w', 'd'
+            raise UsageError(f"profile: regions is a list of region names, e.g. regions=[{regions!r}], got {regions!r}")
+        for r in regions:
+            validate.name_arg("profile", "regions", r, example="['forward']")
         self.name = name
         self.tokens = tokens
         self.only_regions = tuple(regions)  # keep only these regions (each must be entered)
@@ -146,6 +152,8 @@ class Profile:
         self._predictor: Any = None
         self._built = 0  # calls of the model's build left out (build.py)
         self._froze = False  # whether this profile froze the garbage collector's objects (`_freeze`)
+        self._progress = progress  # hears the analysis after the run (the command line's status line)
+        self._ok = True  # whether the profiled block ended without an exception (`_analysing`)
 
     # -- where it runs
     def resolve(self) -> Target:
@@ -155,6 +163,8 @@ class Profile:
             o = self._options
             device = o["device"] if o["device"] is not None or not o["time"] else current_cuda_device()
             self.target = resolve_target(gpu=o["gpu"], device=device, time=bool(o["time"]), roof=o["roof"])
+        if self._predictor is None:  # a bad database file is refused here, before a script starts (`roofline
+            self._predictor = predictor_for(self.target.ceilings.device_id, self._db)  # profile` resolves first)
         return self.target
 
     @property
@@ -191,8 +201,7 @@ class Profile:
         if self._stack is not None or self._done:
             raise RooflineError("profile: a Profile runs once; make a new one")
         self._entered = time.perf_counter()
-        target = self.resolve()
-        self._predictor = predictor_for(target.ceilings.device_id, self._db)  # a bad file: refused before the run
+        target = self.resolve()  # and the predictor: a bad database file is refused before the run
         stack = contextlib.ExitStack()
         self._freeze()
         try:
@@ -211,6 +220,7 @@ class Profile:
                 # shapes: the launch arguments of torch.compile'd Triton kernels (capture/inductor.py)
                 self._torch_prof = stack.enter_context(device_profiler(cuda=True, cpu=True, record_shapes=True))
                 torch.cuda.synchronize(target.time_device)
+            stack.callback(self._analysing)  # after the trace and the wall clock stop, before the profiler does
             self._wall = Wall(target.time_device)
             self._wall.start()
             stack.callback(self._wall.stop, True)  # after the trace stops, before the profiler does
@@ -260,7 +270,7 @@ class Profile:
 
     def __exit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> bool:
         stack, self._stack = self._stack, None
-        self._done = True
+        self._done, self._ok = True, exc is None
         if stack is not None:
             stack.close()
         self._phases["profiled"] = time.perf_counter() - self._entered
@@ -305,12 +315,20 @@ class Profile:
             spans[entry] = (first, end)
 
     # -- results
+    def _analysing(self, step: str = "stopping the profiler") -> None:
+        """Say which step of the analysis runs (after the run: on a GPU the profiler's trace takes seconds to
+        stop and parse; a status line's clock moves meanwhile); nothing after a run that raised."""
+        if self._ok:
+            calls = self._tracer._next if self._tracer is not None else 0
+            self._progress.status(f"analysing {calls} op calls: {step}")
+
     def _build(self) -> None:
         assert self._tracer is not None and self.target is not None
         tracer, target = self._tracer, self.target
         start = time.perf_counter()
         timeline = None
         if self._torch_prof is not None:
+            self._analysing("reading the profiler's kernels")
             timeline = kernel_times.timeline(self._torch_prof)
         elif target.time_device is not None:
             timeline = kernel_times.cpu_timeline(tracer.calls)
@@ -328,6 +346,7 @@ class Profile:
             c.module = names[c.module]
         self._compiled = [(names[m], r) for m, r in self._tracker.runs] if self._tracker else []
         on_gpu_roof = target.ceilings.kind == "gpu"
+        self._analysing("FLOPs, bytes and time of each call")
         items = profiled_calls(calls, timeline,
                                tf32_matmul=on_gpu_roof and torch.backends.cuda.matmul.allow_tf32,
                                tf32_conv=on_gpu_roof and torch.backends.cudnn.allow_tf32)
@@ -349,6 +368,7 @@ class Profile:
             kept = {p.call.index for p in items}
             edges = [e for e in edges if e.producer in kept and e.consumer in kept]
         self.calls, self.edges = items, edges
+        self._analysing("the records and the summary")
         self.records = build_records(items, target.ceilings, timeline.method if timeline else None)
         predictor = self._predictor
         self.records = predicted(self.records, predictor)
@@ -513,6 +533,7 @@ def profile(fn: Callable[[], Any] | None = None, *, name: str | None = None, war
     come from (default: this device's, from `roofline calibrate --ops`; docs/prediction.md). `energy` (with
     `fn`): the step's joules on the GPU's NVML energy counter, `fn` run back to back, and each op's share
     (`analysis.energy_profile`; docs/energy.md)."""
+    validate.boolean("profile", "energy", energy)
     if energy and fn is None:
         raise UsageError("profile: energy=True needs the step as a callable (it runs back to back to be measured)")
     if fn is not None:

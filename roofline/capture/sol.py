@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from roofline.analysis.sol import SpeedOfLight, Verdict, judge, speed_of_light
+from roofline.core import validate
 from roofline.core.document import Document
 from roofline.core.dtypes import get_dtype
 from roofline.core.errors import RooflineError, UsageError
@@ -265,12 +266,17 @@ def sol(path: str | Path, *, gpu: str | None = None, dtype: str | None = None, t
     `gpu`: the spec to place it on (analytic on any machine); `time`: time the reference here (and
     `candidate`, a file, or for a folder a folder of files named as the problems); `scale`: SOL_SCALE for the
     problems that read it. A single problem that fails is a ProblemError; in a folder it is one error in the run."""
-    if dtype is not None and dtype not in DTYPES:
-        raise UsageError(f"--dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
+    validate.path_arg("sol", "path", path)  # the names: `--dtype` on the command line, `dtype` from Python
+    if candidate is not None:
+        validate.path_arg("sol", "candidate", candidate)
+    validate.boolean("sol", "time", time)
+    if dtype is not None:
+        validate.choice("sol", "dtype", dtype, DTYPES)
     if scale is not None and (isinstance(scale, bool) or not isinstance(scale, int) or scale < 1):
-        raise UsageError(f"--scale must be a positive whole number, got {scale!r}")
+        raise UsageError(f"sol: {validate.arg_name('scale')} must be a positive whole number, got {scale!r}")
     if candidate is not None and not time:
-        raise UsageError("--candidate is timed: add --time")
+        on_cli = validate.arg_name("time") == "--time"
+        raise UsageError("--candidate is timed: add --time" if on_cli else "candidate= is timed: pass time=True")
     files = problem_files(path)
     many = Path(path).is_dir()
     pairs = [(f, _candidate_for(f, candidate, many)) for f in files]

@@ -115,9 +115,11 @@ def _require_timed(doc: Document, where: str) -> None:
     """A side of the check must hold timed records: a document with none (a run that crashed before its first
     record, a truncated write) would otherwise pass the gate, every record of the other side new or missing."""
     if not doc.records:
-        raise UsageError(f"{where}: a results document with no records: nothing to check (did the run fail?)")
-    if not doc.timed:
-        raise UsageError(f"{where}: no timed record (analytic only, run with --no-time?): nothing to check")
+        raise UsageError(f"{where}: a results document with no records (did the run fail?): a check and a "
+                         "baseline need timed records")
+    if not doc.timed:  # `baseline update` reads its inputs here too: the words fit both commands
+        raise UsageError(f"{where}: no timed record (analytic only: was it run with --no-time?): a check and a "
+                         "baseline need timed records")
 
 
 def record_name(rec: Record, case: str = "") -> str:

@@ -13,7 +13,7 @@ import importlib
 import sys
 from typing import Any
 
-from roofline.core.errors import RooflineError
+from roofline.core.errors import Interrupted, RooflineError
 from roofline.core.validate import command_line
 
 HELP = "How fast each deep-learning operator could run on a GPU, how fast it does, and why."
@@ -62,7 +62,8 @@ def build_app(argv: list[str] | None = None) -> Any:
     names = {c[0] for c in COMMANDS}
     only = args[0] if args and args[0] in names else None
     sub = args[1] if only and len(args) > 1 and not args[1].startswith("-") else None
-    app = typer.Typer(rich_markup_mode="rich", no_args_is_help=True, add_completion=False, help=HELP)
+    app = typer.Typer(rich_markup_mode="rich", no_args_is_help=True, add_completion=False, help=HELP,
+                      cls=_commands_class())
 
     @app.callback()
     def _main(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
@@ -82,6 +83,22 @@ def build_app(argv: list[str] | None = None) -> Any:
         else:
             app.command(name, help=help_paragraphs(obj.__doc__), short_help=short_help(obj.__doc__))(obj)
     return app
+
+
+def _commands_class() -> Any:
+    """The app's group class: a Ctrl-C inside any command becomes an `Interrupted`, which `main` reports in one
+    line (typer turns a KeyboardInterrupt into a silent exit 130, and the command's own word on what it kept
+    into nothing)."""
+    from typer.core import TyperGroup
+
+    class Commands(TyperGroup):
+        def invoke(self, ctx: Any) -> Any:
+            try:
+                return super().invoke(ctx)
+            except KeyboardInterrupt:
+                raise Interrupted() from None
+
+    return Commands
 
 
 def __getattr__(name: str) -> Any:
@@ -105,6 +122,10 @@ def main(argv: list[str] | None = None, answered: dict[str, bool] | None = None)
                 answered["fast"] = rv is not None
             if rv is None:
                 rv = build_app(argv)(args=argv, prog_name="roofline", standalone_mode=False)
+    except Interrupted as exc:
+        return interrupted(exc)
+    except KeyboardInterrupt:  # the fast path (inside a typer command it is an Interrupted: `_commands_class`)
+        return interrupted(Interrupted())
     except RooflineError as exc:
         sys.stderr.write(f"error: {exc}\n")
         return exc.exit_code
@@ -117,7 +138,7 @@ def main(argv: list[str] | None = None, answered: dict[str, bool] | None = None)
         return 1
     except Exception as exc:
         if type(exc).__name__ in ("Exit", "Abort"):  # typer.Exit, typer.Abort (typer may vendor click)
-            return int(getattr(exc, "exit_code", 130))
+            return int(getattr(exc, "exit_code", Interrupted.exit_code))
         # click's exceptions (typer may vendor its own click): usage errors are one line, exit 2.
         if type(exc).__name__ == "NoArgsIsHelpError":
             sys.stdout.write(exc.format_message() + "\n")  # type: ignore[attr-defined]
@@ -128,6 +149,15 @@ def main(argv: list[str] | None = None, answered: dict[str, bool] | None = None)
             return int(exc.exit_code)
         raise
     return rv if isinstance(rv, int) else 0
+
+
+def interrupted(exc: Interrupted) -> int:
+    """Ctrl-C: one line on stderr, with what the command kept when it says (`calibrate --ops`: the points it
+    measured), and exit status 130."""
+    said = str(exc)
+    below = "\n" if sys.stderr.isatty() else ""  # on a terminal, below the ^C it echoed; a log gets no blank line
+    sys.stderr.write(f"{below}interrupted{': ' + said if said else ''}\n")
+    return exc.exit_code
 
 
 def run() -> None:

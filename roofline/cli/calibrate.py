@@ -10,7 +10,7 @@ import typer
 
 from roofline.cli.common import THREADS, check_outputs, note, out, use_threads
 from roofline.core.device import cuda_index
-from roofline.core.errors import UsageError
+from roofline.core.errors import Interrupted, UsageError
 from roofline.core.model import Ceilings
 
 
@@ -54,13 +54,10 @@ def calibrate_cmd(
     for flag, given in (("--suite", suite), ("--budget", budget), ("--db", db)):
         if given is not None:
             raise UsageError(f"{flag} is an option of --ops")
-    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-    from rich.table import Column
-
     from roofline.ceilings.store import store_path
     from roofline.core.files import atomic_write
     from roofline.measuring.calibrate import calibrate
-    from roofline.report.progress import REFRESH_PER_S
+    from roofline.report.progress import StatusLine
     from roofline.report.text import calibration_table, console, l2_sweep_table
 
     if device is not None and device != "cpu" and not device.startswith("cuda"):
@@ -70,16 +67,11 @@ def calibrate_cmd(
         _energy(device, json_, output, replace)
         return
     use_threads(threads)  # measure_cpu records torch.get_num_threads() in the details and notes
-    with Progress(SpinnerColumn(), TextColumn("{task.description}", table_column=Column(overflow="fold")),
-                  TimeElapsedColumn(),
-                  console=console(stderr=True), transient=True, refresh_per_second=REFRESH_PER_S) as bar:
-        task = bar.add_task("calibrating", total=None)
-
-        def say(msg: str) -> None:
-            bar.update(task, description=msg)
-            bar.refresh()
-
-        ceilings, details = calibrate(device, quick, say, replace=replace)
+    # the command line's one status line (report/progress.py): its clock moves, and a pipe or a log gets no
+    # blank line where rich's own transient bar left one
+    with StatusLine(shorter="--quick measures fewer shapes") as line:
+        line.status("calibrating")
+        ceilings, details = calibrate(device, quick, line.status, replace=replace)
     text = calibration_json(ceilings, details)
     if output is not None:
         atomic_write(output, text + "\n")
@@ -104,7 +96,7 @@ def calibration_json(ceilings: Ceilings, details: dict[str, Any]) -> str:
 
 def _calibrate_ops(suite: Path | None, device: str | None, db: Path | None, budget: str | None, json_: bool) -> None:
     from roofline.core import validate
-    from roofline.measuring.opsweep import DEFAULT_BUDGET_S, calibrate_ops
+    from roofline.measuring.opsweep import DEFAULT_BUDGET_S, SweepInterrupted, calibrate_ops
     from roofline.report.predict import sweep_summary
     from roofline.report.progress import StatusLine
     from roofline.report.text import console
@@ -112,8 +104,12 @@ def _calibrate_ops(suite: Path | None, device: str | None, db: Path | None, budg
     if device is not None and device != "cpu" and not device.startswith("cuda"):
         raise UsageError(f"unknown device '{device}' (use cpu, cuda or cuda:N)")
     budget_s = DEFAULT_BUDGET_S if budget is None else validate.duration_arg("", "budget", budget)
-    with StatusLine(shorter="a shorter --budget is quicker") as line:
-        store, result = calibrate_ops(suite, device, db, budget_s, line)
+    try:
+        with StatusLine(shorter="a shorter --budget is quicker") as line:
+            store, result = calibrate_ops(suite, device, db, budget_s, line)
+    except SweepInterrupted as stop:  # the database is written as the sweep goes: say what it keeps
+        raise Interrupted(f"{stop.measured} points measured kept in {stop.db.path} ({len(stop.db.points)} in all); "
+                          "the same command resumes") from None
     if json_:
         out(json.dumps({"db": str(store.path), "device": store.device, "points": len(store.points),
                         "measured": result.measured, "already_there": result.skipped_known,

@@ -16,6 +16,8 @@ from roofline.cli.common import check_choice, check_outputs, note
 from roofline.cli.results import save_and_print
 from roofline.core.device import cuda_index
 from roofline.core.errors import RooflineError, UsageError
+from roofline.core.progress import QUIET
+from roofline.report.progress import StatusLine
 
 
 def profile_cmd(
@@ -81,9 +83,13 @@ def profile_cmd(
 
     # with --json stdout carries the document alone: the script's own prints go to stderr
     quiet = contextlib.redirect_stdout(sys.stderr) if json_ else contextlib.nullcontext()
+    # the analysis after the script's run (seconds on a GPU: the profiler's trace) under a moving status line,
+    # drawn from the first step the profile reports after the run (the script's own output is not under it)
+    line = StatusLine(shorter="--region keeps fewer op calls") if rank == 0 else contextlib.nullcontext(QUIET)
     try:
-        with quiet:
-            prof = profile_script(script, args or [], regions=region or (), check=starting, **options)
+        with quiet, line as progress:
+            prof = profile_script(script, args or [], regions=region or (), check=starting, progress=progress,
+                                  **options)
     except ScriptError as exc:
         sys.stderr.write(exc.script_traceback)
         raise

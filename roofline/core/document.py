@@ -67,7 +67,16 @@ def dumps(doc: Document | dict[str, Any]) -> str:
 
 
 def write_document(doc: Document, path: str | os.PathLike[str], force: bool = False) -> Path:
-    """Write a results document; an existing file is kept unless `force` (the user asked)."""
+    """Write a results document; an existing file is kept unless `force` (the user asked). Anything but a
+    Document of Records is a UsageError (a dict was written as it was, a file no command could read)."""
+    from roofline.core.validate import a_noun, path_arg
+
+    path_arg("write_document", "path", path)
+    if not isinstance(doc, Document):
+        raise UsageError(f"write_document: doc must be a roofline.Document, got {a_noun(type(doc).__name__)}")
+    for i, rec in enumerate(doc.records):
+        if not isinstance(rec, Record):
+            raise UsageError(f"write_document: record {i} is {a_noun(type(rec).__name__)}, not a roofline.Record")
     return atomic_write(refuse_existing(path, force), dumps(doc))
 
 
@@ -118,7 +127,9 @@ def validate_document(doc: Any, where: str) -> Document:
 
 def read_document(path: str | os.PathLike[str]) -> Document:
     """A results document from a file; a missing, unreadable or malformed file is one UsageError naming it."""
-    p = Path(path)
+    from roofline.core.validate import path_arg
+
+    p = Path(path_arg("read_document", "path", path))
     try:
         text = p.read_text()
     except FileNotFoundError:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import math
 import numbers
+import os
 from collections.abc import Iterator
 from contextvars import ContextVar
 from typing import Any
@@ -63,6 +64,23 @@ def whole(what: str, name: str, value: Any, *, minimum: int | None = None) -> in
     return value
 
 
+def boolean(what: str, name: str, value: Any) -> bool:
+    """`value`, True or False (a numpy bool too): a string such as 'no' is truthy, so it is refused, not read."""
+    if not isinstance(value, bool) and type(value).__name__ != "bool_":
+        raise UsageError(f"{_where(what, name)} must be True or False, got {value!r}")
+    return bool(value)
+
+
+def mapping(what: str, name: str, value: Any, *, example: str = "") -> dict[str, Any]:
+    """`value`, a dict (None: empty) whose keys are strings."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
+        e_g = f" (e.g. {example})" if example else ""
+        raise UsageError(f"{_where(what, name)} must be a dict of names to values{e_g}, got {value!r}")
+    return value
+
+
 def choice(what: str, name: str, value: Any, choices: tuple[str, ...]) -> str:
     """`value`, one of `choices`."""
     if value not in choices:
@@ -87,6 +105,13 @@ def name_arg(what: str, name: str, value: Any, *, also: tuple[type, ...] = (), e
         kinds = " or ".join(["a non-empty string", *(a_noun(t.__name__) for t in also)])
         raise UsageError(f"{_where(what, name)} must be {kinds}{f' (e.g. {example})' if example else ''}, "
                          f"got {value!r}")
+    return value
+
+
+def path_arg(what: str, name: str, value: Any) -> Any:
+    """`value`, a path: a string or an os.PathLike (pathlib.Path), not empty."""
+    if not isinstance(value, (str, os.PathLike)) or not str(value).strip():
+        raise UsageError(f"{_where(what, name)} must be a path (a string or a pathlib.Path), got {value!r}")
     return value
 
 

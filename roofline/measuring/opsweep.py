@@ -282,4 +282,16 @@ def calibrate_ops(suite: str | Path | None = None, device: str | None = None, db
     name, points = load_plan(suite or default_suite(), identity["kind"])
     path = Path(db_path) if db_path is not None else opdb.default_path(identity["id"])
     db = opdb.open_for_sweep(identity, path, name)
-    return db, sweep(points, target, db, budget_s, progress)
+    had = len(db.points)
+    try:
+        return db, sweep(points, target, db, budget_s, progress)
+    except KeyboardInterrupt as exc:  # sweep() wrote the database before this: the caller says what it kept
+        raise SweepInterrupted(db, len(db.points) - had) from exc
+
+
+class SweepInterrupted(KeyboardInterrupt):
+    """Ctrl-C during a sweep, the database written: it and the points this run measured into it."""
+
+    def __init__(self, db: opdb.OpDB, measured: int) -> None:
+        super().__init__()
+        self.db, self.measured = db, measured

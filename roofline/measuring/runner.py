@@ -277,7 +277,8 @@ def measure(fn: Callable[[], Any], *, flops: float, bytes: float, dtype: str | D
     >>> rec = roofline.measure(lambda: a @ b, flops=2 * m * n * k, bytes=2 * (m * k + k * n + m * n),
     ...                        ref=lambda: (a.float() @ b.float()).half())
     """
-    _check_measure_args(fn, flops, bytes, bytes_written, ref, atol, rtol, rep_s, family)
+    _check_measure_args(fn, flops, bytes, bytes_written, ref, atol, rtol, rep_s, family, name=name, params=params,
+                        flags={"tensor_cores": tensor_cores, "warm_l2": warm_l2, "energy": energy})
     dt, how = _measure_dtype(fn, dtype, name)
     if ref is not None:  # a wrong kernel is refused before the target (maybe a CPU calibration) is resolved
         check_reference(fn, ref, rtol=rtol, atol=atol, what=f"measure {name!r}: the kernel")
@@ -307,7 +308,8 @@ def measure_on(target: Target, fn: Callable[[], Any], *, flops: float, bytes: fl
                rep_s: float | None = None, family: str | None = None) -> Record:
     """`measure` on a target already resolved (the pytest plugin resolves one per session); the target's
     messages are kept last among the record's notes, as `roofline.session.place` keeps them."""
-    _check_measure_args(fn, flops, bytes, bytes_written, ref, atol, rtol, rep_s, family)
+    _check_measure_args(fn, flops, bytes, bytes_written, ref, atol, rtol, rep_s, family, name=name, params=params,
+                        flags={"tensor_cores": tensor_cores, "warm_l2": warm_l2})
     device = target.time_device
     if device is None:
         raise RooflineError("measure: no device to time on (the target is analytic only)")
@@ -335,9 +337,15 @@ def measure_on(target: Target, fn: Callable[[], Any], *, flops: float, bytes: fl
 
 
 def _check_measure_args(fn: Any, flops: Any, bytes: Any, bytes_written: Any, ref: Any, atol: Any, rtol: Any,
-                        rep_s: Any, family: Any = None) -> None:
-    """measure's arguments, checked before anything runs (`roofline.core.validate`: one UsageError each)."""
+                        rep_s: Any, family: Any = None, *, name: Any = "custom", params: Any = None,
+                        flags: dict[str, Any] | None = None) -> None:
+    """measure's arguments, checked before anything runs (`roofline.core.validate`: one UsageError each);
+    `flags`: its True/False options by name."""
     validate.callable_arg("measure", "fn", fn, hint="a zero-argument callable: lambda: a @ b, not a @ b")
+    validate.name_arg("measure", "name", name, example="'my_matmul'")
+    validate.mapping("measure", "params", params, example="{'n': 128}")
+    for flag, value in (flags or {}).items():
+        validate.boolean("measure", flag, value)
     validate.number("measure", "flops", flops, minimum=0)
     validate.number("measure", "bytes", bytes, positive=True)
     if bytes_written is not None and validate.number("measure", "bytes_written", bytes_written, minimum=0) > bytes:

@@ -112,14 +112,17 @@ def resolve_target(gpu: str | None = None, device: str | None = None, time: bool
     messages: list[str] = []
     if time and local and kind == "cuda" and gpu is None and not _torch_has_cuda():
         if device:  # asked for the GPU by name: say why it cannot be
-            raise RooflineError(f"--device {device}: NVML sees {local[0].nvml_name} but {_torch_cuda_hint()}")
+            raise RooflineError(f"{validate.arg_name('device')} {device}: NVML sees {local[0].nvml_name} but "
+                                f"{_torch_cuda_hint()}")
         messages.append(f"timing on the CPU: NVML sees {local[0].nvml_name} but {_torch_cuda_hint()}")
         kind, index = "cpu", 0
-    # a device the machine does not have is bad input (exit 2), as `--devices 7` on fewer GPUs is
+    # a device the machine does not have is bad input (exit 2), as `--devices 7` on fewer GPUs is; named as
+    # given (`--device cuda:3` said `--device cuda`) and as the caller spells the option (`device` from Python)
+    asked = f"{validate.arg_name('device')} {device or 'cuda'}"
     if kind == "cuda" and not local:
-        raise UsageError("--device cuda: no NVIDIA GPU found on this machine (NVML sees none)")
+        raise UsageError(f"{asked}: no NVIDIA GPU found on this machine (NVML sees none)")
     if kind == "cuda" and index >= len(local):
-        raise UsageError(f"--device cuda:{index}: this machine has {len(local)} GPU(s)")
+        raise UsageError(f"{asked}: this machine has {len(local)} GPU(s)")
 
     if kind == "cpu" and gpu is None:
         from roofline.measuring.calibrate import cpu_ceilings  # lazy: may measure, which needs torch

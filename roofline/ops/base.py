@@ -99,6 +99,8 @@ class Operator:
                 validate.whole(self.name, f.name, value, minimum=meta["minimum"])
             if meta.get("kind") == "choice":
                 validate.choice(self.name, f.name, value, meta["choices"])
+            if meta.get("kind") == "flag":  # causal="yes" was kept as a string, and read as True
+                self._set(f.name, validate.boolean(self.name, f.name, value))
         self.resolve()
         self.check()
 

@@ -11,6 +11,7 @@ import json
 import os
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from roofline.ci.judge import (
@@ -211,11 +212,12 @@ def write_outputs(report: Report, *, markdown: str | os.PathLike[str] | None = N
     """Write the requested report files. Markdown is appended (GitHub's $GITHUB_STEP_SUMMARY convention);
     JUnit and JSON files are replaced atomically. Errors are one-line RooflineErrors."""
     if markdown is not None:
-        try:
+        try:  # its folder made, as the JUnit and JSON reports' are (atomic_write's make_parents)
+            Path(markdown).parent.mkdir(parents=True, exist_ok=True)
             with open(markdown, "a", encoding="utf-8") as fh:
                 fh.write(to_markdown(report))
-        except OSError as exc:
-            raise RooflineError(f"cannot write the check report: {exc.strerror or exc}") from None
+        except OSError as exc:  # which of the reports, and why
+            raise RooflineError(f"cannot write {markdown}: {exc.strerror or exc}") from None
     if junit is not None:
         atomic_write(junit, to_junit(report), make_parents=True)
     if json_path is not None:

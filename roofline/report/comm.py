@@ -14,7 +14,7 @@ from itertools import pairwise
 from typing import Any
 
 from roofline.core.document import Document
-from roofline.core.format import duration, number, percent, si
+from roofline.core.format import duration, number, percent, si, table_scale
 from roofline.core.record import Record
 from roofline.report.text import Column, FitTable
 
@@ -40,10 +40,13 @@ def _size(nbytes: float) -> str:
 def collectives_table(doc: Document, wide: bool = False) -> FitTable:
     """One row per (collective, size): time, algbw, busbw, busbw against the link, the fit's error there."""
     c = doc.extra.get("collectives", {})
+    # one unit for both rates, read 1-999 in it: CPU ranks over gloo move MB/s, which read 0.000585 GB/s
+    scale, unit = table_scale([(r.collective or {}).get(k) for r in doc.records
+                               for k in ("algbw_bytes_per_s", "busbw_bytes_per_s")], "B/s")
     cols = [Column("collective", left=True), Column("size"), Column("time"),
             Column("±\nIQR/2", drop=2, note="± IQR/2: half the interquartile range of the samples, % of the median"),
-            Column("algbw\nGB/s", note="algbw: size / time"),
-            Column("busbw\nGB/s", note="busbw: algbw x the collective's factor (nccl-tests), one direction"),
+            Column(f"algbw\n{unit}", note="algbw: size / time"),
+            Column(f"busbw\n{unit}", note="busbw: algbw x the collective's factor (nccl-tests), one direction"),
             Column("% of\nlink", drop=1, note="% of link: busbw / the spec's NVLink bandwidth per direction"),
             Column("fit\nerror", drop=1, note="fit error: |alpha-beta model - measured| / measured")]
     rows = []
@@ -54,7 +57,7 @@ def collectives_table(doc: Document, wide: bool = False) -> FitTable:
         bus = k.get("busbw_bytes_per_s")
         rows.append([r.op, _size(r.params.get("bytes", 0)), duration(r.time_s),
                      f"{stats['relative_iqr'] * 50:.1f}%" if "relative_iqr" in stats else "-",
-                     number((k.get("algbw_bytes_per_s") or 0) / 1e9), number((bus or 0) / 1e9),
+                     number((k.get("algbw_bytes_per_s") or 0) / scale), number((bus or 0) / scale),
                      percent(bus / link, 0) if bus and link else "-", percent(k.get("fit_relative_error"))])
     ranks = c.get("world_size") or (doc.records[0].params.get("ranks") if doc.records else "?")
     title = f"collectives over {ranks} rank(s) ({c.get('backend', '?')}, {c.get('dtype', '?')}) on " \

@@ -361,25 +361,28 @@ def records_table(records: list[Record], title: str = "results", wide: bool = Fa
                                         + [r.achieved_flops_per_s for r in records], "FLOP/s")
     byte_scale, byte_unit = table_scale([r.achieved_bytes_per_s for r in records], "B/s")
     cached = any(r.memory_level for r in records)
+    from roofline.analysis.predict import bound_only_note, from_database
+
+    # all on the bound: one caption line, not a column. A predicted time beside the bound says more than the
+    # roof's numbers behind it: at 80 columns the attainable rate and then the AI give way (--wide, the JSON)
+    predicted = any(from_database(r) for r in records)
     cols = [*([Column("GPU", note="GPU: the device index the record ran on")] if per_gpu else []),
             Column("op", left=True, wrap=True, want=0), Column("shape", left=True, wrap=True, note=shape_note),
             Column("dtype", left=True),
-            Column("AI\nFLOP/B", drop=2 if timed else 0,
+            Column("AI\nFLOP/B", drop=2 if timed or predicted else 0,
                    note="AI: arithmetic intensity, FLOP per byte of memory traffic"),
             Column("bound", left=True, note="memory (L3): on the CPU's measured L3 roof (the working set fits "
                    "there)" if cached else ""),
             Column("roofline\ntime", note="roofline time: the lower bound max(FLOPs / peak, bytes / bandwidth)"),
-            Column(f"attainable\n{flop_unit}", drop=3 if timed else 0,
+            Column(f"attainable\n{flop_unit}", drop=3 if timed or predicted else 0,
                    note="attainable: the roof at the record's AI, min(peak, AI x bandwidth)")]
-    from roofline.analysis.predict import bound_only_note, from_database
-
-    predicted = any(from_database(r) for r in records)  # all on the bound: one caption line, not a column
     if predicted:
         cols.append(Column("predicted\ntime", note="predicted time: from the operator database (docs/prediction.md)"))
     above = [above_roof(r.roofline_fraction) for r in records]
     if timed:
         cols += [Column("measured\ntime"),
-                 Column("±\nIQR/2", note="± IQR/2: half the interquartile range of the samples, % of the median"),
+                 Column("±\nIQR/2", drop=1 if predicted else 0,  # beside a prediction, the spread gives way
+                        note="± IQR/2: half the interquartile range of the samples, % of the median"),
                  Column(f"achieved\n{flop_unit}", drop=4), Column(f"achieved\n{byte_unit}", drop=4),
                  Column("% of\nroof", note="% of roof: roofline time / measured time"
                         + (f"; {ABOVE_MARK}: above its roof, so the roof or the model is wrong (the record's "
@@ -424,18 +427,18 @@ def records_table(records: list[Record], title: str = "results", wide: bool = Fa
 
 # ---------------------------------------------------------------- calibration
 def calibration_table(ceilings: Any, details: dict[str, Any]) -> FitTable:
-    """Each measured figure beside the datasheet's, with the ratio and the SM clock seen during it."""
+    """Each measured figure beside the datasheet's, with the ratio and the SM clock seen during it (a CPU has
+    neither a datasheet nor an SM clock: its table is the figure, the rate and how it was measured)."""
     cols = [Column("figure", left=True), Column("measured"), Column("datasheet"), Column("ratio"),
             Column("SM\nMHz"), Column("how / warning", left=True, wrap=True)]
     title = f"measured ceilings: {ceilings.device_name}"
     rows = details.get("figures")
-    if rows is None:  # CPU calibration
-        cells = [[k, si(v, "FLOP/s"), "-", "-", "-", "torch matmul, best of sizes"]
-                 for k, v in ceilings.compute.items()]
+    if rows is None:  # CPU calibration: three columns of '-' left out
+        cells = [[k, si(v, "FLOP/s"), "torch matmul, best of sizes"] for k, v in ceilings.compute.items()]
         how = {"dram": "torch copy (read + write)", "dram_read": "torch sum (read)"}
-        cells += [[k, si(v, "B/s"), "-", "-", "-", how.get(k, f"torch copy inside one core's {k.upper()}")]
+        cells += [[k, si(v, "B/s"), how.get(k, f"torch copy inside one core's {k.upper()}")]
                   for k, v in ceilings.memory.items()]
-        return FitTable(cols, cells, title=title)
+        return FitTable([cols[0], cols[1], cols[-1]], cells, title=title)
     cells = []
     for r in rows:
         unit = r["unit"]

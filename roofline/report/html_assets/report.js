@@ -108,12 +108,70 @@
 
   const roofShown = (r) => shown.sources.has(r.src) && shown.docs.has(r.d);
 
+  // Memory-roof labels run along their diagonals, all at one angle on screen (every memory roof has slope 1 in
+  // log-log): in the frame of that angle (u along the text, v across it, up positive) each label is a box. A
+  // label takes the first spot along its roof, above the line, then below it, that covers no marker, no
+  // label placed before it and no other roof; else the first that covers no marker; else the first in the plot
+  // (the DRAM label had sat on the low points of a memory-bound suite, and on the measured DRAM roof's label 4
+  // px away).
+  const LABEL_UP = 9, LABEL_DOWN = 3, LABEL_GAP = 5;  // a label's ascent and descent (11.5 px text), its offset
+  const LABEL_AT = [0.04, 0.1, 0.16, 0.22, 0.28, 0.34, 0.4, 0.46, 0.52, 0.58, 0.64, 0.7];  // of the diagonal
+  let roofLabels = [];  // the memory-roof labels drawn now: {x, y, w, e, n} (anchor, width, axes in screen units)
+
+  function inLabel(l, x, y, pad) {
+    const dx = x - l.x, dy = y - l.y;
+    const u = dx * l.e[0] + dy * l.e[1], v = dx * l.n[0] + dy * l.n[1];
+    return u > -pad && u < l.w + pad && v > -LABEL_DOWN - pad && v < LABEL_UP + pad;
+  }
+
+  function placeRoofLabels(items, pts, lines) {
+    roofLabels = [];
+    for (const it of items) {
+      const e = it.e, n = it.n, w = it.t.getComputedTextLength();
+      const across = (x, y) => x * n[0] + y * n[1];
+      let best = null;
+      for (const pass of ["free", "markers", "any"]) {
+        for (const side of [1, -1]) {  // above its line anywhere before below it: below reads as the next roof's
+          for (const f of LABEL_AT) {
+            const px = it.x0 + f * (it.x1 - it.x0), py = it.y0 + f * (it.y1 - it.y0);
+            const off = side > 0 ? LABEL_GAP + LABEL_DOWN : -(LABEL_GAP + LABEL_UP);
+            const l = { x: px + off * n[0], y: py + off * n[1], w: w, e: e, n: n };
+            const endX = l.x + w * e[0], endY = l.y + w * e[1];
+            if (endX > it.x1 || endY < M.t + 2 || l.y > M.t + PH - 2 || l.x < M.l + 2) continue;
+            if (pass !== "any" && pts.some((p) => inLabel(l, p.x, p.y, p.r + 2))) continue;
+            if (pass === "free") {
+              const v0 = across(l.x, l.y), u0 = l.x * e[0] + l.y * e[1];
+              const clash = roofLabels.some((o) => {
+                const v = across(o.x, o.y) - v0, u = o.x * e[0] + o.y * e[1] - u0;
+                return u < w + 4 && -u < o.w + 4 && v < LABEL_UP + LABEL_DOWN + 2 && -v < LABEL_UP + LABEL_DOWN + 2;
+              }) || lines.some((q) => q !== it.line && q.crosses(l));
+              if (clash) continue;
+            }
+            best = l;
+            break;
+          }
+          if (best) break;
+        }
+        if (best) break;
+      }
+      if (!best) { it.t.remove(); continue; }  // the drawn part of its roof is shorter than its label
+      const deg = Math.atan2(e[1], e[0]) * 180 / Math.PI;
+      it.t.setAttribute("x", best.x);
+      it.t.setAttribute("y", best.y);
+      it.t.setAttribute("transform", `rotate(${deg} ${best.x} ${best.y})`);
+      roofLabels.push(best);
+    }
+  }
+
   function drawRoofs() {
     const g = layers.roofs, lab = layers.labels;
     g.textContent = "";
     lab.textContent = "";
     const xlo = Math.pow(10, view.x0), xhi = Math.pow(10, view.x1);
-    const computeLabels = [];
+    const computeLabels = [], memoryLabels = [], lines = [];
+    // the angle of a slope-1 line on screen, its unit vector and the text's up (screen y grows downwards)
+    const angle = -Math.atan2(PH / (view.y1 - view.y0), PW / (view.x1 - view.x0));
+    const e = [Math.cos(angle), Math.sin(angle)], n = [Math.sin(angle), -Math.cos(angle)];
     for (const r of C.roofs) {
       if (!roofShown(r)) continue;
       const colour = docColour(r.d);
@@ -124,22 +182,35 @@
         const start = r.xstart && r.xstart > xlo ? r.xstart : xlo;
         svg("line", Object.assign({ x1: sx(start), x2: sx(xhi), y1: sy(r.v), y2: sy(r.v) }, style), g);
         if (r.ridge) marker("D", sx(r.ridge), sy(r.v), 8, g, { fill: colour, class: "ridge" });
-        const y = sy(r.v);
+        const y = sy(r.v), x0 = sx(start);
         if (y >= M.t && y <= M.t + PH) computeLabels.push({ y: y, text: r.text, colour: colour });
+        lines.push({ crosses: (l) => {  // the horizontal roof through a label's box (its corners either side)
+          const ys = [0, l.w].flatMap((u) => [-LABEL_DOWN, LABEL_UP].map((v) => l.y + u * l.e[1] + v * l.n[1]));
+          const xs = [0, l.w].flatMap((u) => [-LABEL_DOWN, LABEL_UP].map((v) => l.x + u * l.e[0] + v * l.n[0]));
+          return Math.min(...ys) < y && y < Math.max(...ys) && Math.max(...xs) > x0;
+        } });
       } else {
         const end = Math.min(r.xend || xhi, xhi);
         svg("line", Object.assign({ x1: sx(xlo), x2: sx(end), y1: sy(xlo * r.v), y2: sy(end * r.v) }, style), g);
-        // The label sits on the diagonal where it enters the plot, turned to its slope on screen.
+        // where the diagonal enters the plot (its left edge or its floor) to where it ends
         const enter = Math.max(xlo, Math.pow(10, view.y0) / r.v);
-        const x = sx(enter) + 0.04 * PW, yv = Math.pow(10, log10(enter) + 0.04 * (view.x1 - view.x0)) * r.v;
-        const angle = -Math.atan2(PH / (view.y1 - view.y0), PW / (view.x1 - view.x0)) * 180 / Math.PI;
-        if (x < M.l + PW * 0.8 && sy(yv) > M.t + 10) {
-          const t = svg("text", { x: x, y: sy(yv) - 5, fill: colour, class: "roof-label",
-                                  transform: `rotate(${angle} ${x} ${sy(yv) - 5})` }, lab);
-          t.textContent = r.text;
-        }
+        if (enter >= end) continue;
+        const line = { x0: sx(enter), y0: sy(enter * r.v), crosses: (l) => {  // a parallel roof across a label
+          const v = (line.x0 - l.x) * n[0] + (line.y0 - l.y) * n[1];
+          return v > -LABEL_DOWN - 1 && v < LABEL_UP + 1;
+        } };
+        lines.push(line);
+        const t = svg("text", { fill: colour, class: "roof-label" }, lab);
+        t.textContent = r.text;
+        memoryLabels.push({ t: t, line: line, x0: sx(enter), y0: sy(enter * r.v), x1: Math.min(sx(end), M.l + PW),
+                            y1: sy(Math.min(end, xhi) * r.v), e: e, n: n });
       }
     }
+    const pts = drawn.filter((i) => shown.docs.has(D.records[i].d)).map((i) => {
+      const p = D.records[i].p;
+      return { x: sx(p[0]), y: sy(p[1]), r: p[4] * 2 / 3 };
+    });
+    placeRoofLabels(memoryLabels, pts, lines);
     // Compute labels in the right margin at their roof's height (as the PNG chart's), pushed apart when two
     // would overlap; a short tick joins each to its roof.
     computeLabels.sort((p, q) => p.y - q.y);
@@ -191,7 +262,9 @@
   const NUDGES = [1, 2, 3, 4, 5].flatMap((k) => RING.map(([dx, dy]) => [dx * k, dy * k]));
   function placeNumbers(items) {
     const taken = items.map((it) => ({ x0: it.x - it.r, x1: it.x + it.r, y0: it.y - it.r, y1: it.y + it.r }));
-    const hit = (b) => taken.some((t) => b.x0 < t.x1 && t.x0 < b.x1 && b.y0 < t.y1 && t.y0 < b.y1);
+    const hit = (b) => taken.some((t) => b.x0 < t.x1 && t.x0 < b.x1 && b.y0 < t.y1 && t.y0 < b.y1)
+      || roofLabels.some((l) => [b.x0, b.x1].some((x) => [b.y0, b.y1].some((y) => inLabel(l, x, y, 0)))
+                                || inLabel(l, (b.x0 + b.x1) / 2, (b.y0 + b.y1) / 2, 0));
     for (const it of items.filter((it) => it.n !== null).sort((p, q) => p.n - q.n)) {
       const w = 7 * String(it.n).length, h = 11, gap = it.r + 2;
       let best = null;
