@@ -35,8 +35,8 @@ NOTES = [
     "2026-12-01 (issue 29): causal attention counts the scores the mask keeps, diagonal included "
     "(ops.attention.causal_pairs: S(S+1)/2 when square, Sq(Skv-Sq) + Sq(Sq+1)/2 bottom-right), not Sq*Skv - Sq^2/2: "
     "`flops` and `extra_flops` of the causal attention cases 1/Sq more. Bytes unchanged.",
-    "2026-12-02 (issue 32): the cat operator (new cases); a conv2d whose stride is at least its window's span "
-    "reads only the rows and columns its windows touch (the new 1x1 stride-2 case: a quarter of the input). "
+    "2026-12-02 (issue 32): the cat and reduce operators (new cases); a conv2d whose stride is at least its "
+    "window's span reads only the rows and columns its windows touch (the new 1x1 stride-2 case: a quarter of the input). "
     "Existing cases unchanged.",
 ]
 
@@ -72,6 +72,7 @@ CASES: list[tuple[str, str, dict[str, Any]]] = [
     ("chain", "fp16", {"numel": 2**24, "length": 4}),
     ("chain", "fp32", {"numel": 2**20, "length": 6, "variant": "unfused"}),
     ("cat", "bf16", {"outer": 64, "length": 4096, "tail": 1, "inner": 64}),  # a decode step's KV append
+    ("reduce", "fp32", {"rows": 2048, "cols": 2048, "func": "mean"}),  # an RMSNorm's mean of squares, HF's fp32
     ("cat", "fp32", {"outer": 65536, "length": 32, "tail": 32, "inner": 1, "strided": True}),  # rotate_half
     # norm family
     ("layernorm", "fp16", ROWS),

@@ -303,6 +303,7 @@ TINY: list[tuple[str, dict[str, Any], list[tuple[int, ...]]]] = [
     ("add_rmsnorm", {"rows": 5, "cols": 12, "write_sum": False}, [(5, 12)]),
     ("add_rmsnorm", {"rows": 5, "cols": 12, "variant": "unfused"}, [(5, 12), (5, 12)]),
     ("softmax", {"rows": 5, "cols": 12}, [(5, 12)]),
+    *[("reduce", {"rows": 5, "cols": 12, "func": f}, [(5,)]) for f in ("sum", "mean", "amax")],
     ("attention", {"batch": 2, "heads": 4, "seq": 7, "head_dim": 8}, [(2, 4, 7, 8)]),
     ("attention", {"batch": 2, "heads": 4, "kv_heads": 2, "seq": 7, "kv_seq": 11, "head_dim": 8, "causal": True},
      [(2, 4, 7, 8)]),

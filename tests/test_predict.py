@@ -291,3 +291,14 @@ def test_points_swept_with_an_older_formula_are_left_out_and_said() -> None:
     fresh = Predictor(db_of(conv(now), point(1e-3, 0.5)), "h200-sxm")
     assert fresh.stale == 0 and len(fresh._families[("conv", "bf16")]) == 1
     assert fresh.name == "the database (2 points)"
+
+
+def test_a_memory_bound_family_the_database_lacks_is_a_memory_pass_and_says_so() -> None:
+    # a database swept before `reduce` existed: the reduction is predicted from the elementwise points
+    ew = [point(10.0 ** -k, 0.4, intensity=0.1, family="elementwise") for k in (6, 5, 4)]
+    rec = analytic_record(make("reduce", rows=4096, cols=4096), get_dtype("bf16"), H200)
+    got = Predictor(db_of(*ew), "h200-sxm").predict(rec)
+    assert got is not None and got.from_db and got.time_s == pytest.approx(rec.roofline_time_s / 0.4)
+    assert got.family == "elementwise" and "no reduction points: as a memory pass" in got.source
+    alone = Predictor(db_of(point(1e-3, 0.5)), "h200-sxm").predict(rec)  # no memory pass either: the bound
+    assert alone is not None and alone.source == f"{BOUND} (no reduction bf16 points in the database)"

@@ -35,6 +35,7 @@ FAMILY_OF_OP = {
     "conv2d": "conv", "layernorm": "norm", "rmsnorm": "norm", "add_layernorm": "norm", "add_rmsnorm": "norm",
     "softmax": "softmax", "relu": "elementwise", "add": "elementwise", "mul": "elementwise", "gelu": "elementwise",
     "silu": "elementwise", "swiglu": "elementwise", "chain": "elementwise", "rope": "rope", "cat": "cat",
+    "reduce": "reduction",
 }
 # Profile ops counted by a rule, not a catalog shape, that still run a family's kernels: SDPA with a mask tensor
 # or top-left causal alignment (the flash kernels), and its backward (no backward in the sweep: the forward's
@@ -113,7 +114,7 @@ def _cat_dims(params: dict[str, Any]) -> tuple[float, ...]:
 SHAPE_FEATURES = {"gemm": _gemm_dims, "conv": _conv_dims, "cat": _cat_dims}
 # Memory-bound families: a record of a dtype the database lacks borrows another dtype's points (its bound
 # already counts its bytes; what the points teach, the launch floor and the bandwidth reached, is the same).
-DTYPE_FREE = ("elementwise", "norm", "softmax", "rope", "cat")
+DTYPE_FREE = ("elementwise", "norm", "softmax", "rope", "cat", "reduction")
 
 
 def shape_features(family: str, params: dict[str, Any] | None) -> tuple[float, ...] | None:
@@ -307,8 +308,12 @@ class Predictor:
         if family is None:
             return Prediction(t, t, t, f"{BOUND} (no prediction family for {record.op})", None)
         dtype, borrowed = record.dtype, ""
+        if (family in DTYPE_FREE and family != MEMORY_PASS and self.borrowed_dtype(family) is None
+                and self.borrowed_dtype(MEMORY_PASS) is not None):
+            # a memory-bound family a database swept before it existed lacks (cat, reduction): one memory pass
+            borrowed, family = f" (no {family} points: as a memory pass)", MEMORY_PASS
         if (family, dtype) not in self._families and (other := self.borrowed_dtype(family)) is not None:
-            dtype, borrowed = other, f" (its {record.dtype} borrows {other}'s: a memory-bound family)"
+            dtype, borrowed = other, borrowed + f" (its {record.dtype} borrows {other}'s: a memory-bound family)"
         shaped = shape_features(family, record.params) is not None
         model = (self.model(family, dtype, shaped) if shaped else None) or self.model(family, dtype)
         if model is None:

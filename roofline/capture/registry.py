@@ -81,6 +81,7 @@ CATALOG_NOTES = {
     "rmsnorm": "NB: 4 FLOPs per element + 3 per row.",
     "softmax": "NB: 5 FLOPs per element (max, sub, exp, sum, div).",
     "cat": "NB: data movement only: 0 FLOPs; every input read once, the output written once.",
+    "reduce": "NB: 1 FLOP per input element (an add or a compare); mean's division per row not counted.",
 }
 POINTWISE_NOTE = "NB: output elements x FLOPs per element (transcendentals count 1); broadcast inputs read once."
 
@@ -177,9 +178,38 @@ def foreach_cost(call: OpCall, name: str) -> Cost:
     return rule(per * numel, "foreach", f"NB: {per} FLOP(s) per element of each tensor in the list.")
 
 
+# Reductions the catalog's `reduce` (rows x cols -> rows) is, when they reduce a dense input's trailing dimensions.
+CATALOG_REDUCTIONS = {"sum": "sum", "mean": "mean", "amax": "amax"}
+
+
+def _trailing_rows_cols(call: OpCall) -> tuple[int, int] | None:
+    """(rows, cols) when the call reduces exactly the trailing dimensions of a dense input, else None."""
+    x = call.inputs[0] if call.inputs else None
+    if x is None or not x.shape or x.numel == 0:
+        return None
+    dims = call.args.get("dim")
+    n = len(x.shape)
+    reduced = set(range(n)) if dims in (None, []) else {d % n for d in ([dims] if isinstance(dims, int) else dims)}
+    if reduced != set(range(n - len(reduced), n)):
+        return None
+    expected = 1
+    for size, stride in zip(reversed(x.shape), reversed(x.strides), strict=True):
+        if size != 1 and stride != expected:
+            return None
+        expected *= size
+    cols = 1
+    for d in reduced:
+        cols *= x.shape[d]
+    return x.numel // cols, cols
+
+
 def reduction_cost(call: OpCall) -> Cost:
     numel = call.inputs[0].numel if call.inputs else 0
-    per = REDUCTION_FLOPS.get(base_name(call.op), 1)
+    name = base_name(call.op)
+    per = REDUCTION_FLOPS.get(name, 1)
+    shape = _trailing_rows_cols(call) if name in CATALOG_REDUCTIONS and per == 1 else None
+    if shape is not None:  # the same count as the rule's, on the catalog's shape (the predictor's family)
+        return catalog_cost("reduce", rows=shape[0], cols=shape[1], func=CATALOG_REDUCTIONS[name])
     return rule(per * numel, "reduction", f"NB: {per} FLOP(s) per input element; the final division or "
                  "rounding per output not counted.")
 

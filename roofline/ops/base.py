@@ -153,6 +153,7 @@ OPERATORS: dict[str, type[Operator]] = {}
 # A new operator is added here too (tests/test_startup.py checks this against the registrations).
 CATALOG: dict[str, str] = {
     "softmax": "roofline.ops.softmax",
+    "reduce": "roofline.ops.reduce",
     **dict.fromkeys(("attention", "decode_attention"), "roofline.ops.attention"),
     **dict.fromkeys(("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast"),
                     "roofline.ops.collectives"),
