@@ -36,8 +36,8 @@ NOTES = [
     "(ops.attention.causal_pairs: S(S+1)/2 when square, Sq(Skv-Sq) + Sq(Sq+1)/2 bottom-right), not Sq*Skv - Sq^2/2: "
     "`flops` and `extra_flops` of the causal attention cases 1/Sq more. Bytes unchanged.",
     "2026-12-02 (issue 32): the cat and reduce operators (new cases); a conv2d whose stride is at least its "
-    "window's span reads only the rows and columns its windows touch (the new 1x1 stride-2 case: a quarter of the input). "
-    "Existing cases unchanged.",
+    "window's span reads only the rows and columns its windows touch (the new 1x1 stride-2 case: a quarter of "
+    "the input). Existing cases unchanged.",
 ]
 
 LLAMA_ATT = {"batch": 1, "heads": 32, "seq": 4096, "head_dim": 128}
