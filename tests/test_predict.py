@@ -287,9 +287,9 @@ def test_points_swept_with_an_older_formula_are_left_out_and_said() -> None:
     assert op.params()["stride"] == 2 and old == 424148992  # the stored figure of the H200 point
     p = Predictor(db_of(conv(old), point(1e-3, 0.5)), "h200-sxm")
     assert p.stale == 1 and "1 swept with older formulas left out" in p.name
-    assert ("conv", "bf16") not in p._families
+    assert p.points("conv", "bf16") == []
     fresh = Predictor(db_of(conv(now), point(1e-3, 0.5)), "h200-sxm")
-    assert fresh.stale == 0 and len(fresh._families[("conv", "bf16")]) == 1
+    assert fresh.stale == 0 and len(fresh.points("conv", "bf16")) == 1
     assert fresh.name == "the database (2 points)"
 
 

@@ -256,18 +256,26 @@ def swept_with_todays_formulas(p: Point) -> bool:
 
 class Predictor:
     """Predictions for records placed on `device_id`'s roofs from `db` (None: the bound, said so). Points swept
-    with another formula than today's are left out (`stale`, said in `name`)."""
+    with another formula than today's are left out (`stale`, said in `name`), each family checked when first
+    used (the check rebuilds every point's operator: ~0.1 ms a point, not for the families a run never asks)."""
 
     def __init__(self, db: OpDB | None, device_id: str) -> None:
         self.db, self.device_id = db, device_id
         self._models: dict[tuple[str, str, bool], FamilyModel] = {}
-        self._families: dict[tuple[str, str], list[Point]] = {}
-        self.stale = 0
-        for key, pts in (db.families() if db is not None else {}).items():
-            kept = [p for p in pts if swept_with_todays_formulas(p)]
-            self.stale += len(pts) - len(kept)
-            if kept:
-                self._families[key] = kept
+        self._raw = db.families() if db is not None else {}
+        self._checked: dict[tuple[str, str], list[Point]] = {}
+
+    def points(self, family: str, dtype: str) -> list[Point]:
+        """The family's points swept with today's formulas (empty when none)."""
+        key = (family, dtype)
+        if key not in self._checked:
+            self._checked[key] = [p for p in self._raw.get(key, []) if swept_with_todays_formulas(p)]
+        return self._checked[key]
+
+    @property
+    def stale(self) -> int:
+        """Points left out as swept with older formulas (every family checked)."""
+        return sum(len(pts) - len(self.points(*key)) for key, pts in self._raw.items())
 
     @property
     def name(self) -> str:
@@ -284,8 +292,7 @@ class Predictor:
         """The fit of (family, dtype), with the family's shape coordinates when `shaped` and every point has
         them (else None for `shaped`)."""
         key = (family, dtype, shaped)
-        if key not in self._models and (family, dtype) in self._families:
-            pts = self._families[(family, dtype)]
+        if key not in self._models and (pts := self.points(family, dtype)):
             if not shaped or all(shape_features(family, p.params) is not None for p in pts):
                 self._models[key] = FamilyModel(family, dtype, pts, shaped)
         return self._models.get(key)
@@ -294,7 +301,7 @@ class Predictor:
         """The dtype whose points a memory-bound family's record of another dtype borrows: the most measured."""
         if family not in DTYPE_FREE:
             return None
-        have = {dt: len(pts) for (fam, dt), pts in self._families.items() if fam == family}
+        have = {dt: n for (fam, dt) in self._raw if fam == family and (n := len(self.points(fam, dt)))}
         return max(sorted(have), key=have.__getitem__) if have else None
 
     def predict(self, record: Any) -> Prediction | None:
@@ -312,7 +319,7 @@ class Predictor:
                 and self.borrowed_dtype(MEMORY_PASS) is not None):
             # a memory-bound family a database swept before it existed lacks (cat, reduction): one memory pass
             borrowed, family = f" (no {family} points: as a memory pass)", MEMORY_PASS
-        if (family, dtype) not in self._families and (other := self.borrowed_dtype(family)) is not None:
+        if not self.points(family, dtype) and (other := self.borrowed_dtype(family)) is not None:
             dtype, borrowed = other, borrowed + f" (its {record.dtype} borrows {other}'s: a memory-bound family)"
         shaped = shape_features(family, record.params) is not None
         model = (self.model(family, dtype, shaped) if shaped else None) or self.model(family, dtype)
