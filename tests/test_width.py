@@ -286,6 +286,17 @@ def test_help_descriptions_have_room_and_whole_sentences(capsys: pytest.CaptureF
     assert re.search(r"per dtype, FP32 FMA\) and store them\. +│", top) and "`analyze` and `plot` then" not in top
 
 
+@pytest.mark.parametrize("op", ["attention", "gemm", "conv2d"])
+def test_an_operators_help_leaves_its_descriptions_room(capsys: pytest.CaptureFixture[str], op: str) -> None:
+    """At 80 columns the descriptions of `analyze OP --help` start by column 40: they started at 50 (30 columns
+    wide) while an off-by-default flag showed its --no-x form (--no-causal) and --kernels/--no-kernels filled a
+    column of negative forms of their own. A flag off by default is the flag alone; --no-kernels is one flag."""
+    _, out, _ = run(capsys, "analyze", op, "--help")
+    (line,) = [ln for ln in out.splitlines() if ln.startswith("│ --dtype ")]
+    assert line.index("fp64") <= 40
+    assert "--no-causal" not in out and "--kernels" not in out and "--no-kernels" in out
+
+
 def test_import_ncu_of_a_real_report(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     """110 kernels of a real forward (tests/data/ncu_forward.csv, H200): names up to 60 characters fold over
     lines; the numbers stay whole."""

@@ -52,8 +52,8 @@ COMMON: list[OptionSpec] = [
                        "Compute) or sustained (back to back after a warm-up: the steady state, power cap "
                        "included).")),
     ("threads", Optional[str], THREADS),
-    ("kernels", bool, Opt(True, "--kernels/--no-kernels", help="Record the kernel names (torch "
-                          "profiler; its first use costs ~3 s).")),
+    ("no_kernels", bool, Opt(False, "--no-kernels", help="Do not record the kernel names (they come from the "
+                             "torch profiler, whose first use costs ~3 s).")),
     ("counters", bool, Opt(False, "--counters", help="Also run the operator once under Nsight Compute "
                            "(ncu on PATH; slow: seconds) and add its DRAM/L2/L1 bytes and FLOPs per pipe "
                            "to the record (docs/counters.md).")),
@@ -79,7 +79,7 @@ SHORTER = "a smaller shape, or --no-time for the model alone, is quicker"
 
 
 def run_analyze(op_name: str, shape: dict[str, Any], *, dtype: str | None, gpu: str | None, device: str | None,
-                no_time: bool, no_tensor_cores: bool, warm_l2: bool, timer: str, power: str, kernels: bool,
+                no_time: bool, no_tensor_cores: bool, warm_l2: bool, timer: str, power: str, no_kernels: bool,
                 roof: str | None, json_: bool, output: Path | None, force: bool, plot: str | None,
                 counters: bool = False, db: Path | None = None, energy: bool = False,
                 threads: str | None = None) -> None:
@@ -131,7 +131,7 @@ def run_analyze(op_name: str, shape: dict[str, Any], *, dtype: str | None, gpu: 
             if target.time_device is not None and len(ops) > 1:  # the bar: shape i of N
                 line.step(i, f"{op_name} {' '.join(f'{k}={shapes[i][k]}' for k in swept)}")
             records.append(place(op, dt, target, tensor_cores=not no_tensor_cores, warm_l2=warm_l2, timer=timer,
-                                 power=power, kernels=kernels, progress=line))
+                                 power=power, kernels=not no_kernels, progress=line))
     if ncu is not None:  # the advice again: its rules read the counters
         from roofline.analysis.advice import with_advice
 

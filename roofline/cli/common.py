@@ -178,8 +178,9 @@ def _op_option(f: dataclasses.Field[Any], sweep: bool = False, aliases: tuple[st
         return Optional[int], typer.Option(f.default, flag, *aliases, help=meta.get("help", ""))
     if kind == "choice":
         return str, typer.Option(f.default, flag, help=f"{meta.get('help', '')} ({'|'.join(meta['choices'])})")
-    if kind == "flag":
-        return bool, typer.Option(f.default, f"{flag}/--no-{f.name.replace('_', '-')}", help=meta.get("help", ""))
+    if kind == "flag":  # off by default: the flag alone (a --no-x beside it widened every --help's option column)
+        decl = f"{flag}/--no-{f.name.replace('_', '-')}" if f.default else flag
+        return bool, typer.Option(f.default, decl, help=meta.get("help", ""))
     raise RuntimeError(f"field {f.name} has no CLI kind")
 
 

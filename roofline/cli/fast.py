@@ -24,9 +24,10 @@ def _table(cls: type) -> dict[str, tuple[str, Any]]:
     flags: dict[str, tuple[str, Any]] = {}
     for f in dataclasses.fields(cls):
         flag, kind = f"--{f.name.replace('_', '-')}", f.metadata.get("kind")
-        if kind == "flag":
+        if kind == "flag":  # as cli/common.py declares them: --no-x only beside a flag that is on by default
             flags[flag] = (f.name, True)
-            flags[f"--no-{f.name.replace('_', '-')}"] = (f.name, False)
+            if f.default:
+                flags[f"--no-{f.name.replace('_', '-')}"] = (f.name, False)
         else:  # an integer (text: one value or a sweep, as typer passes it with sweep=True) or a choice
             flags[flag] = (f.name, str)
     for name, annotation, opt in COMMON:

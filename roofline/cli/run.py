@@ -24,7 +24,7 @@ def child_args(*, gpu: str | None, device: str | None, warm_l2: bool, timer: str
     operator database of its predicted times: the merged records keep the first run's, `merge_runs`)."""
     return [*(["--gpu", gpu] if gpu else []), *(["--device", device] if device else []),
             *(["--warm-l2"] if warm_l2 else []), "--timer", timer, "--power", power,
-            "--kernels" if kernels else "--no-kernels", *(["--threads", str(threads)] if threads else []),
+            *([] if kernels else ["--no-kernels"]), *(["--threads", str(threads)] if threads else []),
             *(["--db", str(db)] if db is not None else [])]
 
 
@@ -91,8 +91,8 @@ def run_cmd(
     warm_l2: Annotated[bool, typer.Option("--warm-l2", help="Do not flush the L2 between samples.")] = False,
     timer: Annotated[str, typer.Option("--timer", help=TIMER_HELP)] = "auto",
     power: Annotated[str, typer.Option("--power", help="burst or sustained (see analyze --help).")] = DEFAULT_POWER,
-    kernels: Annotated[bool, typer.Option("--kernels/--no-kernels", help="Record kernel names (torch "
-                                          "profiler; ~3 s the first time).")] = True,
+    no_kernels: Annotated[bool, typer.Option("--no-kernels", help="Do not record kernel names (the torch "
+                                             "profiler's: ~3 s the first time).")] = False,
     threads: Annotated[str | None, THREADS.annotated()] = None,  # text: use_threads says what is wrong
     json_: Annotated[bool, typer.Option("--json", help="Print the results document.")] = False,
     wide: Annotated[bool, typer.Option("--wide", help="Every column of the table (every parameter, AI, "
@@ -114,6 +114,7 @@ def run_cmd(
                                             "GPU's, from `roofline calibrate --ops`).")] = None,
 ) -> None:
     """Run every entry of a suite (timed when a device is there) into one results document."""
+    kernels = not no_kernels
     from roofline.analysis.suite import load_suite
     from roofline.measuring.target import resolve_target
     from roofline.report.progress import StatusLine
