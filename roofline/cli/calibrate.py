@@ -55,10 +55,9 @@ def calibrate_cmd(
         if given is not None:
             raise UsageError(f"{flag} is an option of --ops")
     from roofline.ceilings.store import store_path
-    from roofline.core.files import atomic_write
     from roofline.measuring.calibrate import calibrate
     from roofline.report.progress import StatusLine
-    from roofline.report.text import calibration_table, console, l2_sweep_table
+    from roofline.report.text import calibration_table, l2_sweep_table
 
     if device is not None and device != "cpu" and not device.startswith("cuda"):
         raise UsageError(f"unknown device '{device}' (use cpu, cuda or cuda:N)")
@@ -72,15 +71,9 @@ def calibrate_cmd(
     with StatusLine(shorter="--quick measures fewer shapes") as line:
         line.status("calibrating")
         ceilings, details = calibrate(device, quick, line.status, replace=replace)
-    text = calibration_json(ceilings, details)
-    if output is not None:
-        atomic_write(output, text + "\n")
-    if json_:
-        out(text)
-    else:
-        console().print(calibration_table(ceilings, details))
-        if details.get("l2_sweep"):
-            console().print(l2_sweep_table(details["l2_sweep"]))
+    tables = [] if json_ else [calibration_table(ceilings, details),
+                               *([l2_sweep_table(details["l2_sweep"])] if details.get("l2_sweep") else [])]
+    _emit(calibration_json(ceilings, details), output, json_, tables)
     if details.get("kept_stored"):
         note(details["kept_stored"])
     else:
@@ -118,15 +111,15 @@ def _calibrate_ops(suite: Path | None, device: str | None, db: Path | None, budg
         console().print(sweep_summary(store, result))
     note(f"operator database: {store.path}" + (f"; {result.left} points left: run again to resume"
                                                if result.left else ""))
+
+
 def _energy(device: str | None, json_: bool, output: Path | None, replace: bool) -> None:
     """`calibrate --energy`: the energy model of the GPU (`measuring.energy_calibrate`), stored and shown."""
     from roofline.ceilings.store import energy_store_path
-    from roofline.core.files import atomic_write
     from roofline.measuring.energy import require_counter
     from roofline.measuring.energy_calibrate import calibrate_and_store
     from roofline.report.energy import energy_model_table
     from roofline.report.progress import StatusLine
-    from roofline.report.text import console
 
     if device == "cpu" or (device is None and not _has_gpu()):
         require_counter("cpu")  # one line, exit 2
@@ -134,12 +127,7 @@ def _energy(device: str | None, json_: bool, output: Path | None, replace: bool)
     with StatusLine() as line:
         model, details = calibrate_and_store(index, line.status, replace=replace)
     text = json.dumps({"energy_model": model.to_dict(), "details": details}, indent=2, default=str)
-    if output is not None:
-        atomic_write(output, text + "\n")
-    if json_:
-        out(text)
-    else:
-        console().print(energy_model_table(model, details))
+    _emit(text, output, json_, [] if json_ else [energy_model_table(model, details)])
     note(details.get("kept_stored") or f"stored in {energy_store_path()}"
          + (f"; written to {output}" if output is not None else ""))
 
@@ -148,3 +136,16 @@ def _has_gpu() -> bool:
     from roofline.measuring.device import detect_gpus
 
     return bool(detect_gpus())
+
+
+def _emit(text: str, output: Path | None, json_: bool, tables: list[Any]) -> None:
+    """A calibration's document written to `output` (when given), then printed as JSON or as its tables."""
+    from roofline.core.files import atomic_write
+    from roofline.report.text import console
+
+    if output is not None:
+        atomic_write(output, text + "\n")
+    if json_:
+        out(text)
+    for table in tables:
+        console().print(table)
