@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from roofline.capture.masks import MaskPattern
-from roofline.capture.registry import Cost, arg, catalog_cost, formula, rule, tensor
+from roofline.capture.registry import Cost, arg, catalog_cost, dense, formula, rule, tensor
 from roofline.capture.trace import OpCall, TensorMeta
 from roofline.core.aten_names import op_name
 from roofline.ops.attention import causal_pairs
@@ -488,14 +488,4 @@ def cat(call: OpCall) -> Cost | None:
         return None
     return catalog_cost("cat", outer=max(math.prod(out.shape[:dim]), 1), length=lengths[0], tail=lengths[1],
                         parts=len(ts), inner=max(math.prod(out.shape[dim + 1:]), 1),
-                        strided=not all(_dense(t) for t in ts))
-
-
-def _dense(t: TensorMeta) -> bool:
-    """Whether the tensor's elements are contiguous in row-major order (size-1 dimensions' strides aside)."""
-    expected = 1
-    for size, stride in zip(reversed(t.shape), reversed(t.strides), strict=True):
-        if size != 1 and stride != expected:
-            return False
-        expected *= size
-    return True
+                        strided=not all(dense(t) for t in ts))

@@ -20,6 +20,7 @@ are read in part (`Cost.read_bytes`: a gather's table) or not at all (`Cost.unre
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -108,6 +109,16 @@ def tensor(call: OpCall, name: str) -> TensorMeta | None:
     return v if isinstance(v, TensorMeta) else None
 
 
+def dense(t: TensorMeta) -> bool:
+    """Whether a tensor's elements lie contiguous in row-major order (size-1 dimensions' strides aside)."""
+    expected = 1
+    for size, stride in zip(reversed(t.shape), reversed(t.strides), strict=True):
+        if size != 1 and stride != expected:
+            return False
+        expected *= size
+    return True
+
+
 def arg(call: OpCall, name: str, default: Any) -> Any:
     """The call's argument `name`, `default` when the caller left it out or passed None."""
     v = call.args.get(name, default)
@@ -190,16 +201,9 @@ def _trailing_rows_cols(call: OpCall) -> tuple[int, int] | None:
     dims = call.args.get("dim")
     n = len(x.shape)
     reduced = set(range(n)) if dims in (None, []) else {d % n for d in ([dims] if isinstance(dims, int) else dims)}
-    if reduced != set(range(n - len(reduced), n)):
+    if reduced != set(range(n - len(reduced), n)) or not dense(x):
         return None
-    expected = 1
-    for size, stride in zip(reversed(x.shape), reversed(x.strides), strict=True):
-        if size != 1 and stride != expected:
-            return None
-        expected *= size
-    cols = 1
-    for d in reduced:
-        cols *= x.shape[d]
+    cols = math.prod(x.shape[d] for d in reduced)
     return x.numel // cols, cols
 
 
