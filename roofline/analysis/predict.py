@@ -101,7 +101,8 @@ def _conv_dims(params: dict[str, Any]) -> tuple[float, ...]:
 
 def _cat_dims(params: dict[str, Any]) -> tuple[float, ...]:
     """Decades of the contiguous run each input contributes per outer index (tail x inner) and of inner, and a
-    decade more for inputs with gaps (a strided gather ran 3-6x slower than the contiguous copy on the H200)."""
+    decade more for inputs with gaps (in the H200's model runs of 2026-12-02 such cats took 3-6x the time the
+    contiguous points predicted)."""
     return (math.log10(params["tail"] * params["inner"]), math.log10(params["inner"]),
             float(bool(params.get("strided"))))
 
