@@ -111,6 +111,27 @@ def test_module_to_dtype_on_fake_parameters() -> None:
     assert mm.dtype == "bf16" and mm.cost.matmul_flops == 2 * B * IN * OUT
 
 
+def test_a_module_moved_to_another_device_meets_its_inputs_there() -> None:
+    """A model built on the CPU and moved (`.to(device)`, then a cast, then both at once) before its optimizer is
+    made, as examples/train_step.py does on a GPU: under fake mode its parameters and buffers follow. torch alone
+    failed ("Couldn't swap Embedding.weight" on 2.13, "found two different devices cpu, cuda:0" on 2.11, the
+    H200). "lazy" stands in for the GPU: the one other device a CPU build of torch makes fake tensors on."""
+    def program() -> None:
+        net = torch.nn.Sequential(torch.nn.Embedding(10, IN), torch.nn.Linear(IN, OUT), torch.nn.BatchNorm1d(3))
+        net.to("lazy")
+        assert {t.device.type for t in (*net.parameters(), *net.buffers())} == {"lazy"}
+        opt = torch.optim.SGD(net.parameters(), lr=0.1)
+        net(torch.randint(0, 10, (B, 3), device="lazy")).sum().backward()
+        opt.step()
+        net.to("cpu", torch.bfloat16)
+        net(torch.randint(0, 10, (B, 3)))
+
+    prof = roofline.profile(program, time=False, gpu="h100")
+    mms = [(p.dtype, p.cost.matmul_flops) for p in prof.calls if p.cost.matmul_flops]
+    # forward (fp32), the input and weight gradients, forward again (bf16): 2 x (B x 3) x IN x OUT each
+    assert mms == [("fp32", 2 * B * 3 * IN * OUT)] * 3 + [("bf16", 2 * B * 3 * IN * OUT)]
+
+
 def test_analytic_coverage_and_the_lower_bound() -> None:
     x, w = torch.randn(64, 64), torch.randn(64, 64)
     dense = roofline.profile(lambda: x @ w, time=False, gpu="h100")

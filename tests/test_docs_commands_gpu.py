@@ -4,6 +4,7 @@ runnable ones on the CPU with small settings."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -19,7 +20,10 @@ def test_every_documented_command_runs_as_written_on_a_gpu(capsys: pytest.Captur
     the profiles)."""
     scratch(tmp_path, monkeypatch)
     failed = []  # every command runs, so one GPU session shows every failure
+    pages = os.environ.get("DOCS_PAGES", "").split()  # e.g. DOCS_PAGES="profile.md", to rerun one page's lines
     for where, argv in commands(("", "gpu")):
+        if pages and where.split(":")[0] not in pages:
+            continue
         code, _, err = run(capsys, *argv)
         if code != 0:
             failed.append(f"{where}: exit {code}\n{err}")

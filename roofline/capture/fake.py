@@ -3,6 +3,8 @@ program that entered one itself), and the errors of a program that needs tensor 
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import Any
 
 _FAKE: Any = None  # the shared FakeTensorMode of fake_mode()
@@ -39,3 +41,45 @@ def fake_errors() -> tuple[type[BaseException], ...]:
     except ImportError:  # pragma: no cover - present in every torch this supports
         return ()
     return DataDependentOutputException, DynamicOutputShapeException, UnsupportedOperatorException
+
+
+@contextlib.contextmanager
+def modules_convert_by_replacing() -> Iterator[None]:
+    """Under fake mode, `module.to(...)`, `.cuda()`, `.half()` give a module with fake tensors new ones (torch's
+    overwrite-on-conversion, as its docs ask: move a model before making its optimizer). torch itself could not:
+    a fake parameter's `.data =` kept its old device (torch 2.11: a model moved to the GPU met its GPU inputs as
+    a CPU tensor, "found two different devices cpu, cuda:0", found on the H200) and its swap failed (torch 2.13:
+    "Couldn't swap Linear.weight")."""
+    import torch
+    from torch._subclasses.fake_tensor import FakeTensor
+
+    original = torch.nn.Module._apply
+
+    def _apply(module: Any, fn: Any, recurse: bool = True) -> Any:
+        own = [t for t in (*module._parameters.values(), *module._buffers.values()) if t is not None]
+        if not any(isinstance(t, FakeTensor) for t in own):
+            if recurse:
+                for child in module.children():
+                    child._apply(fn)
+            return original(module, fn, False)
+        if recurse:
+            for child in module.children():
+                child._apply(fn)
+        with torch.no_grad():
+            for key, param in module._parameters.items():
+                if param is None or (applied := fn(param)) is param:
+                    continue
+                new = torch.nn.Parameter(applied, param.requires_grad)
+                if param.grad is not None:
+                    new.grad = fn(param.grad)
+                module._parameters[key] = new
+            for key, buffer in module._buffers.items():
+                if buffer is not None:
+                    module._buffers[key] = fn(buffer)
+        return module
+
+    torch.nn.Module._apply = _apply  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        torch.nn.Module._apply = original  # type: ignore[method-assign]

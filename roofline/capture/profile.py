@@ -55,7 +55,7 @@ from roofline.analysis.utilization import utilization
 from roofline.capture import kernels as kernel_times
 from roofline.capture.build import CONSTANT_NUMEL, build_calls, constants_kept, fake_swaps
 from roofline.capture.comm_summary import communication
-from roofline.capture.fake import active_fake_mode, fake_errors, fake_mode
+from roofline.capture.fake import active_fake_mode, fake_errors, fake_mode, modules_convert_by_replacing
 from roofline.capture.hf_masks import builders_known
 from roofline.capture.inductor import with_launches
 from roofline.capture.modules import StepTracker
@@ -208,6 +208,7 @@ class Profile:
             if target.time_device is None:
                 if active_fake_mode() is None:
                     stack.enter_context(fake_mode())
+                stack.enter_context(modules_convert_by_replacing())
                 # torch.compile'd code runs eager: compiled kernels would read fake tensors' data (Inductor's C++
                 # kernels crashed the process on the CPU with a segmentation fault)
                 from torch import _dynamo  # not `import torch._dynamo`: that makes `torch` local to this method
