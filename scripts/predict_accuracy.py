@@ -186,7 +186,9 @@ def by_op(records: list[Any]) -> list[dict[str, Any]]:
     return sorted(rows.values(), key=lambda x: -abs(x["predicted_s"] - x["measured_s"]))
 
 
-def run_case(name: str, db: Path, gpu: str, tiny: bool = False) -> dict[str, Any]:
+def run_case(name: str, db: Path, gpu: str, tiny: bool = False, out: Path | None = None) -> dict[str, Any]:
+    """One case's figures; with `out`, its timed profile (every record measured and predicted) as
+    out/NAME.json, to see which records an error comes from."""
     build, args, kind = CASES[name]
     args = TINY_ARGS[name] if tiny else args
     step = build(*args)
@@ -194,6 +196,8 @@ def run_case(name: str, db: Path, gpu: str, tiny: bool = False) -> dict[str, Any
     timed = roofline.profile(step, name=name, warmup=3, device=DEVICE, db=db)
     _sync()
     measured = timed.summary["kernel_time_s"]
+    if out is not None:
+        timed.save(out / f"{name}.json", force=True)
     res["measured_kernel_s"] = measured
     res["measured_wall_s"] = timed.summary.get("wall_uninstrumented_s")
     try:  # the prediction proper: fake tensors, no kernel runs
@@ -266,7 +270,7 @@ def main() -> None:
     for name in a.cases.split(","):
         print(f"-- {name}", file=sys.stderr, flush=True)
         try:
-            results.append(run_case(name, a.db, a.gpu, a.tiny))
+            results.append(run_case(name, a.db, a.gpu, a.tiny, a.out))
         except Exception as exc:  # one case's failure must not stop the others
             traceback.print_exc()
             results.append({"case": name, "error": f"{type(exc).__name__}: {exc}"[:500]})

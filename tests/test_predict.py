@@ -302,3 +302,49 @@ def test_a_memory_bound_family_the_database_lacks_is_a_memory_pass_and_says_so()
     assert got.family == "elementwise" and "no reduction points: as a memory pass" in got.source
     alone = Predictor(db_of(point(1e-3, 0.5)), "h200-sxm").predict(rec)  # no memory pass either: the bound
     assert alone is not None and alone.source == f"{BOUND} (no reduction bf16 points in the database)"
+
+
+def ew_point(numel: int, run: int, eff: float) -> Point:
+    """An add of `numel` bf16 elements, its last input read in runs of `run` (0: dense), at efficiency `eff`."""
+    op = make("add", numel=numel, run=run)
+    nbytes = op.traffic(get_dtype("bf16")).total
+    return Point(family="elementwise", op="add", dtype="bf16", params=op.params(), flops=op.flops(), bytes=nbytes,
+                 roofline_time_s=nbytes / 4.8e12, time_s=nbytes / 4.8e12 / eff)
+
+
+class Strided(Rec):
+    """A profile's memory-pass record (aten::clone) of a [b, h, s, d] view of a [b, s, h, d] tensor."""
+
+    def __init__(self, roof_s: float, shape: list[int], strides: list[int]) -> None:
+        super().__init__(roof_s, 0.0, op="aten::clone", flops_source="rule:copy", bound="memory",
+                         tensor_cores=False, params={})
+        self.input_shapes, self.input_strides = [shape], [strides]
+
+
+def test_a_strided_input_is_predicted_from_the_strided_points() -> None:
+    # dense adds run at 0.8 of the roof, adds reading a transposed view in runs of 64 or 1024 elements at 0.2 and
+    # 0.5: a copy of a head split (runs of head_dim = 64) takes the 64-run points' efficiency, a dense one the
+    # dense points', whatever the strided points nearby in size
+    pts = [ew_point(n, run, eff) for n in (2**20, 2**24) for run, eff in ((0, 0.8), (64, 0.2), (1024, 0.5))]
+    p = Predictor(db_of(*pts), "h200-sxm")
+    roof = pts[0].roofline_time_s
+    b, s, h, d = 4, 2048, 16, 64  # 2^23 elements, between the two sizes
+    head_split = p.predict(Strided(roof, [b, h, s, d], [s * h * d, d, h * d, 1]))
+    dense = p.predict(Strided(roof, [b, h, s, d], [h * s * d, s * d, d, 1]))
+    assert head_split is not None and head_split.time_s == pytest.approx(roof / 0.2, rel=1e-6)
+    assert dense is not None and dense.time_s == pytest.approx(roof / 0.8, rel=1e-6)
+    assert "extrapolated" not in head_split.source
+
+
+def test_a_database_without_strided_points_predicts_a_strided_input_as_dense_points_do() -> None:
+    # an older database (every elementwise point dense): the run coordinate was never varied, so it neither
+    # moves the prediction nor widens the interval as an extrapolation would
+    pts = [ew_point(n, 0, eff) for n, eff in ((2**16, 0.3), (2**20, 0.6), (2**24, 0.8), (2**26, 0.85),
+                                               (2**28, 0.9))]
+    p = Predictor(db_of(*pts), "h200-sxm")
+    roof = pts[2].roofline_time_s
+    strided = p.predict(Strided(roof, [64, 4096, 64], [64, 4096 * 64, 1]))
+    dense = p.predict(Strided(roof, [64, 4096, 64], [4096 * 64, 64, 1]))
+    assert strided is not None and dense is not None
+    assert (strided.time_s, strided.low_s, strided.high_s) == (dense.time_s, dense.low_s, dense.high_s)
+    assert "extrapolated" not in strided.source

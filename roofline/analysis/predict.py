@@ -11,7 +11,10 @@ The rule (docs/prediction.md):
   measured time) at a query is the inverse-distance-squared weighted geometric mean of its NEIGHBOURS nearest
   points (the exact point's when one is at the query).
 - Extrapolation: a query outside the measured box of its family is clamped onto it (the efficiency of the
-  nearest measured shapes), and its interval widens by EXTRAPOLATION_WIDEN per decade outside.
+  nearest measured shapes), and its interval widens by EXTRAPOLATION_WIDEN per decade outside (not for a size
+  below the box: the launch floor; nor, in a memory-bound family, an intensity below it).
+- Shape coordinates (SHAPE_FEATURES): a GEMM's and a convolution's implicit-GEMM dimensions, a cat's runs, an
+  elementwise pass's strided input (its contiguous run, from the strides a profile records).
 - Interval: the leave-one-out residuals of the family (each point predicted from the others, in log
   efficiency); the prediction's interval spans their INTERVAL_QUANTILES. A family with fewer than
   MIN_POINTS_FOR_SPREAD points uses FEW_POINTS_SPREAD instead.
@@ -28,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from roofline.ceilings.opdb import OpDB, Point, load_for
+from roofline.core.layout import strided_run
 
 # Catalog operator -> prediction family (collectives have none: their time is the link's, not the kernels').
 FAMILY_OF_OP = {
@@ -107,12 +111,23 @@ def _cat_dims(params: dict[str, Any]) -> tuple[float, ...]:
             float(bool(params.get("strided"))))
 
 
+def _elementwise_dims(params: dict[str, Any]) -> tuple[float, ...]:
+    """Decades of the contiguous run a strided input is read in (`run`), RUN_DENSE for dense inputs."""
+    run = params.get("run") or 0
+    return (math.log10(min(run, RUN_DENSE) if run > 0 else RUN_DENSE),)
+
+
+# Where a dense input sits on the elementwise run coordinate: beyond every swept run (64, 1024), 3 decades from
+# the longest, so a dense query's nearest points are dense ones.
+RUN_DENSE = 2**20
 # Families whose efficiency depends on the shape beyond its roofline time and intensity: a GEMM's (and a
 # convolution's implicit GEMM's) tile fit; a cat's contiguous runs (a KV cache's append copies a long block and
-# one row per head; rotate_half joins two short halves of every row). Their points and queries add these
-# coordinates (decades) when both carry the parameters. On the H200 sweep the leave-one-out median error fell
-# from 11% to 6.8% (gemm) and from 31% to 17% (conv) with them; attention's, norms' and softmax's rose.
-SHAPE_FEATURES = {"gemm": _gemm_dims, "conv": _conv_dims, "cat": _cat_dims}
+# one row per head; rotate_half joins two short halves of every row); an elementwise pass's strided input (a
+# transposed head split, nn.MultiheadAttention's batch_first output, read in runs of head_dim or d_model).
+# Their points and queries add these coordinates (decades) when both carry the parameters. On the H200 sweep
+# the leave-one-out median error fell from 11% to 6.8% (gemm) and from 31% to 17% (conv) with them;
+# attention's, norms' and softmax's rose.
+SHAPE_FEATURES = {"gemm": _gemm_dims, "conv": _conv_dims, "cat": _cat_dims, "elementwise": _elementwise_dims}
 # Memory-bound families: a record of a dtype the database lacks borrows another dtype's points (its bound
 # already counts its bytes; what the points teach, the launch floor and the bandwidth reached, is the same).
 DTYPE_FREE = ("elementwise", "norm", "softmax", "rope", "cat", "reduction")
@@ -186,11 +201,21 @@ class FamilyModel:
         lo, hi = (quantile(residuals, q) for q in INTERVAL_QUANTILES)
         return min(lo, 0.0), max(hi, 0.0)
 
+    def unvaried(self, params: dict[str, Any] | None) -> bool:
+        """Whether `params` lie off a shape coordinate every point shares (an old database's elementwise points,
+        all dense, for a strided query): distance along it would only widen the interval, it teaches nothing."""
+        extra = shape_features(self.family, params) or ()
+        return any(lo == hi and x != lo for x, (lo, hi) in zip(extra, self.box[2:], strict=False))
+
     def clamp(self, q: Features) -> tuple[Features, float]:
         """The query moved onto the measured box, and how many decades it moved beyond the smaller-size edge
-        (the launch floor's side: not counted, see `predict`)."""
+        (the launch floor's side: not counted, see `predict`) and, in a memory-bound family, the lower-intensity
+        edge."""
         c = tuple(min(max(x, lo), hi) for x, (lo, hi) in zip(q, self.box, strict=True))
-        counted = (max(q[0], c[0]), *q[1:])  # a size below the box moved up to it: not counted
+        # a size below the box moved up to it: not counted; nor, in a memory-bound family, an intensity below it
+        # (a copy's 0 FLOPs per byte: its bytes bind it as they bind the swept passes)
+        low_intensity = max(q[1], c[1]) if self.family in DTYPE_FREE else q[1]
+        counted = (max(q[0], c[0]), low_intensity, *q[2:])
         return c, _distance(counted, c)
 
     def predict(self, roofline_time_s: float, intensity: float,
@@ -208,6 +233,15 @@ class FamilyModel:
         widen = 1.0 + EXTRAPOLATION_WIDEN * outside
         lo, hi = self.spread
         return math.exp(log_eff), lo * widen, hi * widen, used, outside
+
+
+def query_params(family: str, record: Any) -> dict[str, Any]:
+    """The parameters a record is placed among its family's points with: its own, and for an elementwise pass
+    the contiguous run of its strided inputs from the shapes and strides the profile recorded."""
+    params = dict(record.params or {})
+    if family == "elementwise" and getattr(record, "input_strides", None) and record.input_shapes:
+        params["run"] = strided_run(zip(record.input_shapes, record.input_strides, strict=False))
+    return params
 
 
 def family_of(record: Any) -> str | None:
@@ -322,11 +356,14 @@ class Predictor:
             borrowed, family = f" (no {family} points: as a memory pass)", MEMORY_PASS
         if not self.points(family, dtype) and (other := self.borrowed_dtype(family)) is not None:
             dtype, borrowed = other, borrowed + f" (its {record.dtype} borrows {other}'s: a memory-bound family)"
-        shaped = shape_features(family, record.params) is not None
+        params = query_params(family, record)
+        shaped = shape_features(family, params) is not None
         model = (self.model(family, dtype, shaped) if shaped else None) or self.model(family, dtype)
+        if model is not None and model.shaped and model.unvaried(params):
+            model = self.model(family, dtype)  # the sweep never varied a coordinate the query is off: no lesson
         if model is None:
             return Prediction(t, t, t, f"{BOUND} (no {family} {record.dtype} points in the database)", family)
-        eff, lo, hi, used, outside = model.predict(t, record.arithmetic_intensity or 0.0, record.params)
+        eff, lo, hi, used, outside = model.predict(t, record.arithmetic_intensity or 0.0, params)
         time_s = t / eff
         source = f"{family} {dtype}: {used} of {len(model.pts)} points" + borrowed
         if record.flops_source in RULE_FAMILY:

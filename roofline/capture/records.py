@@ -119,8 +119,8 @@ def _key(p: ProfiledCall) -> tuple[Any, ...]:
     c = p.call
     op = p.cost.catalog
     return (c.region, c.phase, c.module, c.op, tuple(t.shape for t in c.inputs), tuple(t.dtype for t in c.inputs),
-            tuple(t.shape for t in c.outputs), p.cost.flops, p.traffic.bytes_read, p.traffic.bytes_written,
-            canonical_params(op.params()) if op else "", p.dtype)
+            tuple(t.strides for t in c.inputs), tuple(t.shape for t in c.outputs), p.cost.flops,
+            p.traffic.bytes_read, p.traffic.bytes_written, canonical_params(op.params()) if op else "", p.dtype)
 
 
 def build_records(items: list[ProfiledCall], ceilings: Ceilings, timing_method: str | None) -> list[Record]:
@@ -142,6 +142,7 @@ def _record(group: list[ProfiledCall], ceilings: Ceilings, timing_method: str | 
     rec = evolve(
         _place(first, ceilings), module=c.module, region=c.region, phase=c.phase, count=len(group),
         input_shapes=[list(t.shape) for t in c.inputs], input_dtypes=[t.dtype for t in c.inputs],
+        input_strides=[list(t.strides) for t in c.inputs],
         output_shapes=[list(t.shape) for t in c.outputs], output_dtypes=[t.dtype for t in c.outputs],
         flops_source=first.cost.source)
     if timing_method is not None:

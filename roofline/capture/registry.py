@@ -21,11 +21,12 @@ are read in part (`Cost.read_bytes`: a gather's table) or not at all (`Cost.unre
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from roofline.capture.trace import OpCall, TensorMeta
+from roofline.core import layout
 from roofline.core.aten_names import base_name, op_name
 from roofline.ops import make
 from roofline.ops.base import Operator
@@ -111,12 +112,12 @@ def tensor(call: OpCall, name: str) -> TensorMeta | None:
 
 def dense(t: TensorMeta) -> bool:
     """Whether a tensor's elements lie contiguous in row-major order (size-1 dimensions' strides aside)."""
-    expected = 1
-    for size, stride in zip(reversed(t.shape), reversed(t.strides), strict=True):
-        if size != 1 and stride != expected:
-            return False
-        expected *= size
-    return True
+    return layout.dense(t.shape, t.strides)
+
+
+def strided_run(tensors: Iterable[TensorMeta]) -> int:
+    """The shortest contiguous run of the inputs that are views with gaps (a transpose), 0 when all are dense."""
+    return layout.strided_run((t.shape, t.strides) for t in tensors)
 
 
 def arg(call: OpCall, name: str, default: Any) -> Any:
@@ -172,7 +173,7 @@ def pointwise_cost(call: OpCall) -> Cost:
     if name == "gelu" and call.args.get("approximate") == "tanh":
         name = "gelu_tanh"
     if name in CATALOG_POINTWISE and numel >= 1:
-        op = make(CATALOG_POINTWISE[name], numel=numel)
+        op = make(CATALOG_POINTWISE[name], numel=numel, run=strided_run(call.inputs))
         return Cost(op.flops(), f"catalog:{op.name}", POINTWISE_NOTE, op)
     per = POINTWISE_FLOPS.get(name, 1)
     return rule(per * numel, "pointwise", f"NB: {per} FLOP(s) per output element; transcendentals count 1.")

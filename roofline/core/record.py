@@ -245,6 +245,7 @@ class Record(_Serial):
     count: int | None = None
     input_shapes: list[list[int]] | None = None
     input_dtypes: list[str] | None = None
+    input_strides: list[list[int]] | None = None  # in elements; a view's (a transpose's) differ from row-major
     output_shapes: list[list[int]] | None = None
     output_dtypes: list[str] | None = None
     flops_source: str | None = None

@@ -6,8 +6,10 @@ NB: transcendental functions (exp, erf, tanh) count as one FLOP each although th
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from roofline.core.dtypes import DType
+from roofline.core.errors import UsageError
 from roofline.ops.base import ACTIVATIONS, INTERMEDIATES, Operator, Traffic, choice, flag, operator, param, rw
 from roofline.ops.counts import FLOPS_PER_ELEMENT  # FLOPs per output element, by function
 
@@ -23,8 +25,22 @@ def elementwise_traffic(numel: int, inputs: int, outputs: int, dtype: DType) -> 
 @dataclass(frozen=True)
 class _Elementwise(Operator):
     numel: int = param(2**24, "number of elements of each tensor")
+    run: int = param(0, "elements in each contiguous run of the last input, a view with its outer dimensions "
+                        "swapped (a head split's transpose): the kernel reads it strided; 0: contiguous", minimum=0)
 
     func = ""
+
+    def check(self) -> None:
+        if self.run > self.numel:
+            raise UsageError(f"{self.name}: run ({self.run}) exceeds numel ({self.numel})")
+
+    def params(self) -> dict[str, Any]:
+        """Without `run` when every input is dense: records, labels and the database's points of dense passes
+        read as they did before strided inputs had a parameter (`numel=N`, not `numel=N run=0`)."""
+        out = super().params()
+        if not self.run:
+            del out["run"]
+        return out
 
     def flops(self) -> float:
         return FLOPS_PER_ELEMENT[self.func] * self.numel
@@ -36,7 +52,7 @@ class _Elementwise(Operator):
 def _register(func: str, summary: str) -> None:
     cls = type(func.capitalize(), (_Elementwise,), {"func": func, "summary": summary,
                                                    "ignores": "NB: transcendentals count as 1 FLOP; "
-                                                              "no broadcasting."})
+                                                              "no broadcasting; a strided view moves the same bytes."})
     cls.__module__ = __name__
     operator(func, "elementwise")(dataclass(frozen=True)(cls))
 

@@ -5,9 +5,13 @@
 # 8m; the whole GPU grid, ~830 points, may finish sooner), the accuracy script 2-3 minutes, cut at
 # PREDICT_ACCURACY_S (default 240 s; it writes its JSON after every case). In one 10-minute device call run
 # `PREDICT_BUDGET=5m bash scripts/gpu_check.sh predict` (about 9 minutes with the start-up). The database is
-# copied to $OUT/h200-ops.json as soon as the sweep ends; with W set to the same folder a later call resumes it.
+# copied to $OUT/h200-ops.json as soon as the sweep ends; with W set to the same folder a later call resumes it,
+# and on a fresh machine PREDICT_SEED=docs/results/predict/h200-ops-HHMM.json.gz starts from a stored one.
 # Sourced by scripts/gpu_check.sh, in its shell: $OUT, $W, $S, $RL, log.
 log "predict: operator sweep (roofline calibrate --ops --budget ${PREDICT_BUDGET:-8m}) then scripts/predict_accuracy.py"
+if [ -n "${PREDICT_SEED:-}" ] && [ ! -s "$W/h200-ops.json" ]; then  # a stored database: the sweep adds what it lacks
+  gunzip -c "$PREDICT_SEED" > "$W/h200-ops.json" && echo "seeded from $PREDICT_SEED" | tee -a "$S"
+fi
 t0=$(secs)
 $RL calibrate --ops --budget "${PREDICT_BUDGET:-8m}" --db "$W/h200-ops.json" > "$W/predict-sweep.txt" 2> "$W/predict-sweep.err"
 echo "calibrate --ops exit $? in $(python3 -c "print(f'{$(secs) - $t0:.0f}')") s" | tee -a "$S"

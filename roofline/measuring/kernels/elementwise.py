@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import torch
@@ -34,22 +35,37 @@ def compiled(fn: Callable[..., torch.Tensor], device: str) -> tuple[Callable[...
     return torch.compile(fn, dynamic=False), "torch.compile"
 
 
+def _operands(op: Operator, dtype: DType, device: str, count: int) -> tuple[list[torch.Tensor], str]:
+    """`count` inputs of `op.numel` elements; with `op.run`, the last one a transposed view of rows x cols x run
+    (its two outer dimensions swapped, as a head split's transpose leaves it), the others dense of its shape."""
+    numel, run = op.numel, op.run  # type: ignore[attr-defined]
+    if not run:
+        return [rand((numel,), dtype, device) for _ in range(count)], ""
+    if numel % run:
+        raise UsageError(f"{op.name}: timed with run dividing numel ({run} does not divide {numel})")
+    outer = numel // run
+    rows = 2 ** (int(math.log2(outer)) // 2) if outer & (outer - 1) == 0 else 1  # square-ish for powers of two
+    shape = (rows, outer // rows, run)
+    view = rand((shape[1], shape[0], run), dtype, device).transpose(0, 1)
+    return [rand(shape, dtype, device) for _ in range(count - 1)] + [view], f" (a {run}-element-run transposed view)"
+
+
 def _unary(func: str) -> None:
     @builder(func)
     def build(op: Operator, dtype: DType, device: str) -> Built:
         _float_only(op, dtype)
-        x = rand((op.numel,), dtype, device)  # type: ignore[attr-defined]
+        (x,), how = _operands(op, dtype, device, 1)
         f = _UNARY[func]
-        return Built(lambda: f(x), f"torch.{func}", [x])
+        return Built(lambda: f(x), f"torch.{func}{how}", [x])
 
 
 def _binary(func: str) -> None:
     @builder(func)
     def build(op: Operator, dtype: DType, device: str) -> Built:
         _float_only(op, dtype)
-        a, b = rand((op.numel,), dtype, device), rand((op.numel,), dtype, device)  # type: ignore[attr-defined]
+        (a, b), how = _operands(op, dtype, device, 2)
         f = _BINARY[func]
-        return Built(lambda: f(a, b), f"torch.{func}", [a, b])
+        return Built(lambda: f(a, b), f"torch.{func}{how}", [a, b])
 
 
 for _f in _UNARY:
