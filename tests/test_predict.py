@@ -318,7 +318,9 @@ class Strided(Rec):
     def __init__(self, roof_s: float, shape: list[int], strides: list[int]) -> None:
         super().__init__(roof_s, 0.0, op="aten::clone", flops_source="rule:copy", bound="memory",
                          tensor_cores=False, params={})
-        self.input_shapes, self.input_strides = [shape], [strides]
+        self.input_shapes, self.input_strides = [shape], [strides]  # into a row-major output (`.contiguous()`)
+        self.output_shapes = [shape]
+        self.output_strides = [[math.prod(shape[i + 1:]) for i in range(len(shape))]]
 
 
 def test_a_strided_input_is_predicted_from_the_strided_points() -> None:

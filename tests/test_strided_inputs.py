@@ -8,7 +8,7 @@ import torch
 
 import roofline
 from roofline.core.errors import UsageError
-from roofline.core.layout import contiguous_run, dense, strided_run
+from roofline.core.layout import contiguous_run, dense, iteration_run, strided_run
 from roofline.ops import make
 
 
@@ -19,9 +19,27 @@ def test_the_contiguous_run_of_views() -> None:
     assert contiguous_run([s, d], [1, 0]) == 1  # an expanded last dimension
     assert contiguous_run([1, s, 1, d], [999, d, 5, 1]) == s * d  # size-1 dimensions' strides do not matter
     assert dense([1, s, 1, d], [999, d, 5, 1]) and not dense([d, s], [1, d])
-    # the shortest run among the inputs that are not dense; one element or all dense: 0
-    assert strided_run([([b, h, s, d], [s * h * d, d, h * d, 1]), ([d, s], [1, d]), ([1], [7])]) == 1
-    assert strided_run([([s, d], [d, 1]), ([1], [1])]) == 0
+
+
+def test_the_run_an_output_walk_reads_of_each_input() -> None:
+    b, s, h, d = 2, 8, 4, 16
+    row = ([b, h, s, d], [h * s * d, s * d, d, 1])  # a row-major output
+    split = ([b, h, s, d], [s * h * d, d, h * d, 1])  # a head split's transpose of [b, s, h, d]
+    # a transposed view read into a row-major output runs head_dim; into an output of its own layout (what
+    # TensorIterator allocates for `view * table`), it is dense
+    assert iteration_run(*row, *split) == d and iteration_run(*split, *split) == b * s * h * d
+    assert strided_run(row, [split, row]) == d and strided_run(split, [split]) == 0
+    # channels-last in and out: dense, whatever row-major says (ResNet's relu_ and residual add_)
+    n, c, hh, w = 4, 64, 7, 7
+    cl = ([n, c, hh, w], [c * hh * w, 1, w * c, c])
+    assert strided_run(cl, [cl, cl]) == 0 and contiguous_run(*cl) == 1
+    # a broadcast operand (a rotary table over heads, a norm's weight over rows) is re-read, not strided
+    assert strided_run(split, [split, ([1, 1, s, d], [s * d, s * d, d, 1])]) == 0
+    assert strided_run(row, [row, ([d], [1])]) == 0
+    # an input that does not broadcast to the output (a reduction's) is not judged; a slice written with gaps is
+    assert strided_run(([b, h], [h, 1]), [row]) == 0
+    assert strided_run(([b, s, d], [s * 2 * d, 2 * d, 1]), [([b, s, d], [s * d, d, 1])]) == d  # half of each row
+    assert strided_run(None, [split]) == 0 and strided_run(([1], [1]), [split]) == 0
 
 
 def test_a_profile_records_the_strides_and_the_run_of_a_transposed_input() -> None:
@@ -36,6 +54,7 @@ def test_a_profile_records_the_strides_and_the_run_of_a_transposed_input() -> No
     prof = roofline.profile(program, time=False, gpu="h200")
     strided, plain = (r for r in prof.records if r.op == "aten::add.Tensor")
     assert strided.input_strides == [[s * h * d, d, h * d, 1], [h * s * d, s * d, d, 1]]
+    assert strided.output_strides in ([[s * h * d, d, h * d, 1]], [[h * s * d, s * d, d, 1]])  # one is off it
     assert strided.params == {"numel": b * s * h * d, "run": d} and plain.params == {"numel": b * s * h * d}
     assert strided.bytes == plain.bytes  # the same bytes move: the bound does not change, the kernel's speed may
 

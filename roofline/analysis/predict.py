@@ -237,10 +237,13 @@ class FamilyModel:
 
 def query_params(family: str, record: Any) -> dict[str, Any]:
     """The parameters a record is placed among its family's points with: its own, and for an elementwise pass
-    the contiguous run of its strided inputs from the shapes and strides the profile recorded."""
+    the contiguous run of the inputs its output's walk reads strided, from the shapes and strides the profile
+    recorded (`core.layout.strided_run`)."""
     params = dict(record.params or {})
-    if family == "elementwise" and getattr(record, "input_strides", None) and record.input_shapes:
-        params["run"] = strided_run(zip(record.input_shapes, record.input_strides, strict=False))
+    outs, ins = getattr(record, "output_strides", None), getattr(record, "input_strides", None)
+    if family == "elementwise" and outs and ins and record.output_shapes and record.input_shapes:
+        params["run"] = strided_run((record.output_shapes[0], outs[0]),
+                                    zip(record.input_shapes, ins, strict=False))
     return params
 
 

@@ -10,15 +10,18 @@ from typing import Any
 _FAKE: Any = None  # the shared FakeTensorMode of fake_mode()
 
 
-def fake_mode() -> Any:
+@contextlib.contextmanager
+def fake_mode() -> Iterator[Any]:
     """The FakeTensorMode analytic profiles run under (one per process, so a model built under it can be
-    profiled later): `with fake_mode(): model = Model(cfg)` allocates nothing."""
+    profiled later), with modules converted by replacing their tensors (`modules_convert_by_replacing`):
+    `with fake_mode(): model = Model(cfg).to(torch.bfloat16)` allocates nothing."""
     global _FAKE
     if _FAKE is None:
         from torch._subclasses.fake_tensor import FakeTensorMode
 
         _FAKE = FakeTensorMode(allow_non_fake_inputs=True)
-    return _FAKE
+    with _FAKE, modules_convert_by_replacing():
+        yield _FAKE
 
 
 def active_fake_mode() -> Any:
@@ -54,6 +57,9 @@ def modules_convert_by_replacing() -> Iterator[None]:
     from torch._subclasses.fake_tensor import FakeTensor
 
     original = torch.nn.Module._apply
+    if getattr(original, "converts_by_replacing", False):  # already inside one
+        yield
+        return
 
     def _apply(module: Any, fn: Any, recurse: bool = True) -> Any:
         own = [t for t in (*module._parameters.values(), *module._buffers.values()) if t is not None]
@@ -78,6 +84,7 @@ def modules_convert_by_replacing() -> Iterator[None]:
                     module._buffers[key] = fn(buffer)
         return module
 
+    _apply.converts_by_replacing = True  # type: ignore[attr-defined]
     torch.nn.Module._apply = _apply  # type: ignore[method-assign]
     try:
         yield

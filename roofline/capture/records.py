@@ -119,8 +119,9 @@ def _key(p: ProfiledCall) -> tuple[Any, ...]:
     c = p.call
     op = p.cost.catalog
     return (c.region, c.phase, c.module, c.op, tuple(t.shape for t in c.inputs), tuple(t.dtype for t in c.inputs),
-            tuple(t.strides for t in c.inputs), tuple(t.shape for t in c.outputs), p.cost.flops,
-            p.traffic.bytes_read, p.traffic.bytes_written, canonical_params(op.params()) if op else "", p.dtype)
+            tuple(t.strides for t in c.inputs), tuple(t.shape for t in c.outputs),
+            tuple(t.strides for t in c.outputs), p.cost.flops, p.traffic.bytes_read, p.traffic.bytes_written,
+            canonical_params(op.params()) if op else "", p.dtype)
 
 
 def build_records(items: list[ProfiledCall], ceilings: Ceilings, timing_method: str | None) -> list[Record]:
@@ -144,6 +145,7 @@ def _record(group: list[ProfiledCall], ceilings: Ceilings, timing_method: str | 
         input_shapes=[list(t.shape) for t in c.inputs], input_dtypes=[t.dtype for t in c.inputs],
         input_strides=[list(t.strides) for t in c.inputs],
         output_shapes=[list(t.shape) for t in c.outputs], output_dtypes=[t.dtype for t in c.outputs],
+        output_strides=[list(t.strides) for t in c.outputs],
         flops_source=first.cost.source)
     if timing_method is not None:
         rec = _timed(rec, group, timing_method)

@@ -21,7 +21,7 @@ are read in part (`Cost.read_bytes`: a gather's table) or not at all (`Cost.unre
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -115,9 +115,12 @@ def dense(t: TensorMeta) -> bool:
     return layout.dense(t.shape, t.strides)
 
 
-def strided_run(tensors: Iterable[TensorMeta]) -> int:
-    """The shortest contiguous run of the inputs that are views with gaps (a transpose), 0 when all are dense."""
-    return layout.strided_run((t.shape, t.strides) for t in tensors)
+def strided_run(call: OpCall) -> int:
+    """The shortest contiguous run of the call's tensors its first output's walk does not cover densely (a
+    transposed view added into a row-major output), 0 when it covers all (`core.layout.strided_run`)."""
+    out = call.outputs[0] if call.outputs else None
+    return layout.strided_run(None if out is None else (out.shape, out.strides),
+                              ((t.shape, t.strides) for t in call.inputs))
 
 
 def arg(call: OpCall, name: str, default: Any) -> Any:
@@ -173,7 +176,7 @@ def pointwise_cost(call: OpCall) -> Cost:
     if name == "gelu" and call.args.get("approximate") == "tanh":
         name = "gelu_tanh"
     if name in CATALOG_POINTWISE and numel >= 1:
-        op = make(CATALOG_POINTWISE[name], numel=numel, run=strided_run(call.inputs))
+        op = make(CATALOG_POINTWISE[name], numel=numel, run=strided_run(call))
         return Cost(op.flops(), f"catalog:{op.name}", POINTWISE_NOTE, op)
     per = POINTWISE_FLOPS.get(name, 1)
     return rule(per * numel, "pointwise", f"NB: {per} FLOP(s) per output element; transcendentals count 1.")

@@ -248,6 +248,7 @@ class Record(_Serial):
     input_strides: list[list[int]] | None = None  # in elements; a view's (a transpose's) differ from row-major
     output_shapes: list[list[int]] | None = None
     output_dtypes: list[str] | None = None
+    output_strides: list[list[int]] | None = None
     flops_source: str | None = None
     # Nsight Compute's counters for one call (`--counters`, `roofline import-ncu`).
     counters: Counters | None = None
