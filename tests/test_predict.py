@@ -304,9 +304,10 @@ def test_a_memory_bound_family_the_database_lacks_is_a_memory_pass_and_says_so()
     assert alone is not None and alone.source == f"{BOUND} (no reduction bf16 points in the database)"
 
 
-def ew_point(numel: int, run: int, eff: float) -> Point:
-    """An add of `numel` bf16 elements, its last input read in runs of `run` (0: dense), at efficiency `eff`."""
-    op = make("add", numel=numel, run=run)
+def ew_point(numel: int, run: int, eff: float, bcast: bool = False) -> Point:
+    """An add of `numel` bf16 elements, its last input read in runs of `run` (0: dense) or a row of `run`
+    broadcast (`bcast`), at efficiency `eff`."""
+    op = make("add", numel=numel, run=run, bcast=bcast)
     nbytes = op.traffic(get_dtype("bf16")).total
     return Point(family="elementwise", op="add", dtype="bf16", params=op.params(), flops=op.flops(), bytes=nbytes,
                  roofline_time_s=nbytes / 4.8e12, time_s=nbytes / 4.8e12 / eff)
@@ -350,3 +351,18 @@ def test_a_database_without_strided_points_predicts_a_strided_input_as_dense_poi
     assert strided is not None and dense is not None
     assert (strided.time_s, strided.low_s, strided.high_s) == (dense.time_s, dense.low_s, dense.high_s)
     assert "extrapolated" not in strided.source
+
+
+def test_a_broadcast_operand_is_predicted_from_the_broadcast_points() -> None:
+    # a norm's weight times a [1, 2048, 2048] activation (Llama's RMSNorm, the H200 run of 2026-12-02: 11.3 us
+    # against 5.1 predicted from dense adds) takes the broadcast points' efficiency (0.35), not the dense (0.8)
+    # nor the transposed (0.5) ones of its run
+    pts = [ew_point(n, run, eff, bc) for n in (2**20, 2**24)
+           for run, eff, bc in ((0, 0.8, False), (1024, 0.5, False), (1024, 0.35, True))]
+    p = Predictor(db_of(*pts), "h200-sxm")
+    rec = Rec(pts[0].roofline_time_s, 0.5, op="aten::mul.Tensor", flops_source="catalog:mul", bound="memory",
+              tensor_cores=False, params={"numel": 2048 * 2048, "run": 2048, "bcast": True})
+    rec.input_shapes, rec.input_strides = [[2048], [1, 2048, 2048]], [[1], [2048 * 2048, 2048, 1]]
+    rec.output_shapes, rec.output_strides = [[1, 2048, 2048]], [[2048 * 2048, 2048, 1]]
+    got = p.predict(rec)
+    assert got is not None and got.time_s == pytest.approx(rec.roofline_time_s / 0.35, rel=0.05)

@@ -8,7 +8,7 @@ import torch
 
 import roofline
 from roofline.core.errors import UsageError
-from roofline.core.layout import contiguous_run, dense, iteration_run, strided_run
+from roofline.core.layout import DENSE, Walk, contiguous_run, dense, iteration_run, strided_run
 from roofline.ops import make
 
 
@@ -27,19 +27,22 @@ def test_the_run_an_output_walk_reads_of_each_input() -> None:
     split = ([b, h, s, d], [s * h * d, d, h * d, 1])  # a head split's transpose of [b, s, h, d]
     # a transposed view read into a row-major output runs head_dim; into an output of its own layout (what
     # TensorIterator allocates for `view * table`), it is dense
-    assert iteration_run(*row, *split) == d and iteration_run(*split, *split) == b * s * h * d
-    assert strided_run(row, [split, row]) == d and strided_run(split, [split]) == 0
+    assert iteration_run(*row, *split) == Walk(d) and iteration_run(*split, *split) == DENSE
+    assert strided_run(row, [split, row]) == Walk(d) and strided_run(split, [split]) == DENSE
     # channels-last in and out: dense, whatever row-major says (ResNet's relu_ and residual add_)
     n, c, hh, w = 4, 64, 7, 7
     cl = ([n, c, hh, w], [c * hh * w, 1, w * c, c])
-    assert strided_run(cl, [cl, cl]) == 0 and contiguous_run(*cl) == 1
-    # a broadcast operand (a rotary table over heads, a norm's weight over rows) is re-read, not strided
-    assert strided_run(split, [split, ([1, 1, s, d], [s * d, s * d, d, 1])]) == 0
-    assert strided_run(row, [row, ([d], [1])]) == 0
+    assert strided_run(cl, [cl, cl]) == DENSE and contiguous_run(*cl) == 1
+    # a broadcast operand ends its run where it is re-read: a rotary table over heads after head_dim, a norm's
+    # weight over rows after its length, a per-row scale at once; the shortest run of all the inputs counts
+    assert strided_run(split, [split, ([1, 1, s, d], [s * d, s * d, d, 1])]) == Walk(d, True)
+    assert strided_run(row, [row, ([d], [1])]) == Walk(d, True)
+    assert strided_run(row, [row, ([b, h, s, 1], [h * s, s, 1, 1]), split]) == Walk(1, True)
     # an input that does not broadcast to the output (a reduction's) is not judged; a slice written with gaps is
-    assert strided_run(([b, h], [h, 1]), [row]) == 0
-    assert strided_run(([b, s, d], [s * 2 * d, 2 * d, 1]), [([b, s, d], [s * d, d, 1])]) == d  # half of each row
-    assert strided_run(None, [split]) == 0 and strided_run(([1], [1]), [split]) == 0
+    assert strided_run(([b, h], [h, 1]), [row]) == DENSE
+    assert strided_run(([b, s, d], [s * 2 * d, 2 * d, 1]), [([b, s, d], [s * d, d, 1])]) == Walk(d)  # half rows
+    assert strided_run(None, [split]) == DENSE and strided_run(([1], [1]), [split]) == DENSE
+    assert strided_run(row, [row, ([1], [1])]) == DENSE  # a one-element operand (a scalar tensor) does not count
 
 
 def test_a_profile_records_the_strides_and_the_run_of_a_transposed_input() -> None:
@@ -56,6 +59,8 @@ def test_a_profile_records_the_strides_and_the_run_of_a_transposed_input() -> No
     assert strided.input_strides == [[s * h * d, d, h * d, 1], [h * s * d, s * d, d, 1]]
     assert strided.output_strides in ([[s * h * d, d, h * d, 1]], [[h * s * d, s * d, d, 1]])  # one is off it
     assert strided.params == {"numel": b * s * h * d, "run": d} and plain.params == {"numel": b * s * h * d}
+    prof = roofline.profile(lambda: y * torch.ones(d), time=False, gpu="h200")  # a row broadcast over rows
+    assert prof.records[-1].params == {"numel": b * s * h * d, "run": d, "bcast": True}
     assert strided.bytes == plain.bytes  # the same bytes move: the bound does not change, the kernel's speed may
 
 
@@ -72,3 +77,11 @@ def test_the_builder_times_a_transposed_view() -> None:
         build(make("add", numel=4096, run=96), get_dtype("fp32"), "cpu")
     with pytest.raises(UsageError, match="exceeds numel"):
         make("mul", numel=64, run=128)
+    row = build(make("mul", numel=4096, run=64, bcast=True), get_dtype("fp32"), "cpu")
+    x, weight = row.inputs
+    assert x.shape == (64, 64) and weight.shape == (64,) and "64-element row broadcast" in row.impl
+    assert torch.equal(row.fn(), x * weight)
+    # the broadcast row is read once: numel in, run in, numel out
+    assert make("mul", numel=4096, run=64, bcast=True).traffic(get_dtype("fp32")).total == (2 * 4096 + 64) * 4
+    with pytest.raises(UsageError, match="bcast needs a second input"):
+        make("relu", numel=4096, run=64, bcast=True)

@@ -112,9 +112,11 @@ def _cat_dims(params: dict[str, Any]) -> tuple[float, ...]:
 
 
 def _elementwise_dims(params: dict[str, Any]) -> tuple[float, ...]:
-    """Decades of the contiguous run a strided input is read in (`run`), RUN_DENSE for dense inputs."""
+    """Decades of the contiguous run a strided or broadcast input is read in (`run`), RUN_DENSE for dense
+    inputs, and a decade more for a broadcast one (`bcast`: torch's kernel leaves its vectorised path for both;
+    in the H200's Llama and ViT runs of 2026-12-02 broadcast adds and multiplies took 2.2-2.7x their dense peers)."""
     run = params.get("run") or 0
-    return (math.log10(min(run, RUN_DENSE) if run > 0 else RUN_DENSE),)
+    return (math.log10(min(run, RUN_DENSE) if run > 0 else RUN_DENSE), float(bool(params.get("bcast"))))
 
 
 # Where a dense input sits on the elementwise run coordinate: beyond every swept run (64, 1024), 3 decades from
@@ -201,21 +203,18 @@ class FamilyModel:
         lo, hi = (quantile(residuals, q) for q in INTERVAL_QUANTILES)
         return min(lo, 0.0), max(hi, 0.0)
 
-    def unvaried(self, params: dict[str, Any] | None) -> bool:
-        """Whether `params` lie off a shape coordinate every point shares (an old database's elementwise points,
-        all dense, for a strided query): distance along it would only widen the interval, it teaches nothing."""
-        extra = shape_features(self.family, params) or ()
-        return any(lo == hi and x != lo for x, (lo, hi) in zip(extra, self.box[2:], strict=False))
-
     def clamp(self, q: Features) -> tuple[Features, float]:
         """The query moved onto the measured box, and how many decades it moved beyond the smaller-size edge
-        (the launch floor's side: not counted, see `predict`) and, in a memory-bound family, the lower-intensity
-        edge."""
+        (the launch floor's side: not counted, see `predict`), in a memory-bound family the lower-intensity edge,
+        or along a shape coordinate no point varies."""
         c = tuple(min(max(x, lo), hi) for x, (lo, hi) in zip(q, self.box, strict=True))
         # a size below the box moved up to it: not counted; nor, in a memory-bound family, an intensity below it
         # (a copy's 0 FLOPs per byte: its bytes bind it as they bind the swept passes)
         low_intensity = max(q[1], c[1]) if self.family in DTYPE_FREE else q[1]
-        counted = (max(q[0], c[0]), low_intensity, *q[2:])
+        # nor a shape coordinate every point shares (an older database's elementwise points, all dense, for a
+        # strided query): the sweep never varied it, so it teaches nothing either way
+        shared = tuple(x if lo < hi else c_x for x, c_x, (lo, hi) in zip(q[2:], c[2:], self.box[2:], strict=True))
+        counted = (max(q[0], c[0]), low_intensity, *shared)
         return c, _distance(counted, c)
 
     def predict(self, roofline_time_s: float, intensity: float,
@@ -242,8 +241,8 @@ def query_params(family: str, record: Any) -> dict[str, Any]:
     params = dict(record.params or {})
     outs, ins = getattr(record, "output_strides", None), getattr(record, "input_strides", None)
     if family == "elementwise" and outs and ins and record.output_shapes and record.input_shapes:
-        params["run"] = strided_run((record.output_shapes[0], outs[0]),
-                                    zip(record.input_shapes, ins, strict=False))
+        params["run"], params["bcast"] = strided_run((record.output_shapes[0], outs[0]),
+                                                     zip(record.input_shapes, ins, strict=False))
     return params
 
 
@@ -362,8 +361,6 @@ class Predictor:
         params = query_params(family, record)
         shaped = shape_features(family, params) is not None
         model = (self.model(family, dtype, shaped) if shaped else None) or self.model(family, dtype)
-        if model is not None and model.shaped and model.unvaried(params):
-            model = self.model(family, dtype)  # the sweep never varied a coordinate the query is off: no lesson
         if model is None:
             return Prediction(t, t, t, f"{BOUND} (no {family} {record.dtype} points in the database)", family)
         eff, lo, hi, used, outside = model.predict(t, record.arithmetic_intensity or 0.0, params)

@@ -30,7 +30,7 @@ from roofline.core import layout
 from roofline.core.aten_names import base_name, op_name
 from roofline.ops import make
 from roofline.ops.base import Operator
-from roofline.ops.elementwise import FLOPS_PER_ELEMENT
+from roofline.ops.elementwise import ARITY, FLOPS_PER_ELEMENT
 
 
 @dataclass(frozen=True)
@@ -115,9 +115,9 @@ def dense(t: TensorMeta) -> bool:
     return layout.dense(t.shape, t.strides)
 
 
-def strided_run(call: OpCall) -> int:
-    """The shortest contiguous run of the call's tensors its first output's walk does not cover densely (a
-    transposed view added into a row-major output), 0 when it covers all (`core.layout.strided_run`)."""
+def strided_run(call: OpCall) -> layout.Walk:
+    """How the walk of the call's first output reads its tensors at worst (`core.layout.strided_run`): a
+    transposed view added into a row-major output runs its last dimension, a bias broadcast over rows its length."""
     out = call.outputs[0] if call.outputs else None
     return layout.strided_run(None if out is None else (out.shape, out.strides),
                               ((t.shape, t.strides) for t in call.inputs))
@@ -176,7 +176,9 @@ def pointwise_cost(call: OpCall) -> Cost:
     if name == "gelu" and call.args.get("approximate") == "tanh":
         name = "gelu_tanh"
     if name in CATALOG_POINTWISE and numel >= 1:
-        op = make(CATALOG_POINTWISE[name], numel=numel, run=strided_run(call))
+        walk = strided_run(call)
+        op = make(CATALOG_POINTWISE[name], numel=numel, run=walk.run,
+                  bcast=walk.broadcast and ARITY[CATALOG_POINTWISE[name]] > 1)
         return Cost(op.flops(), f"catalog:{op.name}", POINTWISE_NOTE, op)
     per = POINTWISE_FLOPS.get(name, 1)
     return rule(per * numel, "pointwise", f"NB: {per} FLOP(s) per output element; transcendentals count 1.")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
+from typing import NamedTuple
 
 
 def contiguous_run(shape: Sequence[int], strides: Sequence[int]) -> int:
@@ -26,39 +27,50 @@ def dense(shape: Sequence[int], strides: Sequence[int]) -> bool:
     return contiguous_run(shape, strides) == math.prod(shape)
 
 
+class Walk(NamedTuple):
+    """How a kernel walking its output reads one operand: in runs of `run` elements (0: densely), and whether
+    the run ends at a broadcast dimension (the operand re-read, as a bias over rows) rather than at a gap."""
+
+    run: int
+    broadcast: bool = False
+
+
+DENSE = Walk(0)
+
+
 def iteration_run(out_shape: Sequence[int], out_strides: Sequence[int], shape: Sequence[int],
-                  strides: Sequence[int]) -> int:
-    """Elements of an input a kernel reads contiguously as it walks its output in memory order (the output's
-    dimensions innermost-stride first; torch's TensorIterator orders them so): the product of the innermost
-    dimensions where the input's strides lie row-major in that order. Its own layout does not matter, only
-    whether it matches the output's: a channels-last input of a channels-last output is dense, a transposed view
-    added into a row-major output runs its last dimension. Broadcast dimensions (size 1 in the input, the input
-    right-aligned) are skipped as size-1 ones are: the operand is re-read, not strided. An input that does not
-    broadcast to the output (a reduction's, a gather's) is not judged: the output's numel."""
-    total = math.prod(out_shape)
+                  strides: Sequence[int]) -> Walk:
+    """How an input is read as a kernel walks its output in memory order (the output's dimensions innermost-
+    stride first; torch's TensorIterator orders them so): the product of the innermost dimensions where the
+    input's strides lie row-major in that order. Its own layout does not matter, only whether it matches the
+    output's: a channels-last input of a channels-last output is dense, a transposed view added into a row-major
+    output runs its last dimension. A broadcast dimension (size 1 in the input, right-aligned; stride 0 in the
+    walk) ends the run too, `broadcast` (a norm's weight over rows runs its length; a per-row scale, 1). An
+    input that does not broadcast to the output (a reduction's, a gather's) is not judged: DENSE."""
     pad = len(out_shape) - len(shape)
     if pad < 0 or any(n not in (1, o) for n, o in zip(shape, out_shape[pad:], strict=True)):
-        return total
+        return DENSE
     sizes, steps = [1] * pad + list(shape), [0] * pad + list(strides)
     order = sorted(range(len(out_shape)), key=lambda i: (out_strides[i], -i))  # innermost first
     run = 1
     for i in order:
-        if sizes[i] == 1 or out_shape[i] == 1:
+        if out_shape[i] == 1:
             continue
+        if sizes[i] == 1:
+            return Walk(run, True)
         if steps[i] != run:
-            return run
+            return Walk(run)
         run *= sizes[i]
-    return total if run == math.prod(sizes) else run
+    return DENSE
 
 
 def strided_run(out: tuple[Sequence[int], Sequence[int]] | None,
-                inputs: Iterable[tuple[Sequence[int], Sequence[int]]]) -> int:
-    """The shortest contiguous run (`iteration_run`) among the inputs, given as (shape, strides), and the output
-    itself (a slice written with gaps) that the walk of the output `out` does not cover densely; 0 when it
-    covers every one so (or there is no output to walk)."""
+                inputs: Iterable[tuple[Sequence[int], Sequence[int]]]) -> Walk:
+    """The shortest run (`iteration_run`) among the inputs, given as (shape, strides), and the output itself (a
+    slice written with gaps) that the walk of the output `out` does not read densely; DENSE when it reads every
+    one so (or there is no output to walk). Single elements (a scalar operand) do not count."""
     if out is None or math.prod(out[0]) <= 1:
-        return 0
-    total = math.prod(out[0])
-    runs = [r for shape, strides in (*inputs, out) if math.prod(shape) > 1
-            and (r := iteration_run(out[0], out[1], shape, strides)) < total]
-    return min(runs, default=0)
+        return DENSE
+    walks = [w for shape, strides in (*inputs, out) if math.prod(shape) > 1
+             and (w := iteration_run(out[0], out[1], shape, strides)) != DENSE]
+    return min(walks, key=lambda w: (w.run, not w.broadcast), default=DENSE)

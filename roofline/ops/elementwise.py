@@ -27,25 +27,32 @@ class _Elementwise(Operator):
     numel: int = param(2**24, "number of elements of each tensor")
     run: int = param(0, "elements in each contiguous run of the last input, a view with its outer dimensions "
                         "swapped (a head split's transpose): the kernel reads it strided; 0: contiguous", minimum=0)
+    bcast: bool = flag(False, "the last input is `run` elements broadcast over numel / run rows (a bias, a "
+                              "norm's weight): read once, re-read from the caches")
 
     func = ""
 
     def check(self) -> None:
         if self.run > self.numel:
             raise UsageError(f"{self.name}: run ({self.run}) exceeds numel ({self.numel})")
+        if self.bcast and (not self.run or ARITY[self.func] < 2):
+            raise UsageError(f"{self.name}: bcast needs a second input and its length (run)")
 
     def params(self) -> dict[str, Any]:
-        """Without `run` when every input is dense: records, labels and the database's points of dense passes
-        read as they did before strided inputs had a parameter (`numel=N`, not `numel=N run=0`)."""
+        """Without `run` and `bcast` when every input is dense: records, labels and the database's points of
+        dense passes read as they did before strided inputs had parameters (`numel=N`, not `numel=N run=0`)."""
         out = super().params()
-        if not self.run:
-            del out["run"]
+        for name, off in (("run", 0), ("bcast", False)):
+            if out[name] == off:
+                del out[name]
         return out
 
     def flops(self) -> float:
         return FLOPS_PER_ELEMENT[self.func] * self.numel
 
     def traffic(self, dtype: DType) -> Traffic:
+        if self.bcast:  # the broadcast input's run elements once
+            return rw({ACTIVATIONS: (self.numel + self.run) * dtype.bytes}, {ACTIVATIONS: self.numel * dtype.bytes})
         return elementwise_traffic(self.numel, ARITY[self.func], 1, dtype)
 
 

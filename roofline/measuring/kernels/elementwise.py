@@ -37,13 +37,16 @@ def compiled(fn: Callable[..., torch.Tensor], device: str) -> tuple[Callable[...
 
 def _operands(op: Operator, dtype: DType, device: str, count: int) -> tuple[list[torch.Tensor], str]:
     """`count` inputs of `op.numel` elements; with `op.run`, the last one a transposed view of rows x cols x run
-    (its two outer dimensions swapped, as a head split's transpose leaves it), the others dense of its shape."""
+    (its two outer dimensions swapped, as a head split's transpose leaves it), the others dense of its shape;
+    with `op.bcast` too, the last one a row of `run` elements broadcast over numel / run rows."""
     numel, run = op.numel, op.run  # type: ignore[attr-defined]
     if not run:
         return [rand((numel,), dtype, device) for _ in range(count)], ""
     if numel % run:
         raise UsageError(f"{op.name}: timed with run dividing numel ({run} does not divide {numel})")
     outer = numel // run
+    if op.bcast:  # type: ignore[attr-defined]
+        return [rand((outer, run), dtype, device), rand((run,), dtype, device)], f" (a {run}-element row broadcast)"
     rows = 2 ** (int(math.log2(outer)) // 2) if outer & (outer - 1) == 0 else 1  # square-ish for powers of two
     shape = (rows, outer // rows, run)
     view = rand((shape[1], shape[0], run), dtype, device).transpose(0, 1)
