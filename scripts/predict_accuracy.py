@@ -15,7 +15,14 @@ Llama; and the same models at batch sizes and lengths the sweep never measured):
    interval (every record carries one: the bound's is the bound alone, and `in_interval_from_db` counts only the
    database's), and the share within 20% for prediction and bound alike.
 The database is built from the sweep alone (suites/sweeps/ops.toml): no model's shapes are in it. Writes
-OUT_DIR/predict_accuracy.json and OUT_DIR/predict_accuracy.txt (the table, also printed).
+OUT_DIR/predict_accuracy.json and OUT_DIR/predict_accuracy.txt (the table, also printed), and each case's
+timed profile as OUT_DIR/NAME.json.
+
+    python scripts/predict_accuracy.py --db DB.json OUT_DIR --from-profiles DIR   # no GPU
+
+re-predicts the timed profiles a GPU run kept (DIR/NAME.json, or .json.gz) with today's predictor and DB: the same
+figures, the step summed from the timed records' predictions instead of an analytic run (they are the same ops
+and shapes), so a change of the predictor's rules is measured against the GPU's times without a GPU.
 """
 
 from __future__ import annotations
@@ -219,6 +226,36 @@ def run_case(name: str, db: Path, gpu: str, tiny: bool = False, out: Path | None
     return res
 
 
+def repredict_case(name: str, profiles: Path, db: Path) -> dict[str, Any]:
+    """One case's figures from its stored timed profile, every record predicted again from `db`."""
+    import gzip
+
+    from roofline.analysis.predict import predicted, predictor_for
+    from roofline.analysis.predict_step import step_prediction
+    from roofline.core.document import validate_document
+
+    path = next((p for p in (profiles / f"{name}.json", profiles / f"{name}.json.gz") if p.exists()), None)
+    if path is None:
+        raise FileNotFoundError(f"no {name}.json(.gz) in {profiles}")
+    text = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
+    doc = validate_document(json.loads(text), str(path))
+    records = doc.records
+    predictor = predictor_for(records[0].gpu if records else "", opdb.read(db))
+    records = predicted(records, predictor)
+    measured = (doc.extra.get("profile") or {}).get("kernel_time_s")
+    step = step_prediction(records, predictor)
+    res: dict[str, Any] = {"case": name, "args": [], "kind": CASES[name][2] if name in CASES else "stored",
+                           "measured_kernel_s": measured, "predicted_from": f"{path.name}, re-predicted",
+                           "predicted": step}
+    res["step_error"] = _ratio(step["predicted_kernel_time_s"], measured)
+    res["step_error_bound"] = _ratio(step["bound_time_s"], measured)
+    res["in_step_interval"] = (step["predicted_kernel_low_s"] <= measured <= step["predicted_kernel_high_s"]
+                               if measured else None)
+    res.update(op_metrics(records))
+    res["by_op"] = by_op(records)
+    return res
+
+
 def _pct(x: float | None) -> str:
     return "-" if x is None else f"{x:+.1%}"
 
@@ -259,6 +296,7 @@ def main() -> None:
     ap.add_argument("--cases", default=",".join(CASES))
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--tiny", action="store_true", help="every case at a tiny size (a smoke run of the script)")
+    ap.add_argument("--from-profiles", type=Path, help="re-predict the timed profiles stored in this folder")
     a = ap.parse_args()
     global DEVICE, LLAMA, SMALL_LLAMA
     DEVICE = a.device
@@ -270,7 +308,8 @@ def main() -> None:
     for name in a.cases.split(","):
         print(f"-- {name}", file=sys.stderr, flush=True)
         try:
-            results.append(run_case(name, a.db, a.gpu, a.tiny, a.out))
+            results.append(repredict_case(name, a.from_profiles, a.db) if a.from_profiles
+                           else run_case(name, a.db, a.gpu, a.tiny, a.out))
         except Exception as exc:  # one case's failure must not stop the others
             traceback.print_exc()
             results.append({"case": name, "error": f"{type(exc).__name__}: {exc}"[:500]})

@@ -366,3 +366,29 @@ def test_a_broadcast_operand_is_predicted_from_the_broadcast_points() -> None:
     rec.output_shapes, rec.output_strides = [[1, 2048, 2048]], [[2048 * 2048, 2048, 1]]
     got = p.predict(rec)
     assert got is not None and got.time_s == pytest.approx(rec.roofline_time_s / 0.35, rel=0.05)
+
+
+def test_a_norm_of_a_strided_input_adds_the_copy_torch_makes_first() -> None:
+    # torch's layer norm makes a strided input contiguous before it normalises (ViT-B/16's LayerNorms of
+    # nn.MultiheadAttention's transposed output on the H200, 2026-12-02: 27 us against 12 predicted): the record's
+    # prediction is the norm's plus one copy of its input, predicted from the strided elementwise points
+    def norm_point(rows: int) -> Point:
+        op = make("layernorm", rows=rows, cols=768)
+        nbytes = op.traffic(get_dtype("bf16")).total
+        return Point(family="norm", op="layernorm", dtype="bf16", params=op.params(), flops=op.flops(),
+                     bytes=nbytes, roofline_time_s=nbytes / 4.8e12, time_s=nbytes / 4.8e12 / 0.3)
+
+    norm = [norm_point(r) for r in (1024, 8192, 65536)]
+    ew = [ew_point(n, run, eff) for n in (2**20, 2**24) for run, eff in ((0, 0.8), (1024, 0.4))]
+    p = Predictor(db_of(*norm, *ew), "h200-sxm")
+    rec = analytic_record(make("layernorm", rows=32 * 197, cols=768), get_dtype("bf16"), H200)
+    b, s, d = 32, 197, 768
+    plain = p.predict(evolve(rec, input_shapes=[[b, s, d]], input_strides=[[s * d, d, 1]], input_dtypes=["bf16"]))
+    strided = p.predict(evolve(rec, input_shapes=[[b, s, d]], input_strides=[[d, b * d, 1]], input_dtypes=["bf16"]))
+    assert plain is not None and strided is not None and "copy" not in plain.source
+    copy_roof = 2 * b * s * d * 2 / H200.dram_bytes_per_s
+    # the copy reads a transposed view in runs of d = 768, between the dense and the 1024-run points on that
+    # coordinate but nearest the strided ones: its efficiency is theirs within the inverse-distance weighting
+    extra = strided.time_s - plain.time_s
+    assert copy_roof / 0.8 < extra <= copy_roof / 0.4 * 1.01
+    assert "+ a copy of its strided input" in strided.source and strided.high_s - strided.low_s > 0

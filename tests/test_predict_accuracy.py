@@ -71,7 +71,7 @@ def test_one_case_runs_its_whole_chain_on_the_cpu(tmp_path: Path, monkeypatch: p
 
     monkeypatch.setattr(script, "DEVICE", "cpu")
     monkeypatch.setitem(script.CASES, "mlp", (mlp_case, (), "main"))
-    res = script.run_case("mlp", db.path, "h200")
+    res = script.run_case("mlp", db.path, "h200", out=tmp_path)
     assert res["predicted_from"] == "analytic profile", res.get("analytic_error")
     step = res["predicted"]
     assert step["calls_from_db"] >= 3 and step["calls_on_bound"] == 0
@@ -83,3 +83,12 @@ def test_one_case_runs_its_whole_chain_on_the_cpu(tmp_path: Path, monkeypatch: p
     assert res["ops"] >= 3 and res["ops_from_db"] >= 3 and len(res["heaviest"]) <= script.HEAVIEST
     text = script.table([res, {"case": "broken", "error": "RuntimeError: x"}])
     assert text.splitlines()[2].startswith("mlp ") and "error: RuntimeError: x" in text
+
+    # the timed profile it kept, re-predicted from the same database without running anything: the same per-op
+    # figures, and the step summed from the timed records (the analytic run's are the same ops and shapes)
+    again = script.repredict_case("mlp", tmp_path, db.path)
+    assert again["predicted_from"] == "mlp.json, re-predicted"
+    assert again["measured_kernel_s"] == res["measured_kernel_s"]
+    assert again["predicted"]["predicted_kernel_time_s"] == pytest.approx(step["predicted_kernel_time_s"], rel=1e-6)
+    assert (again["ops"], again["in_interval"], again["within_20pct"]) == (res["ops"], res["in_interval"],
+                                                                         res["within_20pct"])
