@@ -85,3 +85,4 @@ def test_the_builder_times_a_transposed_view() -> None:
     assert make("mul", numel=4096, run=64, bcast=True).traffic(get_dtype("fp32")).total == (2 * 4096 + 64) * 4
     with pytest.raises(UsageError, match="bcast needs a second input"):
         make("relu", numel=4096, run=64, bcast=True)
+

@@ -87,3 +87,19 @@ def test_latency_advice_from_the_measured_launch_gap() -> None:
     # no gap measured (an event-timed record): the fixed 10 µs rule still speaks for a 4 µs kernel
     (item,) = latency(_gpu_record(4e-6, None), None)
     assert item["threshold_s"] == 10e-6
+
+
+def test_the_profilers_cycle_warning_is_silenced_as_torch_words_it() -> None:
+    """torch 2.11 on the H200 (2026-12-02) printed 'UserWarning: Warning: Profiler clears events at the end of
+    each cycle...' under every GPU profile: the filter matched only a message that starts with 'Profiler'."""
+    import warnings
+
+    from roofline.measuring.cupti import _CYCLE_WARNING
+
+    text = ("Warning: Profiler clears events at the end of each cycle.Only events from the current cycle will be "
+            "reported.To keep events across cycles, set acc_events=True.")
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        warnings.filterwarnings("ignore", message=_CYCLE_WARNING)
+        warnings.warn(text, UserWarning, stacklevel=1)
+    assert seen == []

@@ -10,7 +10,7 @@ from typing import Any
 
 # torch.profiler warns once per process that it "clears events at the end of each cycle": true of its
 # scheduled mode, which this project does not use; the warning reached users' terminals on every `analyze`.
-_CYCLE_WARNING = "Profiler clears events at the end of each cycle"
+_CYCLE_WARNING = r".*Profiler clears events at the end of each cycle"  # torch prefixes it with "Warning: "
 
 
 @contextlib.contextmanager
