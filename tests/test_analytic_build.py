@@ -13,6 +13,7 @@ import torch
 
 import roofline
 from roofline.capture.build import CONSTANT_NUMEL, MASK_NUMEL
+from roofline.capture.masks import has_data
 from roofline.capture.profile import LOWER_BOUND_COVERAGE
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -194,6 +195,33 @@ def test_a_mask_built_from_the_config_counts_the_same_whatever_use_cache(window:
         assert seq * seq <= MASK_NUMEL
     expected = 4 * 8 * 4 * pairs  # is_causal (no window) keeps the triangle with its diagonal, S(S+1)/2
     assert counts == [expected, expected]
+
+
+def test_a_fake_padding_mask_is_read_as_no_padding_and_said() -> None:
+    """A 2-D attention mask computed from fake tensors (here from the embedding's output; a tokenizer's, faked) has
+    no data:
+    the mask transformers builds from it is read as if no token were padding (causal over 1100 tokens, with the
+    window of 4: the counts of the test above), and the pattern's source says so. Before 2026-12-02 such a mask
+    was unknown and every score counted (1100 x 1100)."""
+    transformers = _transformers()
+    seq = 1100
+    cfg = transformers.MistralConfig(vocab_size=64, hidden_size=32, intermediate_size=48, num_hidden_layers=1,
+                                     num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=2048,
+                                     sliding_window=4)
+    cfg._attn_implementation = "sdpa"
+
+    def program() -> None:
+        model = transformers.MistralForCausalLM(cfg).eval()
+        ids = torch.randint(0, 64, (1, seq))  # a small constant: it keeps its values
+        with torch.no_grad():
+            mask = (model.model.embed_tokens(ids)[..., 0] > float("-inf")).long()  # fake: no values
+            assert not has_data(mask)
+            model(ids, attention_mask=mask, use_cache=False)
+
+    prof = roofline.profile(program, time=False, gpu="h100")
+    (attn,) = [p for p in prof.calls if p.call.op == "aten::scaled_dot_product_attention"]
+    assert attn.cost.flops == 4 * 8 * 4 * (1 + 2 + 3 + (seq - 3) * 4)
+    assert "assuming no padding" in (attn.cost.mask or "") + attn.cost.note
 
 
 class _ClassBlock(torch.nn.Module):

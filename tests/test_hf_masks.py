@@ -78,8 +78,10 @@ def test_causal_with_left_padding_past_the_constant_limit() -> None:
     assert mask == "causal + padding"
 
 
-def test_a_mask_function_holding_a_fake_tensor_is_unknown() -> None:
-    """A padding mask without data (fake, not a constant) leaves the pattern unknown: None, no guess."""
+def test_a_fake_padding_mask_reads_as_none_and_another_fake_tensor_as_unknown() -> None:
+    """A 2-D padding mask without data (fake, not a constant) is read as if no token were padding, and the
+    pattern says so; a mask function holding another tensor without data (a packed-sequence function's) leaves
+    the pattern unknown: None, no guess."""
     mu = _transformers().masking_utils
     from torch._subclasses.fake_tensor import FakeTensorMode
 
@@ -87,9 +89,14 @@ def test_a_mask_function_holding_a_fake_tensor_is_unknown() -> None:
         fake = torch.ones(1, 16, dtype=torch.bool)
     bound = {"batch_size": 1, "q_length": 16, "kv_length": 16, "mask_function": mu.causal_mask_function,
              "attention_mask": fake}
-    assert evaluate(mu.sdpa_mask, bound) is None
+    assumed = evaluate(mu.sdpa_mask, bound)
+    assert assumed is not None and assumed.label == "causal" and assumed.kept == 136 / 256  # 16 x 17 / 2 of 256
+    assert assumed.source.endswith("assuming no padding (its attention mask has no data)")
     real = evaluate(mu.sdpa_mask, {**bound, "attention_mask": torch.ones(1, 16, dtype=torch.bool)})
-    assert real is not None and real.label == "causal" and real.kept == 136 / 256  # 16 x 17 / 2 of 256
+    assert real is not None and real.label == "causal" and real.kept == 136 / 256
+    assert "assuming" not in real.source
+    held = mu.and_masks(mu.causal_mask_function, mu.padding_mask_function(fake))
+    assert evaluate(mu.sdpa_mask, {**bound, "mask_function": held, "attention_mask": None}) is None
 
 
 def test_word_stats_read_as_key_by_key() -> None:

@@ -14,8 +14,9 @@ first and last kept key and kept count (masks.row_stats, masks.classify). The pa
 returned tensor (masks.remember), where the SDPA mask reader (formulas_models.py) finds it.
 
 It needs the mask function's tensors with data: a 2-D attention mask the program made from constants (build.py)
-is read for its value; one that is fake (computed from fake tensors), or a chunked or packed-sequence function
-holding a fake tensor, leaves the mask unknown (every score counted, as before). The reading costs O(queries x
+is read for its value; one that is fake (computed from fake tensors: a tokenizer's output, faked) is read as if
+no token were padding, and the pattern's source says so (NO_PADDING); a chunked or packed-sequence function
+holding another fake tensor leaves the mask unknown (every score counted, as before). The reading costs O(queries x
 keys) comparisons on the CPU, once per mask built (layers share one): about 1 s at 16k x 16k.
 
 Wrapped when the profile starts if transformers is imported then (masking_utils is imported with it), else as
@@ -39,6 +40,8 @@ from roofline.capture import build
 from roofline.capture.masks import READ_CHUNK, MaskPattern, forget, has_data, pattern_of, remember, row_stats
 
 SOURCE = "from the mask function transformers built it with"
+# Said of a mask whose 2-D padding mask has no data (computed from fake tensors): read as if no token were padding.
+NO_PADDING = ", assuming no padding (its attention mask has no data)"
 # The builders wrapped, by the name masking_utils gives them (module global and AttentionMaskInterface entry).
 BUILDERS = {"sdpa_mask": "sdpa", "eager_mask": "eager"}
 # How deep the functions a mask function combines are searched for captured tensors (and_masks of and_masks).
@@ -58,10 +61,12 @@ class _NoData(Exception):
 
 
 @contextlib.contextmanager
-def _closures_real(fn: Any) -> Iterator[None]:
+def _closures_real(fn: Any, stand_ins: dict[int, torch.Tensor] | None = None) -> Iterator[None]:
     """The constants (build.py) a mask function and the functions it combines (and_masks, or_masks) captured,
-    swapped for their values while the block runs; _NoData when one has none."""
+    swapped for their values while the block runs (a tensor in `stand_ins`, by id, for its stand-in); _NoData
+    when one has none."""
     swapped: list[tuple[Any, Any]] = []
+    stand_ins = stand_ins or {}
 
     def walk(obj: Any, depth: int) -> None:
         if isinstance(obj, (tuple, list)):
@@ -76,7 +81,7 @@ def _closures_real(fn: Any) -> Iterator[None]:
             except ValueError:  # an empty cell
                 continue
             if isinstance(v, torch.Tensor) and not has_data(v):
-                real = _real(v)
+                real = stand_ins.get(id(v)) if id(v) in stand_ins else _real(v)
                 if real is None:
                     raise _NoData
                 swapped.append((cell, v))
@@ -99,13 +104,19 @@ def evaluate(sdpa_mask: Callable[..., Any], bound: dict[str, Any]) -> MaskPatter
 
     attention_mask = bound.get("attention_mask")
     real_mask = _real(attention_mask)
+    stand_ins, source = {}, SOURCE
     if attention_mask is not None and real_mask is None:
-        return None
+        if attention_mask.dim() != 2:
+            return None
+        # a 2-D padding mask computed from fake tensors (a tokenizer's, faked): no token is padding, said so
+        with unset_fake_temporarily():
+            real_mask = torch.ones(tuple(attention_mask.shape), dtype=torch.bool)
+        stand_ins, source = {id(attention_mask): real_mask}, SOURCE + NO_PADDING
     args = {k: v for k, v in bound.items() if k not in ("dtype", "allow_is_causal_skip",
                                                         "allow_is_bidirectional_skip", "device")}
     parts = []
     try:
-        with unset_fake_temporarily(), torch.no_grad(), _closures_real(bound.get("mask_function")):
+        with unset_fake_temporarily(), torch.no_grad(), _closures_real(bound.get("mask_function"), stand_ins):
             # lengths and offsets: ints, or (a static cache's) tensors holding one
             q_length, kv_length, q_offset = (int(_real(bound.get(k, 0))) for k in ("q_length", "kv_length",
                                                                                     "q_offset"))
@@ -121,7 +132,7 @@ def evaluate(sdpa_mask: Callable[..., Any], bound: dict[str, Any]) -> MaskPatter
                     return None
                 parts.append(row_stats(block))
             first, last, count = (torch.cat([p[i] for p in parts], dim=1) for i in range(3))
-            return pattern_of(first, last, count, kv_length, SOURCE)
+            return pattern_of(first, last, count, kv_length, source)
     except (_NoData, RuntimeError, ValueError, TypeError, IndexError, NotImplementedError):
         return None  # a mask function holding a fake tensor, or one the builder cannot evaluate
 
