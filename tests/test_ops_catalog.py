@@ -302,6 +302,8 @@ TINY: list[tuple[str, dict[str, Any], list[tuple[int, ...]]]] = [
     ("add_layernorm", {"rows": 5, "cols": 12, "variant": "unfused", "write_sum": False}, [(5, 12)]),
     ("add_rmsnorm", {"rows": 5, "cols": 12, "write_sum": False}, [(5, 12)]),
     ("add_rmsnorm", {"rows": 5, "cols": 12, "variant": "unfused"}, [(5, 12), (5, 12)]),
+    ("batchnorm", {"batch": 2, "channels": 3, "height": 5, "width": 4}, [(2, 3, 5, 4)]),
+    ("batchnorm", {"batch": 2, "channels": 3, "height": 5, "training": True}, [(2, 3, 5, 5)]),
     ("softmax", {"rows": 5, "cols": 12}, [(5, 12)]),
     *[("reduce", {"rows": 5, "cols": 12, "func": f}, [(5,)]) for f in ("sum", "mean", "amax")],
     ("attention", {"batch": 2, "heads": 4, "seq": 7, "head_dim": 8}, [(2, 4, 7, 8)]),

@@ -7,7 +7,9 @@ from __future__ import annotations
 import math
 
 import pytest
+import torch
 
+import roofline
 from roofline.analysis.predict import (
     BOUND,
     EXTRAPOLATION_WIDEN,
@@ -392,3 +394,17 @@ def test_a_norm_of_a_strided_input_adds_the_copy_torch_makes_first() -> None:
     extra = strided.time_s - plain.time_s
     assert copy_roof / 0.8 < extra <= copy_roof / 0.4 * 1.01
     assert "+ a copy of its strided input" in strided.source and strided.high_s - strided.low_s > 0
+
+
+def test_a_batch_norm_is_its_own_family_and_a_memory_pass_in_a_database_without_it() -> None:
+    # ResNet-50's batch norms on the H200 (2026-12-02) ran 1.7x the elementwise passes they were predicted as:
+    # a profile's native_batch_norm of a 4-D input is the catalog's batchnorm, its own sweep family
+    x = torch.zeros(2, 3, 5, 5)
+    bn = torch.nn.BatchNorm2d(3).eval()
+    prof = roofline.profile(lambda: bn(x), time=False, gpu="h200")
+    (rec,) = [r for r in prof.records if "batch_norm" in r.op]
+    assert rec.flops_source == "catalog:batchnorm" and family_of(rec) == "batchnorm"
+    assert rec.flops == 4 * 2 * 3 * 5 * 5 + 2 * 3  # the rule's count before the operator existed
+    ew = [point(10.0 ** -k, 0.4, intensity=0.1, family="elementwise") for k in (7, 6, 5)]
+    got = Predictor(db_of(*ew), "h200-sxm").predict(rec)
+    assert got is not None and got.family == "elementwise" and "no batchnorm points: as a memory pass" in got.source

@@ -16,7 +16,7 @@ from roofline.core.aten_names import op_name
 from roofline.ops.attention import causal_pairs
 from roofline.ops.elementwise import FLOPS_PER_ELEMENT
 from roofline.ops.gemm import mm_flops
-from roofline.ops.norm import norm_flops
+from roofline.ops.norm import BN_INFERENCE, BN_TRAINING, norm_flops
 from roofline.ops.softmax import SOFTMAX_FLOPS_PER_ELEMENT
 
 # -- matrix products --------------------------------------------------------------------------------------
@@ -332,20 +332,19 @@ def group_norm(call: OpCall) -> Cost | None:
                  "counted per element.")
 
 
-# Batch norm: inference applies (x - mean) * rstd * weight + bias (4 per element, 2 per channel for
-# var + eps and rsqrt); training also computes the statistics (LayerNorm's 7 per element, 4 per channel).
-_BN_INFERENCE = (4, 2)
-_BN_TRAINING = (7, 4)
-
-
 @formula("aten::_native_batch_norm_legit_no_training", "aten::_native_batch_norm_legit",
          "aten::native_batch_norm", "aten::cudnn_batch_norm", "aten::miopen_batch_norm")
 def batch_norm(call: OpCall) -> Cost | None:
+    """The catalog's batchnorm for an N x C x H x W input (its FLOPs per element and per channel: ops/norm.py);
+    other ranks by the same count as a rule."""
     x = tensor(call, "input")
     if x is None or len(x.shape) < 2:
         return None
     training = bool(arg(call, "training", False))
-    per_elem, per_channel = _BN_TRAINING if training else _BN_INFERENCE
+    if len(x.shape) == 4 and x.numel > 0:
+        n, c, h, w = x.shape
+        return catalog_cost("batchnorm", batch=n, channels=c, height=h, width=w, training=training)
+    per_elem, per_channel = BN_TRAINING if training else BN_INFERENCE
     return rule(per_elem * x.numel + per_channel * x.shape[1], "batch norm " + ("training" if training else
                  "inference"), "NB: running-statistics updates not counted; read once, written once.")
 

@@ -160,7 +160,7 @@ CATALOG: dict[str, str] = {
     "conv2d": "roofline.ops.conv",
     **dict.fromkeys(("relu", "add", "mul", "gelu", "silu", "swiglu", "chain", "cat"), "roofline.ops.elementwise"),
     **dict.fromkeys(("gemm", "gemv"), "roofline.ops.gemm"),
-    **dict.fromkeys(("layernorm", "rmsnorm", "add_layernorm", "add_rmsnorm"), "roofline.ops.norm"),
+    **dict.fromkeys(("layernorm", "rmsnorm", "add_layernorm", "add_rmsnorm", "batchnorm"), "roofline.ops.norm"),
     "rope": "roofline.ops.rope",
 }
 

@@ -1,4 +1,5 @@
-"""Normalisation over the last dimension: LayerNorm, RMSNorm, and each with the residual add fused in.
+"""Normalisation over the last dimension: LayerNorm, RMSNorm, and each with the residual add fused in; and batch
+norm over a CNN's channels.
 
 FLOP convention (one FLOP per add, mul, compare, division or rsqrt, as in elementwise.py), for an x of
 `rows` x `cols` normalised along `cols`:
@@ -135,3 +136,42 @@ class AddRMSNorm(_AddNorm):
     summary = "residual add fused into RMSNorm: y = rmsnorm(x + z), optionally writing x + z"
     ignores = "NB: unfused = add writes x+z and RMSNorm reads it back; rstd for backward not counted."
     norm = "rmsnorm"
+
+
+# Batch norm's FLOPs per element and per channel: inference normalises with the running statistics (subtract the
+# mean, scale by rstd, multiply by the weight, add the bias; per channel var + eps and rsqrt); training also
+# computes the statistics (LayerNorm's 7 per element, 4 per channel).
+BN_INFERENCE = (4, 2)
+BN_TRAINING = (7, 4)
+# Per-channel vectors batch norm reads: weight, bias, running mean and variance.
+BN_VECTORS = 4
+
+
+@operator("batchnorm", "norm")
+@dataclass(frozen=True)
+class BatchNorm(Operator):
+    """y = (x - mean[c]) / sqrt(var[c] + eps) * weight[c] + bias[c] over an N x C x H x W input."""
+
+    summary = "BatchNorm2d: per-channel statistics over batch and pixels (a CNN's norm)"
+    ignores = "NB: x read once and y written once; running-statistics updates and saved statistics not counted."
+    dtypes = NORM_DTYPES
+    batch: int = param(32, "images (N)")
+    channels: int = param(256, "channels (C), one mean and variance each")
+    height: int = param(56, "height (H)")
+    width: int | None = param(None, "width (W); default: the height")
+    training: bool = flag(False, "compute the batch's statistics (a training step) instead of the running ones")
+
+    def resolve(self) -> None:
+        if self.width is None:
+            self._set("width", self.height)
+
+    def numel(self) -> int:
+        return self.batch * self.channels * self.height * (self.width or self.height)
+
+    def flops(self) -> float:
+        per_elem, per_channel = BN_TRAINING if self.training else BN_INFERENCE
+        return per_elem * self.numel() + per_channel * self.channels
+
+    def traffic(self, dtype: DType) -> Traffic:
+        n = self.numel() * dtype.bytes
+        return rw({ACTIVATIONS: n, WEIGHTS: BN_VECTORS * self.channels * dtype.bytes}, {ACTIVATIONS: n})

@@ -1,5 +1,6 @@
 """Builders for normalisation: F.layer_norm and F.rms_norm (one library kernel each); add + norm fused by
-torch.compile on the GPU (torch has no single kernel for it), or eager torch.add then the norm (unfused)."""
+torch.compile on the GPU (torch has no single kernel for it), or eager torch.add then the norm (unfused);
+F.batch_norm."""
 
 from __future__ import annotations
 
@@ -71,3 +72,20 @@ def _add_norm_builder(norm: str) -> None:
 for _n in ("layernorm", "rmsnorm"):
     _norm_builder(_n)
     _add_norm_builder(_n)
+
+
+@builder("batchnorm")
+def build_batchnorm(op: Operator, dtype: DType, device: str) -> Built:
+    """F.batch_norm with running statistics (inference) or the batch's (training): channels-last on the GPU, as
+    a CNN runs there (cuDNN), NCHW on the CPU."""
+    op.check_dtype(dtype)
+    c = op.channels  # type: ignore[attr-defined]
+    x = rand((op.batch, c, op.height, op.width), dtype, device)  # type: ignore[attr-defined]
+    layout = "NCHW"
+    if device != "cpu":
+        x, layout = x.contiguous(memory_format=torch.channels_last), "channels-last"
+    w, b = _affine("layernorm", c, dtype, device)
+    mean, var = rand((c,), dtype, device, scale=0.1), rand((c,), dtype, device, scale=0.1).abs() + 1
+    training = bool(op.training)  # type: ignore[attr-defined]
+    return Built(lambda: F.batch_norm(x, mean, var, w, b, training, 0.1, EPS),
+                 f"F.batch_norm ({'training' if training else 'inference'}, {layout})", [x, w, b, mean, var])
