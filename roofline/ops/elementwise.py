@@ -59,7 +59,7 @@ class _Elementwise(Operator):
 def _register(func: str, summary: str) -> None:
     cls = type(func.capitalize(), (_Elementwise,), {"func": func, "summary": summary,
                                                    "ignores": "NB: transcendentals count as 1 FLOP; "
-                                                              "no broadcasting; a strided view moves the same bytes."})
+                                                              "a strided view moves the same bytes; a broadcast row is read once."})
     cls.__module__ = __name__
     operator(func, "elementwise")(dataclass(frozen=True)(cls))
 
