@@ -103,3 +103,11 @@ def test_a_check_report_never_replaces_the_documents_it_reads(capsys: pytest.Cap
         code, _, err = run(capsys, "check", str(res), "--baseline", str(base), flag, str(target))
         assert code == 2 and f"{flag} {target}" in err and "never replaces" in err, err
     assert {p: p.read_bytes() for p in (res, base)} == before
+
+
+def test_a_scripts_option_before_the_separator_is_told_where_it_goes(capsys: pytest.CaptureFixture[str]) -> None:
+    # `roofline profile examples/train_step.py --preset tiny` said only "No such option: --preset"
+    code, _, err = run(capsys, "profile", str(ROOT / "examples" / "train_step.py"), "--no-time", "--preset", "tiny")
+    assert code == 2 and "No such option: --preset" in err and "go after --" in err
+    code, _, err = run(capsys, "analyze", "gemm", "--preset", "tiny")  # no script there: no such hint
+    assert code == 2 and "No such option" in err and "go after --" not in err
