@@ -59,6 +59,15 @@ def test_nothing_to_judge_is_refused(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert code == 2 and "no record has a prediction from an operator database for h200-sxm" in err
     code, _, err = run(capsys, "check", str(_run(tmp_path, [2.0])))
     assert code == 2 and "--baseline is required" in err
+    # a database named that predicts none of them (gemm bf16 points only, an fp32 run): it said "or name one with
+    # --db" to a user who had; now it says why the named one did not apply
+    r = analytic_record(make("gemm", m=1024), get_dtype("fp32"), H200)
+    fp32 = tmp_path / "fp32.json"
+    write_document(Document(device={}, records=[with_time(r, 2 * r.roofline_time_s)]), fp32)
+    db = _db(tmp_path / "db.json")
+    code, _, err = run(capsys, "check", str(fp32), "--against-prediction", "--db", str(db))
+    assert code == 2 and f"{db} predicts none of the 1 timed record(s)" in err and "no gemm fp32 points" in err
+    assert "name one with --db" not in err
 
 
 def test_compare_ranks_a_gpu_with_a_database_by_its_prediction_and_says_so(tmp_path: Path,
