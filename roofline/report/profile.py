@@ -173,7 +173,8 @@ def utilization_line(u: Mapping[str, Any]) -> str | None:
             rate = peak.get(f"{roof}_flops_per_s")
             where = f"{roof} {pipe_label(peak['pipe'])} {si(rate, 'FLOP/s')}" if rate and peak.get("pipe") else roof
             tokens = (u.get("tokens_per_s") or {}).get(kind)
-            return f"{said} ({kind} time, {where})" + (f", {si(tokens).replace(' ', '')} tokens/s" if tokens else "")
+            named = "roofline" if kind == "predicted" else kind  # an analytic run's: the sum of roofline times
+            return f"{said} ({named} time, {where})" + (f", {si(tokens).replace(' ', '')} tokens/s" if tokens else "")
     return None
 
 
