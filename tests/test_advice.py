@@ -126,6 +126,16 @@ def test_add_suggests_add_norm() -> None:
     assert a["neighbour"] == "add_rmsnorm" and a["saved_bytes"] == 2**24 * 2  # the norm's re-read of x + z
 
 
+def test_a_broadcast_multiply_or_add_is_not_offered_a_dense_neighbour() -> None:
+    # silu(a) * b multiplies two tensors of one shape, and a residual add adds two: a row broadcast over the
+    # rows (a norm's weight, a bias: bcast) is neither; the SwiGLU advice counted a dense mul's 3n bytes
+    for name in ("mul", "add"):
+        items = advise(rec(name, numel=2**24, run=4096, bcast=True)).items
+        assert [i["neighbour"] for i in items if i["rule"] == "fuse-neighbour"] == []
+    strided = [i["neighbour"] for i in advise(rec("mul", numel=2**24, run=64)).items if i["rule"] == "fuse-neighbour"]
+    assert strided == ["swiglu"]  # a transposed view of the same shape can still be a gate's half
+
+
 def test_neighbour_quiet_for_other_ops() -> None:
     for r in (rec("softmax"), rec("gemv"), rec("decode_attention")):
         assert "fuse-neighbour" not in rules_of(advise(r))

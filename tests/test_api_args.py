@@ -56,6 +56,9 @@ def _never() -> Any:
     (lambda: roofline.write_document(roofline.Document(device={}, records=[1]), "x.json"),
      "write_document: record 0 is an int, not a roofline.Record"),
     (lambda: roofline.sol(5), "sol: path must be a path"),
+    # the second new-user pass: a database given as a number raised TypeError (expected str, bytes or os.PathLike)
+    (lambda: roofline.analyze("add", numel=1024, gpu="h200", time=False, db=5), "db must be a path"),
+    (lambda: roofline.profile(_never, gpu="h200", time=False, db=5), "db must be a path"),
     (lambda: roofline.sol(SOL, dtype="fp9"), "sol: dtype must be one of"),
     (lambda: roofline.sol(SOL, candidate="x.py"), "candidate= is timed: pass time=True"),
 ])
@@ -92,3 +95,12 @@ def test_an_integer_kernel_on_the_cpu_is_told_what_works() -> None:
         roofline.measure(lambda: ints + ints, flops=4, bytes=48, dtype=torch.int8, rep_s=0.001)
     msg = str(info.value)
     assert "no CPU rate for int8" in msg and "give dtype one of those" in msg and "fp32" in msg
+
+
+def test_an_existing_file_is_kept_and_the_message_says_force_as_python_spells_it(tmp_path: Any) -> None:
+    # write_document's refusal said "(pass --force to replace it)", a flag no Python caller has
+    path = tmp_path / "mine.json"
+    path.write_text("{}")
+    with pytest.raises(roofline.RooflineError) as info:
+        roofline.write_document(roofline.Document(device={}, records=[]), path)
+    assert "force=True" in str(info.value) and "--force" not in str(info.value) and path.read_text() == "{}"

@@ -88,3 +88,26 @@ def test_repeat_says_each_note_once_and_hides_its_temporary_files(tmp_path: Path
 def test_the_readme_does_not_count_the_operators() -> None:
     assert "18 operators" not in (ROOT / "README.md").read_text()
     assert "do not record their command line" not in (ROOT / "docs" / "report.md").read_text()
+
+
+@pytest.mark.parametrize("flag", ["--json", "--junit", "--markdown", "--html"])
+def test_a_check_report_never_replaces_the_documents_it_reads(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                                              flag: str) -> None:
+    # `check res.json --baseline base.json --json base.json` (--json prints the document in analyze and profile,
+    # here it is a report's path) replaced the baseline with the check's JSON report, and exited 0
+    res, base = tmp_path / "res.json", tmp_path / "base.json"
+    for p in (res, base):
+        p.write_bytes((ROOT / "tests" / "data" / "kernels_h200.json").read_bytes())
+    before = {p: p.read_bytes() for p in (res, base)}
+    for target in (base, res):
+        code, _, err = run(capsys, "check", str(res), "--baseline", str(base), flag, str(target))
+        assert code == 2 and f"{flag} {target}" in err and "never replaces" in err, err
+    assert {p: p.read_bytes() for p in (res, base)} == before
+
+
+def test_a_scripts_option_before_the_separator_is_told_where_it_goes(capsys: pytest.CaptureFixture[str]) -> None:
+    # `roofline profile examples/train_step.py --preset tiny` said only "No such option: --preset"
+    code, _, err = run(capsys, "profile", str(ROOT / "examples" / "train_step.py"), "--no-time", "--preset", "tiny")
+    assert code == 2 and "No such option: --preset" in err and "go after --" in err
+    code, _, err = run(capsys, "analyze", "gemm", "--preset", "tiny")  # no script there: no such hint
+    assert code == 2 and "No such option" in err and "go after --" not in err

@@ -206,3 +206,13 @@ def test_measure_argument_checks() -> None:
 def test_mismatch_message_of_a_structural_problem() -> None:
     assert Mismatch("output[0]", "has 3 items, the reference's 2").message() == \
         "output[0] has 3 items, the reference's 2"
+
+
+def test_a_tolerance_is_offered_only_where_it_would_help() -> None:
+    # a shape (or dtype, or structure) mismatch said "if this error is expected, pass atol=/rtol=": no tolerance
+    # makes a (4,) output match a (5,) reference
+    with pytest.raises(RooflineError) as info:
+        check_reference(lambda: torch.ones(4), lambda: torch.ones(5))
+    assert "shape (4,)" in str(info.value) and "atol" not in str(info.value)
+    with pytest.raises(RooflineError, match=r"pass atol=/rtol=$"):
+        check_reference(lambda: torch.ones(4), lambda: torch.zeros(4))

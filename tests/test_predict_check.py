@@ -59,6 +59,15 @@ def test_nothing_to_judge_is_refused(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert code == 2 and "no record has a prediction from an operator database for h200-sxm" in err
     code, _, err = run(capsys, "check", str(_run(tmp_path, [2.0])))
     assert code == 2 and "--baseline is required" in err
+    # a database named that predicts none of them (gemm bf16 points only, an fp32 run): it said "or name one with
+    # --db" to a user who had; now it says why the named one did not apply
+    r = analytic_record(make("gemm", m=1024), get_dtype("fp32"), H200)
+    fp32 = tmp_path / "fp32.json"
+    write_document(Document(device={}, records=[with_time(r, 2 * r.roofline_time_s)]), fp32)
+    db = _db(tmp_path / "db.json")
+    code, _, err = run(capsys, "check", str(fp32), "--against-prediction", "--db", str(db))
+    assert code == 2 and f"{db} predicts none of the 1 timed record(s)" in err and "no gemm fp32 points" in err
+    assert "name one with --db" not in err
 
 
 def test_compare_ranks_a_gpu_with_a_database_by_its_prediction_and_says_so(tmp_path: Path,
@@ -97,7 +106,7 @@ def test_views_show_the_bound_and_the_prediction_side_by_side(tmp_path: Path,
 
     import roofline
     from roofline.analysis.profile_view import profile_view
-    from roofline.report.profile import header, top_table
+    from roofline.report.profile import header, rollup_table, top_table
 
     db = _db(tmp_path / "db.json")
     code, out, _ = run(capsys, "analyze", "gemm", "--m", "4096", "--gpu", "h200", "--no-time", "--dtype", "bf16",
@@ -118,6 +127,11 @@ def test_views_show_the_bound_and_the_prediction_side_by_side(tmp_path: Path,
     assert "predicted kernels" in text and "bound" in text and f"predicted from {db.name}" in text
     assert "roofline step" in text and "predicted step" not in text  # the bound's sum, not called a prediction
     assert "pred" in rendered(top_table(view), 80)
+    # the tables' times are the bound's too: the top table said "by predicted time (roofline)" and the roll-up
+    # "By op type (predicted)" beside a pred column and a predicted step 250x their sum
+    top, rollup = rendered(top_table(view), 80), rendered(rollup_table(view), 80)
+    assert "by roofline time" in top and "predicted time" not in top
+    assert "By op type (roofline time)" in rollup and "(predicted)" not in rollup
     bare = roofline.profile(lambda: mlp(x), time=False, gpu="h200")  # no database for the H200 here
     text = " ".join(rendered(header(profile_view(bare.document())), 80).split())
     assert "prediction: the bound (no operator database for h200-sxm" in text

@@ -83,6 +83,43 @@ def test_the_builder_times_a_transposed_view() -> None:
     assert torch.equal(row.fn(), x * weight)
     # the broadcast row is read once: numel in, run in, numel out
     assert make("mul", numel=4096, run=64, bcast=True).traffic(get_dtype("fp32")).total == (2 * 4096 + 64) * 4
-    with pytest.raises(UsageError, match="bcast needs a second input"):
+    with pytest.raises(UsageError, match="unknown parameter"):  # relu has one input: no bcast to ask for
         make("relu", numel=4096, run=64, bcast=True)
+    with pytest.raises(UsageError, match="mul: bcast needs run, the length of the broadcast row"):
+        make("mul", numel=4096, bcast=True)
 
+
+@pytest.mark.parametrize(("numel", "run"), [(1000 * 64, 64), (6 * 64, 64), (3000, 3)])
+def test_the_builder_times_a_strided_view_whatever_the_rows(numel: int, run: int) -> None:
+    # numel / run rows not a power of two (1000, 6, 1000): the view was (1, rows, run) swapped, contiguous
+    # (a size-1 dimension has no stride), yet its impl said "transposed view"
+    from roofline.core.dtypes import get_dtype
+    from roofline.measuring.kernels import build
+
+    built = build(make("add", numel=numel, run=run), get_dtype("fp32"), "cpu")
+    a, b = built.inputs
+    assert not b.is_contiguous() and b.numel() == numel and contiguous_run(list(b.shape), list(b.stride())) == run
+    assert torch.equal(built.fn(), a + b)
+
+
+def test_a_strided_view_of_a_prime_number_of_rows_is_refused() -> None:
+    # 7 (or 2, or 1) rows of 64 cannot be split into two outer dimensions to swap: timed dense, it would be a lie
+    from roofline.core.dtypes import get_dtype
+    from roofline.measuring.kernels import build
+
+    for rows in (7, 2, 1):
+        with pytest.raises(UsageError, match=f"{rows} rows"):
+            build(make("add", numel=rows * 64, run=64), get_dtype("fp32"), "cpu")
+
+
+def test_only_a_binary_op_offers_bcast(capsys: pytest.CaptureFixture[str]) -> None:
+    # analyze relu --help listed --bcast, which every unary op refused ("bcast needs a second input"); and
+    # mul --bcast without --run said "needs a second input and its length (run)" of an op that has one
+    from helpers import run
+
+    _, relu, _ = run(capsys, "analyze", "relu", "--help")
+    _, mul, _ = run(capsys, "analyze", "mul", "--help")
+    assert "--run" in relu and "--bcast" not in relu and "--bcast" in mul
+    code, _, err = run(capsys, "analyze", "mul", "--numel", "1024", "--bcast", "--gpu", "h200", "--no-time")
+    assert code == 2 and err.strip() == "error: mul: --bcast needs --run, the length of the broadcast row " \
+                                        "(numel / run rows)"

@@ -232,6 +232,10 @@ def test_mfu_divides_each_pipe_by_its_own_peak() -> None:
     assert u["peak"]["pipe"] == "bf16_tensor_dense_tflops" and u["peak"]["datasheet_flops_per_s"] == 1e15
     assert utilization_line(u) == ("MFU 60.0%, MBU 20.0% (kernel time, datasheet BF16 tensor 1 PFLOP/s), "
                                    "1k tokens/s")
+    # an analytic profile's time is the sum of its roofline times: said so ("predicted time" stood beside an
+    # operator database's predicted step, hundreds of times longer, that the MFU was not of)
+    u = utilization(flops, 8e11, {"predicted": 1.0}, {"datasheet": ROOF, "measured": None})
+    assert utilization_line(u) == "MFU 60.0%, MBU 20.0% (roofline time, datasheet BF16 tensor 1 PFLOP/s)"
 
 
 def test_a_utilization_above_100_percent_is_refused_with_its_reason() -> None:

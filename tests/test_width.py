@@ -432,3 +432,18 @@ def test_run_table_with_a_prediction_column_keeps_each_parameter_whole(capsys: p
             assert any(word in line.split() for line in body.splitlines()), f"{word!r} is not whole on a line"
     left = " ".join(out.split()).split("--wide adds: ")[1]
     assert "attainable" in left and ("± IQR/2" in left) == timed
+
+
+def test_the_command_lists_show_each_operators_whole_summary(capsys: pytest.CaptureFixture[str]) -> None:
+    """`analyze --help` lists each operator by its summary: click's short help cut at the first '.' and a
+    space, so chain read "N unary elementwise ops applied in a row (e.g." (its summary's "e.g. scale")."""
+    import typer
+
+    from roofline.cli.analyze import analyze_group
+    from roofline.ops.base import load_catalog
+
+    group = typer.main.get_command(analyze_group())
+    for name, cls in load_catalog().items():
+        assert group.commands[name].get_short_help_str(limit=500) == f"{cls.summary}.", name  # type: ignore[attr-defined]
+    _, out, _ = run(capsys, "analyze", "--help")
+    assert "activation" in out

@@ -238,7 +238,9 @@ def _neighbours(op: Operator, record: Record) -> list[tuple[str, str, Traffic, T
         fused = make(f"add_{name}", rows=rows, cols=cols, write_sum=True, variant="fused").traffic(dt)
         out.append((f"add_{name}", f"a standalone {name} usually follows the residual add (pre-norm "
                                    f"transformers): fuse the add into it (add_{name} fused)", pair, fused))
-    if name == "add":
+    # a row broadcast over the rows (a bias, a norm's weight) is neither a residual add nor a SwiGLU gate's half
+    bcast = bool(getattr(op, "bcast", False))
+    if name == "add" and not bcast:
         numel = op.numel  # type: ignore[attr-defined]
         # any rows x cols = numel gives the same saving (the norm's weight is read by both forms): 1 x numel
         pair = mine + make("rmsnorm", rows=1, cols=numel).traffic(dt)
@@ -249,7 +251,7 @@ def _neighbours(op: Operator, record: Record) -> list[tuple[str, str, Traffic, T
         out.append(("gemm epilogue", f"if this {name} follows a GEMM, apply it in the GEMM's epilogue "
                                      "(cuBLASLt RELU/GELU epilogues, CUTLASS, torch.compile): this pass disappears",
                     mine, Traffic()))
-    if name in ("silu", "mul"):
+    if name in ("silu", "mul") and not bcast:
         numel = op.numel  # type: ignore[attr-defined]
         pair = make("silu", numel=numel).traffic(dt) + make("mul", numel=numel).traffic(dt)
         fused = make("swiglu", numel=numel, variant="fused").traffic(dt)

@@ -32,6 +32,7 @@ from typing import Any
 
 from roofline.ceilings.opdb import OpDB, Point, load_for
 from roofline.core.layout import dense, strided_run
+from roofline.core.validate import path_arg
 
 # Catalog operator -> prediction family (collectives have none: their time is the link's, not the kernels').
 FAMILY_OF_OP = {
@@ -477,6 +478,8 @@ def predictor_for(device_id: str, db: str | Path | OpDB | None = None) -> Predic
         if db.device_id != device_id and db.transferred is None:
             db.transferred = f"measured on {db.device.get('name') or db.device_id}, applied to {device_id}"
         return Predictor(db, device_id)
+    if db is not None:
+        path_arg("", "db", db)
     return Predictor(load_for(device_id, db), device_id)
 
 

@@ -178,8 +178,9 @@ def pointwise_cost(call: OpCall) -> Cost:
         name = "gelu_tanh"
     if name in CATALOG_POINTWISE and numel >= 1:
         walk = strided_run(call)
+        binary = ARITY[CATALOG_POINTWISE[name]] > 1  # a unary op has no bcast
         op = make(CATALOG_POINTWISE[name], numel=numel, run=walk.run,
-                  bcast=walk.broadcast and ARITY[CATALOG_POINTWISE[name]] > 1)
+                  **({"bcast": walk.broadcast} if binary else {}))
         return Cost(op.flops(), f"catalog:{op.name}", POINTWISE_NOTE, op)
     per = POINTWISE_FLOPS.get(name, 1)
     return rule(per * numel, "pointwise", f"NB: {per} FLOP(s) per output element; transcendentals count 1.")

@@ -72,6 +72,9 @@ def check_against_prediction(records: Sequence[Any], db: Any, margin: float, whe
     device = timed[0].gpu
     verdicts = judge(predicted(timed, predictor_for(device, db)), margin)
     if not any(v.verdict != UNJUDGED for v in verdicts):
+        if db is not None:  # the one named did not apply: say why (the sources: "bound (no gemm fp32 points ...)")
+            why = "; ".join(sorted({v.source for v in verdicts})[:2])
+            raise UsageError(f"{where}: {db} predicts none of the {len(timed)} timed record(s): {why}")
         raise UsageError(f"{where}: no record has a prediction from an operator database for {device} "
                          "(`roofline calibrate --ops`, or name one with --db)")
     return verdicts

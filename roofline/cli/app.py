@@ -145,6 +145,8 @@ def main(argv: list[str] | None = None, answered: dict[str, bool] | None = None)
             return 0
         if hasattr(exc, "format_message") and hasattr(exc, "exit_code"):
             msg = " ".join(exc.format_message().split())
+            if type(exc).__name__ == "NoSuchOption" and argv[:1] == ["profile"] and "--" not in argv:
+                msg += " (the script's own options go after --: roofline profile SCRIPT -- --preset tiny)"
             sys.stderr.write(f"error: {msg}\n")
             return int(exc.exit_code)
         raise

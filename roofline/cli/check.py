@@ -64,6 +64,12 @@ def check_cmd(
         _against_prediction(results, baseline, db, fail_on, against_prediction, metric,
                             [flag for flag, path in reports if path is not None])
     assert baseline is not None
+    for flag, path in (("--markdown", markdown), ("--junit", junit), ("--json", json_path), ("--html", html)):
+        read = [what for what, doc in (("results", results), ("baseline", baseline))
+                if path is not None and path.resolve() == doc.resolve()]
+        if read:  # --json base.json (analyze's --json prints; this one writes) replaced the baseline
+            raise UsageError(f"{flag} {path} is the {read[0]} document: a check's report never replaces the "
+                             "documents it reads; give the report another path")
     if db is not None:
         raise UsageError("--db is an option of --against-prediction (a baseline check judges no prediction)")
     check_choice("--metric", metric, METRICS)

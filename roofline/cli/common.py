@@ -212,9 +212,11 @@ def int_flags(cls: type) -> dict[str, str]:
 
 
 def register_op_commands(sub_app: Any, make: Callable[[type], Callable[..., None]],
-                         help: Callable[[type], str], only: str | None = None) -> None:
+                         help: Callable[[type], str], only: str | None = None,
+                         short: Callable[[type], str] = lambda cls: f"{cls.summary}.") -> None:
     """One sub-command of the typer app `sub_app` per registered operator, built by `make(cls)`, with
-    `help(cls)`; with `only` (an operator's name), that operator's alone (building all ~60 costs ~0.1 s)."""
+    `help(cls)` and `short(cls)` in the command list (click's own cut at the first '. ' left chain's summary at
+    "(e.g."); with `only` (an operator's name), that operator's alone (building all ~60 costs ~0.1 s)."""
     from roofline.ops.base import CATALOG, get_operator, load_catalog
 
     if only is not None and only in CATALOG:  # its own family's module alone
@@ -222,4 +224,4 @@ def register_op_commands(sub_app: Any, make: Callable[[type], Callable[..., None
     else:
         classes = {name: cls for name, cls in load_catalog().items() if only is None or name == only}
     for name, cls in sorted(classes.items()):
-        sub_app.command(name, help=help(cls))(make(cls))
+        sub_app.command(name, help=help(cls), short_help=short(cls))(make(cls))

@@ -108,4 +108,5 @@ def compare_suite_cmd(
     show_comparison(result, json_, plot, wide)
 
 
-register_op_commands(compare_app, _make_compare, lambda cls: f"Compare GPUs on {cls.name}: {cls.summary}.")
+register_op_commands(compare_app, _make_compare, lambda cls: f"Compare GPUs on {cls.name}: {cls.summary}.",
+                     short=lambda cls: f"Compare GPUs on {cls.name}: {cls.summary}.")

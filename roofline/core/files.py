@@ -9,12 +9,13 @@ from pathlib import Path
 from roofline.core.errors import RooflineError
 
 
-def refuse_existing(path: str | os.PathLike[str], force: bool) -> Path:
-    """The path, unless a file is there and the user did not pass --force, or it cannot be written (a missing
-    or read-only folder): then a one-line RooflineError, so a long run never ends in one."""
+def refuse_existing(path: str | os.PathLike[str], force: bool, flag: str = "--force") -> Path:
+    """The path, unless a file is there and the user did not pass --force (`flag`: how the caller spells it,
+    force=True from Python), or it cannot be written (a missing or read-only folder): then a one-line
+    RooflineError, so a long run never ends in one."""
     p = Path(path)
     if p.exists() and not force:
-        raise RooflineError(f"{p} exists: not overwriting it (pass --force to replace it)")
+        raise RooflineError(f"{p} exists: not overwriting it (pass {flag} to replace it)")
     if p.is_dir():
         raise RooflineError(f"cannot write {p}: it is a folder")
     folder = p.parent

@@ -10,6 +10,7 @@ from typing import Any
 
 from roofline.core.dtypes import DType
 from roofline.core.errors import UsageError
+from roofline.core.validate import arg_name
 from roofline.ops.base import ACTIVATIONS, INTERMEDIATES, Operator, Traffic, choice, flag, operator, param, rw
 from roofline.ops.counts import FLOPS_PER_ELEMENT  # FLOPs per output element, by function
 
@@ -27,23 +28,20 @@ class _Elementwise(Operator):
     numel: int = param(2**24, "number of elements of each tensor")
     run: int = param(0, "elements in each contiguous run of the last input, a view with its outer dimensions "
                         "swapped (a head split's transpose): the kernel reads it strided; 0: contiguous", minimum=0)
-    bcast: bool = flag(False, "the last input is `run` elements broadcast over numel / run rows (a bias, a "
-                              "norm's weight): read once, re-read from the caches")
 
     func = ""
+    bcast = False  # a binary op's field (_Binary): a unary op has no second input to broadcast
 
     def check(self) -> None:
         if self.run > self.numel:
             raise UsageError(f"{self.name}: run ({self.run}) exceeds numel ({self.numel})")
-        if self.bcast and (not self.run or ARITY[self.func] < 2):
-            raise UsageError(f"{self.name}: bcast needs a second input and its length (run)")
 
     def params(self) -> dict[str, Any]:
         """Without `run` and `bcast` when every input is dense: records, labels and the database's points of
         dense passes read as they did before strided inputs had parameters (`numel=N`, not `numel=N run=0`)."""
         out = super().params()
         for name, off in (("run", 0), ("bcast", False)):
-            if out[name] == off:
+            if name in out and out[name] == off:
                 del out[name]
         return out
 
@@ -56,10 +54,23 @@ class _Elementwise(Operator):
         return elementwise_traffic(self.numel, ARITY[self.func], 1, dtype)
 
 
+@dataclass(frozen=True)
+class _Binary(_Elementwise):
+    bcast: bool = flag(False, "the last input is `run` elements broadcast over numel / run rows (a bias, a "
+                              "norm's weight): read once, re-read from the caches")
+
+    def check(self) -> None:
+        super().check()
+        if self.bcast and not self.run:
+            raise UsageError(f"{self.name}: {arg_name('bcast')} needs {arg_name('run')}, the length of the "
+                             f"broadcast row (numel / run rows)")
+
+
 def _register(func: str, summary: str) -> None:
-    cls = type(func.capitalize(), (_Elementwise,), {"func": func, "summary": summary,
-                                                   "ignores": "NB: transcendentals count as 1 FLOP; "
-                                                              "no broadcasting; a strided view moves the same bytes."})
+    base = _Binary if ARITY[func] > 1 else _Elementwise
+    ignores = "NB: transcendentals count as 1 FLOP; a strided view moves the same bytes" + \
+        ("; a broadcast row is read once." if ARITY[func] > 1 else ".")
+    cls = type(func.capitalize(), (base,), {"func": func, "summary": summary, "ignores": ignores})
     cls.__module__ = __name__
     operator(func, "elementwise")(dataclass(frozen=True)(cls))
 

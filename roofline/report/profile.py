@@ -173,8 +173,15 @@ def utilization_line(u: Mapping[str, Any]) -> str | None:
             rate = peak.get(f"{roof}_flops_per_s")
             where = f"{roof} {pipe_label(peak['pipe'])} {si(rate, 'FLOP/s')}" if rate and peak.get("pipe") else roof
             tokens = (u.get("tokens_per_s") or {}).get(kind)
-            return f"{said} ({kind} time, {where})" + (f", {si(tokens).replace(' ', '')} tokens/s" if tokens else "")
+            named = "roofline" if kind == "predicted" else kind  # an analytic run's: the sum of roofline times
+            return f"{said} ({named} time, {where})" + (f", {si(tokens).replace(' ', '')} tokens/s" if tokens else "")
     return None
+
+
+def _from_db(view: ProfileView) -> bool:
+    """An analytic profile with an operator database's prediction beside the bound (prediction_pairs): its sums
+    of roofline times are named the bound, not "predicted", which the database's times are."""
+    return bool((view.summary.get("prediction") or {}).get("calls_from_db"))
 
 
 def header(view: ProfileView, width: int = 80) -> Text:
@@ -188,7 +195,7 @@ def header(view: ProfileView, width: int = 80) -> Text:
     if predicted:
         low = bool(s.get("lower_bound"))  # ops without formula hold time the sum leaves out
         # with an operator database's prediction beside it (prediction_pairs), the sum is the bound, named so
-        what = "roofline step" if (s.get("prediction") or {}).get("calls_from_db") else "predicted step"
+        what = "roofline step" if _from_db(view) else "predicted step"
         pairs.append(f"{what} {'at least ' if low else ''}{duration(view.total_s)} (sum of roofline times"
                      + ("; a lower bound: ops without formula" if low else "") + ")")
         cov = s.get("analytic_coverage") or {}
@@ -296,7 +303,7 @@ def top_table(view: ProfileView, width: int = 80) -> Table:
         if pred:
             row.append(fixed(x.predicted_s * scale) if x.predicted_s is not None else "-")
         rows.append(row)
-    what = "predicted time (roofline)" if predicted else "measured time"
+    what = ("roofline time" if _from_db(view) else "predicted time (roofline)") if predicted else "measured time"
     caption = None if predicted else "headroom: time - roofline time"
     if not predicted and any(above_roof(x.roof_fraction) for x in lines):
         caption += f"; {ABOVE_MARK}: above its roof (its roof or model is wrong)"
@@ -334,7 +341,8 @@ def rollup_table(view: ProfileView, width: int = 80) -> RenderableType:
         rows.append([*row, _module(x.key) if by == "module" else x.key])
     title = {"op": "By op type", "phase": "By phase of the step"}.get(
         by, f"By module{f', depth {view.depth}' if view.depth else ''}")
-    return table(title + (" (predicted)" if predicted else ""), [*cols, key], rows, width)
+    said = (" (roofline time)" if _from_db(view) else " (predicted)") if predicted else ""
+    return table(title + said, [*cols, key], rows, width)
 
 
 def whatif_view(w: WhatIf, width: int = 80) -> Group:

@@ -47,7 +47,12 @@ def _operands(op: Operator, dtype: DType, device: str, count: int) -> tuple[list
     outer = numel // run
     if op.bcast:  # type: ignore[attr-defined]
         return [rand((outer, run), dtype, device), rand((run,), dtype, device)], f" (a {run}-element row broadcast)"
-    rows = 2 ** (int(math.log2(outer)) // 2) if outer & (outer - 1) == 0 else 1  # square-ish for powers of two
+    # square-ish: the largest divisor of outer up to its square root (both outer dimensions over 1, or the
+    # swapped view would be contiguous: a size-1 dimension has no stride)
+    rows = max(d for d in range(1, math.isqrt(outer) + 1) if outer % d == 0)
+    if rows == 1:
+        raise UsageError(f"{op.name}: numel / run = {outer} rows cannot be split into the two dimensions a "
+                         f"transposed view swaps (both over 1); choose a numel whose numel / run is not prime")
     shape = (rows, outer // rows, run)
     view = rand((shape[1], shape[0], run), dtype, device).transpose(0, 1)
     return [rand(shape, dtype, device) for _ in range(count - 1)] + [view], f" (a {run}-element-run transposed view)"
