@@ -38,6 +38,8 @@ NOTES = [
     "2026-12-02 (issue 32): the cat and reduce operators (new cases); a conv2d whose stride is at least its "
     "window's span reads only the rows and columns its windows touch (the new 1x1 stride-2 case: a quarter of "
     "the input). Existing cases unchanged.",
+    "2026-12-02 (issue 32): batchnorm (new cases, its FLOPs the rule's of before), add with a strided input and "
+    "mul with a broadcast row (bytes (2n + run) elements). Existing cases unchanged.",
 ]
 
 LLAMA_ATT = {"batch": 1, "heads": 32, "seq": 4096, "head_dim": 128}
@@ -74,8 +76,12 @@ CASES: list[tuple[str, str, dict[str, Any]]] = [
     ("cat", "bf16", {"outer": 64, "length": 4096, "tail": 1, "inner": 64}),  # a decode step's KV append
     ("reduce", "fp32", {"rows": 2048, "cols": 2048, "func": "mean"}),  # an RMSNorm's mean of squares, HF's fp32
     ("cat", "fp32", {"outer": 65536, "length": 32, "tail": 32, "inner": 1, "strided": True}),  # rotate_half
+    ("add", "bf16", {"numel": 2**22, "run": 64}),  # a transposed head split: the same bytes as a dense add
+    ("mul", "bf16", {"numel": 2**22, "run": 2048, "bcast": True}),  # an RMSNorm's weight over 2048 rows
     # norm family
     ("layernorm", "fp16", ROWS),
+    ("batchnorm", "bf16", {"batch": 32, "channels": 64, "height": 112}),  # ResNet-50's first
+    ("batchnorm", "fp32", {"batch": 8, "channels": 256, "height": 14, "width": 7, "training": True}),
     ("layernorm", "fp32", {"rows": 8, "cols": 1000}),
     ("rmsnorm", "bf16", {"rows": 4096, "cols": 8192}),
     ("add_layernorm", "fp16", ROWS),
