@@ -144,3 +144,12 @@ def test_a_missing_operator_database_is_refused_before_the_script_runs(tmp_path:
     code, _, err = run(capsys, "profile", str(script), "--db", str(tmp_path / "missing.json"))
     assert code == 2 and "no such operator database" in err
     assert "profiling" not in err and not ran.exists()
+
+
+def test_the_first_line_says_analytic_when_the_gpu_is_not_here(capsys: pytest.CaptureFixture[str]) -> None:
+    """New-user pass (issue 30, 2026-12-02): `--gpu h200` on a machine without one said "profiling ... (timed;"
+    and then "note: analytic only": the first line now says what the run is."""
+    code, _, err = run(capsys, "profile", SCRIPT, "--gpu", "h200")
+    assert code == 0 and "(analytic; the script's output follows)" in err and "(timed;" not in err
+    code, _, err = run(capsys, "profile", SCRIPT)
+    assert code == 0 and "(timed; the script's output follows)" in err

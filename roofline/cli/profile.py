@@ -78,7 +78,8 @@ def profile_cmd(
             from roofline.cli.energy import profile_energy_target
 
             profile_energy_target(target)
-        _say(f"profiling {script.name} ({'analytic' if no_time else 'timed'}; the script's output follows)")
+        timed = getattr(target, "time_device", None) is not None  # --gpu of a GPU not here: analytic too
+        _say(f"profiling {script.name} ({'timed' if timed else 'analytic'}; the script's output follows)")
         _warn_if_shared(device, no_time)
 
     # with --json stdout carries the document alone: the script's own prints go to stderr
