@@ -273,7 +273,9 @@ def is_pointwise(r: Record) -> bool:
 
 def _bn_inference(r: Record) -> bool:
     name = op_name(r.op)
-    return name in BN_INFERENCE_OPS or (name in BN_OPS and (r.flops_source or "").endswith("inference"))
+    source = r.flops_source or ""
+    catalog_inference = source == "catalog:batchnorm" and not (r.params or {}).get("training")
+    return name in BN_INFERENCE_OPS or (name in BN_OPS and (source.endswith("inference") or catalog_inference))
 
 
 def _in_norm_module(r: Record) -> bool:
