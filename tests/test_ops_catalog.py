@@ -317,6 +317,8 @@ TINY: list[tuple[str, dict[str, Any], list[tuple[int, ...]]]] = [
     ("rope", {"tokens": 6, "heads": 4, "head_dim": 8}, [(6, 4, 8)]),
     ("rope", {"tokens": 6, "heads": 4, "head_dim": 8, "kv_heads": 2, "variant": "unfused"}, [(6, 4, 8), (6, 2, 8)]),
     ("conv2d", {"batch": 2, "in_channels": 4, "height": 9, "width": 7, "out_channels": 6}, [(2, 6, 9, 7)]),
+    ("conv2d", {"batch": 2, "in_channels": 4, "height": 9, "width": 7, "out_channels": 6, "nchw": True},
+     [(2, 6, 9, 7)]),
     ("conv2d", {"batch": 2, "in_channels": 4, "height": 9, "width": 7, "out_channels": 6, "stride": 2,
                 "groups": 2, "dilation": 2, "bias": True}, [(2, 6, 4, 3)]),
 ]

@@ -408,3 +408,29 @@ def test_a_batch_norm_is_its_own_family_and_a_memory_pass_in_a_database_without_
     ew = [point(10.0 ** -k, 0.4, intensity=0.1, family="elementwise") for k in (7, 6, 5)]
     got = Predictor(db_of(*ew), "h200-sxm").predict(rec)
     assert got is not None and got.family == "elementwise" and "no batchnorm points: as a memory pass" in got.source
+
+
+def test_an_nchw_convolution_is_predicted_from_the_nchw_points() -> None:
+    # cuDNN runs other kernels for an NCHW input than for a channels-last one (ViT-B/16's patch embedding of an
+    # NCHW batch: 345 us on the H200, 2026-12-02, where channels-last points predicted 22): points of both layouts
+    # at the same shapes, a record's layout read from its input's strides
+    shape = dict(batch=8, in_channels=3, height=224, width=224, out_channels=768, kernel_size=16, stride=16,
+                 padding=0)
+
+    def conv_point(batch: int, nchw: bool, eff: float) -> Point:
+        op = make("conv2d", **{**shape, "batch": batch, "nchw": nchw})
+        nbytes = op.traffic(get_dtype("bf16")).total
+        roof = max(op.flops() / 989e12, nbytes / 4.8e12)
+        return Point(family="conv", op="conv2d", dtype="bf16", params=op.params(), variant="direct",
+                     flops=op.flops(), bytes=nbytes, roofline_time_s=roof, time_s=roof / eff)
+
+    p = Predictor(db_of(*[conv_point(b, nchw, eff) for b in (1, 8, 64) for nchw, eff in ((False, 0.6), (True, 0.05))]),
+                  "h200-sxm")
+    rec = analytic_record(make("conv2d", **shape), get_dtype("bf16"), H200)
+    n, c, h, w = 8, 3, 224, 224
+    nchw = evolve(rec, input_shapes=[[n, c, h, w]], input_strides=[[c * h * w, h * w, w, 1]])
+    last = evolve(rec, input_shapes=[[n, c, h, w]], input_strides=[[c * h * w, 1, w * c, c]])
+    got_nchw, got_last = p.predict(nchw), p.predict(last)
+    assert got_nchw is not None and got_nchw.time_s == pytest.approx(rec.roofline_time_s / 0.05, rel=1e-6)
+    assert got_last is not None and got_last.time_s == pytest.approx(rec.roofline_time_s / 0.6, rel=1e-6)
+    assert make("conv2d").params().get("nchw") is None  # the default layout adds no parameter to old points

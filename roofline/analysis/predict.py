@@ -94,14 +94,17 @@ def _gemm_dims(params: dict[str, Any]) -> tuple[float, ...]:
 
 
 def _conv_dims(params: dict[str, Any]) -> tuple[float, ...]:
-    """Decades of the implicit GEMM a convolution is: N x Hout x Wout rows, Cout columns, Cin/groups x K x K deep."""
+    """Decades of the implicit GEMM a convolution is: N x Hout x Wout rows, Cout columns, Cin/groups x K x K deep;
+    and NCHW_DISTANCE more for an NCHW input on a GPU (cuDNN's NCHW kernels are others than its channels-last ones:
+    ViT-B/16's 16x16 patch embedding of an NCHW batch of 32 ran 345 us on the H200, 2026-12-02, where the
+    channels-last points predicted 22)."""
     from roofline.ops.conv import conv_out_size
 
     k, s, pad, d = params["kernel_size"], params.get("stride", 1), params.get("padding", 0), params.get("dilation", 1)
     hout, wout = (conv_out_size(params[side], k, s, pad, d) for side in ("height", "width"))
     groups = params.get("groups", 1)
     return (math.log10(params["batch"] * max(hout * wout, 1)), math.log10(params["out_channels"] / groups),
-            math.log10(params["in_channels"] // groups * k * k))
+            math.log10(params["in_channels"] // groups * k * k), NCHW_DISTANCE * float(bool(params.get("nchw"))))
 
 
 def _cat_dims(params: dict[str, Any]) -> tuple[float, ...]:
@@ -120,6 +123,9 @@ def _elementwise_dims(params: dict[str, Any]) -> tuple[float, ...]:
     return (math.log10(min(run, RUN_DENSE) if run > 0 else RUN_DENSE), float(bool(params.get("bcast"))))
 
 
+# How far (in decades) an NCHW convolution sits from a channels-last one of the same implicit GEMM: beyond the
+# 4 nearest neighbours' spread within a layout, so each layout is predicted from its own points where it has them.
+NCHW_DISTANCE = 2.0
 # Where a dense input sits on the elementwise run coordinate: beyond every swept run (64, 1024), 3 decades from
 # the longest, so a dense query's nearest points are dense ones.
 RUN_DENSE = 2**20
@@ -241,6 +247,10 @@ def query_params(family: str, record: Any) -> dict[str, Any]:
     recorded (`core.layout.strided_run`)."""
     params = dict(record.params or {})
     outs, ins = getattr(record, "output_strides", None), getattr(record, "input_strides", None)
+    if family == "conv" and ins and record.input_shapes and len(record.input_shapes[0]) == 4:
+        (_, c, h, w), strides = record.input_shapes[0], ins[0]
+        if c > 1 and h * w > 1 and strides[1] != 1 and dense(record.input_shapes[0], strides):
+            params["nchw"] = True  # a row-major (not channels-last) input
     if family == "elementwise" and outs and ins and record.output_shapes and record.input_shapes:
         params["run"], params["bcast"] = strided_run((record.output_shapes[0], outs[0]),
                                                      zip(record.input_shapes, ins, strict=False))

@@ -63,6 +63,8 @@ class Conv2d(Operator):
     dilation: int = param(1, "dilation of the kernel taps")
     groups: int = param(1, "groups: Cin and Cout split into this many independent convolutions")
     bias: bool = flag(False, "add a per-output-channel bias (1 FLOP per output element; torch does not count it)")
+    nchw: bool = flag(False, "time the input in NCHW (contiguous) layout on a GPU, where channels-last is the "
+                             "default (a model not converted to channels_last; the CPU always times NCHW)")
     algo: str = choice("direct", ("direct", "winograd", "winograd2", "winograd4"),
                        "direct (implicit GEMM) FLOPs, or Winograd F(2x2,3x3) (winograd, winograd2) / F(4x4,3x3) "
                        "(winograd4) multiplies x 2; Winograd needs a 3x3 kernel, stride 1, dilation 1")
@@ -91,6 +93,8 @@ class Conv2d(Operator):
     def params(self) -> dict[str, Any]:
         p = super().params()
         p.pop("algo")  # recorded as the variant
+        if not p["nchw"]:
+            del p["nchw"]  # the default layout: records and database points read as before it had a parameter
         return p
 
     def out_hw(self) -> tuple[int, int]:

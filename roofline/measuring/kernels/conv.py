@@ -1,6 +1,7 @@
 """Builder for conv2d: F.conv2d (cuDNN on the GPU, channels-last so the tensor cores take it without
-transposes; NCHW on the CPU). torch cannot force an algorithm: with --algo winograd* the library still picks
-its own (maybe Winograd, maybe implicit GEMM), which `impl` says.
+transposes, or NCHW with --nchw, as a model not converted to channels_last runs; NCHW on the CPU). torch cannot
+force an algorithm: with --algo winograd* the library still picks its own (maybe Winograd, maybe implicit GEMM),
+which `impl` says.
 
 cudnn.benchmark stays off (torch's default, cuDNN's heuristic choice). With it on, cuDNN's own timing chose
 per process between launch shapes of one kernel: on the H200 (2026-11-29, 32x128x56x56, 3x3, fp16) grid
@@ -33,6 +34,9 @@ def build_conv2d(op: Operator, dtype: DType, device: str) -> Built:
     bias = rand((cout,), dtype, device, scale=0.1) if op.bias else None  # type: ignore[attr-defined]
     if device == "cpu":
         impl = "F.conv2d (NCHW)"
+    elif op.nchw:  # type: ignore[attr-defined]
+        torch.backends.cudnn.benchmark = False
+        impl = "F.conv2d (cuDNN heuristic choice, NCHW)"
     else:
         torch.backends.cudnn.benchmark = False
         x, w = x.contiguous(memory_format=torch.channels_last), w.contiguous(memory_format=torch.channels_last)
