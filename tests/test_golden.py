@@ -40,6 +40,8 @@ NOTES = [
     "the input). Existing cases unchanged.",
     "2026-12-02 (issue 32): batchnorm (new cases, its FLOPs the rule's of before), add with a strided input and "
     "mul with a broadcast row (bytes (2n + run) elements). Existing cases unchanged.",
+    "2026-12-02 (issue 32): pool2d (new cases, its FLOPs the pooling rule's of before; max with indices writes "
+    "8 bytes an output more). Existing cases unchanged.",
 ]
 
 LLAMA_ATT = {"batch": 1, "heads": 32, "seq": 4096, "head_dim": 128}
@@ -81,6 +83,8 @@ CASES: list[tuple[str, str, dict[str, Any]]] = [
     # norm family
     ("layernorm", "fp16", ROWS),
     ("batchnorm", "bf16", {"batch": 32, "channels": 64, "height": 112}),  # ResNet-50's first
+    ("pool2d", "bf16", {"batch": 32, "channels": 64, "height": 112, "kernel_size": 3, "stride": 2}),  # its max pool
+    ("pool2d", "fp32", {"batch": 8, "channels": 256, "height": 14, "kernel_size": 2, "padding": 0, "func": "avg"}),
     ("batchnorm", "fp32", {"batch": 8, "channels": 256, "height": 14, "width": 7, "training": True}),
     ("layernorm", "fp32", {"rows": 8, "cols": 1000}),
     ("rmsnorm", "bf16", {"rows": 4096, "cols": 8192}),

@@ -304,6 +304,9 @@ TINY: list[tuple[str, dict[str, Any], list[tuple[int, ...]]]] = [
     ("add_rmsnorm", {"rows": 5, "cols": 12, "variant": "unfused"}, [(5, 12), (5, 12)]),
     ("batchnorm", {"batch": 2, "channels": 3, "height": 5, "width": 4}, [(2, 3, 5, 4)]),
     ("batchnorm", {"batch": 2, "channels": 3, "height": 5, "training": True}, [(2, 3, 5, 5)]),
+    ("pool2d", {"batch": 2, "channels": 3, "height": 9}, [(2, 3, 3, 3), (2, 3, 3, 3)]),  # 3x3 s3 p1, with indices
+    ("pool2d", {"batch": 2, "channels": 3, "height": 8, "kernel_size": 2, "padding": 0, "func": "avg"},
+     [(2, 3, 4, 4)]),
     ("softmax", {"rows": 5, "cols": 12}, [(5, 12)]),
     *[("reduce", {"rows": 5, "cols": 12, "func": f}, [(5,)]) for f in ("sum", "mean", "amax")],
     ("attention", {"batch": 2, "heads": 4, "seq": 7, "head_dim": 8}, [(2, 4, 7, 8)]),

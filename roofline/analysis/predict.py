@@ -40,7 +40,7 @@ FAMILY_OF_OP = {
     "conv2d": "conv", "layernorm": "norm", "rmsnorm": "norm", "add_layernorm": "norm", "add_rmsnorm": "norm",
     "softmax": "softmax", "relu": "elementwise", "add": "elementwise", "mul": "elementwise", "gelu": "elementwise",
     "silu": "elementwise", "swiglu": "elementwise", "chain": "elementwise", "rope": "rope", "cat": "cat",
-    "reduce": "reduction", "batchnorm": "batchnorm",
+    "reduce": "reduction", "batchnorm": "batchnorm", "pool2d": "pool",
 }
 # Profile ops counted by a rule, not a catalog shape, that still run a family's kernels: SDPA with a mask tensor
 # or top-left causal alignment (the flash kernels), and its backward (no backward in the sweep: the forward's
@@ -139,7 +139,7 @@ RUN_DENSE = 2**20
 SHAPE_FEATURES = {"gemm": _gemm_dims, "conv": _conv_dims, "cat": _cat_dims, "elementwise": _elementwise_dims}
 # Memory-bound families: a record of a dtype the database lacks borrows another dtype's points (its bound
 # already counts its bytes; what the points teach, the launch floor and the bandwidth reached, is the same).
-DTYPE_FREE = ("elementwise", "norm", "softmax", "rope", "cat", "reduction", "batchnorm")
+DTYPE_FREE = ("elementwise", "norm", "softmax", "rope", "cat", "reduction", "batchnorm", "pool")
 
 
 def shape_features(family: str, params: dict[str, Any] | None) -> tuple[float, ...] | None:

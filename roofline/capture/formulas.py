@@ -393,6 +393,19 @@ def _pool(call: OpCall, dims: int) -> Cost | None:
 
 @formula("aten::max_pool2d_with_indices", "aten::max_pool2d", "aten::avg_pool2d", "aten::mkldnn_max_pool2d")
 def pool2d(call: OpCall) -> Cost | None:
+    """The catalog's pool2d for a 4-D input with square windows, strides and padding, no dilation or ceil mode
+    (its FLOPs the rule's); other pools by the rule."""
+    x = tensor(call, "self")
+    square = {k: _pair(call.args.get(k, d)) for k, d in (("kernel_size", None), ("stride", None), ("padding", 0),
+                                                            ("dilation", 1))} if call.args.get("kernel_size") else {}
+    if (x is not None and len(x.shape) == 4 and square and all(len(set(v)) == 1 for v in square.values() if v)
+            and square["dilation"][0] == 1 and not call.args.get("ceil_mode")):
+        name = "max" if "max" in call.op else "avg"
+        kernel = square["kernel_size"][0]
+        stride = square["stride"][0] if square["stride"] else kernel
+        n, c, h, w = x.shape
+        return catalog_cost("pool2d", batch=n, channels=c, height=h, width=w, kernel_size=kernel, stride=stride,
+                            padding=square["padding"][0], func=name, indices="with_indices" in call.op)
     return _pool(call, 2)
 
 

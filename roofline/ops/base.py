@@ -162,6 +162,7 @@ CATALOG: dict[str, str] = {
     **dict.fromkeys(("gemm", "gemv"), "roofline.ops.gemm"),
     **dict.fromkeys(("layernorm", "rmsnorm", "add_layernorm", "add_rmsnorm", "batchnorm"), "roofline.ops.norm"),
     "rope": "roofline.ops.rope",
+    "pool2d": "roofline.ops.pool",
 }
 
 
