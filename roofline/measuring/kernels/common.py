@@ -26,3 +26,11 @@ def set_tf32(dtype: DType) -> Any:
     """TF32 on for tf32, off for fp32 (true FP32): the matmul precision the record claims."""
     torch.backends.cuda.matmul.allow_tf32 = dtype.name == "tf32"
     torch.backends.cudnn.allow_tf32 = dtype.name == "tf32"
+
+
+def cnn_layout(x: torch.Tensor, device: str) -> tuple[torch.Tensor, str]:
+    """An N x C x H x W input as a CNN runs it on `device`: channels-last on a GPU (what cuDNN's kernels take
+    without transposes), NCHW on the CPU; and the layout's name for `impl`."""
+    if device == "cpu":
+        return x, "NCHW"
+    return x.contiguous(memory_format=torch.channels_last), "channels-last"

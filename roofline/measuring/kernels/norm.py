@@ -10,7 +10,7 @@ import torch
 import torch.nn.functional as F
 
 from roofline.core.dtypes import DType
-from roofline.measuring.kernels.common import rand
+from roofline.measuring.kernels.common import cnn_layout, rand
 from roofline.measuring.kernels.elementwise import compiled
 from roofline.measuring.kernels.registry import Built, builder
 from roofline.ops.base import Operator
@@ -80,10 +80,7 @@ def build_batchnorm(op: Operator, dtype: DType, device: str) -> Built:
     a CNN runs there (cuDNN), NCHW on the CPU."""
     op.check_dtype(dtype)
     c = op.channels  # type: ignore[attr-defined]
-    x = rand((op.batch, c, op.height, op.width), dtype, device)  # type: ignore[attr-defined]
-    layout = "NCHW"
-    if device != "cpu":
-        x, layout = x.contiguous(memory_format=torch.channels_last), "channels-last"
+    x, layout = cnn_layout(rand((op.batch, c, op.height, op.width), dtype, device), device)  # type: ignore[attr-defined]
     w, b = _affine("layernorm", c, dtype, device)
     mean, var = rand((c,), dtype, device, scale=0.1), rand((c,), dtype, device, scale=0.1).abs() + 1
     training = bool(op.training)  # type: ignore[attr-defined]

@@ -3,11 +3,10 @@ GPU) or F.avg_pool2d; channels-last on the GPU, as a CNN converted to it runs th
 
 from __future__ import annotations
 
-import torch
 import torch.nn.functional as F
 
 from roofline.core.dtypes import DType
-from roofline.measuring.kernels.common import rand
+from roofline.measuring.kernels.common import cnn_layout, rand
 from roofline.measuring.kernels.registry import Built, builder
 from roofline.ops.base import Operator
 
@@ -15,10 +14,8 @@ from roofline.ops.base import Operator
 @builder("pool2d")
 def build_pool2d(op: Operator, dtype: DType, device: str) -> Built:
     op.check_dtype(dtype)
-    x = rand((op.batch, op.channels, op.height, op.width), dtype, device)  # type: ignore[attr-defined]
-    layout = "NCHW"
-    if device != "cpu":
-        x, layout = x.contiguous(memory_format=torch.channels_last), "channels-last"
+    shape = (op.batch, op.channels, op.height, op.width)  # type: ignore[attr-defined]
+    x, layout = cnn_layout(rand(shape, dtype, device), device)
     k, s, p = op.kernel_size, op.stride, op.padding  # type: ignore[attr-defined]
     if op.func == "avg":  # type: ignore[attr-defined]
         return Built(lambda: F.avg_pool2d(x, k, s, p), f"F.avg_pool2d ({layout})", [x])
