@@ -62,15 +62,12 @@ def modules_convert_by_replacing() -> Iterator[None]:
         return
 
     def _apply(module: Any, fn: Any, recurse: bool = True) -> Any:
-        own = [t for t in (*module._parameters.values(), *module._buffers.values()) if t is not None]
-        if not any(isinstance(t, FakeTensor) for t in own):
-            if recurse:
-                for child in module.children():
-                    child._apply(fn)
-            return original(module, fn, False)
-        if recurse:
+        if recurse:  # each child by this rule: a module of real tensors may hold one of fake ones
             for child in module.children():
                 child._apply(fn)
+        own = [t for t in (*module._parameters.values(), *module._buffers.values()) if t is not None]
+        if not any(isinstance(t, FakeTensor) for t in own):
+            return original(module, fn, False)
         with torch.no_grad():
             for key, param in module._parameters.items():
                 if param is None or (applied := fn(param)) is param:
