@@ -356,10 +356,11 @@ class Predictor:
         """The record's prediction; None for a record without a roofline time (no formula). A norm's or a
         softmax's strided input adds the copy torch makes of it first (`contiguous_copy`)."""
         own = self._predict(record)
-        copy = contiguous_copy(record) if own is not None and own.from_db and own.family in CONTIGUOUS_FIRST \
-            else None
+        if own is None or not own.from_db or own.family not in CONTIGUOUS_FIRST:
+            return own
+        copy = contiguous_copy(record)
         extra = self._predict(copy) if copy is not None else None
-        if own is None or extra is None or not extra.from_db:
+        if extra is None or not extra.from_db:
             return own
         return Prediction(own.time_s + extra.time_s, own.low_s + extra.low_s, own.high_s + extra.high_s,
                           f"{own.source}; + a copy of its strided input, {extra.source}", own.family,
