@@ -122,6 +122,12 @@ def _pair(v: Any) -> tuple[int, ...]:
     return tuple(v) if isinstance(v, (list, tuple)) else (v,)
 
 
+def _square(v: Any) -> Any:
+    """The one side of a square window argument (an int, or a pair of equal ones), None otherwise."""
+    sides = set(_pair(v))
+    return sides.pop() if len(sides) == 1 else None
+
+
 @formula("aten::convolution", "aten::_convolution")
 def convolution(call: OpCall) -> Cost | None:
     x, w, bias = tensor(call, "input"), tensor(call, "weight"), tensor(call, "bias")
@@ -396,16 +402,15 @@ def pool2d(call: OpCall) -> Cost | None:
     """The catalog's pool2d for a 4-D input with square windows, strides and padding, no dilation or ceil mode
     (its FLOPs the rule's); other pools by the rule."""
     x = tensor(call, "self")
-    square = {k: _pair(call.args.get(k, d)) for k, d in (("kernel_size", None), ("stride", None), ("padding", 0),
-                                                            ("dilation", 1))} if call.args.get("kernel_size") else {}
-    if (x is not None and len(x.shape) == 4 and square and all(len(set(v)) == 1 for v in square.values() if v)
-            and square["dilation"][0] == 1 and not call.args.get("ceil_mode")):
-        name = "max" if "max" in call.op else "avg"
-        kernel = square["kernel_size"][0]
-        stride = square["stride"][0] if square["stride"] else kernel
+    kernel = _square(call.args.get("kernel_size"))
+    stride = _square(call.args.get("stride") or kernel)  # none given ([] or None): the window's side, as torch's
+    padding, dilation = _square(call.args.get("padding", 0)), _square(call.args.get("dilation", 1))
+    if (x is not None and len(x.shape) == 4 and None not in (kernel, stride, padding) and dilation == 1
+            and not call.args.get("ceil_mode")):
         n, c, h, w = x.shape
         return catalog_cost("pool2d", batch=n, channels=c, height=h, width=w, kernel_size=kernel, stride=stride,
-                            padding=square["padding"][0], func=name, indices="with_indices" in call.op)
+                            padding=padding, func="max" if "max" in call.op else "avg",
+                            indices="with_indices" in call.op)
     return _pool(call, 2)
 
 
