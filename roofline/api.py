@@ -68,8 +68,10 @@ def analyze(op: str | Operator, *, dtype: str | DType | Any | None = None, gpu: 
         target = resolve_target(gpu=gpu, device=device, time=time, roof=roof,  # type: ignore[arg-type]
                                 progress=line.status)
     from roofline.analysis.predict import predictor_for, with_prediction
+    from roofline.ceilings.opdb import l2_state
 
-    predictor = predictor_for(target.ceilings.device_id, db)  # a bad database is refused before any timing
+    predictor = predictor_for(target.ceilings.device_id, db, l2_state(warm_l2))  # a bad database: refused
+    # before any timing; a warm L2 is predicted from the warm points
     if energy:
         from roofline.measuring.energy import require_counter
 

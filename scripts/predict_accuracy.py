@@ -240,7 +240,7 @@ def repredict_case(name: str, profiles: Path, db: Path) -> dict[str, Any]:
     text = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
     doc = validate_document(json.loads(text), str(path))
     records = doc.records
-    predictor = predictor_for(records[0].gpu if records else "", opdb.read(db))
+    predictor = predictor_for(records[0].gpu if records else "", opdb.read(db), opdb.WARM)
     records = predicted(records, predictor)
     measured = (doc.extra.get("profile") or {}).get("kernel_time_s")
     step = step_prediction(records, predictor)

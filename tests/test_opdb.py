@@ -196,3 +196,40 @@ def test_an_unwritable_database_is_refused_before_the_sweep(tmp_path: Path,
     code, _, err = run(capsys, "calibrate", "--ops", "--suite", str(suite), "--device", "cpu", "--budget", "60s",
                        "--db", str(blocker / "cpu.json"))
     assert code == 1 and "cannot write" in err and "level 0" not in err  # no point was started
+
+
+def test_a_warm_point_is_its_own_point_and_the_warm_view_falls_back_on_flushed_twins(tmp_path: Path) -> None:
+    # A memory-bound family is timed twice on a GPU: after an L2 flush and with a warm L2 (where it fits). The
+    # warm point keeps its own key (a sweep resumes each), serialises `l2` (a flushed one writes none: a database
+    # of flushed points reads as before), and the warm view takes each shape's warm point, else its flushed one
+    base = dict(family="norm", op="rmsnorm", dtype="bf16", flops=1e6, bytes=1e6, roofline_time_s=1e-6)
+    small = opdb.Point(params={"rows": 16}, time_s=4e-6, **base)
+    small_warm = opdb.Point(params={"rows": 16}, time_s=2e-6, l2=opdb.WARM, **base)
+    large = opdb.Point(params={"rows": 65536}, time_s=8e-6, **base)  # too large for the L2: no warm twin
+    db = opdb.OpDB(device=dict(H200), points=[small, large, small_warm], path=tmp_path / "db.json")
+    assert small.key() != small_warm.key() and "l2" not in small.to_dict() and small_warm.to_dict()["l2"] == "warm"
+    assert small.key() == opdb.point_key("rmsnorm", None, "bf16", {"rows": 16})  # the key flushed points always had
+    opdb.write(db)
+    back = opdb.read(tmp_path / "db.json")
+    assert [p.l2 for p in back.points] == ["flushed", "flushed", "warm"]
+    assert back.families()[("norm", "bf16")] == [small, large]
+    assert back.families(opdb.WARM)[("norm", "bf16")] == [small_warm, large]
+    bad = json.loads((tmp_path / "db.json").read_text())
+    bad["points"][2]["l2"] = "hot"
+    (tmp_path / "db.json").write_text(json.dumps(bad))
+    with pytest.raises(UsageError, match="point 3: l2 must be one of flushed, warm, got 'hot'"):
+        opdb.read(tmp_path / "db.json")
+
+
+def test_a_warm_l2_family_plans_a_warm_twin_of_each_point_on_a_gpu_only() -> None:
+    sweep = {"sweep": {"gpu_dtypes": ["bf16"], "cpu_dtypes": ["fp32"]},
+             "family": [{"op": "rmsnorm", "warm_l2": True, "gpu": {"rows": [16, 4096]}, "cpu": {"rows": [16]}},
+                        {"op": "gemm", "gpu": {"m": [64]}, "cpu": {"m": [64]}}]}
+    gpu = plan(sweep, "gpu")
+    assert sorted((p.op, p.params.get("rows") or p.params["m"], p.l2) for p in gpu) == [
+        ("gemm", 64, "flushed"), ("rmsnorm", 16, "flushed"), ("rmsnorm", 16, "warm"), ("rmsnorm", 4096, "flushed"),
+        ("rmsnorm", 4096, "warm")]
+    assert len({p.key() for p in gpu}) == 5  # a warm twin is its own point
+    assert {p.l2 for p in plan(sweep, "cpu")} == {"flushed"}  # a CPU is timed without a flush anyway
+    with pytest.raises(UsageError, match="family 1: warm_l2 must be true or false"):
+        plan({"family": [{"op": "rmsnorm", "warm_l2": "yes", "gpu": {"rows": [16]}}]}, "gpu")

@@ -18,8 +18,10 @@ The rule (docs/prediction.md):
 - Interval: the leave-one-out residuals of the family (each point predicted from the others, in log
   efficiency); the prediction's interval spans their INTERVAL_QUANTILES. A family with fewer than
   MIN_POINTS_FOR_SPREAD points uses FEW_POINTS_SPREAD instead.
-NB: the sweep times each shape alone with the L2 flushed; inside a model a small op often reads what the op
-before it left in the L2, so small memory-bound ops may be predicted slower than they run there.
+- The L2: the sweep times each shape alone with the L2 flushed, and the memory-bound families (`warm_l2` in the
+  sweep file) again with a warm L2 where they fit in it. A model's ops (a profile: `l2="warm"`) are predicted
+  from the warm points where there are some (an op reading what the op before it left in the L2), ops timed alone
+  (`analyze`, `run`) from the flushed ones.
 Pure and torch-free; `Predictor` caches each family's fit.
 """
 
@@ -30,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from roofline.ceilings.opdb import OpDB, Point, load_for
+from roofline.ceilings.opdb import FLUSHED, OpDB, Point, load_for
 from roofline.core.layout import dense, strided_run
 from roofline.core.validate import path_arg
 
@@ -104,7 +106,8 @@ def _conv_dims(params: dict[str, Any]) -> tuple[float, ...]:
     hout, wout = (conv_out_size(params[side], k, s, pad, d) for side in ("height", "width"))
     groups = params.get("groups", 1)
     return (math.log10(params["batch"] * max(hout * wout, 1)), math.log10(params["out_channels"] / groups),
-            math.log10(params["in_channels"] // groups * k * k), NCHW_DISTANCE * float(bool(params.get("nchw"))))
+            math.log10(params["in_channels"] // groups * k * k), NCHW_DISTANCE * float(bool(params.get("nchw"))),
+            math.log10(k * k), math.log10(s * s))
 
 
 def _cat_dims(params: dict[str, Any]) -> tuple[float, ...]:
@@ -189,6 +192,7 @@ class FamilyModel:
         if not points:
             raise ValueError("a family model needs points")
         self.family, self.dtype, self.shaped = family, dtype, shaped
+        self.warm = sum(p.warm for p in points)  # points timed with a warm L2 (Predictor's l2)
         self.pts: list[tuple[Features, float]] = []
         for p in points:
             extra = shape_features(family, p.params) if shaped else ()
@@ -307,10 +311,10 @@ class Predictor:
     with another formula than today's are left out (`stale`, said in `name`), each family checked when first
     used (the check rebuilds every point's operator: ~0.1 ms a point, not for the families a run never asks)."""
 
-    def __init__(self, db: OpDB | None, device_id: str) -> None:
-        self.db, self.device_id = db, device_id
+    def __init__(self, db: OpDB | None, device_id: str, l2: str = FLUSHED) -> None:
+        self.db, self.device_id, self.l2 = db, device_id, l2
         self._models: dict[tuple[str, str, bool], FamilyModel] = {}
-        self._raw = db.families() if db is not None else {}
+        self._raw = db.families(l2) if db is not None else {}
         self._checked: dict[tuple[str, str], list[Point]] = {}
 
     def points(self, family: str, dtype: str) -> list[Point]:
@@ -390,6 +394,8 @@ class Predictor:
         eff, lo, hi, used, outside = model.predict(t, record.arithmetic_intensity or 0.0, params)
         time_s = t / eff
         source = f"{family} {dtype}: {used} of {len(model.pts)} points" + borrowed
+        if model.warm:
+            source += f" ({model.warm} timed with a warm L2)"
         if record.flops_source in RULE_FAMILY:
             source += f" ({record.flops_source[5:]}: the forward kernels' points)"
         elif record.op not in FAMILY_OF_OP and not (record.flops_source or "").startswith("catalog:"):
@@ -482,16 +488,18 @@ def in_interval(record: Any) -> bool | None:
     return record.predicted_low_s <= record.time_s <= record.predicted_high_s
 
 
-def predictor_for(device_id: str, db: str | Path | OpDB | None = None) -> Predictor:
+def predictor_for(device_id: str, db: str | Path | OpDB | None = None, l2: str = FLUSHED) -> Predictor:
     """The predictor for records placed on `device_id`: from `db` (a path or a loaded database; another
-    device's is a transfer), else from that device's default database, else the bound (`Predictor.db` None)."""
+    device's is a transfer), else from that device's default database, else the bound (`Predictor.db` None).
+    `l2`: the L2 the records' ops meet (opdb.L2_STATES): flushed for an op timed alone (`analyze`, `run`), warm
+    for a model's ops (a profile), each reading what the op before it left there."""
     if isinstance(db, OpDB):
         if db.device_id != device_id and db.transferred is None:
             db.transferred = f"measured on {db.device.get('name') or db.device_id}, applied to {device_id}"
-        return Predictor(db, device_id)
+        return Predictor(db, device_id, l2)
     if db is not None:
         path_arg("", "db", db)
-    return Predictor(load_for(device_id, db), device_id)
+    return Predictor(load_for(device_id, db), device_id, l2)
 
 
 def predicted(records: list[Any], predictor: Predictor) -> list[Any]:

@@ -75,6 +75,7 @@ from roofline.capture.records import (
 from roofline.capture.trace import Tracer, WholeAttention, strip_root
 from roofline.capture.wall import Wall, current_cuda_device
 from roofline.capture.whole_rnn import WholeRNN
+from roofline.ceilings.opdb import WARM
 from roofline.ceilings.specs import gpu_ceilings
 from roofline.core import validate
 from roofline.core.document import Document, write_document
@@ -164,7 +165,8 @@ class Profile:
             device = o["device"] if o["device"] is not None or not o["time"] else current_cuda_device()
             self.target = resolve_target(gpu=o["gpu"], device=device, time=bool(o["time"]), roof=o["roof"])
         if self._predictor is None:  # a bad database file is refused here, before a script starts (`roofline
-            self._predictor = predictor_for(self.target.ceilings.device_id, self._db)  # profile` resolves first)
+            self._predictor = predictor_for(self.target.ceilings.device_id, self._db, WARM)  # profile` resolves
+            # first); a model's ops read what the op before them left in the L2: its warm points
         return self.target
 
     @property

@@ -33,6 +33,15 @@ DEVICE_FIELDS = ("kind", "id", "name")
 # Raw samples kept per point: the timer takes up to ~2000 of a microsecond kernel; a sweep of a thousand
 # points keeping all of them would be a 40 MB file. This many, evenly strided through the run, keep its spread.
 KEPT_SAMPLES = 32
+# How a point's L2 was before each sample: flushed (the op alone, as `analyze` and `run` time it) or warm (what
+# the previous call left there: an op inside a model reads what the op before it wrote, when it fits).
+FLUSHED, WARM = "flushed", "warm"
+L2_STATES = (FLUSHED, WARM)
+
+
+def l2_state(warm_l2: bool) -> str:
+    """The L2 state of a `--warm-l2` flag."""
+    return WARM if warm_l2 else FLUSHED
 
 
 @dataclass(frozen=True)
@@ -53,6 +62,11 @@ class Point:
     kernels: int | None = None  # kernels per call, where the timer saw them
     method: str | None = None
     level: int = 0  # the sweep's refinement level (0: the coarse grid)
+    l2: str = FLUSHED  # one of L2_STATES: timed after an L2 flush (alone, cold) or with a warm L2
+
+    @property
+    def warm(self) -> bool:
+        return self.l2 == WARM
 
     @property
     def efficiency(self) -> float:
@@ -64,7 +78,7 @@ class Point:
         return self.flops / self.bytes if self.bytes else 0.0
 
     def key(self) -> str:
-        return point_key(self.op, self.variant, self.dtype, self.params)
+        return point_key(self.op, self.variant, self.dtype, self.params, self.l2)
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"family": self.family, "op": self.op, "variant": self.variant, "dtype": self.dtype,
@@ -74,6 +88,8 @@ class Point:
         for name in ("launch_gap_s", "kernels", "method"):
             if getattr(self, name) is not None:
                 out[name] = getattr(self, name)
+        if self.warm:  # left out when flushed: a database of flushed points reads as before
+            out["l2"] = self.l2
         return out
 
 
@@ -97,10 +113,17 @@ class OpDB:
     def keys(self) -> set[str]:
         return {p.key() for p in self.points}
 
-    def families(self) -> dict[tuple[str, str], list[Point]]:
-        """Points per (family, dtype), in the order they were measured."""
+    def families(self, l2: str = FLUSHED) -> dict[tuple[str, str], list[Point]]:
+        """Points per (family, dtype), in the order they were measured, as an op sees the L2 in state `l2`:
+        flushed, the flushed points; warm, each shape's warm point where it has one, else its flushed point (a
+        family never timed warm, a shape too large for the L2: its warm time is its flushed one)."""
+        flushed = [p for p in self.points if not p.warm]
+        chosen = flushed
+        if l2 == WARM:
+            twins = {point_key(p.op, p.variant, p.dtype, p.params): p for p in self.points if p.warm}
+            chosen = [twins.pop(p.key(), p) for p in flushed] + list(twins.values())
         out: dict[tuple[str, str], list[Point]] = {}
-        for p in self.points:
+        for p in chosen:
             out.setdefault((p.family, p.dtype), []).append(p)
         return out
 
@@ -118,9 +141,11 @@ class OpDB:
                 "updated": self.updated, "suite": self.suite, "points": [p.to_dict() for p in self.points]}
 
 
-def point_key(op: str, variant: str | None, dtype: str, params: Mapping[str, Any]) -> str:
-    """What makes a point the same point when a sweep resumes: operator, variant, dtype and every parameter."""
-    return json.dumps([op, variant, dtype, dict(params)], sort_keys=True, default=str)
+def point_key(op: str, variant: str | None, dtype: str, params: Mapping[str, Any], l2: str = FLUSHED) -> str:
+    """What makes a point the same point when a sweep resumes: operator, variant, dtype, every parameter, and
+    the L2's state when warm (a flushed point's key is what it was before points had one)."""
+    key = [op, variant, dtype, dict(params)] + ([l2] if l2 != FLUSHED else [])
+    return json.dumps(key, sort_keys=True, default=str)
 
 
 def now() -> str:
@@ -164,6 +189,9 @@ def point_from(data: Any, where: str) -> Point:
     gap = data.get("launch_gap_s")
     if gap is not None and (not isinstance(gap, (int, float)) or gap < 0):
         raise ValueError(f"{where}: launch_gap_s must be a non-negative number")
+    l2 = data.get("l2", FLUSHED)
+    if l2 not in L2_STATES:
+        raise ValueError(f"{where}: l2 must be one of {', '.join(L2_STATES)}, got {l2!r}")
     flops = data["flops"]
     if isinstance(flops, bool) or not isinstance(flops, (int, float)) or flops < 0:
         raise ValueError(f"{where}: flops must be a non-negative number")
@@ -173,7 +201,7 @@ def point_from(data: Any, where: str) -> Point:
                  time_s=_positive(where, "time_s", data["time_s"]), variant=data.get("variant"),
                  samples_s=tuple(_positive(where, "a sample", s) for s in samples),
                  launch_gap_s=None if gap is None else float(gap), kernels=data.get("kernels"),
-                 method=data.get("method"), level=int(data.get("level", 0)))
+                 method=data.get("method"), level=int(data.get("level", 0)), l2=l2)
 
 
 def parse(text: str, where: str) -> OpDB:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from roofline.analysis.predict import BOUND, from_database, predicted, predictor_for
+from roofline.ceilings.opdb import FLUSHED, WARM
 from roofline.core.errors import UsageError
 
 SLOWER, WITHIN, FASTER, UNJUDGED = "slower_than_predicted", "within_prediction", "faster_than_predicted", "bound_only"
@@ -70,7 +71,8 @@ def check_against_prediction(records: Sequence[Any], db: Any, margin: float, whe
     if not timed:
         raise UsageError(f"{where}: no timed record to judge against a prediction")
     device = timed[0].gpu
-    verdicts = judge(predicted(timed, predictor_for(device, db)), margin)
+    l2 = WARM if any(r.count is not None for r in timed) else FLUSHED  # a profile's ops ran inside a model
+    verdicts = judge(predicted(timed, predictor_for(device, db, l2)), margin)
     if not any(v.verdict != UNJUDGED for v in verdicts):
         if db is not None:  # the one named did not apply: say why (the sources: "bound (no gemm fp32 points ...)")
             why = "; ".join(sorted({v.source for v in verdicts})[:2])

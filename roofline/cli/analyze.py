@@ -118,7 +118,7 @@ def run_analyze(op_name: str, shape: dict[str, Any], *, dtype: str | None, gpu: 
     dt = given or default_dtype(target)
     for msg in target.messages:
         note(msg)
-    predictor = _predictor(target.ceilings.device_id, db)  # a bad database is refused before any timing
+    predictor = _predictor(target.ceilings.device_id, db, warm_l2)  # a bad database is refused before any timing
     if ncu is not None:
         counters_target(target)
     if energy:
@@ -161,12 +161,14 @@ def run_analyze(op_name: str, shape: dict[str, Any], *, dtype: str | None, gpu: 
         draw(doc, plot)
 
 
-def _predictor(device_id: str, db: Path | None) -> Any:
+def _predictor(device_id: str, db: Path | None, warm_l2: bool = False) -> Any:
     """The predictor of this device's records: an operator database when one applies (named, or this device's),
-    the bound otherwise (records then carry no predicted fields); a transferred one is said."""
+    the bound otherwise (records then carry no predicted fields); a transferred one is said. `warm_l2`: the
+    records are timed with a warm L2, predicted from the database's warm points."""
     from roofline.analysis.predict import predictor_for
+    from roofline.ceilings.opdb import l2_state
 
-    predictor = predictor_for(device_id, db)
+    predictor = predictor_for(device_id, db, l2_state(warm_l2))
     if predictor.db is not None and predictor.db.transferred:
         note(f"predicted times: {predictor.db.path} transferred ({predictor.db.transferred})")
     return predictor

@@ -166,8 +166,10 @@ def run_cmd(
         for msg in target.messages:
             note(msg)
         from roofline.analysis.predict import predicted, predictor_for
+        from roofline.ceilings.opdb import l2_state
 
-        predictor = predictor_for(target.ceilings.device_id, db)  # a bad database: refused before the timing
+        predictor = predictor_for(target.ceilings.device_id, db, l2_state(warm_l2))  # a bad database: refused
+        # before the timing
         if ncu is not None:
             from roofline.cli.counters import counters_target
 

@@ -8,8 +8,10 @@ its axes' highest, and the sweep runs every family's level-0 points, then level 
 interleaved, so a budget cut at any time leaves every family covered at the resolution reached.
 
 Each point is timed with the project's timers (`time_cuda`, `time_cpu`) in a short window (SWEEP_REP_S) without
-clock sampling; points already in the database are skipped (a sweep resumes), and the file is rewritten every
-SAVE_EVERY_S and at the end, so a run cut short keeps what it measured.
+clock sampling, after an L2 flush, and on a GPU a family marked `warm_l2` once more with a warm L2 (its own
+points, where the footprint fits in the L2: what a model's ops meet, analysis/predict.py); points already in
+the database are skipped (a sweep resumes), and the file is rewritten every SAVE_EVERY_S and at the end, so a
+run cut short keeps what it measured.
 """
 
 from __future__ import annotations
@@ -49,6 +51,9 @@ MAX_POINT_ROOF_S = {"gpu": 0.02, "cpu": 0.05}
 # to time, and its efficiency is that of the largest kept points (memory-bound kernels are flat past ~1 GiB).
 MAX_POINT_BYTES = 8 * 2**30
 SAVE_EVERY_S = 15.0
+# A warm point is timed only when its footprint fits in this share of the L2: a larger one's own traffic evicts
+# what its previous call left, so it runs as its flushed twin does (the predictor falls back on that twin).
+WARM_MAX_L2_SHARE = 1.0
 # Keep this share of free memory for the flush buffer's neighbours and library workspaces (runner.py's 0.9).
 MEMORY_HEADROOM = 0.8
 
@@ -60,12 +65,13 @@ class PlannedPoint:
     params: dict[str, Any]
     level: int
     family: str
+    l2: str = opdb.FLUSHED  # opdb.L2_STATES: a family with `warm_l2 = true` is also timed with a warm L2
 
     def key(self) -> str:
         from roofline.ops import make
 
         o = make(self.op, **self.params)  # the operator's resolved parameters, as its point stores them
-        return opdb.point_key(o.name, o.variant_name(), self.dtype, o.params())
+        return opdb.point_key(o.name, o.variant_name(), self.dtype, o.params(), self.l2)
 
 
 @dataclass
@@ -130,14 +136,19 @@ def plan(sweep: Mapping[str, Any], kind: str, where: str = "sweep") -> list[Plan
         same = dict(fam.get("same", {}))
         if any(b not in names for b in same.values()):
             raise UsageError(f"{at}: `same` names a parameter that is not swept")
-        for dtype in fam.get(f"{kind}_dtypes") or fam.get("dtypes") or default_dtypes:
+        warm = fam.get("warm_l2", False)
+        if not isinstance(warm, bool):
+            raise UsageError(f"{at}: warm_l2 must be true or false")
+        # a CPU is timed without a flush anyway (measuring/timing_cpu.py): its points are warm already
+        states = (opdb.FLUSHED, opdb.WARM) if warm and kind == "gpu" else (opdb.FLUSHED,)
+        for dtype, l2 in itertools.product(fam.get(f"{kind}_dtypes") or fam.get("dtypes") or default_dtypes, states):
             get_dtype(dtype)
             pts = []
             for idx in itertools.product(*(range(len(v)) for v in values)):
                 params = {**fixed, **{a: values[i][j] for i, (a, j) in enumerate(zip(names, idx, strict=True))}}
                 params.update({a: params[b] for a, b in same.items()})
                 pts.append(PlannedPoint(name, dtype, params, max(levels[i][j] for i, j in enumerate(idx)),
-                                        FAMILY_OF_OP[name]))
+                                        FAMILY_OF_OP[name], l2))
             streams.append(sorted(pts, key=lambda p: p.level))
     out: list[PlannedPoint] = []
     top = max((p.level for s in streams for p in s), default=-1)
@@ -191,7 +202,10 @@ def _time_point(p: PlannedPoint, target: Target) -> tuple[opdb.Point | None, str
     need = footprint_bytes(op, dtype)
     if need > MAX_POINT_BYTES:
         return None, "too large for a sweep"
-    if need + FLUSH_L2_MULTIPLE * l2 > available_bytes(device) * MEMORY_HEADROOM:
+    warm = p.l2 == opdb.WARM
+    if warm and need > WARM_MAX_L2_SHARE * l2:
+        return None, "larger than the L2 (warm as flushed)"
+    if need + (0 if warm else FLUSH_L2_MULTIPLE * l2) > available_bytes(device) * MEMORY_HEADROOM:
         return None, "does not fit in memory"
     try:
         built = build(op, dtype, device)
@@ -199,8 +213,8 @@ def _time_point(p: PlannedPoint, target: Target) -> tuple[opdb.Point | None, str
             from roofline.measuring.timing_cuda import TimingOptions, time_cuda
 
             m = time_cuda(built.fn, TimingOptions(compute_bound=record.bound == "compute", graph_safe=built.graph_safe,
-                                                  sample_clocks=False, warmup_s=SWEEP_WARMUP_S, rep_s=SWEEP_REP_S),
-                          device, l2 or None)
+                                                  warm_l2=warm, sample_clocks=False, warmup_s=SWEEP_WARMUP_S,
+                                                  rep_s=SWEEP_REP_S), device, l2 or None)
         else:
             from roofline.measuring.timing_cpu import time_cpu
 
@@ -215,7 +229,7 @@ def _time_point(p: PlannedPoint, target: Target) -> tuple[opdb.Point | None, str
                       bytes=record.bytes, roofline_time_s=record.roofline_time_s, time_s=median,
                       variant=op.variant_name(), samples_s=opdb.kept_samples(m.times_s),
                       launch_gap_s=m.launch_gap_s, kernels=len(m.kernel_medians_s) or None, method=m.method,
-                      level=p.level), None
+                      level=p.level, l2=p.l2), None
 
 
 def sweep(points: list[PlannedPoint], target: Target, db: opdb.OpDB, budget_s: float,
@@ -243,7 +257,7 @@ def sweep(points: list[PlannedPoint], target: Target, db: opdb.OpDB, budget_s: f
             if spent >= budget_s:
                 result.left = len(todo) - i
                 break
-            shape = " ".join(f"{a}={v}" for a, v in p.params.items())
+            shape = " ".join(f"{a}={v}" for a, v in p.params.items()) + (" (warm L2)" if p.l2 == opdb.WARM else "")
             if p.level != level:  # a line that stays, also where stderr is no terminal (logs)
                 level = p.level
                 progress.notice(f"level {level}: {len(todo) - i} points to go, {result.measured} measured, "

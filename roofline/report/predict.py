@@ -8,7 +8,7 @@ import math
 from typing import Any
 
 from roofline.analysis.predict import FamilyModel
-from roofline.ceilings.opdb import OpDB
+from roofline.ceilings.opdb import L2_STATES, OpDB
 from roofline.core.format import duration
 from roofline.report.text import Column, FitTable
 
@@ -30,25 +30,31 @@ def interval_text(low: float, high: float) -> str:
 
 
 def family_rows(db: OpDB) -> list[list[str]]:
-    """One row per (family, dtype): points, the median efficiency and the interval the residuals give."""
+    """One row per (family, dtype, L2 state): points, the median efficiency and the interval the residuals
+    give; a warm row counts the family's points timed with a warm L2 alone."""
     rows = []
-    for (family, dtype), pts in sorted(db.families().items()):
-        model = FamilyModel(family, dtype, pts)
-        effs = sorted(p.efficiency for p in pts)
-        lo, hi = model.spread
-        rows.append([family, dtype, str(len(pts)), _eff(effs[len(effs) // 2]), f"{_eff(effs[0])}-{_eff(effs[-1])}",
-                     interval_text(math.exp(-hi), math.exp(-lo))])
-    return rows
+    for l2 in L2_STATES:
+        for (family, dtype), pts in db.families(l2).items():
+            pts = [p for p in pts if p.l2 == l2]
+            if not pts:
+                continue
+            model = FamilyModel(family, dtype, pts)
+            effs = sorted(p.efficiency for p in pts)
+            lo, hi = model.spread
+            rows.append([family, dtype, l2, str(len(pts)), _eff(effs[len(effs) // 2]),
+                         f"{_eff(effs[0])}-{_eff(effs[-1])}", interval_text(math.exp(-hi), math.exp(-lo))])
+    return sorted(rows)
 
 
 def db_table(db: OpDB, title: str | None = None) -> FitTable:
-    cols = [Column("family", left=True), Column("dtype", left=True), Column("points"), Column("median\neff"),
-            Column("eff range"), Column("interval\n(time)")]
+    cols = [Column("family", left=True), Column("dtype", left=True), Column("L2", left=True), Column("points"),
+            Column("median\neff"), Column("eff range"), Column("interval\n(time)")]
     gap = db.launch_gap_s()
     caption = [f"device: {db.device.get('name')} ({db.device_id}); driver {db.device.get('driver') or '-'}, "
                f"torch {db.device.get('torch') or '-'}; updated {db.updated or '-'}",
                "eff: roofline time / measured time; interval: a prediction's range from the leave-one-out "
-               "residuals (docs/prediction.md)"]
+               "residuals (docs/prediction.md)",
+               "L2: flushed before each sample (an op alone), or warm (as a model's ops find it)"]
     if gap is not None:
         caption.append(f"launch gap per kernel (eager, back to back): {duration(gap)}")
     return FitTable(cols, family_rows(db), title=title or f"operator database {db.path or ''}".strip(),
