@@ -181,6 +181,10 @@ def test_families_of_catalog_and_profile_records() -> None:
     for source in ("rule:attention", "rule:attention backward"):
         assert family_of(Rec(1e-3, op="aten::_scaled_dot_product_cudnn_attention", flops_source=source)) \
             == "attention"
+    # a loss's log-softmax and a softmax's backward run softmax kernels (a training step's largest fp32 ops: on the
+    # H200, 2026-12-02, 415 and 549 us where a memory pass predicted 247 and 370)
+    for source in ("rule:log_softmax", "rule:softmax backward"):
+        assert family_of(Rec(1e-3, op="aten::_log_softmax", flops_source=source, bound="memory")) == "softmax"
     assert family_of(Rec(1e-3, op="aten::_cudnn_rnn", flops_source="rule:rnn")) is None
     assert family_of(Rec(1e-3, op="all_reduce")) is None  # a collective's time is its links'
 
@@ -438,6 +442,19 @@ def test_an_nchw_convolution_is_predicted_from_the_nchw_points() -> None:
     assert make("conv2d").params().get("nchw") is None  # the default layout adds no parameter to old points
 
 
+def test_a_convolutions_window_and_stride_count_beside_its_implicit_gemm() -> None:
+    # On the H200 (2026-12-02) a 16x16 patch point (3 -> 1024 channels, batch 8: 1568 x 1024 x 768) at 2% of the
+    # roof was the nearest of ResNet-50's 1x1 convolution 512 -> 2048 at 7x7, batch 32 (1568 x 2048 x 512), which
+    # ran at 40%: the window and the stride are coordinates of their own
+    from roofline.analysis.predict import shape_features
+
+    one = shape_features("conv", dict(batch=32, in_channels=512, out_channels=2048, height=7, width=7, kernel_size=1))
+    patch = shape_features("conv", dict(batch=8, in_channels=3, out_channels=1024, height=224, width=224,
+                                        kernel_size=16, stride=16))
+    assert one is not None and patch is not None
+    assert one[4:] == (0.0, 0.0) and patch[4:] == pytest.approx((math.log10(256), math.log10(256)))
+
+
 def test_a_max_pool_is_the_catalogs_pool2d_with_its_indices() -> None:
     # ResNet-50's 3x3 stride-2 max pool on the H200 (2026-12-02): 111 us against 31 predicted as a memory pass.
     # A profile's max_pool2d_with_indices is the catalog's pool2d (its own family), FLOPs as the rule counted
@@ -468,6 +485,10 @@ def test_a_models_ops_are_predicted_from_the_warm_points_and_ops_alone_from_the_
     assert "3 points (2 timed with a warm L2)" in inside.source
     big = Predictor(db, "h200-sxm", "warm").predict(Rec(1e-4, 0.5, op="rmsnorm", bound="memory", tensor_cores=False))
     assert big is not None and big.time_s == pytest.approx(1e-4 / 0.4)  # no warm twin: its flushed point
+    written = Rec(1e-6, 0.5, op="rmsnorm", bound="memory", tensor_cores=False)
+    written.bytes, written.bytes_written = 3e6, 1e6  # a third written: its writes reach HBM as flushed ones do
+    blended = predictor_for("h200-sxm", db, "warm").predict(written)
+    assert blended is not None and blended.time_s == pytest.approx((1e-6 / 0.8) ** (2 / 3) * (1e-6 / 0.4) ** (1 / 3))
     gemm = Predictor(db_of(*flushed, point(1e-5, 0.5)), "h200-sxm", "warm").predict(Rec(1e-5))
     assert gemm is not None and "warm" not in gemm.source  # a family never timed warm: its flushed points
 

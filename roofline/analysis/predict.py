@@ -20,8 +20,8 @@ The rule (docs/prediction.md):
   MIN_POINTS_FOR_SPREAD points uses FEW_POINTS_SPREAD instead.
 - The L2: the sweep times each shape alone with the L2 flushed, and the memory-bound families (`warm_l2` in the
   sweep file) again with a warm L2 where they fit in it. A model's ops (a profile: `l2="warm"`) are predicted
-  from the warm points where there are some (an op reading what the op before it left in the L2), ops timed alone
-  (`analyze`, `run`) from the flushed ones.
+  from the warm points where there are some (an op reading what the op before it left in the L2), its writes from
+  the flushed ones (`warm_blend`); ops timed alone (`analyze`, `run`) from the flushed ones.
 Pure and torch-free; `Predictor` caches each family's fit.
 """
 
@@ -46,8 +46,9 @@ FAMILY_OF_OP = {
 }
 # Profile ops counted by a rule, not a catalog shape, that still run a family's kernels: SDPA with a mask tensor
 # or top-left causal alignment (the flash kernels), and its backward (no backward in the sweep: the forward's
-# efficiency, said in the source).
-RULE_FAMILY = {"rule:attention": "attention", "rule:attention backward": "attention"}
+# efficiency, said in the source); a log-softmax and a softmax's backward (softmax kernels, row by row).
+RULE_FAMILY = {"rule:attention": "attention", "rule:attention backward": "attention", "rule:log_softmax": "softmax",
+               "rule:softmax backward": "softmax"}
 # The family a memory-bound profile op without a catalog operator borrows: one pass over its bytes.
 MEMORY_PASS = "elementwise"
 NEIGHBOURS = 4
@@ -97,9 +98,11 @@ def _gemm_dims(params: dict[str, Any]) -> tuple[float, ...]:
 
 def _conv_dims(params: dict[str, Any]) -> tuple[float, ...]:
     """Decades of the implicit GEMM a convolution is: N x Hout x Wout rows, Cout columns, Cin/groups x K x K deep;
-    and NCHW_DISTANCE more for an NCHW input on a GPU (cuDNN's NCHW kernels are others than its channels-last ones:
+    NCHW_DISTANCE more for an NCHW input on a GPU (cuDNN's NCHW kernels are others than its channels-last ones:
     ViT-B/16's 16x16 patch embedding of an NCHW batch of 32 ran 345 us on the H200, 2026-12-02, where the
-    channels-last points predicted 22)."""
+    channels-last points predicted 22); and decades of the window (K x K) and of the stride squared: the same
+    implicit GEMM runs other kernels for a 1x1 and a 16x16 window, or a strided 1x1 (on the H200 a 16x16 patch
+    point at 2% efficiency was the nearest of ResNet-50's 1x1 convolutions 512 -> 2048, predicted 5.9x slow)."""
     from roofline.ops.conv import conv_out_size
 
     k, s, pad, d = params["kernel_size"], params.get("stride", 1), params.get("padding", 0), params.get("dilation", 1)
@@ -316,6 +319,8 @@ class Predictor:
         self._models: dict[tuple[str, str, bool], FamilyModel] = {}
         self._raw = db.families(l2) if db is not None else {}
         self._checked: dict[tuple[str, str], list[Point]] = {}
+        # a warm L2's predictions blend in the flushed ones by the share of bytes written (`warm_blend`)
+        self._flushed = Predictor(db, device_id) if l2 != FLUSHED else None
 
     def points(self, family: str, dtype: str) -> list[Point]:
         """The family's points swept with today's formulas (empty when none)."""
@@ -371,6 +376,14 @@ class Predictor:
                           own.points, own.extrapolated)
 
     def _predict(self, record: Any) -> Prediction | None:
+        """With a warm L2, a family timed warm blends its warm and flushed predictions (`warm_blend`)."""
+        own = self._predict_one(record)
+        if self._flushed is None or own is None or not own.from_db or WARM_SOURCE not in own.source:
+            return own
+        cold = self._flushed._predict_one(record)
+        return own if cold is None or not cold.from_db else warm_blend(own, cold, record)
+
+    def _predict_one(self, record: Any) -> Prediction | None:
         t = record.roofline_time_s
         if t is None or t <= 0:
             return None
@@ -395,9 +408,9 @@ class Predictor:
         time_s = t / eff
         source = f"{family} {dtype}: {used} of {len(model.pts)} points" + borrowed
         if model.warm:
-            source += f" ({model.warm} timed with a warm L2)"
+            source += f" ({model.warm} {WARM_SOURCE})"
         if record.flops_source in RULE_FAMILY:
-            source += f" ({record.flops_source[5:]}: the forward kernels' points)"
+            source += f" ({record.flops_source[5:]}: counted by a rule, from the {family} points)"
         elif record.op not in FAMILY_OF_OP and not (record.flops_source or "").startswith("catalog:"):
             source += " (as a memory pass)"
         if math.log10(t) < model.box[0][0]:
@@ -410,6 +423,25 @@ class Predictor:
         if self.db.transferred:
             source += f"; transferred ({self.db.transferred})"
         return Prediction(time_s, time_s * math.exp(-hi), time_s * math.exp(-lo), source, family, used, outside)
+
+
+WARM_SOURCE = "timed with a warm L2"  # in a prediction's source when the family's model holds warm points
+
+
+def warm_blend(warm: Prediction, flushed: Prediction, record: Any) -> Prediction:
+    """A model's op: the reads of its warm prediction (its inputs, just written by the ops before it, come from the
+    L2), the writes of its flushed one (its output reaches HBM when later traffic evicts it; a warm point, timed
+    again and again on a footprint that fits, never writes back). Geometric in the share of bytes written, as
+    efficiencies interpolate: on the H200's nine cases of 2026-12-02 the step errors were -20.8%..+4.8% warm
+    alone, -18.6%..+10.2% blended (mean |error| 9.3% -> 7.2%; docs/measurements.md)."""
+    total, written = getattr(record, "bytes", None) or 0.0, getattr(record, "bytes_written", None) or 0.0
+    f = min(max(written / total, 0.0), 1.0) if total else 0.0
+
+    def mix(a: float, b: float) -> float:
+        return a ** (1 - f) * b ** f
+
+    return Prediction(mix(warm.time_s, flushed.time_s), mix(warm.low_s, flushed.low_s),
+                      mix(warm.high_s, flushed.high_s), warm.source, warm.family, warm.points, warm.extrapolated)
 
 
 # Families whose torch kernels copy a strided input to a contiguous one before they start (layer norm's and RMS
