@@ -86,16 +86,24 @@ def repeatability(entries: list[Any], counter: Any, runs: int, zeus: Any, static
                 e["zeus_power_w"] = z.total_energy / z.time
             windows.append(e)
         js = [w["energy_j"] for w in windows]
+
+        def cv(xs: list[float]) -> float | None:
+            return statistics.pstdev(xs) / statistics.mean(xs) if len(xs) > 1 else None
+
         row = {"entry": i, "label": f"{rec.label} {rec.shape}", "pipe": rec.compute_pipe, "flops": rec.flops,
                "bytes": rec.bytes, "bytes_read": rec.bytes_read, "bytes_written": rec.bytes_written,
                "per_call_s": statistics.median(w["per_call_s"] for w in windows),
-               "energy_j": statistics.median(js), "cv": statistics.pstdev(js) / statistics.mean(js) if runs > 1
-               else None, "power_w": statistics.median(w["power_w"] for w in windows), "windows": windows}
+               "energy_j": statistics.median(js), "cv": cv(js),
+               "power_w": statistics.median(w["power_w"] for w in windows),
+               # J per call is power x time per call: which of the two varies from window to window
+               "cv_power": cv([w["power_w"] for w in windows]), "cv_time": cv([w["per_call_s"] for w in windows]),
+               "windows": windows}
         if zeus is not None:
             row["zeus_vs_ours"] = statistics.median(w["zeus_power_w"] / w["power_w"] for w in windows) - 1
         rows.append(row)
         print(f"  {i:2d} {row['label'][:48]:48s} {row['per_call_s'] * 1e3:8.3f} ms {row['energy_j'] * 1e3:9.3f} mJ "
-              f"{row['power_w']:5.0f} W  CV {row['cv'] or 0:.2%}", flush=True)
+              f"{row['power_w']:5.0f} W  CV {row['cv'] or 0:.2%} (power {row['cv_power'] or 0:.2%}, time "
+              f"{row['cv_time'] or 0:.2%})", flush=True)
         del built
     return rows
 

@@ -336,3 +336,12 @@ def test_the_model_table_names_the_overlap_term_and_no_active_watts_when_none():
     title = energy_model_table(m, d["details"]).title
     assert "read+write overlap 31.3 pJ/B" in title and "while a kernel runs" not in title
     assert "HBM read 107, write 63.6" in title
+
+
+def test_a_window_marks_each_change_of_the_counter_for_the_works_own_clock():
+    # measure_fn takes the time per call between the window's first and last edge (marked on the CUDA stream),
+    # not over the warm-up too: a power-capped GEMM's clock falls during its first second on the H200
+    c = SimCounter(watts=650.0)
+    marks: list[float] = []
+    w = window(c, c.chunk, on_edge=lambda: marks.append(c.now))
+    assert len(marks) == len(w.edges) and marks[0] == w.edges[0][0] and marks[-1] == w.edges[-1][0]

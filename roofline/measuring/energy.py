@@ -86,10 +86,12 @@ def counter_for(index: int) -> NvmlCounter:
 
 
 def window(counter: Counter, run_chunk: Callable[[], Any], *, min_updates: int = MIN_UPDATES,
-           min_window_s: float = MIN_WINDOW_S, stuck_after_s: float = STUCK_AFTER_S) -> CounterWindow:
+           min_window_s: float = MIN_WINDOW_S, stuck_after_s: float = STUCK_AFTER_S,
+           on_edge: Callable[[], Any] | None = None) -> CounterWindow:
     """Run `run_chunk` over and over and read the counter after each, from one change of the counter to the one
-    at least `min_updates` changes and `min_window_s` later (see the module docstring). A counter that does not
-    change for `stuck_after_s` raises EnergyError."""
+    at least `min_updates` changes and `min_window_s` later (see the module docstring); `on_edge` is called at
+    each change (the work's own clock marks it). A counter that does not change for `stuck_after_s` raises
+    EnergyError."""
     t, last = counter.read()
     changed_at = t
     edges: list[tuple[float, int]] = []
@@ -98,6 +100,8 @@ def window(counter: Counter, run_chunk: Callable[[], Any], *, min_updates: int =
         t, e = counter.read()
         if e != last:
             edges.append((t, e))
+            if on_edge is not None:
+                on_edge()
             last, changed_at = e, t
             if len(edges) > min_updates and t - edges[0][0] >= min_window_s:
                 return CounterWindow(tuple(edges), counter.modulus)
@@ -113,7 +117,8 @@ def idle_window(counter: Counter, seconds: float = MIN_WINDOW_S, nap_s: float = 
 
 class _Loop:
     """`fn` back to back on a CUDA stream, in chunks of `calls`, at most two chunks in flight (so the GPU never
-    waits for the host and the host never runs far ahead of the GPU), timed by CUDA events."""
+    waits for the host and the host never runs far ahead of the GPU), timed by CUDA events; `mark()` records
+    an event where the host stands (a counter's edge), so the calls between two marks have their own time."""
 
     def __init__(self, fn: Callable[[], Any], calls: int) -> None:
         import torch
@@ -123,6 +128,12 @@ class _Loop:
         self.first: Any = None
         self.last: Any = None
         self.done = 0
+        self.marks: list[tuple[Any, int]] = []
+
+    def mark(self) -> None:
+        ev = self.torch.cuda.Event(enable_timing=True)
+        ev.record()
+        self.marks.append((ev, self.done))
 
     def __call__(self) -> None:
         torch = self.torch
@@ -140,7 +151,12 @@ class _Loop:
             self.pending.pop(0).synchronize()
 
     def per_call_s(self) -> float:
+        """The time per call between the first and the last mark (a window's calls: the warm-up before it ran
+        at another clock, a power-capped GEMM's faster), else since the first call."""
         self.last.synchronize()
+        if len(self.marks) >= 2 and self.marks[-1][1] > self.marks[0][1]:
+            (a, n0), (b, n1) = self.marks[0], self.marks[-1]
+            return a.elapsed_time(b) * 1e-3 / (n1 - n0)
         return self.first.elapsed_time(self.last) * 1e-3 / self.done
 
 
@@ -161,7 +177,7 @@ def measure_fn(fn: Callable[[], Any], counter: Counter, *, flops: float | None, 
                static_w: float | None, static_source: str | None, warmup_s: float = WARMUP_S,
                sm_clock: Callable[[], Any] | None = None) -> dict[str, Any]:
     """The `energy` fields of one CUDA callable run back to back (energy_fields): warmed up for `warmup_s`, then
-    one counter window; the time per call is the CUDA events' over the warm-up and the window together.
+    one counter window; the time per call is the CUDA events' between the window's first and last edge.
     `sm_clock` is a ClockSampler factory whose report is kept as the window's clocks."""
     calls = _chunk_calls(fn)
     loop = _Loop(fn, calls)
@@ -169,11 +185,11 @@ def measure_fn(fn: Callable[[], Any], counter: Counter, *, flops: float | None, 
     while time.perf_counter() - t0 < warmup_s:
         loop()
     if sm_clock is None:
-        w = window(counter, loop)
+        w = window(counter, loop, on_edge=loop.mark)
         clocks = None
     else:
         with sm_clock() as cs:
-            w = window(counter, loop)
+            w = window(counter, loop, on_edge=loop.mark)
         clocks = cs.report.to_dict()
     out = energy_fields(w, loop.per_call_s(), flops, nbytes, static_w, static_source)
     if clocks is not None:
