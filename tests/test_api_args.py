@@ -61,6 +61,8 @@ def _never() -> Any:
     (lambda: roofline.profile(_never, gpu="h200", time=False, db=5), "db must be a path"),
     (lambda: roofline.sol(SOL, dtype="fp9"), "sol: dtype must be one of"),
     (lambda: roofline.sol(SOL, candidate="x.py"), "candidate= is timed: pass time=True"),
+    # the third new-user pass: m=None (a parameter whose default is a number) raised a bare AssertionError
+    (lambda: roofline.analyze("gemm", m=None, time=False), "gemm: m must be an integer, got None"),
 ])
 def test_a_bad_argument_is_one_usage_error_in_python_terms(call: Any, needle: str, tmp_path: Any,
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
