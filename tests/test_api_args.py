@@ -74,6 +74,21 @@ def test_a_bad_argument_is_one_usage_error_in_python_terms(call: Any, needle: st
     assert needle in msg and "\n" not in msg and "--" not in msg
 
 
+@pytest.mark.parametrize(("call", "message"), [
+    # the third new-user pass: these named the command line's --energy and --roof measured
+    (lambda: roofline.analyze("gemm", m=64, energy=True),
+     "energy=True needs an NVIDIA GPU with an energy counter (NVML): the device 'cpu' has none"),
+    (lambda: roofline.measure(_never, flops=1, bytes=100, dtype="fp32", energy=True),
+     "energy=True needs an NVIDIA GPU with an energy counter (NVML): the device 'cpu' has none"),
+    (lambda: roofline.analyze("gemm", m=64, gpu="h100", roof="measured", time=False),
+     "roof='measured': no calibration for NVIDIA H100 SXM5 80GB here (run `roofline calibrate`)"),
+])
+def test_an_option_the_device_cannot_serve_is_named_as_python_sets_it(call: Any, message: str) -> None:
+    with pytest.raises(roofline.RooflineError) as info:  # conftest: no GPU, no calibration of an H100
+        call()
+    assert str(info.value) == message
+
+
 def test_a_region_needs_a_name() -> None:
     with pytest.raises(UsageError, match="region: name must be a non-empty string"):
         with roofline.region(5):  # type: ignore[arg-type]

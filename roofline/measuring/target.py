@@ -151,7 +151,8 @@ def resolve_target(gpu: str | None = None, device: str | None = None, time: bool
         measured = load_gpu_calibration(local_gpu)
     if roof == "measured":
         if measured is None:
-            raise RooflineError(f"--roof measured: no calibration for {spec.name} here (run `roofline calibrate`)")
+            raise RooflineError(f"{validate.setting('roof', 'measured')}: no calibration for {spec.name} here "
+                                "(run `roofline calibrate`)")
         ceilings = measured
     return Target(ceilings, f"cuda:{index}" if time else None, _gpu_info(local_gpu, spec), spec=spec,
                   measured=measured if roof != "datasheet" else None, messages=messages)
