@@ -111,3 +111,14 @@ def test_a_scripts_option_before_the_separator_is_told_where_it_goes(capsys: pyt
     assert code == 2 and "No such option: --preset" in err and "go after --" in err
     code, _, err = run(capsys, "analyze", "gemm", "--preset", "tiny")  # no script there: no such hint
     assert code == 2 and "No such option" in err and "go after --" not in err
+
+
+@pytest.mark.parametrize("args", [("calibrate", "--device", "cuda:x"), ("calibrate", "--energy", "--device", "cuda:x"),
+                                  ("calibrate", "--device", "cuda"), ("calibrate", "--device", "cuda:1")])
+def test_calibrate_refuses_a_device_this_machine_lacks_as_analyze_does(args: tuple[str, ...],
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    # the third new-user pass: `cuda:x` was a ValueError traceback, and a missing GPU exit 1 (docs/guide.md: 2)
+    code, _, err = run(capsys, *args)  # conftest hides every GPU
+    assert code == 2 and len(err.splitlines()) == 1, err
+    assert err.startswith(("error: unknown device 'cuda:x' (use cpu, cuda or cuda:N)",
+                           f"error: --device {args[-1]}: no NVIDIA GPU found on this machine")), err
