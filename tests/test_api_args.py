@@ -61,6 +61,8 @@ def _never() -> Any:
     (lambda: roofline.profile(_never, gpu="h200", time=False, db=5), "db must be a path"),
     (lambda: roofline.sol(SOL, dtype="fp9"), "sol: dtype must be one of"),
     (lambda: roofline.sol(SOL, candidate="x.py"), "candidate= is timed: pass time=True"),
+    # the third new-user pass: m=None (a parameter whose default is a number) raised a bare AssertionError
+    (lambda: roofline.analyze("gemm", m=None, time=False), "gemm: m must be an integer, got None"),
 ])
 def test_a_bad_argument_is_one_usage_error_in_python_terms(call: Any, needle: str, tmp_path: Any,
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
@@ -70,6 +72,21 @@ def test_a_bad_argument_is_one_usage_error_in_python_terms(call: Any, needle: st
     assert list(tmp_path.iterdir()) == []
     msg = str(info.value)
     assert needle in msg and "\n" not in msg and "--" not in msg
+
+
+@pytest.mark.parametrize(("call", "message"), [
+    # the third new-user pass: these named the command line's --energy and --roof measured
+    (lambda: roofline.analyze("gemm", m=64, energy=True),
+     "energy=True needs an NVIDIA GPU with an energy counter (NVML): the device 'cpu' has none"),
+    (lambda: roofline.measure(_never, flops=1, bytes=100, dtype="fp32", energy=True),
+     "energy=True needs an NVIDIA GPU with an energy counter (NVML): the device 'cpu' has none"),
+    (lambda: roofline.analyze("gemm", m=64, gpu="h100", roof="measured", time=False),
+     "roof='measured': no calibration for NVIDIA H100 SXM5 80GB here (run `roofline calibrate`)"),
+])
+def test_an_option_the_device_cannot_serve_is_named_as_python_sets_it(call: Any, message: str) -> None:
+    with pytest.raises(roofline.RooflineError) as info:  # conftest: no GPU, no calibration of an H100
+        call()
+    assert str(info.value) == message
 
 
 def test_a_region_needs_a_name() -> None:

@@ -4,6 +4,7 @@ notes said once and its temporary files not shown."""
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
@@ -111,3 +112,33 @@ def test_a_scripts_option_before_the_separator_is_told_where_it_goes(capsys: pyt
     assert code == 2 and "No such option: --preset" in err and "go after --" in err
     code, _, err = run(capsys, "analyze", "gemm", "--preset", "tiny")  # no script there: no such hint
     assert code == 2 and "No such option" in err and "go after --" not in err
+
+
+@pytest.mark.parametrize("args", [("calibrate", "--device", "cuda:x"), ("calibrate", "--energy", "--device", "cuda:x"),
+                                  ("calibrate", "--device", "cuda"), ("calibrate", "--device", "cuda:1")])
+def test_calibrate_refuses_a_device_this_machine_lacks_as_analyze_does(args: tuple[str, ...],
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    # the third new-user pass: `cuda:x` was a ValueError traceback, and a missing GPU exit 1 (docs/guide.md: 2)
+    code, _, err = run(capsys, *args)  # conftest hides every GPU
+    assert code == 2 and len(err.splitlines()) == 1, err
+    assert err.startswith(("error: unknown device 'cuda:x' (use cpu, cuda or cuda:N)",
+                           f"error: --device {args[-1]}: no NVIDIA GPU found on this machine")), err
+
+
+class _HeadPipe(io.StringIO):
+    """stdout piped into `head`: the reader leaves once it has seen the command list, and every later write
+    meets a closed pipe."""
+
+    def write(self, text: str) -> int:
+        if "Commands" in self.getvalue():
+            raise BrokenPipeError(32, "Broken pipe")
+        return super().write(text)
+
+
+def test_a_groups_help_piped_into_head_is_no_traceback(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the third new-user pass: `roofline analyze | head` (the group's help, no operator given) ended in a
+    # BrokenPipeError traceback from the help's last newline
+    monkeypatch.setattr("sys.stdout", _HeadPipe())
+    from roofline.cli.app import main
+
+    assert main(["analyze"]) == 0

@@ -18,7 +18,7 @@ from roofline.core.dtypes import get_dtype
 from roofline.core.format import table_scale
 from roofline.core.model import Ceilings, choose_memory
 from roofline.core.record import analytic_record, with_time
-from roofline.measuring.calibrate import measure_cpu
+from roofline.measuring.calibrate import cache_fills, held_size, measure_cpu
 from roofline.measuring.device import cpu_caches, parse_cache_size
 from roofline.measuring.runner import above_roof_cause, above_roof_notes, verdict
 from roofline.ops import make
@@ -114,6 +114,25 @@ def test_the_calibration_measures_a_cache_level() -> None:
     # half the cache as two fp32 buffers: 128 KiB moved per copy
     assert details["caches"]["l2"]["copied_bytes"] == 128 * KIB
     assert "L2 roofs" in ceilings.notes[0]
+
+
+def test_the_l3_is_copied_at_several_fills_and_placed_as_far_as_its_rate_held() -> None:
+    # the third new-user pass: a 2-CPU cloud VM whose sysfs gives its host's 260 MiB L3 (2 MiB L2) copied half
+    # of it, 130 MiB, at 22.7 GB/s (DRAM's 24.6), and 8.1 and 32.5 MiB at 52.0 and 50.5 GB/s: its L3 roof was
+    # the DRAM rate, and an 8 MiB relu ran at 175% of it, "above its roof: the model is wrong"
+    caches = {"l1": 48 * KIB, "l2": 2 * MIB, "l3": 260 * MIB}
+    assert cache_fills(caches, "l3") == [130 * MIB, 130 * MIB // 4, 130 * MIB // 16]  # down to 4 x L2 = 8 MiB
+    assert cache_fills(caches, "l2") == [1 * MIB]  # no measured level below it: the one fill, as before
+    vm = {130 * MIB: 22.7e9, 130 * MIB // 4: 50.5e9, 130 * MIB // 16: 52.0e9}
+    assert held_size(260 * MIB, vm) == 65 * MIB  # 32.5 MiB held 97% of the best (>= 80%), over the fill of 0.5
+    vm_ceilings = dataclasses.replace(cpu(l3=52.0e9), cache_bytes={"l2": 2 * MIB, "l3": held_size(260 * MIB, vm)})
+    relu = analytic_record(make("relu", numel=2**20), get_dtype("fp32"), vm_ceilings)  # 8 MiB moved
+    assert relu.memory_level == "l3" and relu.peak_bytes_per_s == 52.0e9
+    big = analytic_record(make("relu", numel=2**23), get_dtype("fp32"), vm_ceilings)  # 64 MiB: fits, as measured
+    huge = analytic_record(make("relu", numel=2**24), get_dtype("fp32"), vm_ceilings)  # 128 MiB: DRAM's, as it ran
+    assert big.memory_level == "l3" and huge.memory_level is None and huge.peak_bytes_per_s == 11e9
+    # a machine whose largest fill holds keeps the cache's whole size (the CI machine: 32 MiB, 90 GB/s)
+    assert held_size(32 * MIB, {16 * MIB: 88e9, 4 * MIB: 90e9}) == 32 * MIB
 
 
 # -- above the roof ----------------------------------------------------------------------------------------

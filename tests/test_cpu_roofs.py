@@ -16,6 +16,7 @@ from roofline.core.dtypes import get_dtype
 from roofline.core.model import Ceilings
 from roofline.core.record import Record, Timing, analytic_record, with_time
 from roofline.measuring import calibrate as calibrate_mod
+from roofline.measuring import machine_load
 from roofline.measuring.calibrate import (
     CALIBRATION_WARNING,
     CONVERGED,
@@ -73,10 +74,19 @@ def test_load_over_a_window() -> None:
     assert load_between(reading(0.0), reading(1.0, total=2.0, steal=just["steal"])).busy
 
 
-def test_a_short_window_is_judged_by_the_load_average_only() -> None:
-    # 0.1 s: /proc/stat's 10 ms ticks make a share too coarse to judge (see MIN_WINDOW_S)
-    short = load_between(reading(0.0), reading(0.1, total=0.2, busy=0.2))
-    assert 0.1 < MIN_WINDOW_S and short.others_share is None and not short.busy
+def test_a_short_window_is_judged_by_the_floor_of_its_shares_and_the_load_average() -> None:
+    # under MIN_WINDOW_S a share is too coarse to read as it is (10 ms ticks): its floor takes ROUNDING_TICKS per
+    # CPU off the others' time, 2 x 10 ms x 2 CPUs = 0.04 CPU-s of a 0.1 s window's 0.2 (with SC_CLK_TCK 100)
+    assert 0.1 < MIN_WINDOW_S and machine_load._TICK_S == 0.01
+    # the third new-user pass: the gemv of machine_load.py, 8 ms a call where it takes 16 us, while one other
+    # process spun on one of the 2 CPUs: others 0.08 CPU-s of 0.2 -> floor (0.08 - 0.04) / 0.2 = 20% > 10%;
+    # it was judged by the load average alone (0.8 on 2 CPUs) and called quiet
+    busy = load_between(reading(0.0, load1=0.8), reading(0.1, total=0.2, busy=0.18, own=0.1))
+    assert busy.others_share == pytest.approx(0.2) and busy.reasons == ["other processes used at least 20% of 2 CPUs"]
+    # the most the quiet machine read over such windows, 38 ms, floors to none
+    quiet = load_between(reading(0.0), reading(0.1, total=0.2, busy=0.138, own=0.1))
+    assert quiet.others_share == 0.0 and quiet.steal_share == 0.0 and not quiet.busy
+    # the load average is still judged beside the floors
     assert load_between(reading(0.0, load1=LOAD_PER_CPU_BUSY * 2 + 0.1), reading(0.1, total=0.2)).reasons == [
         "load average 2.1 on 2 CPUs"]
     assert not load_between(reading(0.0, load1=LOAD_PER_CPU_BUSY * 2 - 0.1), reading(0.1, total=0.2)).busy

@@ -24,7 +24,7 @@ import math
 import random
 
 import pytest
-from helpers import ROOT
+from helpers import ROOT, run
 
 from roofline.analysis.occupancy import (
     carveout_kib_for_percent,
@@ -270,6 +270,17 @@ def test_every_spec_matches_the_reference(spec_id: str) -> None:
 def test_bad_input_is_a_usage_error(t, r, s, carveout, match) -> None:
     with pytest.raises(UsageError, match=match):
         occupancy(resolve("h100-sxm"), t, r, s, carveout)
+
+
+def test_an_amd_gpu_is_bad_input_in_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    # the third new-user pass: exit 1 and "this is a AMD GPU"; a GPU the command cannot take is exit 2
+    with pytest.raises(UsageError) as info:
+        occupancy(resolve("mi300x"), 256, 64, 0)
+    assert str(info.value) == ("AMD Instinct MI300X is an AMD GPU: occupancy is computed for NVIDIA GPUs only "
+                               "(CUDA's occupancy rules)")
+    code, _, err = run(capsys, "occupancy", "--gpu", "mi300x", "--threads-per-block", "256",
+                       "--registers-per-thread", "64")
+    assert code == 2 and err == f"error: {info.value}\n"
 
 
 def test_spec_without_occupancy_fields() -> None:

@@ -116,9 +116,9 @@ def _int(name: str, value: Any) -> int:
 
 
 def _need(spec: GPUSpec) -> dict[str, int]:
-    if not spec.is_nvidia:
-        raise RooflineError(f"{spec.name}: occupancy is computed for NVIDIA GPUs (CUDA's occupancy rules); "
-                            f"this is a {spec.vendor} GPU")
+    if not spec.is_nvidia:  # a GPU the command cannot take is bad input (exit 2), as fp8 on an A100 is
+        raise UsageError(f"{spec.name} is an {spec.vendor} GPU: occupancy is computed for NVIDIA GPUs only "
+                         "(CUDA's occupancy rules)")
     missing = [k for k in _NEEDED if spec.get(k) is None]
     if missing or not spec.lists.get("shared_memory_carveout_kib"):
         what = ", ".join(missing + ([] if spec.lists.get("shared_memory_carveout_kib")

@@ -140,8 +140,12 @@ def main(argv: list[str] | None = None, answered: dict[str, bool] | None = None)
         if type(exc).__name__ in ("Exit", "Abort"):  # typer.Exit, typer.Abort (typer may vendor click)
             return int(getattr(exc, "exit_code", Interrupted.exit_code))
         # click's exceptions (typer may vendor its own click): usage errors are one line, exit 2.
-        if type(exc).__name__ == "NoArgsIsHelpError":
-            sys.stdout.write(exc.format_message() + "\n")  # type: ignore[attr-defined]
+        if type(exc).__name__ == "NoArgsIsHelpError":  # `roofline analyze`: the group's help
+            try:
+                sys.stdout.write(exc.format_message() + "\n")  # type: ignore[attr-defined]
+                sys.stdout.flush()
+            except BrokenPipeError:  # `roofline analyze | head`, as the commands' own output above
+                pass
             return 0
         if hasattr(exc, "format_message") and hasattr(exc, "exit_code"):
             msg = " ".join(exc.format_message().split())

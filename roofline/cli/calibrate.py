@@ -56,11 +56,12 @@ def calibrate_cmd(
             raise UsageError(f"{flag} is an option of --ops")
     from roofline.ceilings.store import store_path
     from roofline.measuring.calibrate import calibrate
+    from roofline.measuring.device import detect_gpus
+    from roofline.measuring.target import local_device
     from roofline.report.progress import StatusLine
     from roofline.report.text import calibration_table, l2_sweep_table
 
-    if device is not None and device != "cpu" and not device.startswith("cuda"):
-        raise UsageError(f"unknown device '{device}' (use cpu, cuda or cuda:N)")
+    local_device(device, detect_gpus())  # `cuda:x`, or a GPU this machine lacks: one line, exit 2
     check_outputs(force, files=(output,))  # before the work: a calibration takes seconds to minutes
     if energy:
         _energy(device, json_, output, replace)

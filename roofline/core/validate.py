@@ -36,6 +36,14 @@ def arg_name(name: str) -> str:
     return f"--{name.replace('_', '-')}" if _FLAGS.get() else name
 
 
+def setting(name: str, value: Any = True) -> str:
+    """An option as the caller set it: `--energy`, `--roof measured` on the command line; `energy=True`,
+    `roof='measured'` from Python."""
+    if _FLAGS.get():
+        return arg_name(name) if value is True else f"{arg_name(name)} {value}"
+    return f"{name}={value!r}"
+
+
 def _where(what: str, name: str) -> str:
     return f"{what}: {arg_name(name)}" if what else arg_name(name)
 

@@ -172,6 +172,15 @@ class _Bandwidth:
 # buffers together), so that the copy stays in that level beside whatever else the process holds.
 CACHE_LEVELS = ("l2", "l3")
 CACHE_FILL = 0.5
+# A level above another measured one (L3 over L2) is also copied at working sets CACHE_STEP times smaller, down
+# to CACHE_STEP times the level below's size (out of that level): the size sysfs gives is not always the size a
+# process gets. A 2-CPU cloud VM reports its host's 260 MiB L3; half of it, 130 MiB, copied at the DRAM rate
+# (21-22 GB/s against 23 for a 512 MiB copy), while 8-64 MiB copied at 47-52 GB/s: the L3 roof was the DRAM
+# rate, and every record of a few MiB was "above its roof". The roof is the best fill's rate; the level's size
+# for placing records is the largest fill that reached CACHE_HELD of it, over CACHE_FILL (the whole size where
+# the largest fill holds, as before).
+CACHE_STEP = 4
+CACHE_HELD = 0.8
 # Bytes copied per timed sample inside a cache (several copies of its buffer): ~1 ms at the 100 GB/s a core's
 # L2 or L3 copy reaches (75-120 GB/s on the 2-core CI machine), far above the perf_counter's resolution and
 # torch's ~5 us per-call overhead; and at least CACHE_REPS samples, as a few copies are cheap.
@@ -179,8 +188,28 @@ CACHE_SAMPLE_BYTES = 2**27
 CACHE_REPS = 5
 
 
+def cache_fills(cache_bytes: Mapping[str, int], level: str) -> list[int]:
+    """The working sets (bytes) `level` is copied at, largest first: CACHE_FILL of its size, then CACHE_STEP
+    times smaller while above CACHE_STEP times the measured level below it."""
+    size = int(cache_bytes[level])
+    below = CACHE_LEVELS[CACHE_LEVELS.index(level) - 1] if CACHE_LEVELS.index(level) else None
+    floor = CACHE_STEP * int(cache_bytes[below]) if below and cache_bytes.get(below) else size * CACHE_FILL
+    fills = [int(size * CACHE_FILL)]
+    while fills[-1] // CACHE_STEP >= floor:
+        fills.append(fills[-1] // CACHE_STEP)
+    return fills
+
+
+def held_size(size: int, fill_rates: Mapping[int, float]) -> int:
+    """The size of a cache level for placing records: the largest fill (working set, bytes) whose rate reached
+    CACHE_HELD of the best fill's, over CACHE_FILL; `size` itself when the largest fill held."""
+    best = max(fill_rates.values())
+    held = max(fill for fill, rate in fill_rates.items() if rate >= CACHE_HELD * best)
+    return size if held == max(fill_rates) else int(held / CACHE_FILL)
+
+
 class _CacheBandwidth:
-    """Copy bandwidth with a working set inside each cache level (`CACHE_LEVELS`, `CACHE_FILL`), round after
+    """Copy bandwidth with working sets inside each cache level (`CACHE_LEVELS`, `cache_fills`), round after
     round: the roof of a record whose working set fits there (`core.model.choose_memory`)."""
 
     def __init__(self, cache_bytes: Mapping[str, int], reps: int) -> None:
@@ -190,33 +219,50 @@ class _CacheBandwidth:
         # The largest level first: a multi-threaded copy right after thousands of small single-threaded ones
         # ran 30x slower for tens of milliseconds (2.1 against 74-90 GB/s for L3 after L2, 2-core CI machine).
         self.sizes = {lv: int(cache_bytes[lv]) for lv in reversed(CACHE_LEVELS) if cache_bytes.get(lv)}
-        self.buffers = {}
-        for level, size in self.sizes.items():
-            n = max(1, int(size * CACHE_FILL) // 8)  # two fp32 buffers of n elements: 8n bytes
-            self.buffers[level] = (torch.ones(n), torch.empty(n))
-        self.best_s = {lv: float("inf") for lv in self.sizes}
+        self.buffers = {}  # level -> fill -> two fp32 buffers of fill / 8 elements each
+        for level in self.sizes:
+            self.buffers[level] = {}
+            for fill in cache_fills(self.sizes, level):
+                n = max(1, fill // 8)
+                self.buffers[level][8 * n] = (torch.ones(n), torch.empty(n))
+        self.best_s = {lv: dict.fromkeys(fills, float("inf")) for lv, fills in self.buffers.items()}
         self.round_rates: dict[str, list[float]] = {lv: [] for lv in self.sizes}
 
-    def _moved(self, level: str) -> int:
-        return 2 * self.buffers[level][0].numel() * 4
-
     def round(self, say: Progress, tag: str) -> None:
-        for level in self.sizes:
+        for level, fills in self.buffers.items():
             say(f"CPU {level.upper()} cache bandwidth{tag}")
-            x, y = self.buffers[level]
-            inner = max(1, CACHE_SAMPLE_BYTES // self._moved(level))
+            rates = []
+            for moved, (x, y) in fills.items():
+                inner = max(1, CACHE_SAMPLE_BYTES // moved)
 
-            def copies(x: Any = x, y: Any = y, inner: int = inner) -> None:
-                for _ in range(inner):
-                    y.copy_(x)
+                def copies(x: Any = x, y: Any = y, inner: int = inner) -> None:
+                    for _ in range(inner):
+                        y.copy_(x)
 
-            t = _best_time(copies, self.reps, warm=not self.round_rates[level]) / inner
-            self.best_s[level] = min(self.best_s[level], t)
-            self.round_rates[level].append(self._moved(level) / t)
+                t = _best_time(copies, self.reps, warm=not self.round_rates[level]) / inner
+                self.best_s[level][moved] = min(self.best_s[level][moved], t)
+                rates.append(moved / t)
+            self.round_rates[level].append(max(rates))
+
+    def fill_rates(self, level: str) -> dict[int, float]:
+        return {moved: moved / t for moved, t in self.best_s[level].items() if t < float("inf")}
 
     @property
     def rates(self) -> dict[str, float]:
-        return {lv: self._moved(lv) / t for lv, t in self.best_s.items() if t < float("inf")}
+        return {lv: max(self.fill_rates(lv).values()) for lv in self.sizes if self.fill_rates(lv)}
+
+    def held_sizes(self) -> dict[str, int]:
+        return {lv: held_size(size, self.fill_rates(lv)) for lv, size in self.sizes.items() if self.fill_rates(lv)}
+
+    def details(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for lv, size in self.sizes.items():
+            rates = self.fill_rates(lv)
+            moved = max(rates, key=rates.__getitem__)
+            out[lv] = {"cache_bytes": size, "held_bytes": self.held_sizes()[lv], "copied_bytes": moved,
+                       "copy_best_s": self.best_s[lv][moved],
+                       "fills": {str(fill): rate for fill, rate in sorted(rates.items())}}
+        return out
 
 
 def _unsteady(round_rates: dict[str, list[float]]) -> list[str]:
@@ -284,8 +330,7 @@ def measure_cpu(progress: Progress | None = None, plan: CpuPlan = FULL_CPU_PLAN,
         "matmul": {name: {"n": m.n, "best_s": m.best_s, **({"skipped_n": list(m.skipped)} if m.skipped else {})}
                    for name, m in matmuls.items()},
         "bandwidth": {"bytes": bandwidth.nbytes, "copy_best_s": bandwidth.copy_s, "read_best_s": bandwidth.read_s},
-        "caches": {lv: {"cache_bytes": size, "copied_bytes": caches._moved(lv), "copy_best_s": caches.best_s[lv]}
-                   for lv, size in caches.sizes.items()},
+        "caches": caches.details(),
         "round_rates": round_rates, "load": load.to_dict()}
     notes = [f"measured with torch on {details['threads']} threads, best of {rounds} round(s); "
              "memory roof = copy bandwidth (read + write bytes)"
@@ -297,7 +342,7 @@ def measure_cpu(progress: Progress | None = None, plan: CpuPlan = FULL_CPU_PLAN,
     info = cpu_description()
     ceilings = Ceilings(device_id="cpu", device_name=info["name"], kind="cpu", source="measured", compute=compute,
                         memory={**bandwidth.rates, **caches.rates}, notes=tuple(notes),
-                        cache_bytes={lv: size for lv, size in caches.sizes.items() if lv in caches.rates})
+                        cache_bytes=caches.held_sizes())
     return ceilings, details
 
 

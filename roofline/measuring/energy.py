@@ -22,6 +22,7 @@ from typing import Any, Protocol
 from roofline.core.device import cuda_index
 from roofline.core.energy import COUNTER_MODULUS, CounterWindow, EnergyError, EnergyModel, energy_fields
 from roofline.core.errors import UsageError
+from roofline.core.validate import setting
 
 # A window spans at least this many changes of the counter and this long: with changes ~100 ms apart whose
 # timing wanders by ~3 ms (measured on the H200), 10 changes put the edge error near 0.5% of the window.
@@ -35,8 +36,9 @@ WARMUP_S = 1.0
 # The calls between two reads of the counter: about this much GPU time (reads take ~0.1 ms).
 CHUNK_S = 0.005
 
-NO_GPU = "--energy needs an NVIDIA GPU with an energy counter (NVML): {what} has none"
-NO_COUNTER = ("--energy: {name} has no energy counter (nvmlDeviceGetTotalEnergyConsumption: {why}); "
+# {energy}: the option as the caller set it (`--energy`, `energy=True`: core.validate.setting)
+NO_GPU = "{energy} needs an NVIDIA GPU with an energy counter (NVML): {what} has none"
+NO_COUNTER = ("{energy}: {name} has no energy counter (nvmlDeviceGetTotalEnergyConsumption: {why}); "
               "needs Volta or newer")
 
 
@@ -60,11 +62,11 @@ class NvmlCounter:
             self._nvml, self._handle, _ = _device(index)
             self.name = str(self._nvml.nvmlDeviceGetName(self._handle))
         except Exception as exc:
-            raise UsageError(NO_GPU.format(what=f"cuda:{index} (NVML: {exc})")) from None
+            raise UsageError(NO_GPU.format(energy=setting("energy"), what=f"cuda:{index} (NVML: {exc})")) from None
         try:
             self._nvml.nvmlDeviceGetTotalEnergyConsumption(self._handle)
         except Exception as exc:
-            raise UsageError(NO_COUNTER.format(name=self.name, why=exc)) from None
+            raise UsageError(NO_COUNTER.format(energy=setting("energy"), name=self.name, why=exc)) from None
 
     def read(self) -> tuple[float, int]:
         return time.perf_counter(), int(self._nvml.nvmlDeviceGetTotalEnergyConsumption(self._handle))
@@ -76,7 +78,8 @@ class NvmlCounter:
 def require_counter(device: str | None) -> NvmlCounter:
     """The counter of the CUDA device the work is timed on; on the CPU or without one, one line (exit 2)."""
     if not (device or "").startswith("cuda"):
-        raise UsageError(NO_GPU.format(what=f"the device '{device or 'none'}'" if device else "an analytic run"))
+        raise UsageError(NO_GPU.format(energy=setting("energy"),
+                                       what=f"the device '{device or 'none'}'" if device else "an analytic run"))
     return counter_for(cuda_index(device))
 
 
@@ -246,7 +249,7 @@ def record_energy(fn: Callable[[], Any], device: str, flops: float | None, nbyte
     except EnergyError:
         raise
     except RuntimeError as exc:
-        raise EnergyError(f"--energy: the kernel failed while its energy was measured: {exc}") from None
+        raise EnergyError(f"{setting('energy')}: the kernel failed while its energy was measured: {exc}") from None
 
 
 def with_model(fields: dict[str, Any], record: Any, index: int) -> dict[str, Any]:

@@ -20,11 +20,17 @@ OTHERS_BUSY_SHARE = 0.10
 STEAL_BUSY_SHARE = 0.05
 # A 1-minute load average above this many runnable threads per CPU, read before the work starts (so it
 # counts other processes and earlier runs, not this one): every thread, ours included, waited for a core.
-# Judged only when the window is too short for the shares above, which measure the window itself.
+# Judged only when the window is too short for the shares above to be read as they are.
 LOAD_PER_CPU_BUSY = 1.0
-# /proc/stat counts in ticks of 10 ms per CPU: under this window the shares are too coarse to judge
-# (2 CPUs x 0.5 s = 100 ticks, one tick 1%), and only the load average is read.
+# /proc/stat counts in ticks of 10 ms per CPU: under this window a share is too coarse to read as it is
+# (2 CPUs x 0.5 s = 100 ticks, one tick 1%), and what is judged is its floor: the others' CPU time less
+# ROUNDING_TICKS per CPU (each counter rounded at both ends of the window), beside the load average. A 16 us
+# gemv took 8 ms a call while one other process spun on one of 2 CPUs (torch's two threads wait for each other
+# at every product), 0.1 s in all: the others' 51-106 ms of its 0.2 CPU-s were judged "too short to tell";
+# on the quiet machine the same windows read -13 to +38 ms.
 MIN_WINDOW_S = 0.5
+ROUNDING_TICKS = 2
+_TICK_S = 1 / os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 0.01
 
 
 @dataclass(frozen=True)
@@ -84,8 +90,8 @@ def read_cpu_times() -> CpuTimes:
 @dataclass(frozen=True)
 class Load:
     """How busy the machine was over a window: other processes' and the hypervisor's share of our CPUs
-    (None when the window was too short to tell or /proc/stat is unreadable) and the load average at its
-    start."""
+    (None when /proc/stat is unreadable; their floors in a window under MIN_WINDOW_S) and the load average at
+    its start."""
 
     wall_s: float
     cpus: int
@@ -98,11 +104,14 @@ class Load:
     def reasons(self) -> list[str]:
         """What made the machine busy, one phrase each; empty when it was quiet."""
         out = []
+        short = self.wall_s < MIN_WINDOW_S  # the shares are floors (ROUNDING_TICKS)
+        at_least = "at least " if short else ""
         if self.others_share is not None and self.others_share > OTHERS_BUSY_SHARE:
-            out.append(f"other processes used {self.others_share:.0%} of {self.cpus} CPUs")
+            out.append(f"other processes used {at_least}{self.others_share:.0%} of {self.cpus} CPUs")
         if self.steal_share is not None and self.steal_share > STEAL_BUSY_SHARE:
-            out.append(f"the hypervisor took {self.steal_share:.0%} (steal)")
-        if self.others_share is None and self.load1 is not None and self.load1 > LOAD_PER_CPU_BUSY * self.machine_cpus:
+            out.append(f"the hypervisor took {at_least}{self.steal_share:.0%} (steal)")
+        if ((self.others_share is None or short) and self.load1 is not None
+                and self.load1 > LOAD_PER_CPU_BUSY * self.machine_cpus):
             out.append(f"load average {self.load1:.1f} on {self.machine_cpus} CPUs")
         return out
 
@@ -119,11 +128,15 @@ def load_between(start: CpuTimes, end: CpuTimes) -> Load:
     """The machine's load over the window from `start` to `end`."""
     wall = end.wall_s - start.wall_s
     others = steal = None
-    if start.total_s is not None and end.total_s is not None and wall >= MIN_WINDOW_S:
+    if start.total_s is not None and end.total_s is not None:
         elapsed = end.total_s - start.total_s
         if elapsed > 0:
             theirs = (end.busy_s - start.busy_s) - (end.own_s - start.own_s)
+            stolen = end.steal_s - start.steal_s
+            if wall < MIN_WINDOW_S:  # the floors: what is left beyond the counters' rounding
+                slack = ROUNDING_TICKS * _TICK_S * start.cpus
+                theirs, stolen = theirs - slack, stolen - slack
             others = min(1.0, max(0.0, theirs / elapsed))
-            steal = min(1.0, max(0.0, (end.steal_s - start.steal_s) / elapsed))
+            steal = min(1.0, max(0.0, stolen / elapsed))
     return Load(wall_s=wall, cpus=start.cpus, others_share=others, steal_share=steal, load1=start.load1,
                 machine_cpus=start.machine_cpus)

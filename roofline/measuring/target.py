@@ -78,6 +78,19 @@ def runtime_info(device: str) -> dict[str, Any]:
     return info
 
 
+def local_device(device: str | None, local: list[LocalGPU]) -> tuple[str, int]:
+    """(kind, index) of `device` on this machine, whose GPUs are `local`: default the GPU when there is one, else
+    the CPU. A device the machine does not have is bad input (exit 2), as `--devices 7` on fewer GPUs is; named as
+    given (`--device cuda:3` said `--device cuda`) and as the caller spells the option (`device` from Python)."""
+    kind, index = _parse_device(device) if device is not None else (("cuda", 0) if local else ("cpu", 0))
+    asked = f"{validate.arg_name('device')} {device or 'cuda'}"
+    if kind == "cuda" and not local:
+        raise UsageError(f"{asked}: no NVIDIA GPU found on this machine (NVML sees none)")
+    if kind == "cuda" and index >= len(local):
+        raise UsageError(f"{asked}: this machine has {len(local)} GPU(s)")
+    return kind, index
+
+
 def _parse_device(device: str) -> tuple[str, int]:
     validate.name_arg("", "device", device, example="'cpu', 'cuda' or 'cuda:1'")
     d = device.strip().lower()
@@ -108,7 +121,7 @@ def resolve_target(gpu: str | None = None, device: str | None = None, time: bool
     - no `--gpu`: the local GPU's spec (timed on it), else the CPU with its measured roofline.
     """
     local = detect_gpus()
-    kind, index = _parse_device(device) if device is not None else (("cuda", 0) if local else ("cpu", 0))
+    kind, index = local_device(device, local)
     messages: list[str] = []
     if time and local and kind == "cuda" and gpu is None and not _torch_has_cuda():
         if device:  # asked for the GPU by name: say why it cannot be
@@ -116,13 +129,6 @@ def resolve_target(gpu: str | None = None, device: str | None = None, time: bool
                                 f"{_torch_cuda_hint()}")
         messages.append(f"timing on the CPU: NVML sees {local[0].nvml_name} but {_torch_cuda_hint()}")
         kind, index = "cpu", 0
-    # a device the machine does not have is bad input (exit 2), as `--devices 7` on fewer GPUs is; named as
-    # given (`--device cuda:3` said `--device cuda`) and as the caller spells the option (`device` from Python)
-    asked = f"{validate.arg_name('device')} {device or 'cuda'}"
-    if kind == "cuda" and not local:
-        raise UsageError(f"{asked}: no NVIDIA GPU found on this machine (NVML sees none)")
-    if kind == "cuda" and index >= len(local):
-        raise UsageError(f"{asked}: this machine has {len(local)} GPU(s)")
 
     if kind == "cpu" and gpu is None:
         from roofline.measuring.calibrate import cpu_ceilings  # lazy: may measure, which needs torch
@@ -151,7 +157,8 @@ def resolve_target(gpu: str | None = None, device: str | None = None, time: bool
         measured = load_gpu_calibration(local_gpu)
     if roof == "measured":
         if measured is None:
-            raise RooflineError(f"--roof measured: no calibration for {spec.name} here (run `roofline calibrate`)")
+            raise RooflineError(f"{validate.setting('roof', 'measured')}: no calibration for {spec.name} here "
+                                "(run `roofline calibrate`)")
         ceilings = measured
     return Target(ceilings, f"cuda:{index}" if time else None, _gpu_info(local_gpu, spec), spec=spec,
                   measured=measured if roof != "datasheet" else None, messages=messages)

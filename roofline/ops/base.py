@@ -95,7 +95,8 @@ class Operator:
         for f in dataclasses.fields(self):
             meta = f.metadata
             value = getattr(self, f.name)
-            if meta.get("kind") == "int" and value is not None:
+            # None is the value of a parameter whose default is None (gemm's n: "= m"), not of one with a number
+            if meta.get("kind") == "int" and (value is not None or f.default is not None):
                 validate.whole(self.name, f.name, value, minimum=meta["minimum"])
             if meta.get("kind") == "choice":
                 validate.choice(self.name, f.name, value, meta["choices"])
