@@ -39,6 +39,15 @@ def test_stale_entries_are_ignored(monkeypatch: pytest.MonkeyPatch) -> None:
     assert store.lookup(store.gpu_key("NVIDIA H200", "580.1")) is None  # another torch
 
 
+def test_a_cpu_calibration_of_an_older_method_is_measured_again() -> None:
+    # method 1's L3 roof could be the DRAM rate (a VM reporting its host's L3): a stored entry without today's
+    # method is not this machine's calibration
+    key = store.cpu_key("Test CPU", 2)
+    old = {k: v for k, v in key.items() if k != "method"}
+    store.save(old, _ceilings(1e11), {})
+    assert store.lookup(key) is None and key["method"] == store.CPU_METHOD
+
+
 def test_corrupted_store_warns_and_remeasures() -> None:
     store.store_path().parent.mkdir(parents=True, exist_ok=True)
     store.store_path().write_text("{not json")

@@ -49,8 +49,13 @@ def gpu_key(name: str, driver: str) -> dict[str, str]:
     return {"kind": "gpu", "name": name, "driver": driver, "torch": torch_version()}
 
 
+# How a CPU's ceilings are measured; part of its key, so a stored calibration of an older method is measured again
+# (2: the L3 copied at several working sets, 2026-12-02: method 1's L3 roof could be the DRAM rate on a VM).
+CPU_METHOD = "2"
+
+
 def cpu_key(name: str, cores: int | None) -> dict[str, str]:
-    return {"kind": "cpu", "name": name, "cores": str(cores), "torch": torch_version()}
+    return {"kind": "cpu", "name": name, "cores": str(cores), "torch": torch_version(), "method": CPU_METHOD}
 
 
 def _read_store(p: Path, check: Callable[[dict[str, Any]], Any], unreadable: str) -> list[dict[str, Any]]:
