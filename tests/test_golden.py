@@ -80,6 +80,8 @@ CASES: list[tuple[str, str, dict[str, Any]]] = [
     ("cat", "fp32", {"outer": 65536, "length": 32, "tail": 32, "inner": 1, "strided": True}),  # rotate_half
     ("add", "bf16", {"numel": 2**22, "run": 64}),  # a transposed head split: the same bytes as a dense add
     ("mul", "bf16", {"numel": 2**22, "run": 2048, "bcast": True}),  # an RMSNorm's weight over 2048 rows
+    ("cast", "bf16", {"numel": 2**22, "to": "fp32"}),  # a Llama RMSNorm's upcast: 2 bytes read, 4 written each
+    ("cast", "fp32", {"numel": 2**22, "to": "bf16"}),  # and its downcast
     # norm family
     ("layernorm", "fp16", ROWS),
     ("batchnorm", "bf16", {"batch": 32, "channels": 64, "height": 112}),  # ResNet-50's first

@@ -296,6 +296,7 @@ TINY: list[tuple[str, dict[str, Any], list[tuple[int, ...]]]] = [
     ("chain", {"numel": 10, "length": 3, "variant": "unfused"}, [(10,)]),
     ("cat", {"outer": 3, "length": 5, "tail": 1, "inner": 4}, [(3, 6, 4)]),
     ("cat", {"outer": 3, "length": 5, "tail": 2, "parts": 3, "inner": 1, "strided": True}, [(3, 9, 1)]),
+    ("cast", {"numel": 10, "to": "fp32"}, [(10,)]),
     ("layernorm", {"rows": 5, "cols": 12}, [(5, 12)]),
     ("rmsnorm", {"rows": 5, "cols": 12}, [(5, 12)]),
     ("add_layernorm", {"rows": 5, "cols": 12}, [(5, 12), (5, 12)]),

@@ -503,3 +503,19 @@ def test_a_profile_predicts_with_a_warm_l2_and_a_run_with_a_flushed_one(tmp_path
     assert "timed with a warm L2" in rec.prediction_source
     alone = roofline.analyze("relu", numel=4096, gpu="h200", dtype="fp32", db=db, time=False)
     assert "warm" not in alone.prediction_source
+
+
+def test_a_copy_that_changes_the_dtype_is_a_cast() -> None:
+    # a mixed-precision step's bf16 -> fp32 upcast writes twice what it reads: on the H200 (2026-12-02) Llama's
+    # RMSNorm upcasts of 8 MB ran 10.4 us where the elementwise passes predicted 5.6; its family is the catalog's
+    # cast, whose bytes are the profile's (2 read and 4 written per element)
+    x = torch.zeros(64, 64, dtype=torch.bfloat16)
+    prof = roofline.profile(lambda: (x.float(), x.clone()), time=False, gpu="h200")
+    (up,) = [r for r in prof.records if r.op == "aten::_to_copy"]
+    (same,) = [r for r in prof.records if r.op == "aten::clone"]
+    assert family_of(up) == "cast" and family_of(same) == "elementwise"  # a same-dtype copy stays a memory pass
+    assert (up.bytes_read, up.bytes_written) == (64 * 64 * 2, 64 * 64 * 4)
+    cast = make("cast", numel=64 * 64, to="fp32").traffic(get_dtype("bf16"))
+    assert (cast.bytes_read, cast.bytes_written) == (up.bytes_read, up.bytes_written)
+    p = Predictor(db_of(point(1e-6, 0.5, 0.0, family="elementwise")), "h200-sxm").predict(up)
+    assert p is not None and "no cast points: as a memory pass" in p.source  # a database swept before casts

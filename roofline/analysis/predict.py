@@ -42,8 +42,12 @@ FAMILY_OF_OP = {
     "conv2d": "conv", "layernorm": "norm", "rmsnorm": "norm", "add_layernorm": "norm", "add_rmsnorm": "norm",
     "softmax": "softmax", "relu": "elementwise", "add": "elementwise", "mul": "elementwise", "gelu": "elementwise",
     "silu": "elementwise", "swiglu": "elementwise", "chain": "elementwise", "rope": "rope", "cat": "cat",
-    "reduce": "reduction", "batchnorm": "batchnorm", "pool2d": "pool",
+    "reduce": "reduction", "batchnorm": "batchnorm", "pool2d": "pool", "cast": "cast",
 }
+# Profile copies that are casts when they change the dtype (their bytes written differ from those read): the
+# catalog's `cast` (a mixed-precision step's bf16 -> fp32 upcasts write twice what they read; on the H200,
+# 2026-12-02, Llama's ran 10.4 us where the elementwise passes predicted 5.6).
+CAST_OPS = ("aten::_to_copy", "aten::copy_")
 # Profile ops counted by a rule, not a catalog shape, that still run a family's kernels: SDPA with a mask tensor
 # or top-left causal alignment (the flash kernels), and its backward (no backward in the sweep: the forward's
 # efficiency, said in the source); a log-softmax and a softmax's backward (softmax kernels, row by row).
@@ -145,7 +149,7 @@ RUN_DENSE = 2**20
 SHAPE_FEATURES = {"gemm": _gemm_dims, "conv": _conv_dims, "cat": _cat_dims, "elementwise": _elementwise_dims}
 # Memory-bound families: a record of a dtype the database lacks borrows another dtype's points (its bound
 # already counts its bytes; what the points teach, the launch floor and the bandwidth reached, is the same).
-DTYPE_FREE = ("elementwise", "norm", "softmax", "rope", "cat", "reduction", "batchnorm", "pool")
+DTYPE_FREE = ("elementwise", "norm", "softmax", "rope", "cat", "reduction", "batchnorm", "pool", "cast")
 
 
 def shape_features(family: str, params: dict[str, Any] | None) -> tuple[float, ...] | None:
@@ -264,6 +268,11 @@ def query_params(family: str, record: Any) -> dict[str, Any]:
     return params
 
 
+def _changes_dtype(record: Any) -> bool:
+    read, written = getattr(record, "bytes_read", None), getattr(record, "bytes_written", None)
+    return bool(read and written) and written != read
+
+
 def family_of(record: Any) -> str | None:
     """The prediction family of a record (the module docstring's rule), None when it has none."""
     if record.op in FAMILY_OF_OP:
@@ -276,6 +285,8 @@ def family_of(record: Any) -> str | None:
         return FAMILY_OF_OP.get(name)
     if source in RULE_FAMILY:
         return RULE_FAMILY[source]
+    if record.op in CAST_OPS and _changes_dtype(record):
+        return "cast"
     if source and record.bound == "memory" and not record.tensor_cores:
         return MEMORY_PASS
     return None

@@ -1,4 +1,5 @@
-"""Elementwise operators: relu, add, mul, gelu, silu, swiglu and chains of them, fused or unfused; cat (a copy).
+"""Elementwise operators: relu, add, mul, gelu, silu, swiglu and chains of them, fused or unfused; cat (a copy);
+cast (a copy into another dtype).
 
 NB: transcendental functions (exp, erf, tanh) count as one FLOP each although they run on the SFU.
 """
@@ -8,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from roofline.core.dtypes import DType
+from roofline.core.dtypes import DType, get_dtype
 from roofline.core.errors import UsageError
 from roofline.core.validate import arg_name
 from roofline.ops.base import ACTIVATIONS, INTERMEDIATES, Operator, Traffic, choice, flag, operator, param, rw
@@ -149,3 +150,26 @@ class Cat(Operator):
     def traffic(self, dtype: DType) -> Traffic:
         n = self.out_numel() * dtype.bytes
         return rw({ACTIVATIONS: n}, {ACTIVATIONS: n})
+
+
+# The dtypes a cast converts to (torch's floating dtypes the catalog knows).
+CAST_TARGETS = ("fp32", "bf16", "fp16", "fp64")
+
+
+@operator("cast", "elementwise")
+@dataclass(frozen=True)
+class Cast(Operator):
+    """y = x.to(to): every element read in the operator's dtype and written in `to` (a mixed-precision step's
+    bf16 -> fp32 upcasts around a norm or a loss write twice what they read)."""
+
+    summary = "y = x.to(dtype): a copy into another dtype (mixed precision's up- and downcasts)"
+    ignores = "NB: 0 FLOPs; read once in the input's dtype, written once in the target's."
+    dtypes = ("fp64", "fp32", "fp16", "bf16")
+    numel: int = param(2**24, "elements of the tensor")
+    to: str = choice("fp32", CAST_TARGETS, "the dtype written")
+
+    def flops(self) -> float:
+        return 0.0
+
+    def traffic(self, dtype: DType) -> Traffic:
+        return rw({ACTIVATIONS: self.numel * dtype.bytes}, {ACTIVATIONS: self.numel * get_dtype(self.to).bytes})

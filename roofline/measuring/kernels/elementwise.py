@@ -9,9 +9,9 @@ from collections.abc import Callable
 import torch
 import torch.nn.functional as F
 
-from roofline.core.dtypes import DType
+from roofline.core.dtypes import DType, get_dtype
 from roofline.core.errors import UsageError
-from roofline.measuring.kernels.common import rand
+from roofline.measuring.kernels.common import rand, torch_dtype
 from roofline.measuring.kernels.registry import Built, builder
 from roofline.ops.base import Operator
 
@@ -127,3 +127,11 @@ def build_cat(op: Operator, dtype: DType, device: str) -> Built:
     xs = [rand((outer, n * gap, inner), dtype, device)[:, :n] for n in lengths]
     how = "views with gaps" if op.strided else "contiguous"  # type: ignore[attr-defined]
     return Built(lambda: torch.cat(xs, dim=1), f"torch.cat (dim 1 of outer x length x inner, {how})", xs)
+
+
+@builder("cast")
+def build_cast(op: Operator, dtype: DType, device: str) -> Built:
+    _float_only(op, dtype)
+    x = rand((op.numel,), dtype, device)  # type: ignore[attr-defined]
+    to = torch_dtype(get_dtype(op.to))  # type: ignore[attr-defined]
+    return Built(lambda: x.to(to), f"Tensor.to({op.to})", [x])  # type: ignore[attr-defined]
