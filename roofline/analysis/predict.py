@@ -27,6 +27,7 @@ Pure and torch-free; `Predictor` caches each family's fit.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -79,6 +80,7 @@ class Prediction:
     family: str | None = None
     points: int = 0  # points the efficiency came from (0: the bound)
     extrapolated: float = 0.0  # decades outside the measured box
+    warm: bool = False  # some of the points were timed with a warm L2
 
     @property
     def from_db(self) -> bool:
@@ -302,8 +304,6 @@ def swept_with_todays_formulas(p: Point) -> bool:
     efficiency (stored roofline time / time) is then comparable with a query's bound. A formula change (the
     1x1 stride-2 convolution's input bytes, 2026-12-02) makes the points it touches stale. A shape today's
     catalog cannot build (another tool's point, a synthetic one) cannot be judged and is kept."""
-    import dataclasses
-
     from roofline.core.dtypes import get_dtype
     from roofline.core.errors import RooflineError
     from roofline.ops import make
@@ -382,14 +382,14 @@ class Predictor:
         extra = self._predict(copy) if copy is not None else None
         if extra is None or not extra.from_db:
             return own
-        return Prediction(own.time_s + extra.time_s, own.low_s + extra.low_s, own.high_s + extra.high_s,
-                          f"{own.source}; + a copy of its strided input, {extra.source}", own.family,
-                          own.points, own.extrapolated)
+        return dataclasses.replace(own, time_s=own.time_s + extra.time_s, low_s=own.low_s + extra.low_s,
+                                   high_s=own.high_s + extra.high_s,
+                                   source=f"{own.source}; + a copy of its strided input, {extra.source}")
 
     def _predict(self, record: Any) -> Prediction | None:
         """With a warm L2, a family timed warm blends its warm and flushed predictions (`warm_blend`)."""
         own = self._predict_one(record)
-        if self._flushed is None or own is None or not own.from_db or WARM_SOURCE not in own.source:
+        if self._flushed is None or own is None or not own.from_db or not own.warm:
             return own
         cold = self._flushed._predict_one(record)
         return own if cold is None or not cold.from_db else warm_blend(own, cold, record)
@@ -419,7 +419,7 @@ class Predictor:
         time_s = t / eff
         source = f"{family} {dtype}: {used} of {len(model.pts)} points" + borrowed
         if model.warm:
-            source += f" ({model.warm} {WARM_SOURCE})"
+            source += f" ({model.warm} timed with a warm L2)"
         if record.flops_source in RULE_FAMILY:
             source += f" ({record.flops_source[5:]}: counted by a rule, from the {family} points)"
         elif record.op not in FAMILY_OF_OP and not (record.flops_source or "").startswith("catalog:"):
@@ -433,26 +433,23 @@ class Predictor:
                        " (few points)")
         if self.db.transferred:
             source += f"; transferred ({self.db.transferred})"
-        return Prediction(time_s, time_s * math.exp(-hi), time_s * math.exp(-lo), source, family, used, outside)
-
-
-WARM_SOURCE = "timed with a warm L2"  # in a prediction's source when the family's model holds warm points
+        return Prediction(time_s, time_s * math.exp(-hi), time_s * math.exp(-lo), source, family, used, outside,
+                          bool(model.warm))
 
 
 def warm_blend(warm: Prediction, flushed: Prediction, record: Any) -> Prediction:
     """A model's op: the reads of its warm prediction (its inputs, just written by the ops before it, come from the
     L2), the writes of its flushed one (its output reaches HBM when later traffic evicts it; a warm point, timed
     again and again on a footprint that fits, never writes back). Geometric in the share of bytes written, as
-    efficiencies interpolate: on the H200's nine cases of 2026-12-02 the step errors were -20.8%..+4.8% warm
-    alone, -18.6%..+10.2% blended (mean |error| 9.3% -> 7.2%; docs/measurements.md)."""
+    efficiencies interpolate (measured against warm alone in docs/measurements.md)."""
     total, written = getattr(record, "bytes", None) or 0.0, getattr(record, "bytes_written", None) or 0.0
     f = min(max(written / total, 0.0), 1.0) if total else 0.0
 
     def mix(a: float, b: float) -> float:
         return a ** (1 - f) * b ** f
 
-    return Prediction(mix(warm.time_s, flushed.time_s), mix(warm.low_s, flushed.low_s),
-                      mix(warm.high_s, flushed.high_s), warm.source, warm.family, warm.points, warm.extrapolated)
+    return dataclasses.replace(warm, time_s=mix(warm.time_s, flushed.time_s), low_s=mix(warm.low_s, flushed.low_s),
+                               high_s=mix(warm.high_s, flushed.high_s))
 
 
 # Families whose torch kernels copy a strided input to a contiguous one before they start (layer norm's and RMS
