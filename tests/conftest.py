@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import importlib.util
+from collections.abc import Iterator
 
 import pytest
 from helpers import seed_cpu_store
@@ -34,6 +35,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         for item in items:
             if "gpu" in item.keywords:
                 item.add_marker(skip)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _session_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """A seeded store for what runs before a test's own (a module-scoped fixture is set up before the
+    function-scoped `_isolated_cache`): without it such a fixture read the user's real cache, or calibrated this
+    machine, and its records' bounds depended on the machine (a CPU profile's addmm memory- or compute-bound)."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("ROOFLINE_CACHE_DIR", str(tmp_path_factory.mktemp("session-cache")))
+        seed_cpu_store()
+        yield
 
 
 @pytest.fixture(autouse=True)
