@@ -156,6 +156,13 @@ def test_a_record_above_its_roof_names_the_roof_or_the_model() -> None:
     assert verdict("compute", 0.98, None) == "compute-bound, 98% of the roofline"
 
 
+def test_a_small_fraction_of_the_roofline_is_not_shown_as_zero() -> None:
+    # issue 30: a gemv on a busy CPU at 0.12% of its roofline read '0% of the roofline'; the profile tables'
+    # percent(x, 0, nonzero=True) reads it '<1%'
+    assert verdict("compute", 0.0012) == "compute-bound, <1% of the roofline"
+    assert verdict("memory", 0.0) == "memory-bound, 0% of the roofline"
+
+
 def test_the_table_flags_a_record_above_its_roof_and_a_cache_roof() -> None:
     c = cpu(l3=90e9)
     above = with_time(analytic_record(make("relu", numel=2**24), get_dtype("fp32"), c), 1e-3)  # 128 MiB in 1 ms
