@@ -142,3 +142,24 @@ def test_a_groups_help_piped_into_head_is_no_traceback(monkeypatch: pytest.Monke
     from roofline.cli.app import main
 
     assert main(["analyze"]) == 0
+
+
+@pytest.mark.parametrize(("args", "flag", "least", "value"), [
+    (["run", "suites/smoke.toml"], "--repeat", 1, "0"),
+    (["run", "suites/smoke.toml"], "--repeat", 1, "two"),
+    (["profile", "examples/llm_gqa.py"], "--top", 1, "0"),
+    (["profile", "examples/llm_gqa.py"], "--depth", 1, "1.5"),
+    (["profile", "examples/llm_gqa.py"], "--tokens", 1, "0"),
+    (["sol", "suites/sol"], "--scale", 1, "0"),
+    (["sol", "suites/sol"], "--top", 1, "0"),
+    (["import-ncu", "tests/data/ncu_forward.csv"], "--top", 0, "-1"),
+])
+def test_a_whole_number_option_below_its_minimum_reads_as_threads_does(
+        capsys: pytest.CaptureFixture[str], args: list[str], flag: str, least: int, value: str) -> None:
+    """Issue 30: `run --repeat 0` and `profile --top 0` said typer's "Invalid value for '--repeat': Input should
+    be greater than or equal to 1"; every whole-number option with a minimum says the line --threads says, exit
+    2, before anything runs."""
+    code, _, err = run(capsys, *[str(ROOT / a) if a.startswith(("suites/", "examples/", "tests/")) else a
+                                 for a in args], f"{flag}={value}")
+    assert code == 2, err
+    assert err.strip() == f"error: {flag} must be a whole number of at least {least}, got {value}"

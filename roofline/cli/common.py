@@ -100,16 +100,29 @@ THREADS = Opt(None, "--threads", help="CPU threads torch times with (torch.set_n
               "own choice). The record's device block says how many ran.", metavar="<int>")  # taken as text
 
 
+def whole_number(flag: str, value: str | int, least: int = 1) -> int:
+    """An option's value as a whole number of at least `least`; anything else (`0`, `1.5`, `four`) is a usage
+    error in the project's words: '--threads must be a whole number of at least 1, got 0'."""
+    text = str(value).strip()
+    if isinstance(value, bool) or not text.isdigit() or int(text) < least:
+        raise UsageError(f"{flag} must be a whole number of at least {least}, got {text}")
+    return int(text)
+
+
+def at_least(flag: str, least: int = 1) -> Callable[[Any], int]:
+    """The `parser=` of every whole-number option with a minimum (`--repeat`, `--top`): its value checked by
+    `whole_number`, so a bad one reads as `--threads`' does, not as typer's range check ('Invalid value for
+    '--repeat': Input should be greater than or equal to 1')."""
+    return lambda value: whole_number(flag, value, least)
+
+
 def use_threads(threads: str | int | None) -> int | None:
     """Apply `--threads` (None: torch's default) before anything is timed and return the count; anything but
-    a whole number of at least 1 (`0`, `1.5`, `four`) is a usage error in the project's words, not typer's
-    (the option is taken as text for that reason)."""
+    a whole number of at least 1 is a usage error (`whole_number`; the option is taken as text so that typer
+    does not word it first)."""
     if threads is None:
         return None
-    text = str(threads).strip()
-    if isinstance(threads, bool) or not text.isdigit() or int(text) < 1:
-        raise UsageError(f"--threads must be a whole number of at least 1, got {text}")
-    count = int(text)
+    count = whole_number("--threads", threads)
     import torch
 
     torch.set_num_threads(count)  # the target's device block and a calibration's details record it
