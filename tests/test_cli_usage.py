@@ -163,3 +163,16 @@ def test_a_whole_number_option_below_its_minimum_reads_as_threads_does(
                                  for a in args], f"{flag}={value}")
     assert code == 2, err
     assert err.strip() == f"error: {flag} must be a whole number of at least {least}, got {value}"
+
+
+@pytest.mark.parametrize(("labels", "said"), [(["a"], "once"), (["a", "b", "c"], "3 times")])
+@pytest.mark.parametrize("command", ["report", "plot"])
+def test_a_label_count_that_does_not_match_the_files_is_said_in_words(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path, command: str, labels: list[str], said: str) -> None:
+    """Issue 30: `report a.json b.json --label a` said '--label given 1 times for 2 results files'."""
+    data = ROOT / "tests" / "data"
+    chart = tmp_path / ("r.html" if command == "report" else "r.png")
+    code, _, err = run(capsys, command, str(data / "results_analytic.json"), str(data / "results_h200.json"),
+                       *(a for label in labels for a in ("--label", label)), "-o", str(chart))
+    assert code == 2, err
+    assert err.strip() == f"error: --label given {said} for 2 results files"

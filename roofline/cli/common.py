@@ -154,6 +154,16 @@ def check_choice(flag: str, value: str | None, choices: tuple[str, ...]) -> None
         raise UsageError(f"{flag} must be one of {', '.join(choices)}, got {value!r}")
 
 
+def check_labels(labels: list[str] | None, results: list[Any]) -> None:
+    """`--label` (`plot`, `report`): none, or one per results file; else a usage error that counts in words:
+    '--label given once for 2 results files', '--label given 3 times for 2 results files'."""
+    if not labels or len(labels) == len(results):
+        return
+    given = {1: "once", 2: "twice"}.get(len(labels), f"{len(labels)} times")
+    files = "results file" if len(results) == 1 else "results files"
+    raise UsageError(f"--label given {given} for {len(results)} {files}")
+
+
 def check_outputs(force: bool, files: tuple[str | os.PathLike[str] | None, ...] = (),
                   charts: tuple[str | os.PathLike[str] | None, ...] = ()) -> None:
     """The CLI's one check of the files a command is about to write, made before any timing or drawing, so
