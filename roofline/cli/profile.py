@@ -16,6 +16,7 @@ from roofline.cli.common import at_least, check_choice, check_outputs, note
 from roofline.cli.results import save_and_print
 from roofline.core.device import cuda_index
 from roofline.core.errors import RooflineError, UsageError
+from roofline.core.files import existing_file
 from roofline.core.progress import QUIET
 from roofline.report.progress import StatusLine
 
@@ -62,8 +63,7 @@ def profile_cmd(
         energy_preflight(no_time)
     rank, device, output = _torchrun(device, output, no_time)
     check_outputs(force, files=(output, ncu_csv))
-    if not script.is_file():
-        raise UsageError(f"{script}: no such script")
+    existing_file(script, "script")
     from roofline.capture.script import ScriptError, profile_script  # torch: after the refusals (3 s here)
 
     options = {"gpu": gpu, "device": device, "time": not no_time, "tokens": tokens, "db": db}

@@ -6,7 +6,18 @@ import os
 import tempfile
 from pathlib import Path
 
-from roofline.core.errors import RooflineError
+from roofline.core.errors import RooflineError, UsageError
+
+
+def existing_file(path: str | os.PathLike[str], what: str) -> Path:
+    """The path of a file the user names (`what`: 'script'), else a one-line UsageError: '{path}: no such
+    script', or for a folder '{path}: a folder, not a script'."""
+    p = Path(path)
+    if p.is_dir():
+        raise UsageError(f"{path}: a folder, not a {what}")
+    if not p.is_file():
+        raise UsageError(f"{path}: no such {what}")
+    return p
 
 
 def refuse_existing(path: str | os.PathLike[str], force: bool, flag: str = "--force") -> Path:
