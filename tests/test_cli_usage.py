@@ -39,6 +39,21 @@ def test_a_script_without_torch_ops_says_so(tmp_path: Path, capsys: pytest.Captu
     assert code == 1 and "plain.py ran no torch operator: nothing to profile" in err and "│" not in out
 
 
+def test_a_step_without_torch_ops_is_refused_by_the_api_as_by_the_command() -> None:
+    """Issue 30: `roofline.profile(lambda: 3)` returned an empty Profile where the command says 'ran no torch
+    operator: nothing to profile' (exit 1). A `with` block that runs none still gives an empty Profile
+    (test_capture_models' in-place views rely on it)."""
+    import roofline
+
+    with pytest.raises(RooflineError) as caught:
+        roofline.profile(lambda: 3)
+    assert type(caught.value) is RooflineError
+    assert str(caught.value) == "profile: fn ran no torch operator: nothing to profile"
+    with roofline.profile(name="empty") as prof:
+        pass
+    assert prof.records == []
+
+
 def test_a_count_a_float_cannot_hold_reads_as_rounded(capsys: pytest.CaptureFixture[str]) -> None:
     assert count(2**40) == "1,099,511,627,776"
     assert count(2e60) == "about 2e+60"
