@@ -191,3 +191,31 @@ def test_a_label_count_that_does_not_match_the_files_is_said_in_words(
                        *(a for label in labels for a in ("--label", label)), "-o", str(chart))
     assert code == 2, err
     assert err.strip() == f"error: --label given {said} for 2 results files"
+
+
+@pytest.mark.parametrize("command", ["analyze", "profile"])
+def test_a_first_cpu_calibration_is_said_once(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch, command: str) -> None:
+    """Issue 30: with no cached CPU calibration, `analyze` said "measured this CPU's roofline (cached in ...)"
+    twice, as a table note and on stderr (profile too, in its header). Every command says a target's messages
+    on stderr (run and sol only there), so analyze's table and profile's header leave them out; the document
+    keeps them."""
+    from roofline.ceilings import store
+    from roofline.measuring import calibrate
+
+    seeded = store.lookup(calibrate._this_cpu_key())
+    assert seeded is not None
+    monkeypatch.setattr(calibrate, "lookup", lambda key: None)  # no calibration cached: measured "now"
+    monkeypatch.setattr(calibrate, "measure_cpu", lambda say, plan: (seeded[0], {}))
+    monkeypatch.setattr(calibrate, "save", lambda key, ceilings, details: None)
+    said = f"measured this CPU's roofline (cached in {store.store_path()})"
+    doc = tmp_path / "out.json"
+    script = write(tmp_path / "step.py", "import torch\ntorch.ones(8) + 1\n")
+    args = (["analyze", "gemm", "--m", "16", "--n", "16", "--k", "16"] if command == "analyze"
+            else ["profile", str(script)])
+    code, out, err = run(capsys, *args, "-o", str(doc))
+    assert code == 0, err
+    assert "measured this CPU's roofline" not in " ".join(out.split())  # the view: said once, on stderr
+    assert " ".join(err.split()).count("measured this CPU's roofline") == 1
+    got = json.loads(doc.read_text())
+    assert said in (got["records"][0]["notes"] if command == "analyze" else got["profile"]["notes"])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import sys
 import time
@@ -12,7 +13,7 @@ from typing import Annotated, Any
 import typer
 
 from roofline.analysis.profile_view import BY
-from roofline.cli.common import at_least, check_choice, check_outputs, note
+from roofline.cli.common import at_least, check_choice, check_outputs, note, unsaid
 from roofline.cli.results import save_and_print
 from roofline.core.device import cuda_index
 from roofline.core.errors import RooflineError, UsageError
@@ -122,7 +123,11 @@ def profile_cmd(
         from roofline.report.text import console
 
         con = console()
-        for part in profile_views(profile_view(doc, top=top, by=by, depth=depth), width=con.width):
+        view = profile_view(doc, top=top, by=by, depth=depth)
+        said = prof.target.messages if prof.target else []  # noted above: the header does not repeat them
+        view = dataclasses.replace(view, summary={**view.summary, "notes": unsaid(view.summary.get("notes") or [],
+                                                                                   said)})
+        for part in profile_views(view, width=con.width):
             con.print(part)
         if output is not None:
             note(f"results written to {output}")
