@@ -88,6 +88,18 @@ def test_a_script_that_does_not_exist(capsys: pytest.CaptureFixture[str], tmp_pa
     assert code == 2 and "no such script" in err
 
 
+def test_a_folder_is_not_a_script(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """Issue 30: `roofline profile examples/` said 'examples: no such script', though the folder is there; the
+    API's profile_script says the same line."""
+    from roofline.capture.script import profile_script
+    from roofline.core.errors import UsageError
+
+    code, _, err = run(capsys, "profile", str(tmp_path), "--", "--preset", "tiny")
+    assert code == 2 and err.strip() == f"error: {tmp_path}: a folder, not a script"
+    with pytest.raises(UsageError, match="a folder, not a script"):
+        profile_script(tmp_path)
+
+
 def test_a_script_that_is_not_python_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str],
                                                             tmp_path: Path) -> None:
     s = write(tmp_path / "bad.py", "import torch\ndef f(:\n")

@@ -39,6 +39,21 @@ def test_a_script_without_torch_ops_says_so(tmp_path: Path, capsys: pytest.Captu
     assert code == 1 and "plain.py ran no torch operator: nothing to profile" in err and "│" not in out
 
 
+def test_a_step_without_torch_ops_is_refused_by_the_api_as_by_the_command() -> None:
+    """Issue 30: `roofline.profile(lambda: 3)` returned an empty Profile where the command says 'ran no torch
+    operator: nothing to profile' (exit 1). A `with` block that runs none still gives an empty Profile
+    (test_capture_models' in-place views rely on it)."""
+    import roofline
+
+    with pytest.raises(RooflineError) as caught:
+        roofline.profile(lambda: 3)
+    assert type(caught.value) is RooflineError
+    assert str(caught.value) == "profile: fn ran no torch operator: nothing to profile"
+    with roofline.profile(name="empty") as prof:
+        pass
+    assert prof.records == []
+
+
 def test_a_count_a_float_cannot_hold_reads_as_rounded(capsys: pytest.CaptureFixture[str]) -> None:
     assert count(2**40) == "1,099,511,627,776"
     assert count(2e60) == "about 2e+60"
@@ -142,3 +157,65 @@ def test_a_groups_help_piped_into_head_is_no_traceback(monkeypatch: pytest.Monke
     from roofline.cli.app import main
 
     assert main(["analyze"]) == 0
+
+
+@pytest.mark.parametrize(("args", "flag", "least", "value"), [
+    (["run", "suites/smoke.toml"], "--repeat", 1, "0"),
+    (["run", "suites/smoke.toml"], "--repeat", 1, "two"),
+    (["profile", "examples/llm_gqa.py"], "--top", 1, "0"),
+    (["profile", "examples/llm_gqa.py"], "--depth", 1, "1.5"),
+    (["profile", "examples/llm_gqa.py"], "--tokens", 1, "0"),
+    (["sol", "suites/sol"], "--scale", 1, "0"),
+    (["sol", "suites/sol"], "--top", 1, "0"),
+    (["import-ncu", "tests/data/ncu_forward.csv"], "--top", 0, "-1"),
+])
+def test_a_whole_number_option_below_its_minimum_reads_as_threads_does(
+        capsys: pytest.CaptureFixture[str], args: list[str], flag: str, least: int, value: str) -> None:
+    """Issue 30: `run --repeat 0` and `profile --top 0` said typer's "Invalid value for '--repeat': Input should
+    be greater than or equal to 1"; every whole-number option with a minimum says the line --threads says, exit
+    2, before anything runs."""
+    code, _, err = run(capsys, *[str(ROOT / a) if a.startswith(("suites/", "examples/", "tests/")) else a
+                                 for a in args], f"{flag}={value}")
+    assert code == 2, err
+    assert err.strip() == f"error: {flag} must be a whole number of at least {least}, got {value}"
+
+
+@pytest.mark.parametrize(("labels", "said"), [(["a"], "once"), (["a", "b", "c"], "3 times")])
+@pytest.mark.parametrize("command", ["report", "plot"])
+def test_a_label_count_that_does_not_match_the_files_is_said_in_words(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path, command: str, labels: list[str], said: str) -> None:
+    """Issue 30: `report a.json b.json --label a` said '--label given 1 times for 2 results files'."""
+    data = ROOT / "tests" / "data"
+    chart = tmp_path / ("r.html" if command == "report" else "r.png")
+    code, _, err = run(capsys, command, str(data / "results_analytic.json"), str(data / "results_h200.json"),
+                       *(a for label in labels for a in ("--label", label)), "-o", str(chart))
+    assert code == 2, err
+    assert err.strip() == f"error: --label given {said} for 2 results files"
+
+
+@pytest.mark.parametrize("command", ["analyze", "profile"])
+def test_a_first_cpu_calibration_is_said_once(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch, command: str) -> None:
+    """Issue 30: with no cached CPU calibration, `analyze` said "measured this CPU's roofline (cached in ...)"
+    twice, as a table note and on stderr (profile too, in its header). Every command says a target's messages
+    on stderr (run and sol only there), so analyze's table and profile's header leave them out; the document
+    keeps them."""
+    from roofline.ceilings import store
+    from roofline.measuring import calibrate
+
+    seeded = store.lookup(calibrate._this_cpu_key())
+    assert seeded is not None
+    monkeypatch.setattr(calibrate, "lookup", lambda key: None)  # no calibration cached: measured "now"
+    monkeypatch.setattr(calibrate, "measure_cpu", lambda say, plan: (seeded[0], {}))
+    monkeypatch.setattr(calibrate, "save", lambda key, ceilings, details: None)
+    said = f"measured this CPU's roofline (cached in {store.store_path()})"
+    doc = tmp_path / "out.json"
+    script = write(tmp_path / "step.py", "import torch\ntorch.ones(8) + 1\n")
+    args = (["analyze", "gemm", "--m", "16", "--n", "16", "--k", "16"] if command == "analyze"
+            else ["profile", str(script)])
+    code, out, err = run(capsys, *args, "-o", str(doc))
+    assert code == 0, err
+    assert "measured this CPU's roofline" not in " ".join(out.split())  # the view: said once, on stderr
+    assert " ".join(err.split()).count("measured this CPU's roofline") == 1
+    got = json.loads(doc.read_text())
+    assert said in (got["records"][0]["notes"] if command == "analyze" else got["profile"]["notes"])

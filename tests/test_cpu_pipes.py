@@ -135,6 +135,21 @@ def test_the_l3_is_copied_at_several_fills_and_placed_as_far_as_its_rate_held() 
     assert held_size(32 * MIB, {16 * MIB: 88e9, 4 * MIB: 90e9}) == 32 * MIB
 
 
+
+def test_the_placement_note_says_the_part_of_the_l3_that_held() -> None:
+    # issue 30: that VM's note read "fits in the CPU's L3 (65 MiB)" while lscpu says 260 MiB; the note names
+    # both: 65 MiB = held_size(260 MiB, ...) above, 260 MiB sysfs's size. 2^20 fp32 relu: 4 + 4 = 8 MiB moved
+    vm = dataclasses.replace(cpu(l3=52.0e9), cache_bytes={"l2": 2 * MIB, "l3": 65 * MIB},
+                             cache_whole_bytes={"l3": 260 * MIB})
+    relu = analytic_record(make("relu", numel=2**20), get_dtype("fp32"), vm)
+    note = "working set 8 MiB fits in the 65 MiB of the CPU's L3 (of 260) that held its copy rate: on the L3 roof"
+    assert note in relu.notes
+    key = {"kind": "cpu", "name": "vm test", "cores": "2", "torch": "x"}
+    store.save(key, vm, {})
+    found = store.lookup(key)
+    assert found is not None and found[0].cache_whole_bytes == {"l3": 260 * MIB}
+
+
 # -- above the roof ----------------------------------------------------------------------------------------
 
 def test_a_record_above_its_roof_names_the_roof_or_the_model() -> None:
@@ -154,6 +169,13 @@ def test_a_record_above_its_roof_names_the_roof_or_the_model() -> None:
     v = verdict("compute", 1.61, "roof")
     assert v.startswith("above its roof (161% of the roofline): the roof is wrong") and "compute-bound" not in v
     assert verdict("compute", 0.98, None) == "compute-bound, 98% of the roofline"
+
+
+def test_a_small_fraction_of_the_roofline_is_not_shown_as_zero() -> None:
+    # issue 30: a gemv on a busy CPU at 0.12% of its roofline read '0% of the roofline'; the profile tables'
+    # percent(x, 0, nonzero=True) reads it '<1%'
+    assert verdict("compute", 0.0012) == "compute-bound, <1% of the roofline"
+    assert verdict("memory", 0.0) == "memory-bound, 0% of the roofline"
 
 
 def test_the_table_flags_a_record_above_its_roof_and_a_cache_roof() -> None:

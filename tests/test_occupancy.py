@@ -22,6 +22,7 @@ import dataclasses
 import itertools
 import math
 import random
+import re
 
 import pytest
 from helpers import ROOT, run
@@ -270,6 +271,17 @@ def test_every_spec_matches_the_reference(spec_id: str) -> None:
 def test_bad_input_is_a_usage_error(t, r, s, carveout, match) -> None:
     with pytest.raises(UsageError, match=match):
         occupancy(resolve("h100-sxm"), t, r, s, carveout)
+
+
+def test_a_readable_size_too_large_names_the_limit(capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 30: `-S 1GB` said "cannot read '1GB' as a size", which it can; it is over the H100's shared memory
+    per block, 227 KiB (its spec's shared_memory_per_block_max_kib; x 1024 = 232448 bytes)."""
+    limit = "the limit of NVIDIA H100 SXM5 80GB: 227 KiB (232448 bytes)"
+    code, _, err = run(capsys, "occupancy", "--gpu", "h100", "--threads-per-block", "256",
+                       "--registers-per-thread", "64", "--shared-memory-per-block", "1GB")
+    assert code == 2 and err == f"error: shared memory per block 1GB exceeds {limit}\n"
+    with pytest.raises(UsageError, match=f"^shared memory per block 232449 bytes exceeds {re.escape(limit)}$"):
+        occupancy(resolve("h100-sxm"), 256, 64, 227 * KIB + 1)
 
 
 def test_an_amd_gpu_is_bad_input_in_one_line(capsys: pytest.CaptureFixture[str]) -> None:

@@ -188,6 +188,19 @@ def test_the_budget_must_be_positive_and_belongs_to_ops(capsys: pytest.CaptureFi
         assert code == 2 and "is not an option of --ops" in err and len(err.strip().splitlines()) == 1, extra
 
 
+def test_a_budget_can_be_compound() -> None:
+    """Issue 30: `calibrate --ops --budget 1h2m` said "'1h2m' is not a duration"; a budget is one or more parts,
+    summed: 1h2m = 3600 + 2*60 = 3720 s, 2m30s = 2*60 + 30 = 150 s."""
+    from roofline.core.errors import UsageError
+    from roofline.core.validate import duration_arg
+
+    assert [duration_arg("", "budget", t) for t in ("1h2m", "2m30s", "1h 30min", "10m", "1.5h", "45")] == [
+        3720.0, 150.0, 5400.0, 600.0, 5400.0, 45.0]
+    for bad in ("1h2", "m5", "2m-30s"):
+        with pytest.raises(UsageError, match="is not a duration"):
+            duration_arg("", "budget", bad)
+
+
 def test_an_unwritable_database_is_refused_before_the_sweep(tmp_path: Path,
                                                            capsys: pytest.CaptureFixture[str]) -> None:
     # it used to sweep the whole budget and fail at the end, when writing

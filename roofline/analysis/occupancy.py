@@ -158,8 +158,9 @@ def occupancy(spec: GPUSpec | str, threads_per_block: int, registers_per_thread:
     cudaOccupancyMaxActiveBlocksPerMultiprocessor computes them (see the module docstring). `spec` is a GPUSpec
     or its id or alias ("h100"); shared memory is bytes or a size ("48KB", see `parse_bytes`)."""
     spec = as_spec(spec)
-    if isinstance(shared_memory_per_block_bytes, str):
-        shared_memory_per_block_bytes = parse_bytes(shared_memory_per_block_bytes)
+    given = shared_memory_per_block_bytes
+    if isinstance(shared_memory_per_block_bytes, str):  # any size that reads ('1GB' too): the limit judges it
+        shared_memory_per_block_bytes = parse_bytes(shared_memory_per_block_bytes, SIZE_UNITS)
     p = _need(spec)
     t = _int("threads per block", threads_per_block)
     r = _int("registers per thread", registers_per_thread)
@@ -169,7 +170,11 @@ def occupancy(spec: GPUSpec | str, threads_per_block: int, registers_per_thread:
     if not 0 <= r <= p["max_registers_per_thread"]:
         raise UsageError(f"registers per thread must be 0..{p['max_registers_per_thread']} on {spec.name}, got {r}")
     smem_block_max = p["shared_memory_per_block_max_kib"] * 1024
-    if not 0 <= s <= smem_block_max:
+    if s > smem_block_max:
+        said = given.strip() if isinstance(given, str) and given.strip() != str(s) else f"{s} bytes"
+        raise UsageError(f"shared memory per block {said} exceeds the limit of {spec.name}: "
+                         f"{p['shared_memory_per_block_max_kib']} KiB ({smem_block_max} bytes)")
+    if s < 0:
         raise UsageError(f"shared memory per block must be 0..{smem_block_max} bytes "
                          f"({p['shared_memory_per_block_max_kib']} KiB) on {spec.name}, got {s}")
     supported = carveouts_kib(spec)

@@ -535,7 +535,8 @@ def profile(fn: Callable[[], Any] | None = None, *, name: str | None = None, war
     FLOPs per token beside MFU. `db`: the operator database the records' and the summary's predicted times
     come from (default: this device's, from `roofline calibrate --ops`; docs/prediction.md). `energy` (with
     `fn`): the step's joules on the GPU's NVML energy counter, `fn` run back to back, and each op's share
-    (`analysis.energy_profile`; docs/energy.md)."""
+    (`analysis.energy_profile`; docs/energy.md). An `fn` that ran no torch operator (inside `regions`) raises
+    RooflineError, as the command does; a `with` block that ran none gives an empty Profile."""
     validate.boolean("profile", "energy", energy)
     if energy and fn is None:
         raise UsageError("profile: energy=True needs the step as a callable (it runs back to back to be measured)")
@@ -555,6 +556,9 @@ def profile(fn: Callable[[], Any] | None = None, *, name: str | None = None, war
     if fn is None:
         return prof
     prof.run(fn, warmup)
+    if not prof.records:  # as `roofline profile` says of a script: an empty Profile would read as a result
+        inside = " inside its regions" if regions or prof.summary.get("regions") else ""
+        raise RooflineError(f"profile: fn ran no torch operator{inside}: nothing to profile")
     if energy:
         from roofline.capture.energy import measure_profile_energy
 

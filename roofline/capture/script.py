@@ -13,6 +13,7 @@ from typing import Any
 
 from roofline.capture.profile import Profile
 from roofline.core.errors import RooflineError, UsageError
+from roofline.core.files import existing_file
 from roofline.measuring.target import Target
 
 _ROOFLINE = Path(__file__).resolve().parents[1]  # the roofline package
@@ -49,9 +50,7 @@ def profile_script(path: str | Path, args: Sequence[str] = (), *, regions: Seque
                    **options: Any) -> Profile:
     """Run `path` with `args` as its command line inside a `Profile` (options as for `roofline.profile`);
     `check` is shown the resolved target before the script starts (it raises to refuse)."""
-    script = Path(path).resolve()
-    if not script.is_file():
-        raise UsageError(f"{path}: no such script")
+    script = existing_file(path, "script").resolve()
     prof = Profile(name or script.stem, regions=regions, **options)
     target = prof.resolve()  # a bad --gpu/--device is a usage error before the script starts
     if check is not None:

@@ -23,7 +23,7 @@ from typing import Any
 
 from roofline.ceilings.store import cache_dir
 from roofline.core.errors import RooflineError, UsageError
-from roofline.core.files import atomic_write, refuse_existing
+from roofline.core.files import atomic_write, read_text, refuse_existing
 
 FORMAT = "roofline-ops-db"
 VERSION = 1
@@ -233,12 +233,10 @@ def read(path: str | Path) -> OpDB:
     """The database in `path` (validated); a missing or unreadable file is one UsageError."""
     p = Path(path)
     try:
-        text = p.read_text()
-    except FileNotFoundError:
-        raise UsageError(f"{p}: no such operator database (make one with `roofline calibrate --ops --db {p}`)") \
-            from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{p}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
+        text = read_text(p, "operator database", missing="no such operator database (make one with `roofline "
+                         f"calibrate --ops --db {p}`)")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{p}: cannot read: {exc}") from None
     db = parse(text, str(p))
     db.path = p
     return db

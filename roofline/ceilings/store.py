@@ -90,7 +90,8 @@ def ceilings_from(entry: dict[str, Any]) -> Ceilings:
     return Ceilings(device_id=c["device_id"], device_name=c["device_name"], kind=c["kind"], source="measured",
                     compute=compute, memory=memory, sm_clock_mhz=c.get("sm_clock_mhz"),
                     notes=tuple(c.get("notes", ())),
-                    cache_bytes={str(k): int(v) for k, v in (c.get("cache_bytes") or {}).items()})
+                    cache_bytes={str(k): int(v) for k, v in (c.get("cache_bytes") or {}).items()},
+                    cache_whole_bytes={str(k): int(v) for k, v in (c.get("cache_whole_bytes") or {}).items()})
 
 
 def lookup(key: dict[str, str]) -> tuple[Ceilings, dict[str, Any]] | None:
@@ -118,7 +119,8 @@ def save(key: dict[str, str], ceilings: Ceilings, details: dict[str, Any]) -> Pa
     entries.append({"key": key, "ceilings": {
         "device_id": ceilings.device_id, "device_name": ceilings.device_name, "kind": ceilings.kind,
         "compute": ceilings.compute, "memory": ceilings.memory, "sm_clock_mhz": ceilings.sm_clock_mhz,
-        "notes": list(ceilings.notes), **({"cache_bytes": ceilings.cache_bytes} if ceilings.cache_bytes else {})},
+        "notes": list(ceilings.notes), **({"cache_bytes": ceilings.cache_bytes} if ceilings.cache_bytes else {}),
+        **({"cache_whole_bytes": ceilings.cache_whole_bytes} if ceilings.cache_whole_bytes else {})},
         "details": details})
     return atomic_write(store_path(), json.dumps({"version": STORE_VERSION, "entries": entries}, indent=1),
                         make_parents=True)

@@ -6,6 +6,7 @@ typer is imported only by `analyze_group` (the typer group, built when the comma
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
@@ -21,6 +22,7 @@ from roofline.cli.common import (
     op_command,
     out,
     register_op_commands,
+    unsaid,
     use_threads,
 )
 from roofline.cli.counters import add_counters, counters_preflight, counters_target
@@ -149,7 +151,7 @@ def run_analyze(op_name: str, shape: dict[str, Any], *, dtype: str | None, gpu: 
         if len(records) == 1:
             from roofline.report.plain import show_record
 
-            show_record(records[0])
+            show_record(dataclasses.replace(records[0], notes=unsaid(records[0].notes, target.messages)))
         else:
             from roofline.report.text import records_table, show
 

@@ -33,7 +33,7 @@ def calibrate_cmd(
     suite: Annotated[Path | None, typer.Option("--suite", help="--ops: the sweep file (default "
                                                 "suites/sweeps/ops.toml).")] = None,
     budget: Annotated[str | None, typer.Option("--budget", help="--ops: stop starting points after this long "
-                                               "(10m, 90s; default 10m); run again to resume.")] = None,
+                                               "(10m, 90s, 1h30m; default 10m); run again to resume.")] = None,
     db: Annotated[Path | None, typer.Option("--db", help="--ops: the database file to add to (default: this "
                                             "device's in the cache).")] = None,
     energy: Annotated[bool, typer.Option("--energy", help="Fit the GPU's energy model instead (about 20 s): pJ per "

@@ -100,16 +100,29 @@ THREADS = Opt(None, "--threads", help="CPU threads torch times with (torch.set_n
               "own choice). The record's device block says how many ran.", metavar="<int>")  # taken as text
 
 
+def whole_number(flag: str, value: str | int, least: int = 1) -> int:
+    """An option's value as a whole number of at least `least`; anything else (`0`, `1.5`, `four`) is a usage
+    error in the project's words: '--threads must be a whole number of at least 1, got 0'."""
+    text = str(value).strip()
+    if isinstance(value, bool) or not text.isdigit() or int(text) < least:
+        raise UsageError(f"{flag} must be a whole number of at least {least}, got {text}")
+    return int(text)
+
+
+def at_least(flag: str, least: int = 1) -> Callable[[Any], int]:
+    """The `parser=` of every whole-number option with a minimum (`--repeat`, `--top`): its value checked by
+    `whole_number`, so a bad one reads as `--threads`' does, not as typer's range check ('Invalid value for
+    '--repeat': Input should be greater than or equal to 1')."""
+    return lambda value: whole_number(flag, value, least)
+
+
 def use_threads(threads: str | int | None) -> int | None:
     """Apply `--threads` (None: torch's default) before anything is timed and return the count; anything but
-    a whole number of at least 1 (`0`, `1.5`, `four`) is a usage error in the project's words, not typer's
-    (the option is taken as text for that reason)."""
+    a whole number of at least 1 is a usage error (`whole_number`; the option is taken as text so that typer
+    does not word it first)."""
     if threads is None:
         return None
-    text = str(threads).strip()
-    if isinstance(threads, bool) or not text.isdigit() or int(text) < 1:
-        raise UsageError(f"--threads must be a whole number of at least 1, got {text}")
-    count = int(text)
+    count = whole_number("--threads", threads)
     import torch
 
     torch.set_num_threads(count)  # the target's device block and a calibration's details record it
@@ -135,10 +148,26 @@ def note(msg: str) -> None:
     console(stderr=True).print(f"[yellow]note:[/yellow] {msg}", soft_wrap=True)
 
 
+def unsaid(notes: list[str] | tuple[str, ...], said: list[str]) -> list[str]:
+    """The notes a view shows when `said` went to stderr already (a target's messages, which every command
+    prints as a note: 'measured this CPU's roofline (cached in ...)'): each said once. The document keeps all."""
+    return [n for n in notes if n not in said]
+
+
 def check_choice(flag: str, value: str | None, choices: tuple[str, ...]) -> None:
     """A usage error unless `value` is None or one of `choices`."""
     if value is not None and value not in choices:
         raise UsageError(f"{flag} must be one of {', '.join(choices)}, got {value!r}")
+
+
+def check_labels(labels: list[str] | None, results: list[Any]) -> None:
+    """`--label` (`plot`, `report`): none, or one per results file; else a usage error that counts in words:
+    '--label given once for 2 results files', '--label given 3 times for 2 results files'."""
+    if not labels or len(labels) == len(results):
+        return
+    given = {1: "once", 2: "twice"}.get(len(labels), f"{len(labels)} times")
+    files = "results file" if len(results) == 1 else "results files"
+    raise UsageError(f"--label given {given} for {len(results)} {files}")
 
 
 def check_outputs(force: bool, files: tuple[str | os.PathLike[str] | None, ...] = (),

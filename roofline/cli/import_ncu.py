@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from roofline.cli.common import check_choice, check_outputs, note
+from roofline.cli.common import at_least, check_choice, check_outputs, note
 from roofline.cli.results import save_and_print
 from roofline.core.errors import UsageError
 from roofline.report.chart.model import ROOF_CHOICES
@@ -42,8 +42,8 @@ def import_ncu_cmd(
     roof: Annotated[str | None, typer.Option("--roof", help="datasheet or measured (a calibration of this "
                                              "machine's GPU).")] = None,
     json_: Annotated[bool, typer.Option("--json", help="Print the results document.")] = False,
-    top: Annotated[int, typer.Option("--top", min=0, help="Show the N kernels that took longest (0: every "
-                                     "one); the document holds every kernel.")] = DEFAULT_TOP,
+    top: Annotated[int, typer.Option("--top", parser=at_least("--top", 0), help="Show the N kernels that took "
+                                     "longest (0: every one); the document holds every kernel.")] = DEFAULT_TOP,
 ) -> None:
     """Turn an Nsight Compute report into a results document: one record per kernel, its counter FLOPs and
     bytes placed on the roofs, timed by ncu's duration."""

@@ -28,7 +28,7 @@ def occupancy_cmd(
 ) -> None:
     """Theoretical occupancy of a launch configuration, with the arithmetic shown
     (as cudaOccupancyMaxActiveBlocksPerMultiprocessor computes it)."""
-    from roofline.analysis.occupancy import SWEEP_KINDS, occupancy, parse_bytes
+    from roofline.analysis.occupancy import SWEEP_KINDS, occupancy
     from roofline.analysis.occupancy import sweep as run_sweep
     from roofline.measuring.target import resolve_target
     from roofline.report.occupancy import plot_sweep, render_occupancy, render_sweep
@@ -42,8 +42,8 @@ def occupancy_cmd(
     spec = resolve_target(gpu=gpu, time=False).spec
     if spec is None:
         raise UsageError("no GPU here: pass --gpu ID")
-    s = parse_bytes(smem)
-    o = occupancy(spec, threads, registers, s, carveout)
+    o = occupancy(spec, threads, registers, smem, carveout)  # the text: a size too large is named as given
+    s = o.shared_memory_per_block_bytes
     points = run_sweep(spec, sweep, threads, registers, s, carveout) if sweep else []
     if json_:
         out(json.dumps({"occupancy": o.to_dict(), "sweep": [{k: v for k, v in p.to_dict().items()

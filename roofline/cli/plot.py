@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from roofline.cli.common import check_choice, check_outputs, note, out
+from roofline.cli.common import check_choice, check_labels, check_outputs, note, out
 from roofline.core.errors import UsageError
 from roofline.report.chart.model import ROOF_CHOICES
 
@@ -32,8 +32,7 @@ def plot_cmd(
     check_choice("--roof", roof, ROOF_CHOICES)
     if output is None and not terminal:
         raise UsageError("give -o chart.png|svg|pdf or --terminal")
-    if label and len(label) != len(results):
-        raise UsageError(f"--label given {len(label)} times for {len(results)} results files")
+    check_labels(label, results)
     from roofline.report.chart.model import load_documents
 
     docs = load_documents(results)

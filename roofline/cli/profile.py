@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import sys
 import time
@@ -12,10 +13,11 @@ from typing import Annotated, Any
 import typer
 
 from roofline.analysis.profile_view import BY
-from roofline.cli.common import check_choice, check_outputs, note
+from roofline.cli.common import at_least, check_choice, check_outputs, note, unsaid
 from roofline.cli.results import save_and_print
 from roofline.core.device import cuda_index
 from roofline.core.errors import RooflineError, UsageError
+from roofline.core.files import existing_file
 from roofline.core.progress import QUIET
 from roofline.report.progress import StatusLine
 
@@ -26,10 +28,11 @@ def profile_cmd(
     output: Annotated[Path | None, typer.Option("-o", "--output", help="Write the results document here.")] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite --output if it exists.")] = False,
     json_: Annotated[bool, typer.Option("--json", help="Print the results document.")] = False,
-    top: Annotated[int, typer.Option("--top", min=1, help="Operators in the top table.")] = 20,
+    top: Annotated[int, typer.Option("--top", parser=at_least("--top"), help="Operators in the top table.")] = 20,
     by: Annotated[str, typer.Option("--by", help="Roll-up: op, module, kernel or phase.")] = "op",
-    depth: Annotated[int | None, typer.Option("--depth", min=1, help="Module path components kept in the "
-                                              "module roll-up (layers.0 and layers.1 roll together).")] = None,
+    depth: Annotated[int | None, typer.Option("--depth", parser=at_least("--depth"), help="Module path components "
+                                              "kept in the module roll-up (layers.0 and layers.1 roll together).")
+                     ] = None,
     region: Annotated[list[str] | None, typer.Option("--region", help="Keep only this region (repeatable); "
                                                      "the script marks regions with roofline.region(NAME).")] = None,
     gpu: Annotated[str | None, typer.Option("--gpu", help="Spec for the roof (another GPU: analytic only).")] = None,
@@ -41,9 +44,9 @@ def profile_cmd(
                                            "FLOPs (the last entry of each region; docs/counters.md).")] = False,
     ncu_csv: Annotated[Path | None, typer.Option("--ncu-csv", help="With --counters: keep ncu's raw CSV "
                                                  "here.")] = None,
-    tokens: Annotated[int | None, typer.Option("--tokens", min=1, help="Tokens the profiled step processes "
-                                               "(batch x sequence; a decode step: the batch): tokens/s and "
-                                               "FLOPs per token beside MFU.")] = None,
+    tokens: Annotated[int | None, typer.Option("--tokens", parser=at_least("--tokens"), help="Tokens the profiled "
+                                               "step processes (batch x sequence; a decode step: the batch): "
+                                               "tokens/s and FLOPs per token beside MFU.")] = None,
     db: Annotated[Path | None, typer.Option("--db", help="Operator database for predicted times (default: "
                                             "this GPU's, from `roofline calibrate --ops`).")] = None,
     energy: Annotated[bool, typer.Option("--energy", help="Each operator's energy: the stored energy model's "
@@ -61,8 +64,7 @@ def profile_cmd(
         energy_preflight(no_time)
     rank, device, output = _torchrun(device, output, no_time)
     check_outputs(force, files=(output, ncu_csv))
-    if not script.is_file():
-        raise UsageError(f"{script}: no such script")
+    existing_file(script, "script")
     from roofline.capture.script import ScriptError, profile_script  # torch: after the refusals (3 s here)
 
     options = {"gpu": gpu, "device": device, "time": not no_time, "tokens": tokens, "db": db}
@@ -121,7 +123,11 @@ def profile_cmd(
         from roofline.report.text import console
 
         con = console()
-        for part in profile_views(profile_view(doc, top=top, by=by, depth=depth), width=con.width):
+        view = profile_view(doc, top=top, by=by, depth=depth)
+        said = prof.target.messages if prof.target else []  # noted above: the header does not repeat them
+        view = dataclasses.replace(view, summary={**view.summary, "notes": unsaid(view.summary.get("notes") or [],
+                                                                                   said)})
+        for part in profile_views(view, width=con.width):
             con.print(part)
         if output is not None:
             note(f"results written to {output}")

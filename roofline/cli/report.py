@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from roofline.cli.common import check_outputs, note
+from roofline.cli.common import check_labels, check_outputs, note
 from roofline.core.errors import UsageError
 
 HTML_SUFFIXES = (".html", ".htm")
@@ -30,8 +30,7 @@ def report_cmd(
     """Write one HTML page that opens offline: the interactive roofline chart, a sortable table of the
     records, a profile's what-if and roll-ups, and the machine, clocks and tool version of each document."""
     check_html_path(output)
-    if label and len(label) != len(results):
-        raise UsageError(f"--label given {len(label)} times for {len(results)} results files")
+    check_labels(label, results)
     check_outputs(force, files=(output,))
     from roofline.report.chart.model import load_documents
     from roofline.report.html import report_html, write_report

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from roofline.cli.common import THREADS, check_choice, check_outputs, note, use_threads
+from roofline.cli.common import THREADS, at_least, check_choice, check_outputs, note, use_threads
 from roofline.cli.energy import HELP as ENERGY_HELP
 from roofline.cli.results import save_and_print
 from roofline.core.errors import RooflineError, UsageError
@@ -101,7 +101,8 @@ def run_cmd(
                                            "(ncu on PATH; slow) and add its DRAM/L2/L1 bytes and FLOPs per pipe "
                                            "to the records (docs/counters.md).")] = False,
     energy: Annotated[bool, typer.Option("--energy", help=ENERGY_HELP)] = False,
-    repeat: Annotated[int, typer.Option("--repeat", min=1, help="Run the suite N times, each in a fresh process, "
+    repeat: Annotated[int, typer.Option("--repeat", parser=at_least("--repeat"),
+                                        help="Run the suite N times, each in a fresh process, "
                                         "into one document keeping every run's samples: each record then knows "
                                         "its between-run noise (for baseline update and check).")] = 1,
     devices: Annotated[str | None, typer.Option("--devices", help="all, none or GPU indices (0,1,...): the suite "

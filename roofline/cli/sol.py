@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from roofline.cli.common import check_choice, check_outputs, note
+from roofline.cli.common import at_least, check_choice, check_outputs, note
 from roofline.cli.results import save_and_print
 from roofline.core.errors import RooflineError
 
@@ -31,13 +31,14 @@ def sol_cmd(
                                                    "in a child process), or for a folder of problems a folder of "
                                                    "files named as the problems.")] = None,
     device: Annotated[str | None, typer.Option("--device", help="cpu, cuda or cuda:N.")] = None,
-    scale: Annotated[int | None, typer.Option("--scale", min=1, help="SOL_SCALE for problems that read it "
+    scale: Annotated[int | None, typer.Option("--scale", parser=at_least("--scale"),
+                                              help="SOL_SCALE for problems that read it "
                                               "(suites/sol: 1 for a CPU, 64 for a large GPU).")] = None,
     rtol: Annotated[float | None, typer.Option("--rtol", help="Relative tolerance of the output check (default: "
                                                "the dtype's).")] = None,
     atol: Annotated[float | None, typer.Option("--atol", help="Absolute tolerance (default: rtol x the RMS of the "
                                                "reference's output).")] = None,
-    top: Annotated[int, typer.Option("--top", min=1, help="Ops listed for one problem.")] = 10,
+    top: Annotated[int, typer.Option("--top", parser=at_least("--top"), help="Ops listed for one problem.")] = 10,
     output: Annotated[Path | None, typer.Option("-o", "--output", help="Write the results document here.")] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite --output if it exists.")] = False,
     json_: Annotated[bool, typer.Option("--json", help="Print the results document.")] = False,

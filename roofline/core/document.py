@@ -17,7 +17,7 @@ from typing import Any
 
 from roofline._version import __version__ as TOOL_VERSION
 from roofline.core.errors import UsageError
-from roofline.core.files import atomic_write, refuse_existing
+from roofline.core.files import atomic_write, read_text, refuse_existing
 from roofline.core.record import NULLABLE, NUMERIC, REQUIRED, Record
 
 SCHEMA_VERSION = 1
@@ -131,10 +131,8 @@ def read_document(path: str | os.PathLike[str]) -> Document:
 
     p = Path(path_arg("read_document", "path", path))
     try:
-        text = p.read_text()
-    except FileNotFoundError:
-        raise UsageError(f"{p}: no such file") from None
-    except (OSError, UnicodeDecodeError) as exc:
+        text = read_text(p, "results file", missing="no such file")
+    except UnicodeDecodeError as exc:
         raise UsageError(f"{p}: cannot read: {exc}") from None
     if not text.strip():
         raise UsageError(f"{p}: empty file, not a results document")

@@ -6,7 +6,36 @@ import os
 import tempfile
 from pathlib import Path
 
-from roofline.core.errors import RooflineError
+from roofline.core.errors import RooflineError, UsageError
+from roofline.core.validate import a_noun
+
+
+def existing_file(path: str | os.PathLike[str], what: str) -> Path:
+    """The path of a file the user names (`what`: 'script'), else a one-line UsageError: '{path}: no such
+    script', or for a folder '{path}: a folder, not a script'."""
+    p = Path(path)
+    if p.is_dir():
+        raise UsageError(f"{path}: a folder, not a {what}")
+    if not p.is_file():
+        raise UsageError(f"{path}: no such {what}")
+    return p
+
+
+def read_text(path: str | os.PathLike[str], what: str, error: type[RooflineError] = UsageError,
+              missing: str | None = None, newline: str | None = None) -> str:
+    """The text of a file the user names (`what`: 'results file'); one that is missing (`missing`, default 'no
+    such results file'), a folder ('/tmp: a folder, not a results file') or unreadable is one `error` line
+    naming the path once. Text that is not UTF-8 raises UnicodeDecodeError, which each reader words."""
+    p = Path(path)
+    try:
+        with open(p, encoding="utf-8", newline=newline) as fh:
+            return fh.read()
+    except FileNotFoundError:
+        raise error(f"{p}: {missing or f'no such {what}'}") from None
+    except IsADirectoryError:
+        raise error(f"{p}: a folder, not {a_noun(what)}") from None
+    except OSError as exc:
+        raise error(f"{p}: cannot read: {exc.strerror or exc}") from None
 
 
 def refuse_existing(path: str | os.PathLike[str], force: bool, flag: str = "--force") -> Path:

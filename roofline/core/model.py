@@ -39,8 +39,11 @@ class Ceilings:
     memory: dict[str, float]
     sm_clock_mhz: float | None = None  # clock the compute peaks are quoted at (None on the CPU)
     notes: tuple[str, ...] = field(default_factory=tuple)
-    # A CPU's data caches by level ('l2', 'l3': bytes of one core's), whose measured rates are in `memory`.
+    # A CPU's data caches by level ('l2', 'l3': bytes of one core's), whose measured rates are in `memory`: the
+    # part of each that held its copy rate (`measuring.calibrate.held_size`).
     cache_bytes: dict[str, int] = field(default_factory=dict)
+    # A level's whole size (sysfs) where less of it held its rate (`cache_bytes`): for the placement note only.
+    cache_whole_bytes: dict[str, int] = field(default_factory=dict)
 
     @property
     def dram_bytes_per_s(self) -> float:
@@ -70,9 +73,13 @@ def choose_memory(ceilings: Ceilings, working_set_bytes: float) -> MemoryRoof:
     if not holding or max(holding)[0] <= dram.bytes_per_s:
         return dram
     rate, level, size = max(holding)
-    return MemoryRoof(level, rate, f"working set {working_set_bytes / 2**20:.3g} MiB fits in the CPU's "
-                                   f"{level.upper()} ({size / 2**20:.3g} MiB): placed on the measured "
-                                   f"{level.upper()} roof, not DRAM's")
+    fits, lv = f"working set {working_set_bytes / 2**20:.3g} MiB fits in", level.upper()
+    whole = ceilings.cache_whole_bytes.get(level, size)
+    if whole > size:  # a VM given its host's L3 (260 MiB) held the rate over a part of it (65 MiB)
+        return MemoryRoof(level, rate, f"{fits} the {size / 2**20:.3g} MiB of the CPU's {lv} (of "
+                                       f"{whole / 2**20:.3g}) that held its copy rate: on the {lv} roof")
+    return MemoryRoof(level, rate, f"{fits} the CPU's {lv} ({size / 2**20:.3g} MiB): placed on the measured "
+                                   f"{lv} roof, not DRAM's")
 
 
 def pipe_label(key: str) -> str:

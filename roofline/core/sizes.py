@@ -13,7 +13,8 @@ _BYTES_RE = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*([a-zA-Z]*)\s*$")
 # "228 KB" = 233472 = cudaDeviceProp.sharedMemPerMultiprocessor on H100); KiB is the same unit. There is no
 # 1000-based unit here: shared memory is never sized in powers of ten.
 _BYTE_UNITS = {"": 1, "b": 1, "k": 1024, "kb": 1024, "kib": 1024, "m": 1024**2, "mb": 1024**2, "mib": 1024**2}
-# Message sizes (`roofline collectives --sizes`) go up to GiB; shared memory never does.
+# Message sizes (`roofline collectives --sizes`) go up to GiB. Shared memory never does, but occupancy reads
+# them too: '1GB' is a size, which the GPU's limit then refuses, naming it.
 SIZE_UNITS = {**_BYTE_UNITS, "g": 1024**3, "gb": 1024**3, "gib": 1024**3}
 
 

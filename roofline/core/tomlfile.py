@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from roofline.core.errors import RooflineError
+from roofline.core.files import read_text
 
 
 def read_toml(path: str | os.PathLike[str], what: str, error: type[RooflineError] = RooflineError) -> dict[str, Any]:
@@ -19,10 +20,6 @@ def read_toml(path: str | os.PathLike[str], what: str, error: type[RooflineError
 
     p = Path(path)
     try:
-        return tomllib.loads(p.read_text())
-    except FileNotFoundError:
-        raise error(f"{p}: no such {what}") from None
+        return tomllib.loads(read_text(p, what, error))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise error(f"{p}: malformed TOML: {exc}") from None
-    except OSError as exc:
-        raise error(f"{p}: cannot read: {exc.strerror or exc}") from None

@@ -11,6 +11,7 @@ import contextlib
 import math
 import numbers
 import os
+import re
 from collections.abc import Iterator
 from contextvars import ContextVar
 from typing import Any
@@ -129,16 +130,21 @@ def a_noun(noun: str) -> str:
 
 
 DURATION_UNITS = {"s": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0}
+# One part of a duration: a number and its unit ('1.5h', '30s'); a duration is one or more ('1h2m', '2m30s').
+_DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)\s*(min|h|m|s)\s*")
 
 
 def duration_arg(what: str, name: str, text: str) -> float:
-    """A time budget in seconds from '10m', '90s', '1.5h' or a plain number of seconds; it must be > 0."""
+    """A time budget in seconds from '10m', '90s', '1.5h', the sum of such parts ('1h2m', '2m30s') or a plain
+    number of seconds; it must be > 0."""
     t = str(text).strip().lower()
-    unit = next((u for u in sorted(DURATION_UNITS, key=len, reverse=True) if t.endswith(u)), "")
     try:
-        value = float(t[: len(t) - len(unit)] if unit else t) * DURATION_UNITS.get(unit, 1.0)
+        value = float(t)
     except ValueError:
-        raise UsageError(f"{_where(what, name)}: {text!r} is not a duration (e.g. 10m, 90s, 1h)") from None
+        if not t or _DURATION_PART.sub("", t):  # something besides number-and-unit parts
+            raise UsageError(f"{_where(what, name)}: {text!r} is not a duration (e.g. 10m, 90s, 1h, 2m30s)") \
+                from None
+        value = sum(float(n) * DURATION_UNITS[u] for n, u in _DURATION_PART.findall(t))
     if not math.isfinite(value) or value <= 0:
         raise UsageError(f"{_where(what, name)} must be a duration > 0 (e.g. 10m), got {text!r}")
     return value

@@ -254,6 +254,11 @@ class _CacheBandwidth:
     def held_sizes(self) -> dict[str, int]:
         return {lv: held_size(size, self.fill_rates(lv)) for lv, size in self.sizes.items() if self.fill_rates(lv)}
 
+    def whole_sizes(self) -> dict[str, int]:
+        """The levels' whole sizes where less of them held the rate (`held_sizes`)."""
+        held = self.held_sizes()
+        return {lv: size for lv, size in self.sizes.items() if lv in held and held[lv] < size}
+
     def details(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for lv, size in self.sizes.items():
@@ -342,7 +347,7 @@ def measure_cpu(progress: Progress | None = None, plan: CpuPlan = FULL_CPU_PLAN,
     info = cpu_description()
     ceilings = Ceilings(device_id="cpu", device_name=info["name"], kind="cpu", source="measured", compute=compute,
                         memory={**bandwidth.rates, **caches.rates}, notes=tuple(notes),
-                        cache_bytes=caches.held_sizes())
+                        cache_bytes=caches.held_sizes(), cache_whole_bytes=caches.whole_sizes())
     return ceilings, details
 
 

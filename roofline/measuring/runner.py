@@ -18,6 +18,7 @@ from roofline.core.cpu_pipes import CPU_ARITHMETIC
 from roofline.core.device import cuda_index
 from roofline.core.dtypes import DType, get_dtype
 from roofline.core.errors import RooflineError, UsageError
+from roofline.core.format import percent
 from roofline.core.model import ABOVE_ROOF, Ceilings, above_roof
 from roofline.core.progress import QUIET, Reporter
 from roofline.core.record import Clocks, Record, analytic_record, placed_record, requoted, with_time
@@ -166,7 +167,8 @@ def verdict(bound: str, fraction: float | None, culprit: str | None = None) -> s
     if culprit and above_roof(fraction):
         return f"above its roof ({fraction:.0%} of the roofline): the {culprit} is wrong, see the notes"
     base = f"{bound}-bound"
-    return base if fraction is None else f"{base}, {fraction:.0%} of the roofline"
+    # A small fraction reads '<1%', as in the profile tables, never '0%' (a busy CPU's gemv at 0.12%).
+    return base if fraction is None else f"{base}, {percent(fraction, 0, nonzero=True)} of the roofline"
 
 
 def _judged(record: Record, ceilings: Ceilings, roof_held: bool = False) -> Record:

@@ -11,6 +11,7 @@ carry thousands separators ("1,234") and a metric ncu could not collect reads "n
 from __future__ import annotations
 
 import csv
+import io
 import os
 import re
 from collections.abc import Iterable, Sequence
@@ -18,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from roofline.core.errors import RooflineError
+from roofline.core.files import read_text
 from roofline.core.record import Counters
 
 DURATION = "gpu__time_duration.sum"
@@ -109,12 +111,10 @@ def parse_raw_csv(lines: Iterable[str], where: str = "ncu CSV") -> list[NcuKerne
 def read_raw_csv(path: str | os.PathLike[str]) -> list[NcuKernel]:
     p = Path(path)
     try:
-        with open(p, newline="", encoding="utf-8") as fh:
-            return parse_raw_csv(fh, str(p))
-    except FileNotFoundError:
-        raise RooflineError(f"{p}: no such file") from None
-    except (OSError, UnicodeDecodeError) as exc:
+        text = read_text(p, "Nsight Compute report", RooflineError, missing="no such file", newline="")
+    except UnicodeDecodeError as exc:
         raise RooflineError(f"{p}: cannot read: {exc}") from None
+    return parse_raw_csv(io.StringIO(text, newline=""), str(p))  # read as the file was: CSV keeps its \r\n
 
 
 @dataclass(frozen=True)
