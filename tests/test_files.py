@@ -34,7 +34,7 @@ def test_a_folder_given_for_a_file_to_read_says_so_once(tmp_path: Path, capsys: 
     smoke = str(SUITES / "smoke.toml")
     for args, what in ((["run", str(tmp_path)], "a suite file"),
                        (["report", str(tmp_path), "-o", "r.html"], "a results file"),
-                       (["import-ncu", str(tmp_path)], "a Nsight Compute report"),
+                       (["import-ncu", str(tmp_path)], "a CSV export of an Nsight Compute report"),
                        (["run", smoke, "--no-time", "--db", str(tmp_path)], "an operator database")):
         code, _, err = run(capsys, *args)
         assert (code, err) == (2, f"error: {tmp_path}: a folder, not {what}\n"), args

@@ -30,7 +30,7 @@ def parse_bytes(text: str | int, units: dict[str, int] = _BYTE_UNITS) -> int:
     m = _BYTES_RE.match(str(text))
     unit = m.group(2).lower() if m else ""
     if m is None or unit not in units:
-        more = "MB/MiB or GB/GiB" if "gib" in units else "MB/MiB"
+        more = "MB/MiB, GB/GiB" if "gib" in units else "MB/MiB"
         raise UsageError(f"cannot read {text!r} as a size: give bytes (49152), KB or KiB (48KB = 48KiB = 49152 "
                          f"bytes, as CUDA counts), or {more}")
     value = float(m.group(1)) * units[unit]

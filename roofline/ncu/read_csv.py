@@ -111,7 +111,7 @@ def parse_raw_csv(lines: Iterable[str], where: str = "ncu CSV") -> list[NcuKerne
 def read_raw_csv(path: str | os.PathLike[str]) -> list[NcuKernel]:
     p = Path(path)
     try:
-        text = read_text(p, "Nsight Compute report", RooflineError, missing="no such file", newline="")
+        text = read_text(p, "CSV export of an Nsight Compute report", RooflineError, missing="no such file", newline="")
     except UnicodeDecodeError as exc:
         raise RooflineError(f"{p}: cannot read: {exc}") from None
     return parse_raw_csv(io.StringIO(text, newline=""), str(p))  # read as the file was: CSV keeps its \r\n
