@@ -479,3 +479,14 @@ def test_an_amd_spec_is_refused_in_one_line() -> None:
     with pytest.raises(RooflineError, match="NVIDIA GPUs") as info:
         occupancy(resolve("mi300x"), 256, 64, 0)
     assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("args, says", [
+    (["-T", "x"], "--threads-per-block must be a whole number of at least 1, got x"),  # was typer's "Input should be"
+    (["-R", "-1"], "--registers-per-thread must be a whole number of at least 0, got -1"),
+    (["--carveout", "x"], "--carveout must be a whole number of at least 0, got x"),
+])
+def test_a_bad_launch_number_is_worded_as_every_whole_number_option(capsys: pytest.CaptureFixture[str],
+                                                                     args: list[str], says: str) -> None:
+    code, out, err = run(capsys, "occupancy", "--gpu", "h100", *args)
+    assert code == 2 and out == "" and err.strip().endswith(says) and len(err.strip().splitlines()) == 1

@@ -8,19 +8,21 @@ from typing import Annotated, Optional
 
 import typer
 
-from roofline.cli.common import check_choice, check_outputs, note, out
+from roofline.cli.common import at_least, check_choice, check_outputs, note, out
 from roofline.core.errors import UsageError
 
 
 def occupancy_cmd(
-    threads: Annotated[int, typer.Option("--threads-per-block", "-T", help="Threads per block.")] = 256,
-    registers: Annotated[int, typer.Option("--registers-per-thread", "-R", help="Registers per thread "
-                                           "(ptxas -v).")] = 32,
+    threads: Annotated[int, typer.Option("--threads-per-block", "-T", parser=at_least("--threads-per-block"),
+                                         help="Threads per block.")] = 256,
+    registers: Annotated[int, typer.Option("--registers-per-thread", "-R", parser=at_least("--registers-per-thread", 0),
+                                           help="Registers per thread (ptxas -v).")] = 32,
     smem: Annotated[str, typer.Option("--shared-memory-per-block", "-S", help="Shared memory per block (static + "
                                       "dynamic): bytes, 48KB or 100KiB (KB = KiB = 1024, as CUDA counts).")] = "0",
     gpu: Annotated[Optional[str], typer.Option("--gpu", help="Spec id or alias (default: the local GPU).")] = None,
-    carveout: Annotated[Optional[int], typer.Option("--carveout", help="Carve-out preference, KiB (default: none; "
-                                                    "the API then counts with the largest).")] = None,
+    carveout: Annotated[Optional[int], typer.Option("--carveout", parser=at_least("--carveout", 0),
+                                                    help="Carve-out preference, KiB (default: none; the API then "
+                                                    "counts with the largest).")] = None,
     sweep: Annotated[Optional[str], typer.Option("--sweep", help="registers, shared-memory or threads.")] = None,
     plot: Annotated[Optional[Path], typer.Option("--plot", help="With --sweep: the curve (.png/.svg/.pdf).")] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite --plot.")] = False,
