@@ -258,6 +258,18 @@ def test_json_report_has_the_runs_and_the_floor() -> None:
 
 
 # ---------------------------------------------------------------- baseline update, check, run --repeat
+def test_baseline_update_of_one_run_fits_80_columns(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    # issue 30: the line on a one-run baseline's unknown noise was 171 columns on an 80-column terminal
+    monkeypatch.setenv("COLUMNS", "80")
+    one = write(tmp_path / "one.json", dumps(runs(np.random.default_rng(3), 1)))
+    code, out, _ = run(capsys, "baseline", "update", str(one), "--baseline", str(tmp_path / "b.json"))
+    assert code == 0 and "between-run noise unknown for 3 record(s)" in " ".join(out.split())
+    first, *noise = out.splitlines()
+    assert first.startswith("baseline ") and str(tmp_path) in first  # the path whole, however long
+    assert len(noise) > 1 and max(map(len, noise)) <= 80 and noise[1].startswith("    ")  # a hanging indent
+
+
 def test_baseline_update_with_several_files_then_check(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     rng = np.random.default_rng(11)
     files = [write(tmp_path / f"aa{i}.json", dumps(runs(rng, 5))) for i in range(2)]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -32,7 +33,9 @@ class BaselineUpdate:
     runs: int = 1  # the most runs any record of the new baseline holds
     noise: tuple[str, ...] = ()  # what the new baseline knows of its records' between-run noise
 
-    def lines(self) -> list[str]:
+    def lines(self, width: int | None = None) -> list[str]:
+        """What was done, a line each; `width`: the noise lines (prose, no path) wrapped to it under a hanging
+        indent (the first line keeps the baseline's path whole, for copying)."""
         runs = f" from {self.runs} runs" if self.runs > 1 else ""
         if self.created:
             out = [f"baseline {self.path} created with {len(self.added)} record(s){runs}"]
@@ -41,7 +44,10 @@ class BaselineUpdate:
                    f"{self.kept} kept (with new samples){runs}"]
             out += [f"  + {k}" for k in self.added] + [f"  - {k}" for k in self.removed]
             out += [f"  device: {d}" for d in self.device_changes]
-        return out + [f"  {n}" for n in self.noise]
+        if width is None:
+            return out + [f"  {n}" for n in self.noise]
+        return out + [w for n in self.noise for w in textwrap.wrap(
+            n, width, initial_indent="  ", subsequent_indent="    ", break_long_words=False, break_on_hyphens=False)]
 
 
 def _names(doc: Document, where: str) -> dict[Key, str]:

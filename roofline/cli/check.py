@@ -145,6 +145,8 @@ def baseline_update_cmd(
     """Create or replace a baseline from one or more results documents (the only command that writes
     baselines)."""
     from roofline.ci.baseline import update_baseline
+    from roofline.report.text import console
 
-    for line in update_baseline(results, baseline, force=force, keep_noise=keep_noise).lines():
+    width = console().width  # the noise lines are prose: wrapped to the terminal, as check's notes are
+    for line in update_baseline(results, baseline, force=force, keep_noise=keep_noise).lines(width):
         out(line)
