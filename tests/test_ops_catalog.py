@@ -352,6 +352,17 @@ def test_builder_runs_on_cpu(name: str, params: dict[str, Any], shapes: list[tup
     assert built.impl
 
 
+def test_cast_to_its_own_dtype_copies() -> None:
+    """issue 30: `roofline analyze cast` on the CPU (fp32, to fp32 by default) timed x.to(fp32), which returns x
+    itself: 1.9 us for 128 MB of traffic, 324257% of the roofline. The same dtype is timed as the copy the model
+    counts (numel read and written); another dtype is the plain cast."""
+    built = build(make("cast", "fp32", numel=64, to="fp32"), FP32, "cpu")
+    x, out = built.inputs[0], built.fn()
+    assert out.data_ptr() != x.data_ptr() and torch.equal(out, x) and "copy" in built.impl
+    other = build(make("cast", "fp32", numel=64, to="bf16"), FP32, "cpu")
+    assert other.fn().dtype == torch.bfloat16 and other.impl == "Tensor.to(bf16)"
+
+
 def test_cpu_attention_names_the_cpu_kernel_it_ran() -> None:
     """On the CPU, 'ran' read 'fused backend: flash / efficient / cuDNN', CUDA's backends: it names the CPU's."""
     built = build(make("attention", batch=1, heads=2, seq=16, head_dim=8), FP32, "cpu")

@@ -134,4 +134,7 @@ def build_cast(op: Operator, dtype: DType, device: str) -> Built:
     _float_only(op, dtype)
     x = rand((op.numel,), dtype, device)  # type: ignore[attr-defined]
     to = torch_dtype(get_dtype(op.to))  # type: ignore[attr-defined]
+    if to == x.dtype:  # x.to(its own dtype) returns x itself: nothing would run (1.9 us for 128 MB, 324257% of roof)
+        impl = f"Tensor.to({op.to}, copy=True) (the same dtype: a copy)"  # type: ignore[attr-defined]
+        return Built(lambda: x.to(to, copy=True), impl, [x])
     return Built(lambda: x.to(to), f"Tensor.to({op.to})", [x])  # type: ignore[attr-defined]
