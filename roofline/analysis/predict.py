@@ -330,14 +330,20 @@ class Predictor:
         self._models: dict[tuple[str, str, bool], FamilyModel] = {}
         self._raw = db.families(l2) if db is not None else {}
         self._checked: dict[tuple[str, str], list[Point]] = {}
+        self._fresh: dict[int, bool] = {}  # id(point) -> swept with today's formulas (shared with `_flushed`)
         # a warm L2's predictions blend in the flushed ones by the share of bytes written (`warm_blend`)
         self._flushed = Predictor(db, device_id) if l2 != FLUSHED else None
+        if self._flushed is not None:  # the two views share most points: each is checked once
+            self._flushed._fresh = self._fresh
 
     def points(self, family: str, dtype: str) -> list[Point]:
         """The family's points swept with today's formulas (empty when none)."""
         key = (family, dtype)
         if key not in self._checked:
-            self._checked[key] = [p for p in self._raw.get(key, []) if swept_with_todays_formulas(p)]
+            for p in self._raw.get(key, []):
+                if id(p) not in self._fresh:
+                    self._fresh[id(p)] = swept_with_todays_formulas(p)
+            self._checked[key] = [p for p in self._raw.get(key, []) if self._fresh[id(p)]]
         return self._checked[key]
 
     @property
