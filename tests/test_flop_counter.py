@@ -93,3 +93,20 @@ def test_attention_matmuls(batch: int, heads: int, kv_heads: int, seq: int, kv_s
     op = make("attention", batch=batch, heads=heads, kv_heads=kv_heads, seq=seq, kv_seq=kv_seq, head_dim=dim)
     assert op.flops() == counted
     assert op.extra_flops() == SOFTMAX_FLOPS_PER_ELEMENT * batch * heads * seq * kv_seq
+
+
+@pytest.mark.parametrize(("batch", "heads", "seq", "kv_seq", "dim"), [(2, 4, 64, 64, 32), (1, 3, 5, 9, 16)])
+def test_attention_backward_matmuls(batch: int, heads: int, seq: int, kv_seq: int, dim: int) -> None:
+    """torch counts the fused kernels' backward (flash, efficient, cuDNN) as five products: S = Q K^T again, dP,
+    dV, dQ, dK; counted here on meta tensors (those kernels run on CUDA only). The catalog's --backward is it."""
+    meta = {"device": "meta", "dtype": torch.bfloat16}
+    q, out = torch.empty(batch, heads, seq, dim, **meta), torch.empty(batch, heads, seq, dim, **meta)
+    k = torch.empty(batch, heads, kv_seq, dim, **meta)
+    lse, seed = torch.empty(batch, heads, seq, device="meta"), torch.empty((), device="meta", dtype=torch.int64)
+    counted = torch_flops(torch.ops.aten._scaled_dot_product_flash_attention_backward, out, q, k, k, out, lse,
+                          None, None, seq, kv_seq, 0.0, False, seed, seed)
+    op = make("attention", batch=batch, heads=heads, seq=seq, kv_seq=kv_seq, head_dim=dim, backward=True)
+    assert counted > 0
+    assert op.flops() == counted
+    assert op.flops() == 2.5 * make("attention", batch=batch, heads=heads, seq=seq, kv_seq=kv_seq,
+                                    head_dim=dim).flops()

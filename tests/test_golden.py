@@ -40,6 +40,9 @@ NOTES = [
     "the input). Existing cases unchanged.",
     "2026-12-02 (issue 32): batchnorm (new cases, its FLOPs the rule's of before), add with a strided input and "
     "mul with a broadcast row (bytes (2n + run) elements). Existing cases unchanged.",
+    "2026-12-02 (issue 32): attention --backward (new cases: torch's five products of SDPA's backward, the "
+    "softmax's backward 4 per score in extra_flops; Q, O, dO, K, V and the log-sum-exp read, dQ, dK, dV written). "
+    "Existing cases unchanged.",
     "2026-12-02 (issue 32): pool2d (new cases, its FLOPs the pooling rule's of before; max with indices writes "
     "8 bytes an output more). Existing cases unchanged.",
 ]
@@ -105,6 +108,9 @@ CASES: list[tuple[str, str, dict[str, Any]]] = [
     ("attention", "fp16", {**LLAMA_ATT, "variant": "naive"}),
     ("attention", "fp16", {**LLAMA_ATT, "variant": "naive", "causal": True}),
     ("attention", "fp16", {**LLAMA_ATT, "tile": 128}),
+    ("attention", "bf16", {**LLAMA_ATT, "backward": True}),
+    ("attention", "bf16", {"batch": 2, "heads": 32, "kv_heads": 8, "seq": 1500, "head_dim": 64, "causal": True,
+                           "backward": True}),
     ("attention", "bf16", {"batch": 2, "heads": 32, "kv_heads": 8, "seq": 2048, "kv_seq": 8192, "head_dim": 128,
                            "causal": True, "tile": 64}),
     ("attention", "fp32", {"batch": 3, "heads": 12, "kv_heads": 4, "seq": 333, "kv_seq": 1000, "head_dim": 64,

@@ -177,10 +177,9 @@ def test_families_of_catalog_and_profile_records() -> None:
     assert family_of(Rec(1e-3, op="aten::cat", flops_source="rule:copy", bound="memory", tensor_cores=False)) \
         == "elementwise"  # a memory pass
     assert family_of(Rec(1e-3, op="aten::cat", flops_source="catalog:cat", bound="memory")) == "cat"
-    # SDPA counted by a rule (a mask tensor, top-left causal) and its backward run the flash kernels
-    for source in ("rule:attention", "rule:attention backward"):
-        assert family_of(Rec(1e-3, op="aten::_scaled_dot_product_cudnn_attention", flops_source=source)) \
-            == "attention"
+    # SDPA counted by a rule (a mask tensor, top-left causal) runs the flash kernels, its backward their backward
+    for source, family in (("rule:attention", "attention"), ("rule:attention backward", "attention_backward")):
+        assert family_of(Rec(1e-3, op="aten::_scaled_dot_product_cudnn_attention", flops_source=source)) == family
     # a loss's log-softmax and a softmax's backward run softmax kernels (a training step's largest fp32 ops: on the
     # H200, 2026-12-02, 415 and 549 us where a memory pass predicted 247 and 370)
     for source in ("rule:log_softmax", "rule:softmax backward"):

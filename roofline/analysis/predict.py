@@ -15,6 +15,8 @@ The rule (docs/prediction.md):
   below the box: the launch floor; nor, in a memory-bound family, an intensity below it).
 - Shape coordinates (SHAPE_FEATURES): a GEMM's and a convolution's implicit-GEMM dimensions, a cat's runs, an
   elementwise pass's strided input (its contiguous run, from the strides a profile records).
+- Work beyond the bound's (WORK_FACTOR): attention's kernels score whole tiles (`padded_pairs_ratio`); points
+  and queries are placed, and their efficiency taken, at the bound times that factor.
 - Interval: the leave-one-out residuals of the family (each point predicted from the others, in log
   efficiency); the prediction's interval spans their INTERVAL_QUANTILES. A family with fewer than
   MIN_POINTS_FOR_SPREAD points uses FEW_POINTS_SPREAD instead.
@@ -45,15 +47,20 @@ FAMILY_OF_OP = {
     "silu": "elementwise", "swiglu": "elementwise", "chain": "elementwise", "rope": "rope", "cat": "cat",
     "reduce": "reduction", "batchnorm": "batchnorm", "pool2d": "pool", "cast": "cast",
 }
+# A catalog operator's pass that runs other kernels than its forward: its own family, its points apart.
+BACKWARD_FAMILY = {"attention": "attention_backward"}
+# A backward family a database swept before it existed lacks borrows its forward's points (said in the source:
+# on the H200, 2026-12-02, a training step's SDPA backward ran 449 us where the forward's points predicted 220).
+FORWARD_OF = {b: f for f, b in BACKWARD_FAMILY.items()}
 # Profile copies that are casts when they change the dtype (their bytes written differ from those read): the
 # catalog's `cast` (a mixed-precision step's bf16 -> fp32 upcasts write twice what they read; on the H200,
 # 2026-12-02, Llama's ran 10.4 us where the elementwise passes predicted 5.6).
 CAST_OPS = ("aten::_to_copy", "aten::copy_")
 # Profile ops counted by a rule, not a catalog shape, that still run a family's kernels: SDPA with a mask tensor
-# or top-left causal alignment (the flash kernels), and its backward (no backward in the sweep: the forward's
-# efficiency, said in the source); a log-softmax and a softmax's backward (softmax kernels, row by row).
-RULE_FAMILY = {"rule:attention": "attention", "rule:attention backward": "attention", "rule:log_softmax": "softmax",
-               "rule:softmax backward": "softmax"}
+# or top-left causal alignment (the flash kernels), and its backward (the backward's kernels); a log-softmax and
+# a softmax's backward (softmax kernels, row by row).
+RULE_FAMILY = {"rule:attention": "attention", "rule:attention backward": "attention_backward",
+               "rule:log_softmax": "softmax", "rule:softmax backward": "softmax"}
 # The family a memory-bound profile op without a catalog operator borrows: one pass over its bytes.
 MEMORY_PASS = "elementwise"
 NEIGHBOURS = 4
@@ -149,6 +156,31 @@ RUN_DENSE = 2**20
 # the leave-one-out median error fell from 11% to 6.8% (gemm) and from 31% to 17% (conv) with them;
 # attention's, norms' and softmax's rose.
 SHAPE_FEATURES = {"gemm": _gemm_dims, "conv": _conv_dims, "cat": _cat_dims, "elementwise": _elementwise_dims}
+# The square of query rows by keys a fused attention kernel computes as one tile: FlashAttention-2's and cuDNN's
+# forward on Hopper take 128 query rows a block over blocks of 64-128 keys.
+ATTENTION_TILE = 128
+
+
+def padded_pairs_ratio(params: dict[str, Any]) -> float:
+    """`ops.attention.tile_padding` of an attention shape at ATTENTION_TILE (ViT-B/16's 197 tokens: 1.69; on the
+    H200, 2026-12-02, its attention took 310 us where the points of whole tiles predicted 184)."""
+    from roofline.ops.attention import tile_padding
+
+    sq = int(params["seq"])
+    return tile_padding(sq, int(params.get("kv_seq") or sq), bool(params.get("causal")), ATTENTION_TILE)
+
+
+def work_factor(family: str, params: dict[str, Any] | None) -> float:
+    """How much more work than the bound counts a family's kernels do for a shape (WORK_FACTOR; 1 without one or
+    without the parameters): points and queries are placed, and their efficiency taken, at the bound times it."""
+    fn = WORK_FACTOR.get(family)
+    try:
+        return max(fn(params), 1.0) if fn is not None and params else 1.0
+    except (KeyError, TypeError, ValueError, ZeroDivisionError):
+        return 1.0
+
+
+WORK_FACTOR = {"attention": padded_pairs_ratio, "attention_backward": padded_pairs_ratio}
 # Memory-bound families: a record of a dtype the database lacks borrows another dtype's points (its bound
 # already counts its bytes; what the points teach, the launch floor and the bandwidth reached, is the same).
 DTYPE_FREE = ("elementwise", "norm", "softmax", "rope", "cat", "reduction", "batchnorm", "pool", "cast")
@@ -207,7 +239,9 @@ class FamilyModel:
             extra = shape_features(family, p.params) if shaped else ()
             if extra is None:
                 raise ValueError(f"a {family} point without its shape parameters: {p.params}")
-            self.pts.append(((*features(p.roofline_time_s, p.intensity), *extra), math.log(p.efficiency)))
+            work = work_factor(family, p.params)
+            self.pts.append(((*features(p.roofline_time_s * work, p.intensity), *extra),
+                             math.log(p.efficiency * work)))
         dims = len(self.pts[0][0])
         self.box = tuple((min(f[i] for f, _ in self.pts), max(f[i] for f, _ in self.pts)) for i in range(dims))
         self.spread = self._spread()
@@ -244,14 +278,15 @@ class FamilyModel:
         takes the launch floor (a 1e-8 s bound does not run 100x faster than a 1e-6 s one); there the interval
         does not widen (the floor is measured). Elsewhere outside the box the nearest shapes' efficiency holds."""
         extra = shape_features(self.family, params) if self.shaped else ()
-        q = (*features(roofline_time_s, intensity), *(extra or ()))
+        work = work_factor(self.family, params)  # the efficiency of the work the kernels do, then of the bound's
+        q = (*features(roofline_time_s * work, intensity), *(extra or ()))
         c, outside = self.clamp(q)
         log_eff, used = _weighted_log_eff(c, self.pts)
         if q[0] < c[0]:  # below the box: the clamped shape's time, t_c / eff_c, is the prediction
             log_eff += math.log(10.0) * (q[0] - c[0])
         widen = 1.0 + EXTRAPOLATION_WIDEN * outside
         lo, hi = self.spread
-        return math.exp(log_eff), lo * widen, hi * widen, used, outside
+        return math.exp(log_eff) / work, lo * widen, hi * widen, used, outside
 
 
 def query_params(family: str, record: Any) -> dict[str, Any]:
@@ -275,16 +310,24 @@ def _changes_dtype(record: Any) -> bool:
     return bool(read and written) and written != read
 
 
+def op_family(name: str, params: dict[str, Any] | None) -> str | None:
+    """The prediction family of catalog operator `name` with `params`: its FAMILY_OF_OP, a backward pass's own
+    (BACKWARD_FAMILY)."""
+    if (params or {}).get("backward") and name in BACKWARD_FAMILY:
+        return BACKWARD_FAMILY[name]
+    return FAMILY_OF_OP.get(name)
+
+
 def family_of(record: Any) -> str | None:
     """The prediction family of a record (the module docstring's rule), None when it has none."""
     if record.op in FAMILY_OF_OP:
-        return FAMILY_OF_OP[record.op]
+        return op_family(record.op, record.params)
     source = record.flops_source or ""
     if source.startswith("catalog:"):
         name = source.split(":", 1)[1]
         if name == "attention" and (record.params or {}).get("seq") == 1:
             return "decode_attention"  # one query token per sequence: a decode step's kernel
-        return FAMILY_OF_OP.get(name)
+        return op_family(name, record.params)
     if source in RULE_FAMILY:
         return RULE_FAMILY[source]
     if record.op in CAST_OPS and _changes_dtype(record):
@@ -414,6 +457,8 @@ class Predictor:
                 and self.borrowed_dtype(MEMORY_PASS) is not None):
             # a memory-bound family a database swept before it existed lacks (cat, reduction): one memory pass
             borrowed, family = f" (no {family} points: as a memory pass)", MEMORY_PASS
+        if family in FORWARD_OF and not any(self.points(family, dt) for (fam, dt) in self._raw if fam == family):
+            family, borrowed = FORWARD_OF[family], f" (no {family} points: the forward's)"
         if not self.points(family, dtype) and (other := self.borrowed_dtype(family)) is not None:
             dtype, borrowed = other, borrowed + f" (its {record.dtype} borrows {other}'s: a memory-bound family)"
         params = query_params(family, record)

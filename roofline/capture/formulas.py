@@ -13,7 +13,7 @@ from roofline.capture.masks import MaskPattern
 from roofline.capture.registry import Cost, arg, catalog_cost, dense, formula, rule, tensor
 from roofline.capture.trace import OpCall, TensorMeta
 from roofline.core.aten_names import op_name
-from roofline.ops.attention import causal_pairs
+from roofline.ops.attention import BACKWARD_SOFTMAX_FLOPS, backward_pair_flops, causal_pairs
 from roofline.ops.elementwise import FLOPS_PER_ELEMENT
 from roofline.ops.gemm import mm_flops
 from roofline.ops.norm import BN_INFERENCE, BN_TRAINING, norm_flops
@@ -222,15 +222,19 @@ def _attention_cost(q: tuple[int, ...], k: tuple[int, ...], v: tuple[int, ...], 
     hkv, skv, dv = k[1], k[2], v[3]
     mask_note = " An explicit mask: every score counted." if masked else ""
     head_pairs = causal_pairs(sq, skv, align) if kept is None else kept * sq * skv
-    if backward:
-        pairs = b * h * head_pairs
-        matmul = pairs * 2 * (3 * d + 2 * dv)  # torch's five products: S again, dP, dV, dQ, dK
-        return rule(matmul, "attention backward", "NB: torch's five matrix products of SDPA's backward over the "
-                     "scores the mask keeps; the softmax backward not counted." + mask_note, matmul, True)
-    matmul = b * h * head_pairs * 2 * (d + dv)
     exact = d == dv and hkv >= 1 and h % hkv == 0 and min(q) >= 1 and min(k) >= 1 and kept is None
     causal = align != "none"
-    if exact and (align in ("none", "bottom_right") or sq == skv) and not (causal and sq > skv):
+    catalog = exact and (align in ("none", "bottom_right") or sq == skv) and not (causal and sq > skv)
+    if backward:
+        matmul = b * h * head_pairs * backward_pair_flops(d, dv)
+        if catalog:  # the catalog's attention --backward: its traffic, Q, O, dO, K, V, the LSE, dQ, dK, dV
+            return catalog_cost("attention", matmul, note=mask_note.strip(), batch=b, heads=h, kv_heads=hkv,
+                                seq=sq, kv_seq=skv, head_dim=d, causal=causal, variant="flash", backward=True)
+        return rule(matmul, "attention backward", "NB: torch's five matrix products of SDPA's backward over the "
+                    "scores the mask keeps; the softmax's backward in extra_flops." + mask_note, matmul, True,
+                    extra_flops=b * h * head_pairs * BACKWARD_SOFTMAX_FLOPS)
+    matmul = b * h * head_pairs * 2 * (d + dv)
+    if catalog:
         return catalog_cost("attention", matmul, note=mask_note.strip(), batch=b, heads=h, kv_heads=hkv, seq=sq,
                         kv_seq=skv, head_dim=d, causal=causal, variant="flash")
     softmax = b * h * head_pairs * SOFTMAX_FLOPS_PER_ELEMENT

@@ -108,7 +108,7 @@ def _values(name: str, where: str, v: Any) -> list[Any]:
 
 def plan(sweep: Mapping[str, Any], kind: str, where: str = "sweep") -> list[PlannedPoint]:
     """Every point of the sweep file for a `kind` ("gpu" or "cpu") device, coarse first (module docstring)."""
-    from roofline.analysis.predict import FAMILY_OF_OP
+    from roofline.analysis.predict import FAMILY_OF_OP, op_family
     from roofline.ops.base import get_operator
 
     head = sweep.get("sweep", {})
@@ -148,7 +148,7 @@ def plan(sweep: Mapping[str, Any], kind: str, where: str = "sweep") -> list[Plan
                 params = {**fixed, **{a: values[i][j] for i, (a, j) in enumerate(zip(names, idx, strict=True))}}
                 params.update({a: params[b] for a, b in same.items()})
                 pts.append(PlannedPoint(name, dtype, params, max(levels[i][j] for i, j in enumerate(idx)),
-                                        FAMILY_OF_OP[name], l2))
+                                        op_family(name, params) or FAMILY_OF_OP[name], l2))
             streams.append(sorted(pts, key=lambda p: p.level))
     out: list[PlannedPoint] = []
     top = max((p.level for s in streams for p in s), default=-1)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 from roofline.core.dtypes import DType, get_dtype
 from roofline.core.errors import UsageError
@@ -40,6 +41,10 @@ from roofline.ops.softmax import SOFTMAX_FLOPS_PER_ELEMENT
 
 ATTENTION_DTYPES = ("fp32", "fp16", "bf16")
 INDEX_BYTES = 4  # int32 block-table entries
+LSE_BYTES = 4  # the fp32 log-sum-exp per query row and head the fused kernels save for the backward
+# The softmax's backward per (query, key) pair: P recomputed from S and the log-sum-exp (a subtract, an exp),
+# dS = P (dP - D) (a subtract, a multiply); D = rowsum(dO O) is per row, not counted.
+BACKWARD_SOFTMAX_FLOPS = 4
 MASK_BYTES = 1  # a torch.bool causal mask
 
 
@@ -70,10 +75,33 @@ def causal_pairs(sq: int, skv: int, align: str) -> int:
     raise ValueError(f"causal_pairs: align {align!r} is none of none, top_left, bottom_right")
 
 
+def tile_padding(sq: int, skv: int, causal: bool, tile: int) -> float:
+    """The (query, key) pairs a fused kernel scores in whole `tile` x `tile` blocks over those the shape has
+    (`causal_pairs`): every block a query tile's rows reach, bottom-right aligned when causal (query tile i's last
+    row, min((i + 1) T, Sq) - 1, sees keys up to that + Skv - Sq). 1 for lengths that are multiples of the tile
+    without a mask; a causal 128 x 128 block at tile 128: 1.98.
+    NB: one tile size for both axes and every pass (the kernels' own vary with the head size and the pass)."""
+    q_tiles, k_tiles = -(-sq // tile), -(-skv // tile)
+    if causal:
+        reached = (min(-(-(min((i + 1) * tile, sq) + skv - sq) // tile), k_tiles) for i in range(q_tiles))
+        blocks = sum(max(r, 0) for r in reached)
+    else:
+        blocks = q_tiles * k_tiles
+    pairs = causal_pairs(sq, skv, "bottom_right" if causal else "none")
+    return blocks * tile * tile / pairs if pairs > 0 else 1.0
+
+
 def pair_flops(head_dim: int) -> int:
     """Matrix-product FLOPs per (query, key) pair and head: 2D (Q K^T) + 2D (P V); the softmax's
     SOFTMAX_FLOPS_PER_ELEMENT are apart (`extra_flops`)."""
     return 4 * head_dim
+
+
+def backward_pair_flops(head_dim: int, value_dim: int | None = None) -> int:
+    """Matrix-product FLOPs per (query, key) pair and head of the backward, as torch's flop counter counts
+    SDPA's: its five products, S = Q K^T again, dP = dO V^T, dV = P^T dO, dQ = dS K, dK = dS^T Q."""
+    dv = head_dim if value_dim is None else value_dim
+    return 2 * (3 * head_dim + 2 * dv)
 
 
 def kv_rows_per_query_head(sq: int, skv: int, tile: int, causal: bool) -> int:
@@ -101,6 +129,9 @@ class Attention(Operator):
     P written, P read by P V; with --causal the mask is applied in place (S.masked_fill_: S read and written
     once more, the bool Sq x Skv mask read once). GQA: the query heads of a group are folded into the rows of
     one matrix product per KV head, so K and V are still read once.
+    backward (flash): torch's five products over the kept pairs (`backward_pair_flops`); Q, O, dO, K, V and the
+    log-sum-exp read once, dQ, dK, dV written once (the kernels' D = rowsum(dO O) pre-pass and fp32 dQ
+    accumulator not counted).
     """
 
     summary = "prefill attention, naive (S and P in memory) or FlashAttention (S and P on chip)"
@@ -120,6 +151,8 @@ class Attention(Operator):
                           "flash: S and P on chip; naive: S = QK^T and P = softmax(S) written to memory")
     tile: int = param(0, "flash only: query rows per tile (Br); each tile re-reads K and V. 0 = ideal: K and V "
                          "read once per batch and KV head", minimum=0)
+    backward: bool = flag(False, "the backward pass (flash): dQ, dK, dV from dO, with Q, K, V, O and the "
+                                 "log-sum-exp read once")
 
     def resolve(self) -> None:
         if self.kv_heads is None:
@@ -137,22 +170,37 @@ class Attention(Operator):
                              f"first {self.seq - self.kv_seq} queries no key to attend (bottom-right mask)")
         if self.tile and self.variant != "flash":
             raise UsageError(f"{self.name}: {arg_name('tile')} applies to {arg_name('variant')} flash only")
+        if self.backward and (self.variant != "flash" or self.tile):
+            raise UsageError(f"{self.name}: {arg_name('backward')} is modelled for {arg_name('variant')} flash "
+                             f"with {arg_name('tile')} 0 (K, V, Q and dO read once)")
+
+    def params(self) -> dict[str, Any]:
+        p = super().params()
+        if not p["backward"]:
+            del p["backward"]  # the forward: records and database points read as before it had a parameter
+        return p
 
     def pairs(self) -> float:
         assert self.kv_seq is not None
         return causal_pairs(self.seq, self.kv_seq, "bottom_right" if self.causal else "none")
 
     def flops(self) -> float:
-        return pair_flops(self.head_dim) * self.batch * self.heads * self.pairs()
+        per_pair = backward_pair_flops(self.head_dim) if self.backward else pair_flops(self.head_dim)
+        return per_pair * self.batch * self.heads * self.pairs()
 
     def extra_flops(self) -> float:
-        """The softmax: 5 per (query, key) pair and head."""
-        return SOFTMAX_FLOPS_PER_ELEMENT * self.batch * self.heads * self.pairs()
+        """The softmax: 5 per (query, key) pair and head; its backward 4 (BACKWARD_SOFTMAX_FLOPS)."""
+        per_pair = BACKWARD_SOFTMAX_FLOPS if self.backward else SOFTMAX_FLOPS_PER_ELEMENT
+        return per_pair * self.batch * self.heads * self.pairs()
 
     def traffic(self, dtype: DType) -> Traffic:
         assert self.kv_heads is not None and self.kv_seq is not None
         b, d = self.batch, self.head_dim
         q = b * self.heads * self.seq * d * dtype.bytes  # = O
+        if self.backward:  # Q, O, dO, K, V and the fp32 log-sum-exp read; dQ, dK, dV written
+            kv = 2 * b * self.kv_heads * self.kv_seq * d * dtype.bytes
+            lse = b * self.heads * self.seq * LSE_BYTES
+            return rw({ACTIVATIONS: 3 * q, KV_CACHE: kv, INTERMEDIATES: lse}, {ACTIVATIONS: q + kv})
         if self.variant == "flash" and self.tile:
             kv_rows = b * self.heads * kv_rows_per_query_head(self.seq, self.kv_seq, self.tile, self.causal)
         else:

@@ -8,6 +8,8 @@
 - attention, naive: eager bmm, (masked_fill_), softmax, bmm, with S and P in memory; the query heads of a
   GQA group folded into the rows of one bmm per KV head (no K/V copy); 1/sqrt(D) folded into q at setup (as
   into the Q projection), so S is written once by the bmm.
+- attention, --backward: the flash forward run once at setup, then autograd over its graph (retain_graph) per
+  call: the fused backend's backward kernels alone (FlashAttention's and cuDNN's run a D = rowsum(dO O) pass).
 - decode_attention: SDPA with a 1-token query over the cache. An fp8 (float8_e4m3fn) cache is converted to
   the query's dtype inside the callable: on torch that is a separate pass (read fp8, write 16-bit, read it
   again), so the measured kernel is not the ideal fused one. A paged cache is gathered into a contiguous one
@@ -27,11 +29,10 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 from roofline.core.dtypes import DType, get_dtype
 from roofline.measuring.kernels.common import rand, torch_dtype
 from roofline.measuring.kernels.registry import Built, builder
-from roofline.ops.attention import INDEX_BYTES, MASK_BYTES
+from roofline.ops.attention import INDEX_BYTES, LSE_BYTES, MASK_BYTES
 from roofline.ops.base import Operator
 
 _FUSED = [SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.CUDNN_ATTENTION]
-LSE_BYTES = 4  # the fp32 log-sum-exp per query row and head that the fused kernels write
 
 
 def _sdpa(prepare: Callable[[], tuple[torch.Tensor, torch.Tensor, torch.Tensor]], mask: object,
@@ -82,6 +83,8 @@ def attention_footprint(op: Operator, dtype: DType) -> float:
     if op.variant == "naive":  # type: ignore[attr-defined]
         mask = sq * skv * MASK_BYTES if op.causal else 0  # type: ignore[attr-defined]
         return base + 2 * b * h * sq * skv * dtype.bytes + mask
+    if op.backward:  # type: ignore[attr-defined]  # dO, and dQ, dK, dV
+        base *= 2
     return base + b * h * sq * LSE_BYTES
 
 
@@ -107,7 +110,24 @@ def build_attention(op: Operator, dtype: DType, device: str) -> Built:
     fn, impl = _sdpa(lambda: (q, k, v), mask, causal and sq == skv, hkv != h)
     if hkv != h:
         impl += ", enable_gqa=True"
+    if op.backward:  # type: ignore[attr-defined]
+        return _backward(fn, impl, q, k, v)
     return Built(fn, impl, [q, k, v])
+
+
+def _backward(forward: Callable[[], torch.Tensor], impl: str, q: torch.Tensor, k: torch.Tensor,
+              v: torch.Tensor) -> Built:
+    """The backward of `forward` alone: its graph built once (the forward run once here), then each call
+    runs autograd over it again (retain_graph), on the backend the forward took, into fresh dQ, dK, dV."""
+    for t in (q, k, v):
+        t.requires_grad_(True)
+    out = forward()
+    grad = torch.randn_like(out)
+
+    def run() -> tuple[torch.Tensor, ...]:
+        return torch.autograd.grad(out, (q, k, v), grad, retain_graph=True)
+
+    return Built(run, impl + ", its backward (torch.autograd.grad)", [q, k, v, out, grad])
 
 
 def _kv_dtype(op: Operator, dtype: DType) -> DType:
