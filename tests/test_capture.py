@@ -213,7 +213,7 @@ def test_a_cat_with_equal_tails_is_the_catalogs_cat_and_a_ragged_one_a_copy() ->
     assert ragged.flops_source == "rule:copy" and ragged.flops == 0
 
 
-def test_a_reduction_of_trailing_dimensions_is_the_catalogs_reduce_and_others_the_rule() -> None:
+def test_a_reduction_of_trailing_or_leading_dimensions_is_the_catalogs_reduce_and_others_the_rule() -> None:
     x = torch.randn(8, 16, 64)
     with profile(name="reductions") as prof:
         x.pow(2).mean(-1, keepdim=True)  # an RMSNorm's statistics: 128 rows of 64
@@ -221,6 +221,7 @@ def test_a_reduction_of_trailing_dimensions_is_the_catalogs_reduce_and_others_th
         x.sum()  # everything: one row
         x.sum(1)  # a middle dimension: not rows x cols
         x.transpose(1, 2).sum(-1)  # trailing, but strided: not rows x cols either
+        x.sum((0, 1))  # the leading dimensions: a bias's gradient, 128 rows summed into each of 64 columns
     got = [(r.op, r.flops_source, r.params, r.flops) for r in prof.records if r.op != "aten::pow.Tensor_Scalar"]
     assert got == [
         ("aten::mean.dim", "catalog:reduce", {"rows": 128, "cols": 64, "func": "mean"}, 8192),
@@ -228,7 +229,9 @@ def test_a_reduction_of_trailing_dimensions_is_the_catalogs_reduce_and_others_th
         ("aten::sum", "catalog:reduce", {"rows": 1, "cols": 8192, "func": "sum"}, 8192),
         ("aten::sum.dim_IntList", "rule:reduction", {}, 8192),  # one FLOP per input element either way
         ("aten::sum.dim_IntList", "rule:reduction", {}, 8192),
+        ("aten::sum.dim_IntList", "catalog:reduce", {"rows": 128, "cols": 64, "func": "sum", "dim": "first"}, 8192),
     ]
+    assert prof.records[-1].bytes_written == 64 * 4  # one value per column
 
 
 def test_an_op_without_a_formula_is_listed_with_its_time() -> None:

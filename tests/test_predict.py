@@ -445,7 +445,7 @@ def test_a_convolutions_window_and_stride_count_beside_its_implicit_gemm() -> No
     # On the H200 (2026-12-02) a 16x16 patch point (3 -> 1024 channels, batch 8: 1568 x 1024 x 768) at 2% of the
     # roof was the nearest of ResNet-50's 1x1 convolution 512 -> 2048 at 7x7, batch 32 (1568 x 2048 x 512), which
     # ran at 40%: the window and the stride are coordinates of their own
-    from roofline.analysis.predict import shape_features
+    from roofline.analysis.predict_features import shape_features
 
     one = shape_features("conv", dict(batch=32, in_channels=512, out_channels=2048, height=7, width=7, kernel_size=1))
     patch = shape_features("conv", dict(batch=8, in_channels=3, out_channels=1024, height=224, width=224,
@@ -518,3 +518,23 @@ def test_a_copy_that_changes_the_dtype_is_a_cast() -> None:
     assert (cast.bytes_read, cast.bytes_written) == (up.bytes_read, up.bytes_written)
     p = Predictor(db_of(point(1e-6, 0.5, 0.0, family="elementwise")), "h200-sxm").predict(up)
     assert p is not None and "no cast points: as a memory pass" in p.source  # a database swept before casts
+
+
+def test_a_column_reduction_is_predicted_from_the_column_points() -> None:
+    # torch's column reductions (a bias's gradient over the tokens) run other kernels than its row reductions: on
+    # the H200 (2026-12-02) 13.4 us where the row points predicted 3.3. Rows and columns at the same sizes, 50% and
+    # 10% of the roof: each query takes its own kind's efficiency (its 4 nearest points are of its kind)
+    def reduce_point(rows: int, dim: str, eff: float) -> Point:
+        op = make("reduce", rows=rows, cols=1024, dim=dim)
+        rec = analytic_record(op, get_dtype("bf16"), H200)
+        return Point(family="reduction", op="reduce", dtype="bf16", params=op.params(), flops=rec.flops,
+                     bytes=rec.bytes, roofline_time_s=rec.roofline_time_s, time_s=rec.roofline_time_s / eff)
+
+    kinds = (("last", 0.5), ("first", 0.1))
+    pts = [reduce_point(r, dim, eff) for r in (1024, 2048, 4096, 16384, 32768) for dim, eff in kinds]
+    p = Predictor(db_of(*pts), "h200-sxm")
+    for dim, eff in kinds:
+        rec = analytic_record(make("reduce", rows=8192, cols=1024, dim=dim), get_dtype("bf16"), H200)
+        got = p.predict(rec)
+        assert got is not None and got.family == "reduction"
+        assert got.time_s == pytest.approx(rec.roofline_time_s / eff, rel=1e-6), dim

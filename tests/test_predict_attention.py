@@ -8,13 +8,8 @@ import torch
 import torch.nn.functional as F
 
 import roofline
-from roofline.analysis.predict import (
-    ATTENTION_TILE,
-    Predictor,
-    family_of,
-    padded_pairs_ratio,
-    work_factor,
-)
+from roofline.analysis.predict import Predictor, family_of
+from roofline.analysis.predict_features import ATTENTION_TILE, padded_pairs_ratio, work_factor
 from roofline.ceilings.opdb import OpDB, Point
 from roofline.ceilings.specs import gpu_ceilings, resolve
 from roofline.core.dtypes import get_dtype

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from roofline.analysis.predict_features import features, shape_features, work_factor
 from roofline.ceilings.opdb import FLUSHED, OpDB, Point, load_for
 from roofline.core.layout import dense, strided_run
 from roofline.core.validate import path_arg
@@ -99,102 +100,9 @@ class Prediction:
                 "prediction_source": self.source}
 
 
-def features(roofline_time_s: float, intensity: float) -> tuple[float, float]:
-    """(decades of roofline time, decades of intensity); an intensity of 0 counts as 1e-6 FLOP/byte."""
-    return math.log10(roofline_time_s), math.log10(max(intensity, 1e-6))
-
-
-def _gemm_dims(params: dict[str, Any]) -> tuple[float, ...]:
-    """Decades of the product's rows (batch included), columns and reduction depth."""
-    return math.log10(params["m"] * params.get("batch", 1)), math.log10(params["n"]), math.log10(params["k"])
-
-
-def _conv_dims(params: dict[str, Any]) -> tuple[float, ...]:
-    """Decades of the implicit GEMM a convolution is: N x Hout x Wout rows, Cout columns, Cin/groups x K x K deep;
-    NCHW_DISTANCE more for an NCHW input on a GPU (cuDNN's NCHW kernels are others than its channels-last ones:
-    ViT-B/16's 16x16 patch embedding of an NCHW batch of 32 ran 345 us on the H200, 2026-12-02, where the
-    channels-last points predicted 22); and decades of the window (K x K) and of the stride squared: the same
-    implicit GEMM runs other kernels for a 1x1 and a 16x16 window, or a strided 1x1 (on the H200 a 16x16 patch
-    point at 2% efficiency was the nearest of ResNet-50's 1x1 convolutions 512 -> 2048, predicted 5.9x slow)."""
-    from roofline.ops.conv import conv_out_size
-
-    k, s, pad, d = params["kernel_size"], params.get("stride", 1), params.get("padding", 0), params.get("dilation", 1)
-    hout, wout = (conv_out_size(params[side], k, s, pad, d) for side in ("height", "width"))
-    groups = params.get("groups", 1)
-    return (math.log10(params["batch"] * max(hout * wout, 1)), math.log10(params["out_channels"] / groups),
-            math.log10(params["in_channels"] // groups * k * k), NCHW_DISTANCE * float(bool(params.get("nchw"))),
-            math.log10(k * k), math.log10(s * s))
-
-
-def _cat_dims(params: dict[str, Any]) -> tuple[float, ...]:
-    """Decades of the contiguous run each input contributes per outer index (tail x inner) and of inner, and a
-    decade more for inputs with gaps (in the H200's model runs of 2026-12-02 such cats took 3-6x the time the
-    contiguous points predicted)."""
-    return (math.log10(params["tail"] * params["inner"]), math.log10(params["inner"]),
-            float(bool(params.get("strided"))))
-
-
-def _elementwise_dims(params: dict[str, Any]) -> tuple[float, ...]:
-    """Decades of the contiguous run a strided or broadcast input is read in (`run`), RUN_DENSE for dense
-    inputs, and a decade more for a broadcast one (`bcast`: torch's kernel leaves its vectorised path for both;
-    in the H200's Llama and ViT runs of 2026-12-02 broadcast adds and multiplies took 2.2-2.7x their dense peers)."""
-    run = params.get("run") or 0
-    return (math.log10(min(run, RUN_DENSE) if run > 0 else RUN_DENSE), float(bool(params.get("bcast"))))
-
-
-# How far (in decades) an NCHW convolution sits from a channels-last one of the same implicit GEMM: beyond the
-# 4 nearest neighbours' spread within a layout, so each layout is predicted from its own points where it has them.
-NCHW_DISTANCE = 2.0
-# Where a dense input sits on the elementwise run coordinate: beyond every swept run (64, 1024), 3 decades from
-# the longest, so a dense query's nearest points are dense ones.
-RUN_DENSE = 2**20
-# Families whose efficiency depends on the shape beyond its roofline time and intensity: a GEMM's (and a
-# convolution's implicit GEMM's) tile fit; a cat's contiguous runs (a KV cache's append copies a long block and
-# one row per head; rotate_half joins two short halves of every row); an elementwise pass's strided input (a
-# transposed head split, nn.MultiheadAttention's batch_first output, read in runs of head_dim or d_model).
-# Their points and queries add these coordinates (decades) when both carry the parameters. On the H200 sweep
-# the leave-one-out median error fell from 11% to 6.8% (gemm) and from 31% to 17% (conv) with them;
-# attention's, norms' and softmax's rose.
-SHAPE_FEATURES = {"gemm": _gemm_dims, "conv": _conv_dims, "cat": _cat_dims, "elementwise": _elementwise_dims}
-# The square of query rows by keys a fused attention kernel computes as one tile: FlashAttention-2's and cuDNN's
-# forward on Hopper take 128 query rows a block over blocks of 64-128 keys.
-ATTENTION_TILE = 128
-
-
-def padded_pairs_ratio(params: dict[str, Any]) -> float:
-    """`ops.attention.tile_padding` of an attention shape at ATTENTION_TILE (ViT-B/16's 197 tokens: 1.69; on the
-    H200, 2026-12-02, its attention took 310 us where the points of whole tiles predicted 184)."""
-    from roofline.ops.attention import tile_padding
-
-    sq = int(params["seq"])
-    return tile_padding(sq, int(params.get("kv_seq") or sq), bool(params.get("causal")), ATTENTION_TILE)
-
-
-def work_factor(family: str, params: dict[str, Any] | None) -> float:
-    """How much more work than the bound counts a family's kernels do for a shape (WORK_FACTOR; 1 without one or
-    without the parameters): points and queries are placed, and their efficiency taken, at the bound times it."""
-    fn = WORK_FACTOR.get(family)
-    try:
-        return max(fn(params), 1.0) if fn is not None and params else 1.0
-    except (KeyError, TypeError, ValueError, ZeroDivisionError):
-        return 1.0
-
-
-WORK_FACTOR = {"attention": padded_pairs_ratio, "attention_backward": padded_pairs_ratio}
 # Memory-bound families: a record of a dtype the database lacks borrows another dtype's points (its bound
 # already counts its bytes; what the points teach, the launch floor and the bandwidth reached, is the same).
 DTYPE_FREE = ("elementwise", "norm", "softmax", "rope", "cat", "reduction", "batchnorm", "pool", "cast")
-
-
-def shape_features(family: str, params: dict[str, Any] | None) -> tuple[float, ...] | None:
-    """The family's shape coordinates of `params`, None when it has none or they lack a parameter."""
-    fn = SHAPE_FEATURES.get(family)
-    if fn is None or not params:
-        return None
-    try:
-        return fn(params)
-    except (KeyError, TypeError, ValueError, ZeroDivisionError):
-        return None
 
 
 def quantile(xs: list[float], q: float) -> float:

@@ -198,31 +198,35 @@ def foreach_cost(call: OpCall, name: str) -> Cost:
     return rule(per * numel, "foreach", f"NB: {per} FLOP(s) per element of each tensor in the list.")
 
 
-# Reductions the catalog's `reduce` (rows x cols -> rows) is, when they reduce a dense input's trailing dimensions.
+# Reductions the catalog's `reduce` is, when they reduce a dense input's trailing dimensions (rows x cols -> rows)
+# or its leading ones (`dim = "first"`, rows x cols -> cols: a bias's gradient over the tokens).
 CATALOG_REDUCTIONS = {"sum": "sum", "mean": "mean", "amax": "amax"}
 
 
-def _trailing_rows_cols(call: OpCall) -> tuple[int, int] | None:
-    """(rows, cols) when the call reduces exactly the trailing dimensions of a dense input, else None."""
+def _reduced_shape(call: OpCall) -> tuple[int, int, str] | None:
+    """(rows, cols, dim) when the call reduces exactly the trailing ("last") or the leading ("first") dimensions
+    of a dense input, else None."""
     x = call.inputs[0] if call.inputs else None
-    if x is None or not x.shape or x.numel == 0:
+    if x is None or not x.shape or x.numel == 0 or not dense(x):
         return None
     dims = call.args.get("dim")
     n = len(x.shape)
     reduced = set(range(n)) if dims in (None, []) else {d % n for d in ([dims] if isinstance(dims, int) else dims)}
-    if reduced != set(range(n - len(reduced), n)) or not dense(x):
-        return None
-    cols = math.prod(x.shape[d] for d in reduced)
-    return x.numel // cols, cols
+    size = math.prod(x.shape[d] for d in reduced)
+    if reduced == set(range(n - len(reduced), n)):
+        return x.numel // size, size, "last"
+    if reduced == set(range(len(reduced))):
+        return size, x.numel // size, "first"
+    return None
 
 
 def reduction_cost(call: OpCall) -> Cost:
     numel = call.inputs[0].numel if call.inputs else 0
     name = base_name(call.op)
     per = REDUCTION_FLOPS.get(name, 1)
-    shape = _trailing_rows_cols(call) if name in CATALOG_REDUCTIONS and per == 1 else None
+    shape = _reduced_shape(call) if name in CATALOG_REDUCTIONS and per == 1 else None
     if shape is not None:  # the same count as the rule's, on the catalog's shape (the predictor's family)
-        return catalog_cost("reduce", rows=shape[0], cols=shape[1], func=CATALOG_REDUCTIONS[name])
+        return catalog_cost("reduce", rows=shape[0], cols=shape[1], func=CATALOG_REDUCTIONS[name], dim=shape[2])
     return rule(per * numel, "reduction", f"NB: {per} FLOP(s) per input element; the final division or "
                  "rounding per output not counted.")
 

@@ -1,4 +1,5 @@
-"""Builder for reduce: torch.sum / torch.mean / torch.amax over the last dimension (one library kernel)."""
+"""Builder for reduce: torch.sum / torch.mean / torch.amax over the last dimension, or the first (`--dim first`),
+one library kernel."""
 
 from __future__ import annotations
 
@@ -17,4 +18,5 @@ def build_reduce(op: Operator, dtype: DType, device: str) -> Built:
     op.check_dtype(dtype)
     x = rand((op.rows, op.cols), dtype, device)  # type: ignore[attr-defined]
     f = _FUNCS[op.func]  # type: ignore[attr-defined]
-    return Built(lambda: f(x, dim=-1), f"torch.{op.func} (dim -1)", [x])  # type: ignore[attr-defined]
+    dim = 0 if op.dim == "first" else -1  # type: ignore[attr-defined]
+    return Built(lambda: f(x, dim=dim), f"torch.{op.func} (dim {dim})", [x])  # type: ignore[attr-defined]
