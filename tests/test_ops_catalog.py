@@ -325,6 +325,10 @@ TINY: list[tuple[str, dict[str, Any], list[tuple[int, ...]]]] = [
      [(2, 6, 9, 7)]),
     ("conv2d", {"batch": 2, "in_channels": 4, "height": 9, "width": 7, "out_channels": 6, "stride": 2,
                 "groups": 2, "dilation": 2, "bias": True}, [(2, 6, 4, 3)]),
+    ("embedding", {"tokens": 6, "vocab": 11, "dim": 8}, [(6, 8)]),
+    ("embedding", {"tokens": 6, "vocab": 11, "dim": 8, "backward": True}, [(11, 8)]),  # the whole table's gradient
+    ("attention", {"batch": 1, "heads": 2, "seq": 8, "head_dim": 8, "backward": True}, [(1, 2, 8, 8)] * 3),
+    ("reduce", {"rows": 6, "cols": 5, "dim": "first"}, [(5,)]),
 ]
 
 

@@ -46,10 +46,10 @@ FAMILY_OF_OP = {
     "conv2d": "conv", "layernorm": "norm", "rmsnorm": "norm", "add_layernorm": "norm", "add_rmsnorm": "norm",
     "softmax": "softmax", "relu": "elementwise", "add": "elementwise", "mul": "elementwise", "gelu": "elementwise",
     "silu": "elementwise", "swiglu": "elementwise", "chain": "elementwise", "rope": "rope", "cat": "cat",
-    "reduce": "reduction", "batchnorm": "batchnorm", "pool2d": "pool", "cast": "cast",
+    "reduce": "reduction", "batchnorm": "batchnorm", "pool2d": "pool", "cast": "cast", "embedding": "embedding",
 }
 # A catalog operator's pass that runs other kernels than its forward: its own family, its points apart.
-BACKWARD_FAMILY = {"attention": "attention_backward"}
+BACKWARD_FAMILY = {"attention": "attention_backward", "embedding": "embedding_backward"}
 # A backward family a database swept before it existed lacks borrows its forward's points (said in the source:
 # on the H200, 2026-12-02, a training step's SDPA backward ran 449 us where the forward's points predicted 220).
 FORWARD_OF = {b: f for f, b in BACKWARD_FAMILY.items()}
@@ -102,7 +102,8 @@ class Prediction:
 
 # Memory-bound families: a record of a dtype the database lacks borrows another dtype's points (its bound
 # already counts its bytes; what the points teach, the launch floor and the bandwidth reached, is the same).
-DTYPE_FREE = ("elementwise", "norm", "softmax", "rope", "cat", "reduction", "batchnorm", "pool", "cast")
+DTYPE_FREE = ("elementwise", "norm", "softmax", "rope", "cat", "reduction", "batchnorm", "pool", "cast", "embedding",
+              "embedding_backward")
 
 
 def quantile(xs: list[float], q: float) -> float:

@@ -15,6 +15,7 @@ from roofline.capture.trace import OpCall, TensorMeta
 from roofline.core.aten_names import op_name
 from roofline.ops.attention import BACKWARD_SOFTMAX_FLOPS, backward_pair_flops, causal_pairs
 from roofline.ops.elementwise import FLOPS_PER_ELEMENT
+from roofline.ops.embedding import INDEX_BYTES as EMBEDDING_INDEX_BYTES
 from roofline.ops.gemm import mm_flops
 from roofline.ops.norm import BN_INFERENCE, BN_TRAINING, norm_flops
 from roofline.ops.softmax import SOFTMAX_FLOPS_PER_ELEMENT
@@ -491,8 +492,15 @@ def index_select(call: OpCall) -> Cost | None:
 
 @formula("aten::embedding_dense_backward")
 def embedding_backward(call: OpCall) -> Cost | None:
-    g = tensor(call, "grad_output")
-    return None if g is None else rule(g.numel, "scatter-add", "NB: one add per gradient element.")
+    """The catalog's `embedding --backward` (dY and the int64 indices read, the whole vocab x dim gradient
+    written); other index types the rule (the same FLOPs)."""
+    g, idx, vocab = tensor(call, "grad_output"), tensor(call, "indices"), arg(call, "num_weights", 0)
+    if g is None:
+        return None
+    if idx is not None and idx.itemsize == EMBEDDING_INDEX_BYTES and not idx.is_float and g.shape and vocab > 0 \
+            and idx.numel * g.shape[-1] == g.numel:
+        return catalog_cost("embedding", tokens=idx.numel, vocab=int(vocab), dim=g.shape[-1], backward=True)
+    return rule(g.numel, "scatter-add", "NB: one add per gradient element.")
 
 
 @formula("aten::cat")

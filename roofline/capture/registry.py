@@ -81,6 +81,7 @@ CATALOG_NOTES = {
     "attention": "NB: 4D FLOPs per score (QK^T, PV); the softmax's 5 in extra_flops; causal: the kept scores.",
     "layernorm": "NB: 7 FLOPs per element + 4 per row (gamma, beta counted even when absent).",
     "rmsnorm": "NB: 4 FLOPs per element + 3 per row.",
+    "embedding": "NB: 0 FLOPs a lookup, 1 an add in the backward; the backward's index sort on a GPU not counted.",
     "pool2d": "NB: 1 FLOP (a compare or an add) per window tap per output; the average's division not counted.",
     "batchnorm": "NB: 4 FLOPs per element + 2 per channel (7 + 4 training); running-statistics updates not counted.",
     "softmax": "NB: 5 FLOPs per element (max, sub, exp, sum, div).",

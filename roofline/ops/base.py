@@ -165,6 +165,7 @@ CATALOG: dict[str, str] = {
     **dict.fromkeys(("layernorm", "rmsnorm", "add_layernorm", "add_rmsnorm", "batchnorm"), "roofline.ops.norm"),
     "rope": "roofline.ops.rope",
     "pool2d": "roofline.ops.pool",
+    "embedding": "roofline.ops.embedding",
 }
 
 

@@ -1,5 +1,6 @@
-"""Attention in the predictor: its backward as a family of its own (the forward's points where a database has
-none), and the whole tiles its kernels score (`padded_pairs_ratio`), on synthetic databases with known answers."""
+"""Backward passes in the predictor, each a family of its own (attention's: the forward's points where a database
+has none; the embedding's: a memory pass then), and the whole tiles attention's kernels score
+(`padded_pairs_ratio`), on synthetic databases with known answers."""
 
 from __future__ import annotations
 
@@ -87,3 +88,27 @@ def test_a_profiles_sdpa_backward_is_the_catalogs_attention_backward() -> None:
     assert bwd.flops_source == "catalog:attention" and bwd.params == op.params()
     assert bwd.flops == op.flops() == 2 * 4 * (64 * 65 // 2) * 2 * (3 * 32 + 2 * 32)
     assert family_of(bwd) == "attention_backward"
+
+
+def test_an_embeddings_backward_is_the_catalogs_and_a_memory_pass_without_its_points() -> None:
+    # a training step's embedding backward (on the H200, 2026-12-02: 152 us where a memory pass of its bytes
+    # predicted 18): the catalog's embedding --backward, its bytes the rule's (dY, the int64 indices, the table)
+    emb = torch.nn.Embedding(50, 8)
+    idx = torch.randint(0, 50, (3, 7))
+    grad = torch.ones(3, 7, 8)  # dense (a sum's gradient would be one element expanded)
+    prof = roofline.profile(lambda: emb(idx).backward(grad), time=False, gpu="h200", warmup=0)
+    (bwd,) = [r for r in prof.records if r.op == "aten::embedding_dense_backward"]
+    op = make("embedding", tokens=21, vocab=50, dim=8, backward=True)
+    assert bwd.flops_source == "catalog:embedding" and bwd.params == op.params() and bwd.flops == 21 * 8
+    assert bwd.bytes_read == 21 * 8 * 4 + 21 * 8 and bwd.bytes_written == 50 * 8 * 4
+    assert family_of(bwd) == "embedding_backward"
+    ew = [Point(family="elementwise", op="add", dtype="fp32", params={"numel": n}, flops=n, bytes=12.0 * n,
+                roofline_time_s=12.0 * n / 4.8e12, time_s=12.0 * n / 4.8e12 / 0.5) for n in (2**10, 2**14, 2**18)]
+    got = Predictor(db_of(*ew), "h200-sxm").predict(bwd)
+    assert got is not None and got.family == "elementwise"
+    assert "no embedding_backward points: as a memory pass" in got.source
+    own = [Point(family="embedding_backward", op="embedding", dtype="fp32", params=op.params(), flops=bwd.flops,
+                 bytes=bwd.bytes, roofline_time_s=bwd.roofline_time_s, time_s=bwd.roofline_time_s / 0.1)]
+    got = Predictor(db_of(*ew, *own), "h200-sxm").predict(bwd)
+    assert got is not None and got.family == "embedding_backward"
+    assert got.time_s == pytest.approx(bwd.roofline_time_s / 0.1, rel=1e-9)
