@@ -43,6 +43,8 @@ NOTES = [
     "2026-12-02 (issue 32): attention --backward (new cases: torch's five products of SDPA's backward, the "
     "softmax's backward 4 per score in extra_flops; Q, O, dO, K, V and the log-sum-exp read, dQ, dK, dV written). "
     "Existing cases unchanged.",
+    "2026-12-02 (issue 32): adamw (a new case: p, g, m, v read, p, m, v written, the fp32 step per tensor read; "
+    "12 FLOPs an element, the profile's optimizer rule's). Existing cases unchanged.",
     "2026-12-02 (issue 32): embedding and its backward (new cases: the rows gathered and the int64 indices read; "
     "the backward reads dY and the indices and writes the whole table's gradient). Existing cases unchanged.",
     "2026-12-02 (issue 32): reduce --dim first (a new case: each column over the rows, cols values written). "
@@ -84,6 +86,7 @@ CASES: list[tuple[str, str, dict[str, Any]]] = [
     ("chain", "fp32", {"numel": 2**20, "length": 6, "variant": "unfused"}),
     ("cat", "bf16", {"outer": 64, "length": 4096, "tail": 1, "inner": 64}),  # a decode step's KV append
     ("reduce", "fp32", {"rows": 2048, "cols": 2048, "func": "mean"}),  # an RMSNorm's mean of squares, HF's fp32
+    ("adamw", "bf16", {"numel": 134217728, "tensors": 64}),  # 128 Mi bf16 parameters, their moments bf16
     # a training step's embedding (Llama's 32000 x 4096 table, 8192 tokens) and its backward (the whole table's
     # gradient written)
     ("embedding", "bf16", {"tokens": 8192, "vocab": 32000, "dim": 4096}),

@@ -329,6 +329,7 @@ TINY: list[tuple[str, dict[str, Any], list[tuple[int, ...]]]] = [
     ("embedding", {"tokens": 6, "vocab": 11, "dim": 8, "backward": True}, [(11, 8)]),  # the whole table's gradient
     ("attention", {"batch": 1, "heads": 2, "seq": 8, "head_dim": 8, "backward": True}, [(1, 2, 8, 8)] * 3),
     ("reduce", {"rows": 6, "cols": 5, "dim": "first"}, [(5,)]),
+    ("adamw", {"numel": 12, "tensors": 3}, [(4,)] * 3),  # the parameters, updated in place
 ]
 
 

@@ -112,3 +112,18 @@ def test_an_embeddings_backward_is_the_catalogs_and_a_memory_pass_without_its_po
     got = Predictor(db_of(*ew, *own), "h200-sxm").predict(bwd)
     assert got is not None and got.family == "embedding_backward"
     assert got.time_s == pytest.approx(bwd.roofline_time_s / 0.1, rel=1e-9)
+
+
+def test_a_fused_adamw_step_is_the_catalogs_adamw_its_gradients_not_written() -> None:
+    # a training step's fused AdamW (on the H200, 2026-12-02: 624 us where a memory pass predicted 515): the
+    # catalog's adamw, its gradients (mutable in torch's schema) read, not written back
+    m = torch.nn.Sequential(torch.nn.Linear(64, 32), torch.nn.LayerNorm(32))
+    opt = torch.optim.AdamW(m.parameters(), fused=True)
+    m(torch.randn(8, 64)).sum().backward()
+    prof = roofline.profile(lambda: opt.step(), time=False, gpu="h200", warmup=0)
+    (step,) = [r for r in prof.records if r.op == "aten::_fused_adamw_"]
+    n = 64 * 32 + 3 * 32
+    op = make("adamw", numel=n, tensors=4)
+    assert step.flops_source == "catalog:adamw" and step.params == op.params() and step.flops == 12 * n
+    assert step.bytes_read == 4 * n * 4 + 4 * 4 and step.bytes_written == 3 * n * 4  # p, m, v written; g not
+    assert family_of(step) == "optimizer"

@@ -47,6 +47,7 @@ FAMILY_OF_OP = {
     "softmax": "softmax", "relu": "elementwise", "add": "elementwise", "mul": "elementwise", "gelu": "elementwise",
     "silu": "elementwise", "swiglu": "elementwise", "chain": "elementwise", "rope": "rope", "cat": "cat",
     "reduce": "reduction", "batchnorm": "batchnorm", "pool2d": "pool", "cast": "cast", "embedding": "embedding",
+    "adamw": "optimizer",
 }
 # A catalog operator's pass that runs other kernels than its forward: its own family, its points apart.
 BACKWARD_FAMILY = {"attention": "attention_backward", "embedding": "embedding_backward"}
@@ -103,7 +104,7 @@ class Prediction:
 # Memory-bound families: a record of a dtype the database lacks borrows another dtype's points (its bound
 # already counts its bytes; what the points teach, the launch floor and the bandwidth reached, is the same).
 DTYPE_FREE = ("elementwise", "norm", "softmax", "rope", "cat", "reduction", "batchnorm", "pool", "cast", "embedding",
-              "embedding_backward")
+              "embedding_backward", "optimizer")
 
 
 def quantile(xs: list[float], q: float) -> float:

@@ -58,6 +58,12 @@ def _reduction_dims(params: dict[str, Any]) -> tuple[float, ...]:
     return (COLUMNS_DISTANCE * float(params.get("dim") == "first"),)
 
 
+def _optimizer_dims(params: dict[str, Any]) -> tuple[float, ...]:
+    """Decades of each tensor's elements: the multi-tensor kernel's chunks of one tensor (a model's many small
+    norm weights beside its large projections)."""
+    return (math.log10(params["numel"] / params["tensors"]),)
+
+
 # How far (in decades) a column reduction sits from a row reduction of the same size: beyond the neighbours' spread.
 COLUMNS_DISTANCE = 2.0
 # How far (in decades) an NCHW convolution sits from a channels-last one of the same implicit GEMM: beyond the
@@ -75,7 +81,7 @@ RUN_DENSE = 2**20
 # the leave-one-out median error fell from 11% to 6.8% (gemm) and from 31% to 17% (conv) with them;
 # attention's, norms' and softmax's rose.
 SHAPE_FEATURES = {"gemm": _gemm_dims, "conv": _conv_dims, "cat": _cat_dims, "elementwise": _elementwise_dims,
-                  "reduction": _reduction_dims}
+                  "reduction": _reduction_dims, "optimizer": _optimizer_dims}
 # The square of query rows by keys a fused attention kernel computes as one tile: FlashAttention-2's and cuDNN's
 # forward on Hopper take 128 query rows a block over blocks of 64-128 keys.
 ATTENTION_TILE = 128

@@ -460,11 +460,21 @@ OPTIMIZER_FLOPS = {"_fused_adam_": 12, "_fused_adamw_": 12, "_fused_sgd_": 4, "_
 
 @formula(*(f"aten::{name}" for name in OPTIMIZER_FLOPS))
 def fused_optimizer(call: OpCall) -> Cost | None:
+    """The rule's FLOPs per element; AdamW without amsgrad or a grad scale is the catalog's `adamw` (its
+    gradients, which the schema marks mutable, are read and not written back)."""
     params = call.args.get("self")
     if not isinstance(params, (list, tuple)):
         return None
-    per = OPTIMIZER_FLOPS[op_name(call.op)]
-    numel = sum(t.numel for t in params if isinstance(t, TensorMeta))
+    name = op_name(call.op)
+    per = OPTIMIZER_FLOPS[name]
+    tensors = [t for t in params if isinstance(t, TensorMeta)]
+    numel = sum(t.numel for t in tensors)
+    grads = [t for t in arg(call, "grads", []) if isinstance(t, TensorMeta)]
+    if name == "_fused_adamw_" and tensors and not arg(call, "amsgrad", False) \
+            and arg(call, "grad_scale", None) is None and len(grads) == len(tensors):
+        cost = catalog_cost("adamw", numel=numel, tensors=len(tensors))
+        kept = {id(g) for g in grads}
+        return dataclasses.replace(cost, unwritten=frozenset(i for i, t in enumerate(call.inputs) if id(t) in kept))
     return rule(per * numel, "optimizer", f"NB: {per} FLOPs per parameter element.")
 
 

@@ -44,6 +44,7 @@ class Cost:
     matmul_flops: float = 0.0  # the matrix-product part (what FlopCounterMode counts)
     tensor_cores: bool = False  # placed on the tensor-core roof (matmul, convolution, attention)
     unread: frozenset[int] = frozenset()  # inputs the op writes without reading (fill_, copy_'s self)
+    unwritten: frozenset[int] = frozenset()  # inputs its schema marks mutable that the kernel leaves (AdamW's grads)
     read_bytes: dict[int, float] = field(default_factory=dict)  # inputs read only in part (a gather's table)
     explicit_mask: bool = False  # attention with a mask tensor whose values were not read: every score counted
     extra_flops: float = 0.0  # a tensor-core op's elementwise part (bias, activation, softmax): not in flops
@@ -82,6 +83,8 @@ CATALOG_NOTES = {
     "layernorm": "NB: 7 FLOPs per element + 4 per row (gamma, beta counted even when absent).",
     "rmsnorm": "NB: 4 FLOPs per element + 3 per row.",
     "embedding": "NB: 0 FLOPs a lookup, 1 an add in the backward; the backward's index sort on a GPU not counted.",
+    "adamw": "NB: 12 FLOPs per parameter element; parameters, gradients and both moments read once, the gradients "
+             "not written back (no grad scale).",
     "pool2d": "NB: 1 FLOP (a compare or an add) per window tap per output; the average's division not counted.",
     "batchnorm": "NB: 4 FLOPs per element + 2 per channel (7 + 4 training); running-statistics updates not counted.",
     "softmax": "NB: 5 FLOPs per element (max, sub, exp, sum, div).",

@@ -2,7 +2,8 @@
 
 Bytes are the op's own tensors, not the catalog's traffic model: the unique storage the inputs read and the
 outputs write. Two views of one storage count once (their distinct elements, capped at the storage's size);
-an in-place op's output is the input it writes (written once); out= arguments are written, not read; a
+an in-place op's output is the input it writes (written once; a mutable argument the kernel leaves, in
+`Cost.unwritten`, not at all); out= arguments are written, not read; a
 gather reads the rows it gathers, not the whole table (the formula says so in `Cost.read_bytes`). Every
 output counts, statistics saved for backward (layer norm's mean and rstd, attention's log-sum-exp) included:
 the kernel writes them. Bytes of nn.Parameter storages are WEIGHTS, the rest ACTIVATIONS.
@@ -51,7 +52,7 @@ def traffic(call: OpCall, cost: Cost) -> Traffic:
     """The unique storage the call's inputs read and its outputs write (module docstring)."""
     read_items = [(t, cost.read_bytes.get(i, t.nbytes)) for i, t in enumerate(call.inputs)
                   if i not in call.not_read and i not in cost.unread]
-    written_items = [(call.inputs[i], call.inputs[i].nbytes) for i in sorted(call.mutated)]
+    written_items = [(call.inputs[i], call.inputs[i].nbytes) for i in sorted(call.mutated) if i not in cost.unwritten]
     written_items += [(t, t.nbytes) for t in call.outputs]
     read, reads = unique_bytes(read_items)
     written, writes = unique_bytes(written_items)

@@ -166,6 +166,7 @@ CATALOG: dict[str, str] = {
     "rope": "roofline.ops.rope",
     "pool2d": "roofline.ops.pool",
     "embedding": "roofline.ops.embedding",
+    "adamw": "roofline.ops.optimizer",
 }
 
 
