@@ -1,6 +1,7 @@
 """Optimizer steps: AdamW over `numel` parameter elements in `tensors` equal tensors, as torch's fused kernel
 (`torch._fused_adamw_`, `AdamW(fused=True)`) runs it: one multi-tensor pass, every element's parameter, gradient
-and both moments read, the parameter and both moments written.
+and both moments read, the parameter and both moments written (the gradients are written back only with a grad
+scale: torch's aten/src/ATen/native/cuda/fused_adam_utils.cuh, "Conditional Gradient Store").
 
 FLOP convention: 12 per element (both moments updated: 4; their bias corrections: 2; sqrt, eps, the division,
 lr and the decoupled weight decay: 6), as the profile's optimizer rule counts.
