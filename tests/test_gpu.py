@@ -223,10 +223,11 @@ def test_short_operators_are_timed_by_their_kernels_timestamps() -> None:
     assert big.timing is not None and big.timing.method.startswith("graph")
 
 
-@pytest.mark.parametrize("causal", [False, True])
-def test_attention_backward_times_the_fused_backward_kernels_alone(causal: bool) -> None:
-    """`attention --backward` runs the fused backend's backward (no forward kernel, no math-backend bmm), is
-    captured in a CUDA graph like the forward, and its gradients are SDPA's math backend's."""
+@pytest.mark.parametrize(("causal", "kv_heads"), [(False, 8), (True, 8), (True, 2)])
+def test_attention_backward_times_the_fused_backward_kernels_alone(causal: bool, kv_heads: int) -> None:
+    """`attention --backward` calls a fused backend's backward op (no forward kernel), is captured in a CUDA graph
+    like the forward (a first version ran autograd, whose capture failed and broke every point after it in a
+    sweep on the H200, 2026-12-02), and its gradients are SDPA's math backend's."""
     import torch
     import torch.nn.functional as F
     from torch.nn.attention import SDPBackend, sdpa_kernel
@@ -235,15 +236,16 @@ def test_attention_backward_times_the_fused_backward_kernels_alone(causal: bool)
     from roofline.measuring.runner import kernel_profile
     from roofline.measuring.timing_cuda import TimingOptions, time_cuda
 
-    op = make("attention", batch=2, heads=8, seq=256, head_dim=64, causal=causal, backward=True)
+    op = make("attention", batch=2, heads=8, kv_heads=kv_heads, seq=256, head_dim=64, causal=causal, backward=True)
     built = build(op, get_dtype("bf16"), "cuda")
+    assert built.graph_safe and "backward" in built.impl, built.impl
     names = [n.lower() for n, _ in kernel_profile(built.fn, "cuda")]
-    assert names and any("bwd" in n or "backward" in n or "dgrad" in n for n in names), names
-    assert not any("gemm" in n and "bwd" not in n for n in names), names  # not the math backend's bmm's
+    assert names and not any("fprop" in n or "fwd" in n for n in names), names
     m = time_cuda(built.fn, TimingOptions(rep_s=0.01, warmup_s=0.005))
     assert m.method != "events" and not any("capture failed" in n for n in m.notes), (m.method, m.notes)
     q, k, v = (t.detach().float().requires_grad_(True) for t in built.inputs[:3])
     with sdpa_kernel(SDPBackend.MATH):
-        F.scaled_dot_product_attention(q, k, v, is_causal=causal).backward(built.inputs[4].float())
+        F.scaled_dot_product_attention(q, k, v, is_causal=causal).backward(built.inputs[-1].float())
     for got, want in zip(built.fn(), (q.grad, k.grad, v.grad), strict=True):
-        assert torch.allclose(got.float(), want, atol=2e-2, rtol=2e-2)
+        assert torch.allclose(got.float(), want, atol=3e-2, rtol=3e-2)
+    torch.ones(1, device="cuda").add_(1).item()  # the context still works after it

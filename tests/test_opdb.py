@@ -11,7 +11,7 @@ import pytest
 from helpers import run, write
 
 from roofline.ceilings import opdb
-from roofline.core.errors import UsageError
+from roofline.core.errors import RooflineError, UsageError
 from roofline.core.tomlfile import read_toml
 from roofline.measuring.opsweep import SWEEPS, axis_levels, default_suite, load_plan, plan
 
@@ -246,3 +246,29 @@ def test_a_warm_l2_family_plans_a_warm_twin_of_each_point_on_a_gpu_only() -> Non
     assert {p.l2 for p in plan(sweep, "cpu")} == {"flushed"}  # a CPU is timed without a flush anyway
     with pytest.raises(UsageError, match="family 1: warm_l2 must be true or false"):
         plan({"family": [{"op": "rmsnorm", "warm_l2": "yes", "gpu": {"rows": [16]}}]}, "gpu")
+
+
+def test_a_sweep_that_breaks_the_device_stops_in_one_line_and_keeps_its_points(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    # on the H200 (2026-12-02) one point's failure left the CUDA context unusable and the sweep went on to mark
+    # 617 points 'failed': a failure the device does not survive (opsweep.gpu_still_works) stops the sweep
+    import roofline.measuring.opsweep as opsweep
+
+    real = opsweep._time_point
+    calls = {"n": 0}
+
+    def breaking(p, target):  # type: ignore[no-untyped-def]
+        calls["n"] += 1
+        if calls["n"] == 4:
+            raise RooflineError("the GPU stopped running kernels at gelu fp32 numel=4096 (RuntimeError: illegal "
+                                "memory access)")
+        return real(p, target)
+
+    monkeypatch.setattr(opsweep, "_time_point", breaking)
+    suite, db = write(tmp_path / "tiny.toml", TINY), tmp_path / "cpu.json"
+    code, _out, err = run(capsys, "calibrate", "--ops", "--suite", str(suite), "--device", "cpu", "--budget", "60s",
+                         "--db", str(db))
+    assert code != 0 and "Traceback" not in err
+    line = [ln for ln in err.splitlines() if "stopped running kernels" in ln]
+    assert len(line) == 1 and "the 3 points measured before it are kept in" in line[0], err
+    assert len(opdb.read(db).points) == 3  # written before the error

@@ -220,6 +220,10 @@ def _time_point(p: PlannedPoint, target: Target) -> tuple[opdb.Point | None, str
 
             m = time_cpu(built.fn, warmup_s=SWEEP_WARMUP_S, rep_s=SWEEP_REP_S)
     except (RooflineError, RuntimeError, ValueError, NotImplementedError) as exc:  # an unsupported kernel here
+        if device.startswith("cuda") and not gpu_still_works(device):
+            raise RooflineError(f"the GPU stopped running kernels at {p.op} {p.dtype} "
+                                f"{' '.join(f'{a}={v}' for a, v in p.params.items())} ({type(exc).__name__}: "
+                                f"{str(exc).splitlines()[0] if str(exc) else 'no message'})") from None
         return None, f"failed ({type(exc).__name__})"
     median = m.median_s
     if median <= 0:
@@ -230,6 +234,20 @@ def _time_point(p: PlannedPoint, target: Target) -> tuple[opdb.Point | None, str
                       variant=op.variant_name(), samples_s=opdb.kept_samples(m.times_s),
                       launch_gap_s=m.launch_gap_s, kernels=len(m.kernel_medians_s) or None, method=m.method,
                       level=p.level, l2=p.l2), None
+
+
+def gpu_still_works(device: str) -> bool:
+    """Whether the CUDA context still runs a kernel after a point failed: an error such as an illegal address
+    poisons it for the process, and every later point would fail (on the H200, 2026-12-02, a failed CUDA-graph
+    capture of autograd left 617 points 'failed'). The sweep then stops and keeps what it measured."""
+    import torch
+
+    try:
+        torch.ones(1, device=device).add_(1)
+        torch.cuda.synchronize(device)
+        return True
+    except RuntimeError:
+        return False
 
 
 def sweep(points: list[PlannedPoint], target: Target, db: opdb.OpDB, budget_s: float,
@@ -264,7 +282,11 @@ def sweep(points: list[PlannedPoint], target: Target, db: opdb.OpDB, budget_s: f
                                 f"{duration(spent)} of {duration(budget_s)}")
             progress.status(f"[{i + 1}/{len(todo)}] level {p.level} {p.op} {p.dtype} {shape} "
                             f"({duration(spent)} of {duration(budget_s)})")
-            point, why = _time_point(p, target)
+            try:
+                point, why = _time_point(p, target)
+            except RooflineError as exc:  # the device stopped working (gpu_still_works): keep what was measured
+                raise RooflineError(f"{exc}; the {result.measured} points measured before it are kept in "
+                                    f"{db.path}") from None
             if point is None:
                 assert why is not None
                 result.skipped[why] = result.skipped.get(why, 0) + 1

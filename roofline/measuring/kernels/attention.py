@@ -8,8 +8,10 @@
 - attention, naive: eager bmm, (masked_fill_), softmax, bmm, with S and P in memory; the query heads of a
   GQA group folded into the rows of one bmm per KV head (no K/V copy); 1/sqrt(D) folded into q at setup (as
   into the Q projection), so S is written once by the bmm.
-- attention, --backward: the flash forward run once at setup, then autograd over its graph (retain_graph) per
-  call: the fused backend's backward kernels alone (FlashAttention's and cuDNN's run a D = rowsum(dO O) pass).
+- attention, --backward: the fused backend's backward op alone (cuDNN's, else FlashAttention's; the CPU's flash
+  kernel), called on the outputs of its forward run once at setup (their D = rowsum(dO O) pass included); GQA's
+  K and V expanded to every head first (Hugging Face's repeat_kv). Where no such forward takes the shape (a
+  bottom-right causal mask with kv_seq > seq), autograd over SDPA's graph, not graph-safe.
 - decode_attention: SDPA with a 1-token query over the cache. An fp8 (float8_e4m3fn) cache is converted to
   the query's dtype inside the callable: on torch that is a separate pass (read fp8, write 16-bit, read it
   again), so the measured kernel is not the ideal fused one. A paged cache is gathered into a contiguous one
@@ -111,14 +113,26 @@ def build_attention(op: Operator, dtype: DType, device: str) -> Built:
     if hkv != h:
         impl += ", enable_gqa=True"
     if op.backward:  # type: ignore[attr-defined]
-        return _backward(fn, impl, q, k, v)
+        return _backward(fn, impl, q, k, v, causal and sq == skv)
     return Built(fn, impl, [q, k, v])
 
 
 def _backward(forward: Callable[[], torch.Tensor], impl: str, q: torch.Tensor, k: torch.Tensor,
-              v: torch.Tensor) -> Built:
-    """The backward of `forward` alone: its graph built once (the forward run once here), then each call
-    runs autograd over it again (retain_graph), on the backend the forward took, into fresh dQ, dK, dV."""
+              v: torch.Tensor, causal: bool) -> Built:
+    """The backward alone: a fused backend's backward op called directly on the forward's saved outputs
+    (`_direct_backward`: on the calling thread and stream, so a CUDA graph captures it), else autograd over the
+    forward's graph (retain_graph; not graph-safe: autograd runs a CUDA backward on the forward's stream from its
+    own thread, which a capture on another stream cannot take)."""
+    expanded = ""
+    if q.shape[1] != k.shape[1]:  # GQA: K and V expanded to every query head, as Hugging Face's repeat_kv does
+        groups = q.shape[1] // k.shape[1]
+        k, v = k.repeat_interleave(groups, dim=1), v.repeat_interleave(groups, dim=1)
+        expanded = ", K and V expanded to every head (repeat_kv)"
+    direct = _direct_backward(q, k, v, causal)
+    if direct is not None:
+        fn, name, keep = direct
+        return Built(fn, f"{name} (the fused backward, called on the forward's outputs){expanded}", keep)
+    impl += expanded
     for t in (q, k, v):
         t.requires_grad_(True)
     out = forward()
@@ -127,7 +141,69 @@ def _backward(forward: Callable[[], torch.Tensor], impl: str, q: torch.Tensor, k
     def run() -> tuple[torch.Tensor, ...]:
         return torch.autograd.grad(out, (q, k, v), grad, retain_graph=True)
 
-    return Built(run, impl + ", its backward (torch.autograd.grad)", [q, k, v, out, grad])
+    return Built(run, impl + ", its backward (torch.autograd.grad)", [q, k, v, out, grad], graph_safe=False)
+
+
+Backward = tuple[Callable[[], tuple[torch.Tensor, ...]], list[object]]
+
+
+def _cpu_flash_backward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool) -> Backward:
+    aten = torch.ops.aten
+    out, lse = aten._scaled_dot_product_flash_attention_for_cpu(q, k, v, 0.0, causal)
+    grad = torch.randn_like(out)
+
+    def run() -> tuple[torch.Tensor, ...]:
+        return aten._scaled_dot_product_flash_attention_for_cpu_backward(grad, q, k, v, out, lse, 0.0, causal)
+
+    return run, [out, lse, grad]
+
+
+def _cudnn_backward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool) -> Backward:
+    aten = torch.ops.aten
+    o = aten._scaled_dot_product_cudnn_attention(q, k, v, None, True, 0.0, causal, False)
+    grad = torch.randn_like(o[0])
+
+    def run() -> tuple[torch.Tensor, ...]:  # attn_bias None: an undefined tensor, as autograd passes it
+        return aten._scaled_dot_product_cudnn_attention_backward(grad, q, k, v, o[0], o[1], o[6], o[7], None, o[2],
+                                                                 o[3], o[4], o[5], 0.0, causal)
+
+    return run, [o, grad]
+
+
+def _flash_backward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool) -> Backward:
+    aten = torch.ops.aten
+    o = aten._scaled_dot_product_flash_attention(q, k, v, 0.0, causal, False)
+    grad = torch.randn_like(o[0])
+
+    def run() -> tuple[torch.Tensor, ...]:
+        return aten._scaled_dot_product_flash_attention_backward(grad, q, k, v, o[0], o[1], o[2], o[3], o[4], o[5],
+                                                                 0.0, causal, o[6], o[7])
+
+    return run, [o, grad]
+
+
+# The fused backends whose backward op is called directly, by device type, in SDPA's order of preference on Hopper.
+DIRECT_BACKWARDS: dict[str, list[tuple[str, Callable[..., Backward]]]] = {
+    "cpu": [("aten._scaled_dot_product_flash_attention_for_cpu_backward", _cpu_flash_backward)],
+    "cuda": [("aten._scaled_dot_product_cudnn_attention_backward", _cudnn_backward),
+             ("aten._scaled_dot_product_flash_attention_backward", _flash_backward)],
+}
+
+
+def _direct_backward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool
+                     ) -> tuple[Callable[[], tuple[torch.Tensor, ...]], str, list[object]] | None:
+    """(the callable, the op, what it keeps alive) of the first backend (DIRECT_BACKWARDS) whose forward and
+    backward take the shape (each tried once here); None when none does."""
+    for name, make_backward in DIRECT_BACKWARDS.get(q.device.type, []):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                run, keep = make_backward(q, k, v, causal)
+                run()
+        except RuntimeError:
+            continue
+        return run, name, [q, k, v, *keep]
+    return None
 
 
 def _kv_dtype(op: Operator, dtype: DType) -> DType:
