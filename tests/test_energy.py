@@ -25,7 +25,7 @@ from roofline.core.energy import (
     power_roof_flops_per_s,
     sustained_clock_mhz,
 )
-from roofline.measuring.energy import CAPPED_WINDOW_S, idle_window, settled_window, window
+from roofline.measuring.energy import idle_window, window
 
 # --- the counter's arithmetic
 
@@ -345,30 +345,3 @@ def test_a_window_marks_each_change_of_the_counter_for_the_works_own_clock():
     marks: list[float] = []
     w = window(c, c.chunk, on_edge=lambda: marks.append(c.now))
     assert len(marks) == len(w.edges) and marks[0] == w.edges[0][0] and marks[-1] == w.edges[-1][0]
-
-
-class SimLoop:
-    """The work `settled_window` drives: a chunk advances the simulated clock, `mark()` notes where it stands."""
-
-    def __init__(self, counter: SimCounter) -> None:
-        self.counter, self.marks = counter, []
-
-    def __call__(self) -> None:
-        self.counter.chunk()
-
-    def mark(self) -> None:
-        self.marks.append(self.counter.now)
-
-
-@pytest.mark.parametrize(("watts", "cap_w", "longer"), [(690.0, 700.0, True), (500.0, 700.0, False),
-                                                        (690.0, None, False)])
-def test_a_window_at_the_power_cap_goes_on_to_two_seconds(watts, cap_w, longer):
-    # the H200's capped GEMMs swung 5-7% between 1 s windows: a window at >= 95% of the cap goes on, one window
-    # from its first edge to its last, its marks with it
-    c = SimCounter(watts=watts)
-    loop = SimLoop(c)
-    w, went_on = settled_window(c, loop, cap_w)
-    assert went_on is longer
-    assert (w.seconds >= CAPPED_WINDOW_S) is longer and w.seconds >= 1.0
-    assert w.power_w == pytest.approx(watts, rel=0.005)
-    assert loop.marks[0] == w.edges[0][0] and loop.marks[-1] == w.edges[-1][0] and len(loop.marks) == len(w.edges)

@@ -35,11 +35,6 @@ STUCK_AFTER_S = 2.0
 WARMUP_S = 1.0
 # The calls between two reads of the counter: about this much GPU time (reads take ~0.1 ms).
 CHUNK_S = 0.005
-# A window whose power is at least this share of the enforced power limit ran under the cap's controller, whose
-# clock and power swing against each other for hundreds of ms: its window goes on to CAPPED_WINDOW_S in all (on
-# the H200, 2026-12-02, the two capped tensor GEMMs' J per call varied 5.0% and 7.4% over 1 s windows).
-CAPPED_SHARE = 0.95
-CAPPED_WINDOW_S = 2.0
 
 # {energy}: the option as the caller set it (`--energy`, `energy=True`: core.validate.setting)
 NO_GPU = "{energy} needs an NVIDIA GPU with an energy counter (NVML): {what} has none"
@@ -118,17 +113,6 @@ def window(counter: Counter, run_chunk: Callable[[], Any], *, min_updates: int =
                               "measured on this device now")
 
 
-def settled_window(counter: Counter, loop: Any, cap_w: float | None) -> tuple[CounterWindow, bool]:
-    """One window of `loop` (a `_Loop`: called per chunk, `mark()`ed at each edge); when its power is near the cap
-    (CAPPED_SHARE) it goes on from its last edge until CAPPED_WINDOW_S in all, one window from its first edge to
-    the last (the marks go on with it). Also whether it went on."""
-    w = window(counter, loop, on_edge=loop.mark)
-    if cap_w is None or w.power_w < CAPPED_SHARE * cap_w or w.seconds >= CAPPED_WINDOW_S:
-        return w, False
-    more = window(counter, loop, on_edge=loop.mark, min_updates=1, min_window_s=CAPPED_WINDOW_S - w.seconds)
-    return CounterWindow(w.edges + more.edges, counter.modulus), True
-
-
 def idle_window(counter: Counter, seconds: float = MIN_WINDOW_S, nap_s: float = 0.01) -> CounterWindow:
     """A window with nothing running (the board's idle power): the host naps between reads."""
     return window(counter, lambda: time.sleep(nap_s), min_window_s=seconds)
@@ -203,20 +187,17 @@ def measure_fn(fn: Callable[[], Any], counter: Counter, *, flops: float | None, 
     t0 = time.perf_counter()
     while time.perf_counter() - t0 < warmup_s:
         loop()
-    cap = getattr(counter, "power_cap_w", None)
-    cap_w = cap() if callable(cap) else None
     if sm_clock is None:
-        w, capped = settled_window(counter, loop, cap_w)
+        w = window(counter, loop, on_edge=loop.mark)
         clocks = None
     else:
         with sm_clock() as cs:
-            w, capped = settled_window(counter, loop, cap_w)
+            w = window(counter, loop, on_edge=loop.mark)
         clocks = cs.report.to_dict()
     out = energy_fields(w, loop.per_call_s(), flops, nbytes, static_w, static_source)
     if clocks is not None:
         out["clocks"] = {k: clocks[k] for k in ("sm_mhz", "power_w", "power_limit_w", "limited_by", "max_sm_mhz")}
-    out["method"] = (f"NVML energy counter, {w.updates} updates over {w.seconds:.2f} s of back-to-back calls"
-                     + (f" (at the {cap_w:.0f} W cap: a window of {CAPPED_WINDOW_S:g} s)" if capped else ""))
+    out["method"] = f"NVML energy counter, {w.updates} updates over {w.seconds:.2f} s of back-to-back calls"
     return out
 
 
