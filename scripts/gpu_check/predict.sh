@@ -3,8 +3,9 @@
 # points the first did not reach), then predict real models' steps from it without running them and measure them
 # (scripts/predict_accuracy.py, 9 cases). Expected: the sweep stops starting points at PREDICT_BUDGET (default
 # 8m; the whole GPU grid, ~2600 points of ~3000 planned, the rest too large or not warm, ~5 minutes), the
-# accuracy script 1-3 minutes, cut at PREDICT_ACCURACY_S (default 240 s; it writes its JSON after every case). In one 10-minute device call run
-# `PREDICT_BUDGET=5m bash scripts/gpu_check.sh predict` (about 9 minutes with the start-up). The database is
+# accuracy script 1-3 minutes, cut at PREDICT_ACCURACY_S (default 240 s; it writes its JSON after every case).
+# In one 10-minute device call run `PREDICT_BUDGET=5m bash scripts/gpu_check.sh predict` (about 9 minutes with the
+# start-up). The database is
 # copied to $OUT/h200-ops.json as soon as the sweep ends; with W set to the same folder a later call resumes it,
 # and on a fresh machine PREDICT_SEED=docs/results/predict/h200-ops-HHMM*.json.gz starts from a stored one (the
 # newest: h200-ops-1403-backward.json.gz, 2561 points).
