@@ -401,3 +401,25 @@ def test_attention_footprints() -> None:
     # decode, fp8 cache under fp32 queries: q, o 2*1*2*8*4 = 128; cache 2*1*2*4*8*1 = 128; its fp32 copy 512
     assert footprint_bytes(make("decode_attention", batch=1, heads=2, context=4, head_dim=8, kv_dtype="fp8"),
                            FP32) == 128 + 128 + 512
+
+
+@pytest.mark.parametrize(("kv_heads", "seq", "kv_seq", "direct"), [(4, 16, 16, True), (2, 16, 16, True),
+                                                                   (4, 16, 40, False), (2, 16, 40, False)])
+def test_attention_backward_gradients_are_sdpas(kv_heads: int, seq: int, kv_seq: int, direct: bool) -> None:
+    # the backward builder calls the fused backend's backward op where its is_causal is the mask (a square block),
+    # else autograd over SDPA with the bottom-right mask; either way dQ, dK, dV are the math backend's
+    import torch.nn.functional as F
+    from torch.nn.attention.bias import causal_lower_right
+
+    op = make("attention", "fp32", batch=2, heads=4, kv_heads=kv_heads, seq=seq, kv_seq=kv_seq, head_dim=8,
+              causal=True, backward=True)
+    built = build(op, FP32, "cpu")
+    assert built.graph_safe is direct and ("called on the forward's outputs" in built.impl) is direct
+    got = built.fn()
+    q, k, v = (t.detach().clone().requires_grad_(True) for t in built.inputs[:3])
+    mask = None if seq == kv_seq else causal_lower_right(seq, kv_seq)
+    out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=mask is None,
+                                         enable_gqa=k.shape[1] != q.shape[1])
+    out.backward(built.inputs[-1])
+    for g, want in zip(got, (q.grad, k.grad, v.grad), strict=True):
+        assert torch.allclose(g, want, atol=1e-5), op

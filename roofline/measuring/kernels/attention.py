@@ -113,27 +113,27 @@ def build_attention(op: Operator, dtype: DType, device: str) -> Built:
     if hkv != h:
         impl += ", enable_gqa=True"
     if op.backward:  # type: ignore[attr-defined]
-        return _backward(fn, impl, q, k, v, causal and sq == skv)
+        return _backward(fn, impl, q, k, v, causal, direct=not (causal and sq != skv))
     return Built(fn, impl, [q, k, v])
 
 
 def _backward(forward: Callable[[], torch.Tensor], impl: str, q: torch.Tensor, k: torch.Tensor,
-              v: torch.Tensor, causal: bool) -> Built:
+              v: torch.Tensor, causal: bool, direct: bool = True) -> Built:
     """The backward alone: a fused backend's backward op called directly on the forward's saved outputs
-    (`_direct_backward`: on the calling thread and stream, so a CUDA graph captures it), else autograd over the
+    (`_direct_backward`, where `direct`: on the calling thread and stream, so a CUDA graph captures it; its
+    is_causal is the top-left mask, the bottom-right one only for a square block), else autograd over the
     forward's graph (retain_graph; not graph-safe: autograd runs a CUDA backward on the forward's stream from its
     own thread, which a capture on another stream cannot take)."""
-    expanded = ""
+    ke, ve, expanded = k, v, ""
     if q.shape[1] != k.shape[1]:  # GQA: K and V expanded to every query head, as Hugging Face's repeat_kv does
         groups = q.shape[1] // k.shape[1]
-        k, v = k.repeat_interleave(groups, dim=1), v.repeat_interleave(groups, dim=1)
+        ke, ve = k.repeat_interleave(groups, dim=1), v.repeat_interleave(groups, dim=1)
         expanded = ", K and V expanded to every head (repeat_kv)"
-    direct = _direct_backward(q, k, v, causal)
-    if direct is not None:
-        fn, name, keep = direct
+    found = _direct_backward(q, ke, ve, causal) if direct else None  # not for a bottom-right mask (kv_seq > seq)
+    if found is not None:
+        fn, name, keep = found
         return Built(fn, f"{name} (the fused backward, called on the forward's outputs){expanded}", keep)
-    impl += expanded
-    for t in (q, k, v):
+    for t in (q, k, v):  # SDPA's own GQA (enable_gqa) on the unexpanded K and V
         t.requires_grad_(True)
     out = forward()
     grad = torch.randn_like(out)
