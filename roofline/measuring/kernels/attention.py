@@ -11,7 +11,8 @@
 - attention, --backward: the fused backend's backward op alone (cuDNN's, else FlashAttention's; the CPU's flash
   kernel), called on the outputs of its forward run once at setup (their D = rowsum(dO O) pass included); GQA's
   K and V expanded to every head first (Hugging Face's repeat_kv). Where no such forward takes the shape (a
-  bottom-right causal mask with kv_seq > seq), autograd over SDPA's graph, not graph-safe.
+  bottom-right causal mask with kv_seq > seq), autograd over SDPA's graph on the CPU, not graph-safe; on a GPU that
+  case is refused (on the H200 it left the CUDA generator unusable for the kernels built after it).
 - decode_attention: SDPA with a 1-token query over the cache. An fp8 (float8_e4m3fn) cache is converted to
   the query's dtype inside the callable: on torch that is a separate pass (read fp8, write 16-bit, read it
   again), so the measured kernel is not the ideal fused one. A paged cache is gathered into a contiguous one
@@ -29,6 +30,8 @@ import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 from roofline.core.dtypes import DType, get_dtype
+from roofline.core.errors import UsageError
+from roofline.core.validate import arg_name
 from roofline.measuring.kernels.common import rand, torch_dtype
 from roofline.measuring.kernels.registry import Built, builder
 from roofline.ops.attention import INDEX_BYTES, LSE_BYTES, MASK_BYTES
@@ -133,6 +136,10 @@ def _backward(forward: Callable[[], torch.Tensor], impl: str, q: torch.Tensor, k
     if found is not None:
         fn, name, keep = found
         return Built(fn, f"{name} (the fused backward, called on the forward's outputs){expanded}", keep)
+    if q.device.type == "cuda":
+        raise UsageError(f"attention: {arg_name('backward')} with {arg_name('causal')} and {arg_name('kv_seq')} > "
+                         f"{arg_name('seq')} is not timed on a GPU (autograd over SDPA's bottom-right mask left the "
+                         "CUDA generator unusable for later kernels on the H200); use --no-time")
     for t in (q, k, v):  # SDPA's own GQA (enable_gqa) on the unexpanded K and V
         t.requires_grad_(True)
     out = forward()
