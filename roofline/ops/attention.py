@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
 
 from roofline.core.dtypes import DType, get_dtype
 from roofline.core.errors import UsageError
@@ -138,6 +137,7 @@ class Attention(Operator):
     ignores = ("NB: FLOPs are the two matmuls (the softmax's are extra_flops); causal counts the scores the "
                "bottom-right mask keeps (S(S+1)/2 square); the log-sum-exp saved for backward not counted.")
     dtypes = ATTENTION_DTYPES
+    added_later = ("backward",)
     uses_tensor_cores = True
     batch: int = param(1, "sequences")
     heads: int = param(32, "query heads")
@@ -173,12 +173,6 @@ class Attention(Operator):
         if self.backward and (self.variant != "flash" or self.tile):
             raise UsageError(f"{self.name}: {arg_name('backward')} is modelled for {arg_name('variant')} flash "
                              f"with {arg_name('tile')} 0 (K, V, Q and dO read once)")
-
-    def params(self) -> dict[str, Any]:
-        p = super().params()
-        if not p["backward"]:
-            del p["backward"]  # the forward: records and database points read as before it had a parameter
-        return p
 
     def pairs(self) -> float:
         assert self.kv_seq is not None

@@ -90,6 +90,9 @@ class Operator:
     ignores: ClassVar[str] = ""  # NB: what the model leaves out, one line
     dtypes: ClassVar[tuple[str, ...]] = FLOAT_DTYPES
     uses_tensor_cores: ClassVar[bool] = False
+    # Parameters added after records and database points were stored: left out of `params()` at their default,
+    # so an older point's key and a record's label read as before (a dense add is `numel=N`, not `numel=N run=0`).
+    added_later: ClassVar[tuple[str, ...]] = ()
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
@@ -134,8 +137,10 @@ class Operator:
         return getattr(self, "variant", None)
 
     def params(self) -> dict[str, Any]:
-        """The shape parameters as stored in a result record (variant excluded: it has its own field)."""
-        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "variant"}
+        """The shape parameters as stored in a result record (variant excluded: it has its own field; `added_later`
+        ones at their default left out)."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "variant"
+                and not (f.name in self.added_later and getattr(self, f.name) == f.default)}
 
     def placed(self, record: Any) -> Any:
         """The record `analytic_record` built, moved onto another roof where the operator's work is not the

@@ -51,6 +51,7 @@ class Conv2d(Operator):
     summary = "2-D convolution, direct/implicit-GEMM FLOPs or Winograd F(2x2,3x3) / F(4x4,3x3)"
     ignores = "NB: input, filter, output moved once (ideal reuse); Winograd transforms and workspace not counted."
     dtypes = CONV_DTYPES
+    added_later = ("nchw",)
     uses_tensor_cores = True
     batch: int = param(32, "images (N)")
     in_channels: int = param(64, "input channels (Cin)")
@@ -93,8 +94,6 @@ class Conv2d(Operator):
     def params(self) -> dict[str, Any]:
         p = super().params()
         p.pop("algo")  # recorded as the variant
-        if not p["nchw"]:
-            del p["nchw"]  # the default layout: records and database points read as before it had a parameter
         return p
 
     def out_hw(self) -> tuple[int, int]:

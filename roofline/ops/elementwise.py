@@ -7,7 +7,6 @@ NB: transcendental functions (exp, erf, tanh) count as one FLOP each although th
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from roofline.core.dtypes import DType, get_dtype
 from roofline.core.errors import UsageError
@@ -31,20 +30,12 @@ class _Elementwise(Operator):
                         "swapped (a head split's transpose): the kernel reads it strided; 0: contiguous", minimum=0)
 
     func = ""
+    added_later = ("run", "bcast")
     bcast = False  # a binary op's field (_Binary): a unary op has no second input to broadcast
 
     def check(self) -> None:
         if self.run > self.numel:
             raise UsageError(f"{self.name}: run ({self.run}) exceeds numel ({self.numel})")
-
-    def params(self) -> dict[str, Any]:
-        """Without `run` and `bcast` when every input is dense: records, labels and the database's points of
-        dense passes read as they did before strided inputs had parameters (`numel=N`, not `numel=N run=0`)."""
-        out = super().params()
-        for name, off in (("run", 0), ("bcast", False)):
-            if name in out and out[name] == off:
-                del out[name]
-        return out
 
     def flops(self) -> float:
         return FLOPS_PER_ELEMENT[self.func] * self.numel

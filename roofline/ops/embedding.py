@@ -12,7 +12,6 @@ without atomics) and its segment offsets are not counted.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from roofline.core.dtypes import DType
 from roofline.ops.base import ACTIVATIONS, HALF_AND_WIDER, INDEX, WEIGHTS, Operator, Traffic, flag, operator, param, rw
@@ -28,16 +27,11 @@ class Embedding(Operator):
     summary = "embedding lookup: tokens rows gathered from a vocab x dim table (--backward: its gradient)"
     ignores = "NB: rows read once (at most the table); the backward's index sort on a GPU not counted."
     dtypes = HALF_AND_WIDER
+    added_later = ("backward",)
     tokens: int = param(8192, "indices looked up (batch x sequence)")
     vocab: int = param(32000, "rows of the table")
     dim: int = param(4096, "elements of each row")
     backward: bool = flag(False, "the backward: dY's rows summed into the whole vocab x dim gradient")
-
-    def params(self) -> dict[str, Any]:
-        p = super().params()
-        if not p["backward"]:
-            del p["backward"]
-        return p
 
     def flops(self) -> float:
         return float(self.tokens * self.dim) if self.backward else 0.0

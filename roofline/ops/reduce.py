@@ -12,7 +12,6 @@ counts it by the rule, as a memory pass).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from roofline.core.dtypes import DType
 from roofline.ops.base import ACTIVATIONS, HALF_AND_WIDER, Operator, Traffic, choice, operator, param, rw
@@ -30,17 +29,12 @@ class Reduce(Operator):
                "bias's gradient)")
     ignores = "NB: one FLOP per input element (mean's division per row not counted); read once, written once."
     dtypes = HALF_AND_WIDER
+    added_later = ("dim",)
     rows: int = param(4096, "rows, each reduced to one value")
     cols: int = param(4096, "elements per row (the reduced dimension)")
     func: str = choice("sum", REDUCE_FUNCS, "the reduction")
     dim: str = choice("last", REDUCE_DIMS, "last: each row to one value (rows outputs); first: each column over the "
                                            "rows (cols outputs: a bias's gradient)")
-
-    def params(self) -> dict[str, Any]:
-        p = super().params()
-        if p["dim"] == "last":
-            del p["dim"]  # the row reduction: records and database points read as before it had a parameter
-        return p
 
     def flops(self) -> float:
         return float(self.rows * self.cols)
