@@ -67,6 +67,10 @@ class PlannedPoint:
     family: str
     l2: str = opdb.FLUSHED  # opdb.L2_STATES: a family with `warm_l2 = true` is also timed with a warm L2
 
+    def shape(self) -> str:
+        """Its parameters as `a=1 b=2`, and whether it is timed with a warm L2, for progress and errors."""
+        return " ".join(f"{a}={v}" for a, v in self.params.items()) + (" (warm L2)" if self.l2 == opdb.WARM else "")
+
     def key(self) -> str:
         from roofline.ops import make
 
@@ -221,9 +225,9 @@ def _time_point(p: PlannedPoint, target: Target) -> tuple[opdb.Point | None, str
             m = time_cpu(built.fn, warmup_s=SWEEP_WARMUP_S, rep_s=SWEEP_REP_S)
     except (RooflineError, RuntimeError, ValueError, NotImplementedError) as exc:  # an unsupported kernel here
         if device.startswith("cuda") and not gpu_still_works(device):
-            raise RooflineError(f"the GPU stopped running kernels at {p.op} {p.dtype} "
-                                f"{' '.join(f'{a}={v}' for a, v in p.params.items())} ({type(exc).__name__}: "
-                                f"{str(exc).splitlines()[0] if str(exc) else 'no message'})") from None
+            first = str(exc).splitlines()[0] if str(exc) else "no message"
+            raise RooflineError(f"the GPU stopped running kernels at {p.op} {p.dtype} {p.shape()} "
+                                f"({type(exc).__name__}: {first})") from None
         return None, f"failed ({type(exc).__name__})"
     median = m.median_s
     if median <= 0:
@@ -275,12 +279,11 @@ def sweep(points: list[PlannedPoint], target: Target, db: opdb.OpDB, budget_s: f
             if spent >= budget_s:
                 result.left = len(todo) - i
                 break
-            shape = " ".join(f"{a}={v}" for a, v in p.params.items()) + (" (warm L2)" if p.l2 == opdb.WARM else "")
             if p.level != level:  # a line that stays, also where stderr is no terminal (logs)
                 level = p.level
                 progress.notice(f"level {level}: {len(todo) - i} points to go, {result.measured} measured, "
                                 f"{duration(spent)} of {duration(budget_s)}")
-            progress.status(f"[{i + 1}/{len(todo)}] level {p.level} {p.op} {p.dtype} {shape} "
+            progress.status(f"[{i + 1}/{len(todo)}] level {p.level} {p.op} {p.dtype} {p.shape()} "
                             f"({duration(spent)} of {duration(budget_s)})")
             try:
                 point, why = _time_point(p, target)
