@@ -473,8 +473,9 @@ def fused_optimizer(call: OpCall) -> Cost | None:
     if name == "_fused_adamw_" and tensors and not arg(call, "amsgrad", False) \
             and arg(call, "grad_scale", None) is None and len(grads) == len(tensors):
         cost = catalog_cost("adamw", numel=numel, tensors=len(tensors))
-        kept = {id(g) for g in grads}
-        return dataclasses.replace(cost, unwritten=frozenset(i for i, t in enumerate(call.inputs) if id(t) in kept))
+        grad_ids = {id(g) for g in grads}
+        return dataclasses.replace(cost, unwritten=frozenset(i for i, t in enumerate(call.inputs)
+                                                             if id(t) in grad_ids))
     return rule(per * numel, "optimizer", f"NB: {per} FLOPs per parameter element.")
 
 
