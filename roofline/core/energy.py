@@ -24,6 +24,7 @@ from itertools import pairwise
 from typing import Any
 
 from roofline.core.errors import RooflineError
+from roofline.core.stats import solve_linear
 
 # nvmlDeviceGetTotalEnergyConsumption is an unsigned long long of millijoules since the driver loaded: it wraps
 # at 2**64 (never in practice: 5.8e8 years at 1 kW), but a reader must not turn a wrap into a negative energy.
@@ -241,22 +242,6 @@ class EnergyModel:
              self.pj_per_byte_mixed * min(bytes_read, bytes_written)) * PJ
 
 
-def _solve(a: list[list[float]], b: list[float]) -> list[float]:
-    """x of a x = b (square, Gaussian elimination with partial pivoting); a singular system raises ValueError."""
-    n = len(b)
-    m = [[*row, b[i]] for i, row in enumerate(a)]
-    for c in range(n):
-        p = max(range(c, n), key=lambda r: abs(m[r][c]))
-        if abs(m[p][c]) < 1e-12:
-            raise ValueError("the calibration points do not tell the terms apart")
-        m[c], m[p] = m[p], m[c]
-        for r in range(n):
-            if r != c:
-                f = m[r][c] / m[c][c]
-                m[r] = [x - f * y for x, y in zip(m[r], m[c], strict=True)]
-    return [m[i][n] / m[i][i] for i in range(n)]
-
-
 def _least_squares(rows: list[list[float]], y: list[float], active: list[int]) -> list[float]:
     """Least squares over the columns in `active`, each column scaled to unit size first (rates of 1e15 FLOP/s
     beside 1e12 B/s): the normal equations of the scaled system."""
@@ -264,7 +249,7 @@ def _least_squares(rows: list[list[float]], y: list[float], active: list[int]) -
     x = [[r[j] / s for j, s in zip(active, scale, strict=True)] for r in rows]
     ata = [[sum(row[i] * row[k] for row in x) for k in range(len(active))] for i in range(len(active))]
     aty = [sum(row[i] * yy for row, yy in zip(x, y, strict=True)) for i in range(len(active))]
-    return [c / s for c, s in zip(_solve(ata, aty), scale, strict=True)]
+    return [c / s for c, s in zip(solve_linear(ata, aty), scale, strict=True)]
 
 
 def fit_energy_model(points: list[CalibrationPoint], static_w: float, power_cap_w: float,
@@ -295,8 +280,8 @@ def fit_energy_model(points: list[CalibrationPoint], static_w: float, power_cap_
     while terms:
         try:
             sol = _least_squares(weighted, y_weighted, terms)
-        except ValueError as exc:
-            raise EnergyError(f"energy fit: {exc}") from None
+        except ValueError:
+            raise EnergyError("energy fit: the calibration points do not tell the terms apart") from None
         coef = dict(zip(terms, sol, strict=True))
         negative = [j for j, c in coef.items() if c < 0]
         if not negative:

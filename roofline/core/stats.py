@@ -29,6 +29,22 @@ def quantile(samples: Sequence[float], q: float) -> float:
     return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
 
 
+def solve_linear(a: Sequence[Sequence[float]], b: Sequence[float]) -> list[float]:
+    """x of a x = b (square; Gaussian elimination with partial pivoting); a singular system raises ValueError."""
+    n = len(b)
+    m = [[*row, b[i]] for i, row in enumerate(a)]
+    for c in range(n):
+        p = max(range(c, n), key=lambda r: abs(m[r][c]))
+        if abs(m[p][c]) < 1e-12:
+            raise ValueError("a singular system: its equations do not tell the unknowns apart")
+        m[c], m[p] = m[p], m[c]
+        for r in range(n):
+            if r != c:
+                f = m[r][c] / m[c][c]
+                m[r] = [x - f * y for x, y in zip(m[r], m[c], strict=True)]
+    return [m[i][n] / m[i][i] for i in range(n)]
+
+
 def median(samples: Sequence[float]) -> float:
     return quantile(samples, 0.5)
 
