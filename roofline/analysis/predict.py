@@ -7,14 +7,16 @@ The rule (docs/prediction.md):
   predicted as elementwise passes (MEMORY_PASS). No family, or none of its dtype in the database: the
   prediction is the bound (its interval the bound alone: a floor, not a spread), and `prediction_source`
   starts with "bound" and says why. Every record with a roofline time gets a prediction (`predicted`).
-- Features: x = log10(roofline time), y = log10(arithmetic intensity), in decades. The efficiency (roofline time /
-  measured time) at a query is the inverse-distance-squared weighted geometric mean of its NEIGHBOURS nearest
-  points (the exact point's when one is at the query).
+- Features: x = log10(roofline time), y = log10(arithmetic intensity), in decades. The log efficiency (roofline
+  time / measured time) at a query is a local linear fit over its NEIGHBOURS nearest points, each weighted by
+  its inverse squared distance, the slopes held back by SLOPE_RIDGE, the result kept within the points' own
+  range (the exact point's when one is at the query).
 - Extrapolation: a query outside the measured box of its family is clamped onto it (the efficiency of the
   nearest measured shapes), and its interval widens by EXTRAPOLATION_WIDEN per decade outside (not for a size
   below the box: the launch floor; nor, in a memory-bound family, an intensity below it).
 - Shape coordinates (SHAPE_FEATURES): a GEMM's and a convolution's implicit-GEMM dimensions, a cat's runs, an
-  elementwise pass's strided input (its contiguous run, from the strides a profile records).
+  elementwise pass's strided input (its contiguous run, from the strides a profile records), a norm's rows and
+  kind (RMS or LayerNorm: OP_KINDS).
 - Work beyond the bound's (WORK_FACTOR): attention's kernels score whole tiles (`padded_pairs_ratio`); points
   and queries are placed, and their efficiency taken, at the bound times that factor.
 - Interval: the leave-one-out residuals of the family (each point predicted from the others, in log
@@ -38,6 +40,7 @@ from typing import Any
 from roofline.analysis.predict_features import features, shape_features, work_factor
 from roofline.ceilings.opdb import FLUSHED, OpDB, Point, load_for
 from roofline.core.layout import dense, strided_run
+from roofline.core.stats import quantile, solve_linear
 from roofline.core.validate import path_arg
 
 # Catalog operator -> prediction family (collectives have none: their time is the link's, not the kernels').
@@ -65,7 +68,12 @@ RULE_FAMILY = {"rule:attention": "attention", "rule:attention backward": "attent
                "rule:log_softmax": "softmax", "rule:softmax backward": "softmax"}
 # The family a memory-bound profile op without a catalog operator borrows: one pass over its bytes.
 MEMORY_PASS = "elementwise"
-NEIGHBOURS = 4
+# The points a prediction is fitted on, and how much the local fit's slopes are held back (a ridge of this
+# share of the weights on each slope): both chosen by the H200 sweep's own leave-one-out error, no model's ops
+# (docs/prediction.md): 8 and 0.003 gave a pooled median error of 6.6% where the weighted mean of the 4 nearest
+# gave 9.8%.
+NEIGHBOURS = 8
+SLOPE_RIDGE = 0.003
 # Weight of a decade of intensity beside a decade of size in the distance: equal (both move efficiency by
 # comparable amounts in the H200 sweeps: a decade of size near the launch floor, a decade of intensity near the ridge).
 INTENSITY_WEIGHT = 1.0
@@ -107,15 +115,6 @@ DTYPE_FREE = ("elementwise", "norm", "softmax", "rope", "cat", "reduction", "bat
               "embedding_backward", "optimizer")
 
 
-def quantile(xs: list[float], q: float) -> float:
-    """Linear-interpolated quantile of sorted `xs` (numpy's default)."""
-    s = sorted(xs)
-    pos = q * (len(s) - 1)
-    lo = math.floor(pos)
-    hi = min(lo + 1, len(s) - 1)
-    return s[lo] + (s[hi] - s[lo]) * (pos - lo)
-
-
 Features = tuple[float, ...]
 
 
@@ -124,15 +123,28 @@ def _distance(a: Features, b: Features) -> float:
                                                                                           strict=True)))
 
 
-def _weighted_log_eff(q: Features, pts: list[tuple[Features, float]]) -> tuple[float, int]:
-    """Log efficiency at q from (features, log efficiency) pairs, and how many points it used."""
+def _local_log_eff(q: Features, pts: list[tuple[Features, float]]) -> tuple[float, int]:
+    """Log efficiency at q from (features, log efficiency) pairs, and how many points it used: the intercept of
+    a weighted least-squares plane through the NEIGHBOURS nearest (weights 1 / distance^2, a ridge of SLOPE_RIDGE
+    on each slope), clamped to their range; the mean of the points at q when some are there. A zeroth-order mean
+    of neighbours reads a query between a slow and a fast side at the side with more points; the plane reads it
+    along the slope they share."""
     near = sorted(pts, key=lambda p: _distance(q, p[0]))[:NEIGHBOURS]
-    d0 = _distance(q, near[0][0])
-    if d0 < EXACT:
+    if _distance(q, near[0][0]) < EXACT:
         same = [le for f, le in near if _distance(q, f) < EXACT]
         return sum(same) / len(same), len(same)
     weights = [1.0 / _distance(q, f) ** 2 for f, _ in near]
-    return sum(w * le for w, (_, le) in zip(weights, near, strict=True)) / sum(weights), len(near)
+    rows = [[1.0, *(x - y for x, y in zip(f, q, strict=True))] for f, _ in near]
+    les = [le for _, le in near]
+    n, ridge = len(rows[0]), SLOPE_RIDGE * sum(weights)
+    normal = [[sum(w * r[i] * r[k] for w, r in zip(weights, rows, strict=True)) + (ridge if i == k > 0 else 0.0)
+               for k in range(n)] for i in range(n)]
+    rhs = [sum(w * r[i] * le for w, r, le in zip(weights, rows, les, strict=True)) for i in range(n)]
+    try:
+        level = solve_linear(normal, rhs)[0]
+    except ValueError:  # not with a ridge on every slope and positive weights; the weighted mean then
+        level = sum(w * le for w, le in zip(weights, les, strict=True)) / sum(weights)
+    return min(max(level, min(les)), max(les)), len(near)
 
 
 class FamilyModel:
@@ -146,7 +158,7 @@ class FamilyModel:
         self.warm = sum(p.warm for p in points)  # points timed with a warm L2 (Predictor's l2)
         self.pts: list[tuple[Features, float]] = []
         for p in points:
-            extra = shape_features(family, p.params) if shaped else ()
+            extra = shape_features(family, p.params, p.op) if shaped else ()
             if extra is None:
                 raise ValueError(f"a {family} point without its shape parameters: {p.params}")
             work = work_factor(family, p.params)
@@ -163,7 +175,7 @@ class FamilyModel:
         residuals = []
         for i, (f, le) in enumerate(self.pts):
             others = self.pts[:i] + self.pts[i + 1:]
-            residuals.append(le - _weighted_log_eff(f, others)[0])
+            residuals.append(le - _local_log_eff(f, others)[0])
         lo, hi = (quantile(residuals, q) for q in INTERVAL_QUANTILES)
         return min(lo, 0.0), max(hi, 0.0)
 
@@ -181,17 +193,17 @@ class FamilyModel:
         counted = (max(q[0], c[0]), low_intensity, *shared)
         return c, _distance(counted, c)
 
-    def predict(self, roofline_time_s: float, intensity: float,
-                params: dict[str, Any] | None = None) -> tuple[float, float, float, int, float]:
+    def predict(self, roofline_time_s: float, intensity: float, params: dict[str, Any] | None = None,
+                op: str | None = None) -> tuple[float, float, float, int, float]:
         """(efficiency, low and high log residuals, points used, decades extrapolated). Below the smallest
         measured roofline time the *time* of the smallest shapes holds, not their efficiency: a kernel that small
         takes the launch floor (a 1e-8 s bound does not run 100x faster than a 1e-6 s one); there the interval
         does not widen (the floor is measured). Elsewhere outside the box the nearest shapes' efficiency holds."""
-        extra = shape_features(self.family, params) if self.shaped else ()
+        extra = shape_features(self.family, params, op) if self.shaped else ()
         work = work_factor(self.family, params)  # the efficiency of the work the kernels do, then of the bound's
         q = (*features(roofline_time_s * work, intensity), *(extra or ()))
         c, outside = self.clamp(q)
-        log_eff, used = _weighted_log_eff(c, self.pts)
+        log_eff, used = _local_log_eff(c, self.pts)
         if q[0] < c[0]:  # below the box: the clamped shape's time, t_c / eff_c, is the prediction
             log_eff += math.log(10.0) * (q[0] - c[0])
         widen = 1.0 + EXTRAPOLATION_WIDEN * outside
@@ -228,13 +240,20 @@ def op_family(name: str, params: dict[str, Any] | None) -> str | None:
     return FAMILY_OF_OP.get(name)
 
 
+def catalog_op(record: Any) -> str | None:
+    """The catalog operator a record is (its own op, or the one its profile op's formula maps to), or None."""
+    if record.op in FAMILY_OF_OP:
+        return str(record.op)
+    source = record.flops_source or ""
+    return source.split(":", 1)[1] if source.startswith("catalog:") else None
+
+
 def family_of(record: Any) -> str | None:
     """The prediction family of a record (the module docstring's rule), None when it has none."""
     if record.op in FAMILY_OF_OP:
         return op_family(record.op, record.params)
     source = record.flops_source or ""
-    if source.startswith("catalog:"):
-        name = source.split(":", 1)[1]
+    if (name := catalog_op(record)) is not None:
         if name == "attention" and (record.params or {}).get("seq") == 1:
             return "decode_attention"  # one query token per sequence: a decode step's kernel
         return op_family(name, record.params)
@@ -320,7 +339,7 @@ class Predictor:
         them (else None for `shaped`)."""
         key = (family, dtype, shaped)
         if key not in self._models and (pts := self.points(family, dtype)):
-            if not shaped or all(shape_features(family, p.params) is not None for p in pts):
+            if not shaped or all(shape_features(family, p.params, p.op) is not None for p in pts):
                 self._models[key] = FamilyModel(family, dtype, pts, shaped)
         return self._models.get(key)
 
@@ -372,11 +391,12 @@ class Predictor:
         if not self.points(family, dtype) and (other := self.borrowed_dtype(family)) is not None:
             dtype, borrowed = other, borrowed + f" (its {record.dtype} borrows {other}'s: a memory-bound family)"
         params = query_params(family, record)
-        shaped = shape_features(family, params) is not None
+        op = catalog_op(record)
+        shaped = shape_features(family, params, op) is not None
         model = (self.model(family, dtype, shaped) if shaped else None) or self.model(family, dtype)
         if model is None:
             return Prediction(t, t, t, f"{BOUND} (no {family} {record.dtype} points in the database)", family)
-        eff, lo, hi, used, outside = model.predict(t, record.arithmetic_intensity or 0.0, params)
+        eff, lo, hi, used, outside = model.predict(t, record.arithmetic_intensity or 0.0, params, op)
         time_s = t / eff
         source = f"{family} {dtype}: {used} of {len(model.pts)} points" + borrowed
         if model.warm:

@@ -58,6 +58,13 @@ def _reduction_dims(params: dict[str, Any]) -> tuple[float, ...]:
     return (COLUMNS_DISTANCE * float(params.get("dim") == "first"),)
 
 
+def _norm_dims(params: dict[str, Any]) -> tuple[float, ...]:
+    """Decades of rows: torch's norm kernels give each row its own block (or warp), so the rows, not the bytes,
+    set how full the GPU is (on the H200 sweep of 2026-12-02 a LayerNorm of 256 rows x 8192 ran at 9% of its
+    bound, one of 4096 x 768 with a similar bound at 24%)."""
+    return (math.log10(params["rows"]),)
+
+
 def _optimizer_dims(params: dict[str, Any]) -> tuple[float, ...]:
     """Decades of each tensor's elements: the multi-tensor kernel's chunks of one tensor (a model's many small
     norm weights beside its large projections)."""
@@ -81,7 +88,13 @@ RUN_DENSE = 2**20
 # the leave-one-out median error fell from 11% to 6.8% (gemm) and from 31% to 17% (conv) with them;
 # attention's, norms' and softmax's rose.
 SHAPE_FEATURES = {"gemm": _gemm_dims, "conv": _conv_dims, "cat": _cat_dims, "elementwise": _elementwise_dims,
-                  "reduction": _reduction_dims, "optimizer": _optimizer_dims}
+                  "reduction": _reduction_dims, "optimizer": _optimizer_dims, "norm": _norm_dims}
+# Catalog operators of one family that run other kernels: a coordinate (decades) apart, beyond the neighbours'
+# spread, so each is predicted from its own points where it has them. torch's RMS norm kernel ran at 40-65% of
+# its bound where its LayerNorm ran at 24-35% on the same shapes (H200, 2026-12-02); in (roofline time,
+# intensity) alone a LayerNorm's nearest points were RMS norms (ViT-B/16's, 6304 x 768, predicted 12.5 us for 15.1).
+KIND_DISTANCE = 2.0
+OP_KINDS = {"norm": {"rmsnorm": KIND_DISTANCE, "add_rmsnorm": KIND_DISTANCE}}
 # The square of query rows by keys a fused attention kernel computes as one tile: FlashAttention-2's and cuDNN's
 # forward on Hopper take 128 query rows a block over blocks of 64-128 keys.
 ATTENTION_TILE = 128
@@ -109,12 +122,17 @@ def work_factor(family: str, params: dict[str, Any] | None) -> float:
 WORK_FACTOR = {"attention": padded_pairs_ratio, "attention_backward": padded_pairs_ratio}
 
 
-def shape_features(family: str, params: dict[str, Any] | None) -> tuple[float, ...] | None:
-    """The family's shape coordinates of `params`, None when it has none or they lack a parameter."""
+def shape_features(family: str, params: dict[str, Any] | None, op: str | None = None) -> tuple[float, ...] | None:
+    """The family's shape coordinates of `params` (and of catalog operator `op` where the family's operators run
+    other kernels: OP_KINDS), None when it has none or they lack a parameter or the operator."""
     fn = SHAPE_FEATURES.get(family)
     if fn is None or not params:
         return None
+    kinds = OP_KINDS.get(family)
+    if kinds is not None and op is None:
+        return None
     try:
-        return fn(params)
+        dims = fn(params)
     except (KeyError, TypeError, ValueError, ZeroDivisionError):
         return None
+    return dims if kinds is None else (*dims, kinds.get(op or "", 0.0))
