@@ -70,8 +70,8 @@ RULE_FAMILY = {"rule:attention": "attention", "rule:attention backward": "attent
 MEMORY_PASS = "elementwise"
 # The points a prediction is fitted on, and how much the local fit's slopes are held back (a ridge of this
 # share of the weights on each slope): both chosen by the H200 sweep's own leave-one-out error, no model's ops
-# (docs/prediction.md): 8 and 0.003 gave a pooled median error of 6.6% where the weighted mean of the 4 nearest
-# gave 9.8%.
+# (docs/prediction.md): 8 and 0.003 gave a pooled median error of 6.8% where the weighted mean of the 4 nearest
+# gave 9.5%.
 NEIGHBOURS = 8
 SLOPE_RIDGE = 0.003
 # Weight of a decade of intensity beside a decade of size in the distance: equal (both move efficiency by
