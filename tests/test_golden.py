@@ -51,6 +51,8 @@ NOTES = [
     "Existing cases unchanged.",
     "2026-12-02 (issue 32): pool2d (new cases, its FLOPs the pooling rule's of before; max with indices writes "
     "8 bytes an output more). Existing cases unchanged.",
+    "2026-12-02 (issue 32): the copy operator (new case: x.contiguous() of a transposed view). Existing cases "
+    "unchanged.",
 ]
 
 LLAMA_ATT = {"batch": 1, "heads": 32, "seq": 4096, "head_dim": 128}
@@ -94,6 +96,7 @@ CASES: list[tuple[str, str, dict[str, Any]]] = [
     ("reduce", "bf16", {"rows": 4096, "cols": 1024, "dim": "first"}),  # a bias's gradient over 4096 tokens
     ("cat", "fp32", {"outer": 65536, "length": 32, "tail": 32, "inner": 1, "strided": True}),  # rotate_half
     ("add", "bf16", {"numel": 2**22, "run": 64}),  # a transposed head split: the same bytes as a dense add
+    ("copy", "bf16", {"numel": 2**22, "run": 768}),  # a head merge's contiguous(): read once, written once, 0 FLOPs
     ("mul", "bf16", {"numel": 2**22, "run": 2048, "bcast": True}),  # an RMSNorm's weight over 2048 rows
     ("cast", "bf16", {"numel": 2**22, "to": "fp32"}),  # a Llama RMSNorm's upcast: 2 bytes read, 4 written each
     ("cast", "fp32", {"numel": 2**22, "to": "bf16"}),  # and its downcast

@@ -89,6 +89,26 @@ def test_the_builder_times_a_transposed_view() -> None:
         make("mul", numel=4096, bcast=True)
 
 
+def test_copy_reads_a_transposed_view_into_row_major_order() -> None:
+    # torch's unary kernels keep a permuted input's layout (relu of a transposed view writes a transposed view and
+    # reads it densely: on the H200, 2026-12-02, at the dense pass's 3.3-4.3 TB/s); a model's .contiguous() of it
+    # reads it strided. `copy` is that copy: its output row-major, its input's elements in the same order
+    from roofline.core.dtypes import get_dtype
+    from roofline.measuring.kernels import build
+
+    relu = build(make("relu", numel=4096, run=64), get_dtype("fp32"), "cpu")
+    assert not relu.fn().is_contiguous()  # the layout kept: no strided read
+    built = build(make("copy", numel=4096, run=64), get_dtype("fp32"), "cpu")
+    (x,) = built.inputs
+    y = built.fn()
+    assert not x.is_contiguous() and y.is_contiguous() and torch.equal(y, x)
+    dense = build(make("copy", numel=4096), get_dtype("fp32"), "cpu")
+    (d,) = dense.inputs
+    assert d.is_contiguous() and dense.fn().data_ptr() != d.data_ptr()  # a clone runs: contiguous() would not
+    cost = make("copy", numel=4096, run=64).traffic(get_dtype("bf16"))
+    assert (cost.bytes_read, cost.bytes_written, make("copy", numel=4096).flops()) == (8192, 8192, 0)
+
+
 @pytest.mark.parametrize(("numel", "run"), [(1000 * 64, 64), (6 * 64, 64), (3000, 3)])
 def test_the_builder_times_a_strided_view_whatever_the_rows(numel: int, run: int) -> None:
     # numel / run rows not a power of two (1000, 6, 1000): the view was (1, rows, run) swapped, contiguous

@@ -48,7 +48,8 @@ FAMILY_OF_OP = {
     "gemm": "gemm", "gemv": "gemm", "attention": "attention", "decode_attention": "decode_attention",
     "conv2d": "conv", "layernorm": "norm", "rmsnorm": "norm", "add_layernorm": "norm", "add_rmsnorm": "norm",
     "softmax": "softmax", "relu": "elementwise", "add": "elementwise", "mul": "elementwise", "gelu": "elementwise",
-    "silu": "elementwise", "swiglu": "elementwise", "chain": "elementwise", "rope": "rope", "cat": "cat",
+    "silu": "elementwise", "copy": "elementwise", "swiglu": "elementwise", "chain": "elementwise", "rope": "rope",
+    "cat": "cat",
     "reduce": "reduction", "batchnorm": "batchnorm", "pool2d": "pool", "cast": "cast", "embedding": "embedding",
     "adamw": "optimizer",
 }

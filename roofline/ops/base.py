@@ -164,7 +164,7 @@ CATALOG: dict[str, str] = {
     **dict.fromkeys(("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast"),
                     "roofline.ops.collectives"),
     "conv2d": "roofline.ops.conv",
-    **dict.fromkeys(("relu", "add", "mul", "gelu", "silu", "swiglu", "chain", "cat", "cast"),
+    **dict.fromkeys(("relu", "add", "mul", "gelu", "silu", "copy", "swiglu", "chain", "cat", "cast"),
                     "roofline.ops.elementwise"),
     **dict.fromkeys(("gemm", "gemv"), "roofline.ops.gemm"),
     **dict.fromkeys(("layernorm", "rmsnorm", "add_layernorm", "add_rmsnorm", "batchnorm"), "roofline.ops.norm"),

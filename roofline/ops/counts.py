@@ -12,4 +12,5 @@ FLOPS_PER_ELEMENT: dict[str, int] = {
     "mul": 1,  # a * b
     "gelu": 5,  # 0.5 * x * (1 + erf(x / sqrt 2)): div, erf, add, mul, mul
     "silu": 4,  # x / (1 + exp(-x)): neg, exp, add, div
+    "copy": 0,  # y = x, moved only
 }

@@ -1,5 +1,5 @@
-"""Elementwise operators: relu, add, mul, gelu, silu, swiglu and chains of them, fused or unfused; cat (a copy);
-cast (a copy into another dtype).
+"""Elementwise operators: relu, add, mul, gelu, silu, swiglu and chains of them, fused or unfused; copy (into
+row-major order); cat (a copy); cast (a copy into another dtype).
 
 NB: transcendental functions (exp, erf, tanh) count as one FLOP each although they run on the SFU.
 """
@@ -15,7 +15,7 @@ from roofline.ops.base import ACTIVATIONS, INTERMEDIATES, Operator, Traffic, cho
 from roofline.ops.counts import FLOPS_PER_ELEMENT  # FLOPs per output element, by function
 
 # Number of tensor inputs each function reads.
-ARITY: dict[str, int] = {"relu": 1, "add": 2, "mul": 2, "gelu": 1, "silu": 1}
+ARITY: dict[str, int] = {"relu": 1, "add": 2, "mul": 2, "gelu": 1, "silu": 1, "copy": 1}
 
 
 def elementwise_traffic(numel: int, inputs: int, outputs: int, dtype: DType) -> Traffic:
@@ -72,6 +72,10 @@ _register("add", "y = a + b")
 _register("mul", "y = a * b")
 _register("gelu", "y = gelu(x), erf form")
 _register("silu", "y = x * sigmoid(x)")
+# A copy into row-major order: with --run, x.contiguous() of a transposed view (a head split's or merge's, a
+# transposed norm input's). torch's unary kernels (relu, gelu) keep a permuted input's layout and read it densely;
+# this copy reads it strided, as a model's .contiguous() and clone() do.
+_register("copy", "y = x.contiguous(): a copy into row-major order (of a transposed view with --run)")
 
 
 @operator("swiglu", "elementwise")

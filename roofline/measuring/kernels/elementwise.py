@@ -15,7 +15,15 @@ from roofline.measuring.kernels.common import rand, torch_dtype
 from roofline.measuring.kernels.registry import Built, builder
 from roofline.ops.base import Operator
 
-_UNARY: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {"relu": torch.relu, "gelu": F.gelu, "silu": F.silu}
+
+def _copy(x: torch.Tensor) -> torch.Tensor:
+    """Row-major x: a transposed view's contiguous copy, a dense tensor's clone (contiguous() of it would return
+    it, running nothing)."""
+    return x.contiguous() if not x.is_contiguous() else x.clone()
+
+
+_UNARY: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {"relu": torch.relu, "gelu": F.gelu, "silu": F.silu,
+                                                             "copy": _copy}
 _BINARY: dict[str, Callable[[torch.Tensor, torch.Tensor], torch.Tensor]] = {"add": torch.add, "mul": torch.mul}
 
 
