@@ -289,7 +289,7 @@ TINY: list[tuple[str, dict[str, Any], list[tuple[int, ...]]]] = [
     ("gemm", {"m": 5, "n": 6, "k": 7, "epilogue": "bias"}, [(5, 6)]),
     ("gemm", {"m": 5, "n": 6, "k": 7, "epilogue": "gelu", "variant": "unfused"}, [(5, 6)]),
     ("gemv", {"m": 1, "n": 6, "k": 7}, [(1, 6)]),
-    *[(f, {"numel": 10}, [(10,)]) for f in ("relu", "add", "mul", "gelu", "silu")],
+    *[(f, {"numel": 10}, [(10,)]) for f in ("relu", "add", "mul", "gelu", "silu", "copy")],
     ("swiglu", {"numel": 10}, [(10,)]),
     ("swiglu", {"numel": 10, "variant": "unfused"}, [(10,)]),
     ("chain", {"numel": 10, "length": 3}, [(10,)]),
