@@ -37,6 +37,28 @@ def test_a_database_round_trips(tmp_path: Path) -> None:
     assert json.loads(p.read_text())["format"] == opdb.FORMAT
 
 
+def test_a_gzipped_database_is_read_and_a_broken_one_is_one_line(tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    # docs/results keeps the H200's databases gzipped: --db takes them as they are; a sweep writes plain JSON
+    import gzip
+
+    plain = a_db(tmp_path / "db.json")
+    packed = tmp_path / "db.json.gz"
+    packed.write_bytes(gzip.compress(plain.read_bytes()))
+    assert opdb.read(packed).points == opdb.read(plain).points
+    code, out, _ = run(capsys, "analyze", "gemm", "--m", "64", "--gpu", "h200", "--no-time", "--dtype", "bf16",
+                       "--db", str(packed), "--json")
+    assert code == 0 and "gemm bf16: 1 of 1 points" in json.loads(out)["records"][0]["prediction_source"]
+    for name, data in (("cut.json.gz", packed.read_bytes()[:-20]), ("plain.json.gz", plain.read_bytes())):
+        broken = tmp_path / name
+        broken.write_bytes(data)
+        code, out, err = run(capsys, "analyze", "gemm", "--m", "64", "--gpu", "h200", "--no-time", "--db",
+                             str(broken))
+        assert code == 2 and out == "" and len(err.strip().splitlines()) == 1 and "not a whole gzip file" in err
+    with pytest.raises(UsageError, match="a sweep writes its database as plain JSON"):
+        opdb.open_for_sweep(H200, packed, "ops")
+
+
 @pytest.mark.parametrize("damage, says", [
     (lambda t: t[: len(t) // 2], "corrupt or truncated JSON"),
     (lambda t: t.replace('"roofline-ops-db"', '"something-else"'), "not an operator database"),

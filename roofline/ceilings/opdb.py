@@ -265,6 +265,9 @@ def open_for_sweep(device: dict[str, Any], path: str | Path, suite: str | None) 
     """The database a sweep adds to: the file's (resumed) when it exists and was measured on this device, a new
     one otherwise. Another device's file is refused: a sweep never mixes two devices' points."""
     p = Path(path)
+    if p.suffix == ".gz":  # read decompressed (read_text); a sweep writes plain JSON
+        raise UsageError(f"{p}: a sweep writes its database as plain JSON: name a .json file (gunzip a stored one "
+                         "to add to it)")
     _writable(p)  # before the sweep: else a 10-minute budget ends in "cannot write"
     if not p.exists():
         stamp = now()

@@ -23,13 +23,22 @@ def existing_file(path: str | os.PathLike[str], what: str) -> Path:
 
 def read_text(path: str | os.PathLike[str], what: str, error: type[RooflineError] = UsageError,
               missing: str | None = None, newline: str | None = None) -> str:
-    """The text of a file the user names (`what`: 'results file'); one that is missing (`missing`, default 'no
-    such results file'), a folder ('/tmp: a folder, not a results file') or unreadable is one `error` line
-    naming the path once. Text that is not UTF-8 raises UnicodeDecodeError, which each reader words."""
+    """The text of a file the user names (`what`: 'results file'), decompressed when its name ends in .gz (a
+    database or a results file kept gzipped, as docs/results keeps them); one that is missing (`missing`, default
+    'no such results file'), a folder ('/tmp: a folder, not a results file'), unreadable or a broken gzip stream
+    is one `error` line naming the path once. Text that is not UTF-8 raises UnicodeDecodeError, which each reader
+    words."""
+    import gzip
+
     p = Path(path)
     try:
+        if p.suffix == ".gz":
+            with gzip.open(p, "rt", encoding="utf-8", newline=newline) as fh:
+                return fh.read()
         with open(p, encoding="utf-8", newline=newline) as fh:
             return fh.read()
+    except (gzip.BadGzipFile, EOFError) as exc:  # not gzip, or cut short
+        raise error(f"{p}: cannot read: not a whole gzip file ({exc or 'it ends early'})") from None
     except FileNotFoundError:
         raise error(f"{p}: {missing or f'no such {what}'}") from None
     except IsADirectoryError:
