@@ -8,7 +8,7 @@
 # start-up). The database is
 # copied to $OUT/h200-ops.json as soon as the sweep ends; with W set to the same folder a later call resumes it,
 # and on a fresh machine PREDICT_SEED=docs/results/predict/h200-ops-HHMM*.json.gz starts from a stored one (the
-# newest: h200-ops-1403-backward.json.gz, 2561 points).
+# newest: h200-ops-1708-copy.json.gz, 2953 points).
 # Sourced by scripts/gpu_check.sh, in its shell: $OUT, $W, $S, $RL, log.
 log "predict: operator sweep (roofline calibrate --ops --budget ${PREDICT_BUDGET:-8m}) then scripts/predict_accuracy.py"
 if [ -n "${PREDICT_SEED:-}" ] && [ ! -s "$W/h200-ops.json" ]; then  # a stored database: the sweep adds what it lacks
