@@ -18,6 +18,7 @@ from roofline.ops.elementwise import FLOPS_PER_ELEMENT
 from roofline.ops.embedding import INDEX_BYTES as EMBEDDING_INDEX_BYTES
 from roofline.ops.gemm import mm_flops
 from roofline.ops.norm import BN_INFERENCE, BN_TRAINING, norm_flops
+from roofline.ops.optimizer import ADAMW_FLOPS
 from roofline.ops.softmax import SOFTMAX_FLOPS_PER_ELEMENT
 
 # -- matrix products --------------------------------------------------------------------------------------
@@ -455,7 +456,7 @@ def norm_backward(call: OpCall) -> Cost | None:
 
 # Fused optimizer steps, FLOPs per parameter element: Adam(W) updates both moments (4), corrects their bias
 # (2), takes sqrt, adds eps, divides and applies lr and weight decay (6); SGD with momentum 4.
-OPTIMIZER_FLOPS = {"_fused_adam_": 12, "_fused_adamw_": 12, "_fused_sgd_": 4, "_fused_adagrad_": 6}
+OPTIMIZER_FLOPS = {"_fused_adam_": ADAMW_FLOPS, "_fused_adamw_": ADAMW_FLOPS, "_fused_sgd_": 4, "_fused_adagrad_": 6}
 
 
 @formula(*(f"aten::{name}" for name in OPTIMIZER_FLOPS))
