@@ -84,7 +84,8 @@ def repeatability(entries: list[Any], counter: Any, runs: int, zeus: Any, static
             if zeus is not None:
                 zeus.begin_window("w")
             e = measure_fn(built.fn, counter, flops=rec.flops, nbytes=rec.bytes, static_w=static[0],
-                           static_source=static[1], warmup_s=1.0 if r == 0 else REPEAT_WARMUP_S)
+                           static_source=static[1], warmup_s=1.0 if r == 0 else REPEAT_WARMUP_S,
+                           graph=built.graph_safe)
             if zeus is not None:
                 z = zeus.end_window("w")
                 e["zeus_power_w"] = z.total_energy / z.time

@@ -345,3 +345,19 @@ def test_a_window_marks_each_change_of_the_counter_for_the_works_own_clock():
     marks: list[float] = []
     w = window(c, c.chunk, on_edge=lambda: marks.append(c.now))
     assert len(marks) == len(w.edges) and marks[0] == w.edges[0][0] and marks[-1] == w.edges[-1][0]
+
+
+def test_a_chunk_is_a_graph_only_where_one_can_be_captured():
+    # measure_fn's chunk: `calls` calls of the work, as one CUDA graph where asked and capture works; on this
+    # CPU-only torch the capture fails, and the calls are launched one by one, saying why
+    from roofline.measuring.energy import _chunk
+
+    ran: list[int] = []
+    run, how = _chunk(lambda: ran.append(1), 3, graph=True)
+    assert how.startswith("launched one by one (CUDA graph capture failed: ")
+    run()
+    assert len(ran) == 3
+    run, how = _chunk(lambda: ran.append(1), 2, graph=False)
+    assert how == "launched one by one"
+    run()
+    assert len(ran) == 5

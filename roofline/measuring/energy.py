@@ -35,6 +35,10 @@ STUCK_AFTER_S = 2.0
 WARMUP_S = 1.0
 # The calls between two reads of the counter: about this much GPU time (reads take ~0.1 ms).
 CHUNK_S = 0.005
+# Chunks queued ahead of the GPU at most: ~40 ms of work rides out a read of the counter (or of the clock
+# sampler beside it) that keeps the host away for tens of ms; with two, the GPU waited for the host in some
+# windows of a 1.7 ms GEMM (docs/measurements.md, "Energy windows that wait for the host").
+IN_FLIGHT = 8
 
 # {energy}: the option as the caller set it (`--energy`, `energy=True`: core.validate.setting)
 NO_GPU = "{energy} needs an NVIDIA GPU with an energy counter (NVML): {what} has none"
@@ -119,14 +123,15 @@ def idle_window(counter: Counter, seconds: float = MIN_WINDOW_S, nap_s: float = 
 
 
 class _Loop:
-    """`fn` back to back on a CUDA stream, in chunks of `calls`, at most two chunks in flight (so the GPU never
-    waits for the host and the host never runs far ahead of the GPU), timed by CUDA events; `mark()` records
-    an event where the host stands (a counter's edge), so the calls between two marks have their own time."""
+    """`chunk` (`calls` calls of the work: a CUDA graph's replay, or the calls launched one by one) back to back
+    on a CUDA stream, at most IN_FLIGHT chunks in flight (so the GPU does not wait for the host and the host
+    never runs far ahead of the GPU), timed by CUDA events; `mark()` records an event where the host stands (a
+    counter's edge), so the calls between two marks have their own time."""
 
-    def __init__(self, fn: Callable[[], Any], calls: int) -> None:
+    def __init__(self, chunk: Callable[[], Any], calls: int) -> None:
         import torch
 
-        self.fn, self.calls, self.torch = fn, calls, torch
+        self.chunk, self.calls, self.torch = chunk, calls, torch
         self.pending: list[Any] = []
         self.first: Any = None
         self.last: Any = None
@@ -143,14 +148,13 @@ class _Loop:
         if self.first is None:
             self.first = torch.cuda.Event(enable_timing=True)
             self.first.record()
-        for _ in range(self.calls):
-            self.fn()
+        self.chunk()
         ev = torch.cuda.Event(enable_timing=True)
         ev.record()
         self.done += self.calls
         self.last = ev
         self.pending.append(ev)
-        if len(self.pending) > 2:
+        if len(self.pending) > IN_FLIGHT:
             self.pending.pop(0).synchronize()
 
     def per_call_s(self) -> float:
@@ -176,14 +180,40 @@ def _chunk_calls(fn: Callable[[], Any]) -> int:
     return max(1, int(CHUNK_S / max((time.perf_counter() - t0) / 3, 1e-7)))
 
 
+def _chunk(fn: Callable[[], Any], calls: int, graph: bool) -> tuple[Callable[[], Any], str]:
+    """What one chunk runs, and how it says so: `calls` calls of `fn` captured in one CUDA graph when `graph`
+    and the capture works (one launch per chunk: no gap between the calls for the host's launch cost, so the
+    window's joules are the kernels' own), else the calls launched one by one (an operator that cannot be
+    captured, or a step whose launch gaps are part of what it costs)."""
+
+    def eager() -> None:
+        for _ in range(calls):
+            fn()  # each call's output freed before the next (in a capture too: its pool reuses the memory)
+
+    if not graph:
+        return eager, "launched one by one"
+    from roofline.measuring.timing_cuda import capture_graph
+
+    try:
+        return capture_graph(eager), f"a CUDA graph of {calls} calls per launch"
+    except Exception as exc:
+        import torch
+
+        if torch.cuda.is_available():
+            torch.cuda.synchronize()  # what the failed capture left queued, before the window's calls
+        return eager, f"launched one by one (CUDA graph capture failed: {type(exc).__name__})"
+
+
 def measure_fn(fn: Callable[[], Any], counter: Counter, *, flops: float | None, nbytes: float | None,
                static_w: float | None, static_source: str | None, warmup_s: float = WARMUP_S,
-               sm_clock: Callable[[], Any] | None = None) -> dict[str, Any]:
+               sm_clock: Callable[[], Any] | None = None, graph: bool = False) -> dict[str, Any]:
     """The `energy` fields of one CUDA callable run back to back (energy_fields): warmed up for `warmup_s`, then
     one counter window; the time per call is the CUDA events' between the window's first and last edge.
-    `sm_clock` is a ClockSampler factory whose report is kept as the window's clocks."""
+    `sm_clock` is a ClockSampler factory whose report is kept as the window's clocks; `graph`: replay the calls
+    as a CUDA graph where they can be captured (`_chunk`)."""
     calls = _chunk_calls(fn)
-    loop = _Loop(fn, calls)
+    run, how = _chunk(fn, calls, graph)
+    loop = _Loop(run, calls)
     t0 = time.perf_counter()
     while time.perf_counter() - t0 < warmup_s:
         loop()
@@ -197,7 +227,7 @@ def measure_fn(fn: Callable[[], Any], counter: Counter, *, flops: float | None, 
     out = energy_fields(w, loop.per_call_s(), flops, nbytes, static_w, static_source)
     if clocks is not None:
         out["clocks"] = {k: clocks[k] for k in ("sm_mhz", "power_w", "power_limit_w", "limited_by", "max_sm_mhz")}
-    out["method"] = f"NVML energy counter, {w.updates} updates over {w.seconds:.2f} s of back-to-back calls"
+    out["method"] = f"NVML energy counter, {w.updates} updates over {w.seconds:.2f} s of back-to-back calls ({how})"
     return out
 
 
@@ -236,8 +266,10 @@ def static_watts(index: int) -> tuple[float, str]:
     return ready_idle_w(index), "ready-idle power measured in this run"
 
 
-def record_energy(fn: Callable[[], Any], device: str, flops: float | None, nbytes: float | None) -> dict[str, Any]:
-    """The `energy` of a record: `fn` on `device` measured by its NVML counter (see measure_fn)."""
+def record_energy(fn: Callable[[], Any], device: str, flops: float | None, nbytes: float | None,
+                  graph: bool = False) -> dict[str, Any]:
+    """The `energy` of a record: `fn` on `device` measured by its NVML counter (see measure_fn); `graph`: its
+    calls replayed as a CUDA graph where they can be (an operator's kernel; a profiled step runs as it is)."""
     counter = require_counter(device)
     index = cuda_index(device)
     static_w, source = static_watts(index)
@@ -245,7 +277,7 @@ def record_energy(fn: Callable[[], Any], device: str, flops: float | None, nbyte
 
     try:
         return measure_fn(fn, counter, flops=flops, nbytes=nbytes, static_w=static_w, static_source=source,
-                          sm_clock=lambda: ClockSampler(index))
+                          sm_clock=lambda: ClockSampler(index), graph=graph)
     except EnergyError:
         raise
     except RuntimeError as exc:
@@ -278,7 +310,7 @@ def attach_energy(records: list[Any], ops: list[tuple[Any, Any]], device: str, p
         if progress is not None:
             progress.status(f"energy {i + 1}/{len(records)}: {record.label} (~2 s: NVML counter window)")
         built = build(op, dtype, device)
-        fields = record_energy(built.fn, device, record.flops, record.bytes)
+        fields = record_energy(built.fn, device, record.flops, record.bytes, graph=built.graph_safe)
         out.append(with_advice(evolve(record, energy=with_model(fields, record, index)), spec))
         del built
     return out

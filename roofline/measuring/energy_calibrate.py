@@ -136,7 +136,7 @@ def calibrate_energy(gpu: LocalGPU, progress: Progress | None = None) -> tuple[E
                ) -> tuple[CalibrationPoint, dict[str, Any]]:
         say(f"energy: {name}")
         e = measure_fn(fn, counter, flops=sum(flops.values()) or None, nbytes=read + written, static_w=None,
-                       static_source=None, sm_clock=lambda: ClockSampler(gpu.index))
+                       static_source=None, sm_clock=lambda: ClockSampler(gpu.index), graph=True)
         tau = e["per_call_s"]
         sm = ((e.get("clocks") or {}).get("sm_mhz") or {}).get("median")
         pt = CalibrationPoint(name=name, flops_per_s={p: f / tau for p, f in flops.items()},

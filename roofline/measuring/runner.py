@@ -298,7 +298,7 @@ def measure(fn: Callable[[], Any], *, flops: float, bytes: float, dtype: str | D
         from roofline.measuring.energy import record_energy, with_model
 
         index = cuda_index(target.time_device)
-        fields = record_energy(fn, target.time_device, record.flops, record.bytes)
+        fields = record_energy(fn, target.time_device, record.flops, record.bytes, graph=True)  # as it was timed
         record = evolve(record, energy=with_model(fields, record, index))
     return dataclasses.replace(record, notes=[*how, *record.notes]) if how else record
 

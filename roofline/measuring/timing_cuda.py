@@ -283,7 +283,7 @@ def _replayable(fn: Callable[[], Any], method: str, graph_safe: bool, notes: lis
     itself ("events")."""
     if method in ("graph", "graph-loop", "cupti") and graph_safe:
         try:
-            return _capture(fn), "graph"
+            return capture_graph(fn), "graph"
         except Exception as exc:
             notes.append(f"CUDA graph capture failed ({type(exc).__name__}); timed eager launches")
     elif method != "events" and not graph_safe:
@@ -291,7 +291,7 @@ def _replayable(fn: Callable[[], Any], method: str, graph_safe: bool, notes: lis
     return fn, "events"
 
 
-def _capture(fn: Callable[[], Any]) -> Callable[[], Any]:
+def capture_graph(fn: Callable[[], Any]) -> Callable[[], Any]:
     """Capture `fn` in a CUDA graph (after a side-stream warm-up, as torch requires) and return its replay."""
     import torch
 
