@@ -361,3 +361,51 @@ def test_a_chunk_is_a_graph_only_where_one_can_be_captured():
     assert how == "launched one by one"
     run()
     assert len(ran) == 5
+
+
+class _SlowCounter:
+    """A real-time counter that changes every `period_s` and takes `read_s` to read (NVML's read kept the host
+    for ~5 ms in some windows on the H200)."""
+
+    modulus = 2**64
+
+    def __init__(self, period_s: float, read_s: float, stuck: bool = False) -> None:
+        import time
+
+        self.t0, self.period_s, self.read_s, self.stuck, self.reads = time.perf_counter(), period_s, read_s, stuck, 0
+
+    def read(self) -> tuple[float, int]:
+        import time
+
+        time.sleep(self.read_s)
+        self.reads += 1
+        t = time.perf_counter()
+        return t, 0 if self.stuck else 1000 + int((t - self.t0) / self.period_s) * 50
+
+
+def test_a_slow_counter_read_on_its_own_thread_holds_back_no_launch():
+    # the launching loop runs chunks (here 1 ms each) while the reader waits 4 ms per read: several chunks per
+    # read, where window() runs one per read; each change is marked once, from the reader
+    import time
+
+    from roofline.measuring.energy import threaded_window
+
+    c = _SlowCounter(period_s=0.01, read_s=0.004)
+    chunks: list[int] = []
+    marks: list[int] = []
+    w = threaded_window(c, lambda: (time.sleep(0.001), chunks.append(1)), lambda: marks.append(len(chunks)),
+                        min_updates=5, min_window_s=0.05)
+    assert w.updates >= 5 and w.seconds >= 0.05 and len(marks) == len(w.edges)
+    assert len(chunks) > 2 * c.reads
+    assert w.power_w == pytest.approx(50 / 1e3 / 0.01, rel=0.3)  # 50 mJ per 10 ms
+
+
+def test_a_stuck_counter_on_the_reader_thread_raises_in_the_launching_one():
+    import time
+
+    from roofline.core.energy import EnergyError
+    from roofline.measuring.energy import threaded_window
+
+    with pytest.raises(EnergyError, match="did not advance"):
+        threaded_window(_SlowCounter(0.01, 0.0, stuck=True), lambda: time.sleep(0.001), lambda: None,
+                        stuck_after_s=0.05)

@@ -14,6 +14,7 @@ that keeps the GPU busy. Tests feed it real-shaped sequences; `NvmlCounter` is t
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from functools import cache
@@ -35,10 +36,12 @@ STUCK_AFTER_S = 2.0
 WARMUP_S = 1.0
 # The calls between two reads of the counter: about this much GPU time (reads take ~0.1 ms).
 CHUNK_S = 0.005
-# Chunks queued ahead of the GPU at most: ~40 ms of work rides out a read of the counter (or of the clock
-# sampler beside it) that keeps the host away for tens of ms; with two, the GPU waited for the host in some
-# windows of a 1.7 ms GEMM (docs/measurements.md, "Energy windows that wait for the host").
+# Chunks queued ahead of the GPU at most: ~40 ms of work, so that the host's other work (the clock sampler's
+# reads) does not leave the GPU waiting, and the host never runs far ahead of it.
 IN_FLIGHT = 8
+# The counter reader's nap between reads (its thread's, beside the launching one): the edge of a change is
+# known to within a read's time and this.
+READ_NAP_S = 0.0002
 
 # {energy}: the option as the caller set it (`--energy`, `energy=True`: core.validate.setting)
 NO_GPU = "{energy} needs an NVIDIA GPU with an energy counter (NVML): {what} has none"
@@ -92,6 +95,36 @@ def counter_for(index: int) -> NvmlCounter:
     return NvmlCounter(index)
 
 
+class _Edges:
+    """The changes of a counter seen so far, from the first one: the window is complete at `min_updates` further
+    changes and `min_window_s`; a counter that has not changed for `stuck_after_s` raises EnergyError."""
+
+    def __init__(self, counter: Counter, min_updates: int, min_window_s: float, stuck_after_s: float) -> None:
+        self.counter, self.min_updates, self.min_window_s, self.stuck_after_s = (counter, min_updates, min_window_s,
+                                                                               stuck_after_s)
+        t, self.last = counter.read()
+        self.changed_at = t
+        self.edges: list[tuple[float, int]] = []
+
+    def read(self) -> bool:
+        """Read the counter once: whether it changed since the last read."""
+        t, e = self.counter.read()
+        if e != self.last:
+            self.edges.append((t, e))
+            self.last, self.changed_at = e, t
+            return True
+        if t - self.changed_at > self.stuck_after_s:
+            raise EnergyError(f"the energy counter did not advance for {t - self.changed_at:.1f} s: no energy can "
+                              "be measured on this device now")
+        return False
+
+    def complete(self) -> bool:
+        return len(self.edges) > self.min_updates and self.edges[-1][0] - self.edges[0][0] >= self.min_window_s
+
+    def window(self) -> CounterWindow:
+        return CounterWindow(tuple(self.edges), self.counter.modulus)
+
+
 def window(counter: Counter, run_chunk: Callable[[], Any], *, min_updates: int = MIN_UPDATES,
            min_window_s: float = MIN_WINDOW_S, stuck_after_s: float = STUCK_AFTER_S,
            on_edge: Callable[[], Any] | None = None) -> CounterWindow:
@@ -99,22 +132,48 @@ def window(counter: Counter, run_chunk: Callable[[], Any], *, min_updates: int =
     at least `min_updates` changes and `min_window_s` later (see the module docstring); `on_edge` is called at
     each change (the work's own clock marks it). A counter that does not change for `stuck_after_s` raises
     EnergyError."""
-    t, last = counter.read()
-    changed_at = t
-    edges: list[tuple[float, int]] = []
+    edges = _Edges(counter, min_updates, min_window_s, stuck_after_s)
     while True:
         run_chunk()
-        t, e = counter.read()
-        if e != last:
-            edges.append((t, e))
+        if edges.read():
             if on_edge is not None:
                 on_edge()
-            last, changed_at = e, t
-            if len(edges) > min_updates and t - edges[0][0] >= min_window_s:
-                return CounterWindow(tuple(edges), counter.modulus)
-        elif t - changed_at > stuck_after_s:
-            raise EnergyError(f"the energy counter did not advance for {t - changed_at:.1f} s: no energy can be "
-                              "measured on this device now")
+            if edges.complete():
+                return edges.window()
+
+
+def threaded_window(counter: Counter, run_chunk: Callable[[], Any], on_edge: Callable[[], Any], *,
+                    min_updates: int = MIN_UPDATES, min_window_s: float = MIN_WINDOW_S,
+                    stuck_after_s: float = STUCK_AFTER_S, nap_s: float = READ_NAP_S) -> CounterWindow:
+    """window() with the counter read on a thread of its own, `run_chunk` over and over on this one until the
+    window is complete: a read that keeps the host for longer than a chunk of work (NVML's did, in some windows
+    on the H200) then delays no launch. `on_edge` is called from the reader's thread at each change."""
+    out: list[CounterWindow | BaseException] = []
+    finished = threading.Event()
+
+    def reader() -> None:
+        try:
+            edges = _Edges(counter, min_updates, min_window_s, stuck_after_s)
+            while True:
+                if edges.read():
+                    on_edge()
+                    if edges.complete():
+                        out.append(edges.window())
+                        return
+                time.sleep(nap_s)
+        except BaseException as exc:  # handed to the launching thread, raised there
+            out.append(exc)
+        finally:
+            finished.set()
+
+    thread = threading.Thread(target=reader, name="roofline-energy-counter", daemon=True)
+    thread.start()
+    while not finished.is_set():
+        run_chunk()
+    thread.join()
+    if isinstance(out[0], BaseException):
+        raise out[0]
+    return out[0]
 
 
 def idle_window(counter: Counter, seconds: float = MIN_WINDOW_S, nap_s: float = 0.01) -> CounterWindow:
@@ -137,23 +196,28 @@ class _Loop:
         self.last: Any = None
         self.done = 0
         self.marks: list[tuple[Any, int]] = []
+        self.lock = threading.Lock()
 
     def mark(self) -> None:
-        ev = self.torch.cuda.Event(enable_timing=True)
-        ev.record()
-        self.marks.append((ev, self.done))
+        """An event after the calls launched so far, with their count (called from the counter's reader thread:
+        between two chunks, never inside one)."""
+        with self.lock:
+            ev = self.torch.cuda.Event(enable_timing=True)
+            ev.record()
+            self.marks.append((ev, self.done))
 
     def __call__(self) -> None:
         torch = self.torch
-        if self.first is None:
-            self.first = torch.cuda.Event(enable_timing=True)
-            self.first.record()
-        self.chunk()
-        ev = torch.cuda.Event(enable_timing=True)
-        ev.record()
-        self.done += self.calls
-        self.last = ev
-        self.pending.append(ev)
+        with self.lock:
+            if self.first is None:
+                self.first = torch.cuda.Event(enable_timing=True)
+                self.first.record()
+            self.chunk()
+            ev = torch.cuda.Event(enable_timing=True)
+            ev.record()
+            self.done += self.calls
+            self.last = ev
+            self.pending.append(ev)
         if len(self.pending) > IN_FLIGHT:
             self.pending.pop(0).synchronize()
 
@@ -218,11 +282,11 @@ def measure_fn(fn: Callable[[], Any], counter: Counter, *, flops: float | None, 
     while time.perf_counter() - t0 < warmup_s:
         loop()
     if sm_clock is None:
-        w = window(counter, loop, on_edge=loop.mark)
+        w = threaded_window(counter, loop, loop.mark)
         clocks = None
     else:
         with sm_clock() as cs:
-            w = window(counter, loop, on_edge=loop.mark)
+            w = threaded_window(counter, loop, loop.mark)
         clocks = cs.report.to_dict()
     out = energy_fields(w, loop.per_call_s(), flops, nbytes, static_w, static_source)
     if clocks is not None:

@@ -298,7 +298,9 @@ def measure(fn: Callable[[], Any], *, flops: float, bytes: float, dtype: str | D
         from roofline.measuring.energy import record_energy, with_model
 
         index = cuda_index(target.time_device)
-        fields = record_energy(fn, target.time_device, record.flops, record.bytes, graph=True)  # as it was timed
+        # replayed as a graph where its timing captured one (a failed capture can break the CUDA context: never twice)
+        graphed = record.timing is not None and record.timing.method != "events"
+        fields = record_energy(fn, target.time_device, record.flops, record.bytes, graph=graphed)
         record = evolve(record, energy=with_model(fields, record, index))
     return dataclasses.replace(record, notes=[*how, *record.notes]) if how else record
 
