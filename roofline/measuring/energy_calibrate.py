@@ -1,7 +1,7 @@
 """`roofline calibrate --energy`: the machine's energy model from the calibration kernels.
 
 Each kernel runs back to back under one energy window (`measuring.energy`): the bf16 tensor GEMM, the fp8
-one where the GPU has fp8 tensor cores, the FP32 FMA chains, and HBM read, write and copy streams, one read
+one where the GPU has fp8 tensor cores, an FP32 GEMM (the FP32 pipe), and HBM read, write and copy streams, one read
 from a quarter of the SMs (a lower bandwidth) among them (`measuring.calibration_kernels`). Its average power
 against its FLOP/s and bytes/s, less the static watts, gives pJ per FLOP per pipe and pJ per HBM byte read,
 written and of their overlap by non-negative least squares (`core.energy.fit_energy_model`, its default form).
@@ -24,6 +24,9 @@ Progress = Callable[[str], None]
 
 GEMM_N = 8192  # 2*8192^3 FLOPs: ~1.6 ms in bf16 on an H200, long enough to run at the cap's clock
 FP8_N = 8192
+# The FP32 pipe is calibrated by cuBLAS's FP32 GEMM, as the tensor pipes are by theirs: the kernels that spend
+# FP32 FLOPs in a model. 2*6144^3 FLOPs, ~9 ms on an H200; not the kernels suite's 4096^3, which it predicts.
+FP32_GEMM_N = 6144
 # A new fit whose relative RMS residual is worse than the stored one's by more than this does not replace it
 # (without --replace): the better fit is the better model; within it the two are the same (window noise).
 KEEP_STORED_MARGIN = 0.01
@@ -43,15 +46,8 @@ def _kernels(gpu: LocalGPU) -> list[Kernel]:
     calibration kernel: the GEMMs' bytes are their minimum (each operand once)."""
     import torch
 
-    from roofline.measuring.calibrate_gpu import BLOCK, FMA_ITERS, HBM_L2_MULTIPLE, HBM_MIN_BYTES, _matmul_fn
-    from roofline.measuring.calibration_kernels import (
-        FMA_PER_ITER,
-        copy_kernel,
-        fma_kernel,
-        read_kernel,
-        sweep_kernel,
-        write_kernel,
-    )
+    from roofline.measuring.calibrate_gpu import BLOCK, HBM_L2_MULTIPLE, HBM_MIN_BYTES, _matmul_fn
+    from roofline.measuring.calibration_kernels import copy_kernel, read_kernel, sweep_kernel, write_kernel
 
     spec = gpu.spec
     assert spec is not None
@@ -64,10 +60,8 @@ def _kernels(gpu: LocalGPU) -> list[Kernel]:
         out.append(("fp8 GEMM", _matmul_fn("fp8", m), {"fp8_tensor_dense_tflops": 2.0 * m**3}, 2.0 * m * m,
                     m * m * 2.0))
     sms = int(spec["sm_count"])
-    grid, block = sms * 16, 1024
-    fma_out = torch.empty(grid * block, device="cuda")
-    out.append(("FP32 FMA", lambda: fma_kernel[(grid,)](fma_out, ITERS=FMA_ITERS, BLOCK=block, num_warps=4),
-                {"fp32_dense_tflops": 2.0 * FMA_PER_ITER * FMA_ITERS * grid * block}, 0.0, grid * block * 4.0))
+    f = FP32_GEMM_N
+    out.append(("FP32 GEMM", _matmul_fn("fp32", f), {"fp32_dense_tflops": 2.0 * f**3}, 2.0 * f * f * 4, f * f * 4.0))
     nbytes = max(HBM_MIN_BYTES, HBM_L2_MULTIPLE * int(spec["l2_cache_kib"] * 1024))
     count = nbytes // 4 // BLOCK * BLOCK
     x = torch.rand(count, device="cuda")
@@ -99,8 +93,8 @@ def _probes(gpu: LocalGPU) -> list[Kernel]:
     measured: `energy_model_forms.py --rows`)."""
     import torch
 
-    from roofline.measuring.calibrate_gpu import BLOCK, HBM_L2_MULTIPLE, HBM_MIN_BYTES
-    from roofline.measuring.calibration_kernels import alu_stream_kernel
+    from roofline.measuring.calibrate_gpu import BLOCK, FMA_ITERS, HBM_L2_MULTIPLE, HBM_MIN_BYTES
+    from roofline.measuring.calibration_kernels import FMA_PER_ITER, alu_stream_kernel, fma_kernel
 
     spec = gpu.spec
     assert spec is not None
@@ -109,8 +103,14 @@ def _probes(gpu: LocalGPU) -> list[Kernel]:
     x = torch.rand(count, device="cuda")
     y = torch.empty_like(x)
     g = (count // BLOCK,)
+    grid, block = int(spec["sm_count"]) * 16, 1024
+    fma_out = torch.empty(grid * block, device="cuda")
     return [("SFU stream", lambda: alu_stream_kernel[g](x, y, ITERS=ALU_STREAM_ITERS, BLOCK=BLOCK, num_warps=8), {},
-             count * 4.0, count * 4.0)]
+             count * 4.0, count * 4.0),
+            # the FP32 pipe's figure before 2026-12-02 18:49: FMA chains on registers, 2.9 pJ/FLOP where a real
+            # FP32 GEMM spends ~10 (its operands through shared memory and the register file), kept to compare
+            ("FP32 FMA", lambda: fma_kernel[(grid,)](fma_out, ITERS=FMA_ITERS, BLOCK=block, num_warps=4),
+             {"fp32_dense_tflops": 2.0 * FMA_PER_ITER * FMA_ITERS * grid * block}, 0.0, grid * block * 4.0)]
 
 
 def calibrate_energy(gpu: LocalGPU, progress: Progress | None = None) -> tuple[EnergyModel, dict[str, Any]]:
