@@ -409,3 +409,17 @@ def test_a_stuck_counter_on_the_reader_thread_raises_in_the_launching_one():
     with pytest.raises(EnergyError, match="did not advance"):
         threaded_window(_SlowCounter(0.01, 0.0, stuck=True), lambda: time.sleep(0.001), lambda: None,
                         stuck_after_s=0.05)
+
+
+def test_a_chunk_that_raises_stops_the_reader_thread_and_the_error_reaches_the_caller():
+    import threading
+
+    from roofline.measuring.energy import threaded_window
+
+    def fails() -> None:
+        raise RuntimeError("the kernel failed")
+
+    marks: list[int] = []
+    with pytest.raises(RuntimeError, match="the kernel failed"):
+        threaded_window(_SlowCounter(0.001, 0.0), fails, lambda: marks.append(1))
+    assert not any(t.name == "roofline-energy-counter" for t in threading.enumerate())

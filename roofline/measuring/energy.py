@@ -149,12 +149,12 @@ def threaded_window(counter: Counter, run_chunk: Callable[[], Any], on_edge: Cal
     window is complete: a read that keeps the host for longer than a chunk of work (NVML's did, in some windows
     on the H200) then delays no launch. `on_edge` is called from the reader's thread at each change."""
     out: list[CounterWindow | BaseException] = []
-    finished = threading.Event()
+    finished, stop = threading.Event(), threading.Event()
 
     def reader() -> None:
         try:
             edges = _Edges(counter, min_updates, min_window_s, stuck_after_s)
-            while True:
+            while not stop.is_set():
                 if edges.read():
                     on_edge()
                     if edges.complete():
@@ -168,9 +168,12 @@ def threaded_window(counter: Counter, run_chunk: Callable[[], Any], on_edge: Cal
 
     thread = threading.Thread(target=reader, name="roofline-energy-counter", daemon=True)
     thread.start()
-    while not finished.is_set():
-        run_chunk()
-    thread.join()
+    try:
+        while not finished.is_set():
+            run_chunk()
+    finally:  # a chunk that raised stops the reader too: no mark after the work failed
+        stop.set()
+        thread.join()
     if isinstance(out[0], BaseException):
         raise out[0]
     return out[0]
