@@ -46,6 +46,7 @@ def test_energy_without_timing_is_refused(capsys, args):
     code, _, err = run(capsys, *args)
     assert code == 2
     assert "cannot go with --no-time" in err
+    assert max(len(line) for line in err.splitlines()) <= 80  # one line, whole in an 80-column terminal
 
 
 def test_the_api_raises_the_usage_error():

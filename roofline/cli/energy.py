@@ -20,7 +20,7 @@ HELP = ("Also measure each operator's energy per call on the GPU's NVML energy c
 def energy_preflight(no_time: bool) -> None:
     """`--energy` with `--no-time`: nothing runs, so nothing draws power to measure (exit 2)."""
     if no_time:
-        raise UsageError("--energy measures the operator running on a GPU: it cannot go with --no-time")
+        raise UsageError("--energy measures the operator on a GPU: it cannot go with --no-time")
 
 
 def energy_target(target: Target) -> None:
