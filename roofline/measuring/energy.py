@@ -9,7 +9,9 @@ and not the period; the counter's 1 mJ unit is far below it. A counter that does
 STUCK_AFTER_S is refused (EnergyError), never read as 0 J.
 
 The reader is a seam: `Counter.read()` gives (host seconds, mJ), and `window()` drives it with a `run_chunk`
-that keeps the GPU busy. Tests feed it real-shaped sequences; `NvmlCounter` is the real one.
+that keeps the GPU busy; `threaded_window()` (what `measure_fn` uses) reads it on a thread of its own while
+the chunks launch, so a slow read never leaves the GPU waiting. Tests feed them real-shaped sequences;
+`NvmlCounter` is the real one.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """`roofline calibrate --energy`: the machine's energy model from the calibration kernels.
 
 Each kernel runs back to back under one energy window (`measuring.energy`): the bf16 tensor GEMM, the fp8
-one where the GPU has fp8 tensor cores, an FP32 GEMM (the FP32 pipe), and HBM read, write and copy streams, one read
-from a quarter of the SMs (a lower bandwidth) among them (`measuring.calibration_kernels`). Its average power
-against its FLOP/s and bytes/s, less the static watts, gives pJ per FLOP per pipe and pJ per HBM byte read,
+one where the GPU has fp8 tensor cores, an FP32 GEMM (the FP32 pipe), and HBM read, write and copy streams,
+one read from a quarter of the SMs (a lower bandwidth) among them (`measuring.calibration_kernels`). Its average
+power against its FLOP/s and bytes/s, less the static watts, gives pJ per FLOP per pipe and pJ per HBM byte read,
 written and of their overlap by non-negative least squares (`core.energy.fit_energy_model`, its default form).
 The deep-idle watts are read first (before any kernel); the static watts are the board ready with nothing
 running, read right after the first kernel. The power cap is NVML's enforced limit. The model is stored beside
@@ -107,8 +107,8 @@ def _probes(gpu: LocalGPU) -> list[Kernel]:
     fma_out = torch.empty(grid * block, device="cuda")
     return [("SFU stream", lambda: alu_stream_kernel[g](x, y, ITERS=ALU_STREAM_ITERS, BLOCK=BLOCK, num_warps=8), {},
              count * 4.0, count * 4.0),
-            # the FP32 pipe's figure before 2026-12-02 18:49: FMA chains on registers, 2.9 pJ/FLOP where a real
-            # FP32 GEMM spends ~10 (its operands through shared memory and the register file), kept to compare
+            # FMA chains on registers: what the FP32 pipe costs without a GEMM's operand traffic (shared memory,
+            # the register file), beside the FP32 GEMM that calibrates it (docs/energy.md)
             ("FP32 FMA", lambda: fma_kernel[(grid,)](fma_out, ITERS=FMA_ITERS, BLOCK=block, num_warps=4),
              {"fp32_dense_tflops": 2.0 * FMA_PER_ITER * FMA_ITERS * grid * block}, 0.0, grid * block * 4.0)]
 

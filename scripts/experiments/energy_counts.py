@@ -69,16 +69,15 @@ def main() -> int:
     if args.child:
         return child(args.suite)
     from roofline.ncu.read_csv import nvtx_range, parse_raw_csv
-    from roofline.ncu.run import available_metrics, base_name, find_ncu
+    from roofline.ncu.run import NCU_OPTIONS, available_metrics, base_name, find_ncu
 
     ncu = find_ncu()
     have = available_metrics(ncu, "energy_counts")
     metrics = [m for m in METRICS if not have or base_name(m) in have]
     print(f"{len(metrics)} of {len(METRICS)} metrics offered: left out {sorted(set(METRICS) - set(metrics))}",
           file=sys.stderr)
-    cmd = [ncu, "--profile-from-start", "off", "--nvtx", "--clock-control", "none", "--print-units", "base",
-           "--metrics", ",".join(metrics), "--csv", "--page", "raw", sys.executable, __file__, "--child",
-           "--suite", args.suite]
+    cmd = [ncu, "--profile-from-start", "off", "--nvtx", *NCU_OPTIONS, "--metrics", ",".join(metrics), "--csv",
+           "--page", "raw", sys.executable, __file__, "--child", "--suite", args.suite]
     got = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if got.returncode != 0:
         print(got.stderr[-4000:], file=sys.stderr)
