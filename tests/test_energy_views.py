@@ -279,6 +279,13 @@ def test_check_energy_table_says_it_compares_energy():
     doc = read_document(FIXTURE)
     report = judge(_with_samples(doc, 1.0), _with_samples(doc, 1.0), "median:5%", metric="energy")
     assert render_table(report).title.startswith("roofline check (J per call;")  # was "(time;"
+    from roofline.report.check import cells, to_markdown
+
+    # the fixture's first record: its energy_j in joules, shown as joules (the H200's run printed "123.8 ms"
+    # for softmax's 0.1238 J per call)
+    row = cells(report.rows[0])
+    assert row[4].endswith("J") and row[5].endswith("J") and not row[4].endswith("s")
+    assert "Compared joules per call" in to_markdown(report)
 
 
 def test_check_energy_is_noise_aware():
@@ -304,18 +311,18 @@ def test_compare_shows_the_measured_joules_per_call(capsys):
     assert code == 0, err
     assert "J/call" in out
     h200 = next(line for line in out.splitlines() if "h200-sxm" in line)
-    assert h200.rstrip().endswith("0.142 J")  # the fixture's gemm 4096 bf16: 141.9 mJ per call
+    assert h200.rstrip().endswith("142 mJ")  # the fixture's gemm 4096 bf16: 141.9 mJ per call
 
 
 def test_compare_shows_joules_per_token(capsys):
     # the fixture's gemm 4096 bf16 measured 141.9 mJ per call; as a layer over 4096 tokens: 141.9 mJ / 4096 =
-    # 0.0346 mJ per token
+    # 34.6 µJ per token
     code, out, err = run(capsys, "compare", "gemm", "--m", "4096", "--dtype", "bf16", "--gpus", "h200",
                          "--measured", str(FIXTURE), "--tokens-per-call", "4096")
     assert code == 0, err
     assert "J/token" in out
     h200 = next(line for line in out.splitlines() if "h200-sxm" in line)
-    assert h200.rstrip().endswith("0.0346 mJ")
+    assert h200.rstrip().endswith("34.6 µJ")
     code, out, err = run(capsys, "compare", "gemm", "--m", "4096", "--dtype", "bf16", "--gpus", "h200",
                          "--measured", str(FIXTURE), "--tokens-per-call", "4096", "--json")
     assert code == 0, err
@@ -332,7 +339,7 @@ def test_html_report_lists_joules_per_call():
     from roofline.report.html import report_html
 
     page = report_html([read_document(FIXTURE)])
-    assert "J/call" in page and '"0.142 J"' in page  # the gemm 4096 bf16's 141.9 mJ
+    assert "J/call" in page and '"142 mJ"' in page  # the gemm 4096 bf16's 141.9 mJ
     bare = read_document(DATA / "results_h200.json")
     assert "J/call" not in report_html([bare])
 

@@ -22,7 +22,7 @@ from roofline.ceilings.specs import GPUSpec, as_spec, resolve
 from roofline.core.counters import excess_basis, moved_bytes
 from roofline.core.dtypes import DType, get_dtype
 from roofline.core.errors import RooflineError
-from roofline.core.format import duration, si
+from roofline.core.format import duration, joules, si
 from roofline.core.record import Record
 from roofline.ops.base import Operator, Traffic, get_operator, make
 
@@ -536,8 +536,8 @@ def power_bound(record: Record, spec: GPUSpec | None) -> list[Advice]:
     cost = (f"at the full clock it would take about {duration(record.time_s - saving)} per call, {duration(saving)} "
             "less" if saving else "its memory-bound time gains little from the clock, but its joules per byte "
             "set how much power its traffic draws")
-    joules = (record.energy or {}).get("energy_j")
-    drew = f" It drew {record.energy['power_w']:.0f} W, {si(joules, 'J')} per call." if joules else ""
+    per_call = (record.energy or {}).get("energy_j")
+    drew = f" It drew {record.energy['power_w']:.0f} W, {joules(per_call)} per call." if per_call else ""
     return [{"rule": "power-bound", "message": (
         f"The SM clock ran at {sm:.0f} MHz {where}, {1 - sm / top:.0%} below its {top:.0f} MHz maximum, held by "
         f"the {', '.join(why)}{f' ({cap:.0f} W)' if cap else ''}: this kernel is power-bound; {cost}.{drew} "

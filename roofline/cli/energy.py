@@ -60,12 +60,12 @@ def profile_energy_target(target: Target) -> None:
 
 def profile_energy_note(records: list[Record], block: dict[str, Any]) -> str:
     """One line: the step's energy and the operators that take most of it."""
-    from roofline.core.format import si
+    from roofline.core.format import joules
 
     top = sorted(records, key=lambda r: -((r.energy or {}).get("step_j") or 0.0))[:3]
     parts = [f"{r.op}{f' ({r.module})' if r.module else ''} {((r.energy or {}).get('step_share') or 0):.1%}"
              for r in top]
-    per_token = f", {si(block['per_token_j'], 'J')} per token" if block.get("per_token_j") else ""
+    per_token = f", {joules(block['per_token_j'])} per token" if block.get("per_token_j") else ""
     idle = block["idle_j"] / block["step_j"] if block.get("step_j") else 0.0
-    return (f"energy: {si(block['step_j'], 'J')} per step at {block['power_w'] or 0:.0f} W{per_token}; the GPU idle "
+    return (f"energy: {joules(block['step_j'])} per step at {block['power_w'] or 0:.0f} W{per_token}; the GPU idle "
             f"between kernels {idle:.0%} (static W x idle time); most in {', '.join(parts)} ({block['attribution']})")

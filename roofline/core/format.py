@@ -44,6 +44,17 @@ def duration(s: float | None, digits: int = DURATION_DIGITS) -> str:
     return f"{s * 1e6:.{digits}g} µs"
 
 
+def joules(j: float | None, digits: int = DURATION_DIGITS) -> str:
+    """Joules in the unit that reads best: '1.15 J', '55.9 mJ', '7.89 µJ'; None -> '-'."""
+    if j is None:
+        return "-"
+    if abs(j) >= 1 or j == 0:
+        return f"{j:.{digits}g} J"
+    if abs(j) >= 1e-3:
+        return f"{j * 1e3:.{digits}g} mJ"
+    return f"{j * 1e6:.{digits}g} µJ"
+
+
 def number(x: float | None) -> str:
     """3 significant digits without exponents for large values: 0.105, 28.2, 2,490; None -> '-'."""
     if x is None:

@@ -32,7 +32,7 @@ from roofline.ci.judge import (
 from roofline.ci.rules import COUNTERS
 from roofline.core.errors import RooflineError
 from roofline.core.files import atomic_write
-from roofline.core.format import duration, si
+from roofline.core.format import duration, joules, si
 
 # Significant figures of a time in the report: a 5% threshold needs the third and fourth digit to show why a
 # change was (or was not) past it.
@@ -51,6 +51,8 @@ def _value(x: float | None, metric: str, statistic: str = "median") -> str:
         return "-"
     if statistic in COUNTERS:
         return si(x, "FLOP" if statistic == "counter_flops" else "B", digits=TIME_DIGITS)
+    if metric == "energy":
+        return joules(x, digits=TIME_DIGITS)
     return f"{x:.1%}" if metric == "fraction" else duration(x, digits=TIME_DIGITS)
 
 
@@ -145,7 +147,8 @@ def to_markdown(report: Report) -> str:
     """A PR comment or $GITHUB_STEP_SUMMARY section: status, notes, the rows that changed, then every row."""
     icon = ":x:" if not report.passed else ":white_check_mark:"
     lines = [f"### {icon} {_md_cell(report.summary())}", ""]
-    unit = "fraction of each device's roofline (higher is better)" if report.metric == "fraction" else "time"
+    unit = {"fraction": "fraction of each device's roofline (higher is better)",
+            "energy": "joules per call (lower is better)"}.get(report.metric, "time")
     if report.rules.timing.rules:
         lines.append(f"Compared {unit}; a record fails only when its change is past the threshold **and** past "
                      "the between-run noise, where the documents hold several runs (a t-test on the runs) **and** "

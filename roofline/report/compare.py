@@ -12,7 +12,7 @@ from typing import Any
 from roofline.analysis.compare import NO_PRICE, UNSUPPORTED, Comparison, GPURow, SuiteComparison, SuiteRow
 from roofline.ceilings.prices import Prices
 from roofline.core.errors import RooflineError
-from roofline.core.format import duration, number, si
+from roofline.core.format import duration, joules, number, si
 from roofline.core.record import shape_text
 from roofline.report.figures import DPI, figure_format, save_figure
 from roofline.report.style import BOUND_COLOURS, FONT_PT, TITLE_PT, bound_colour
@@ -111,9 +111,9 @@ def _render_op(c: Comparison, wide: bool = False) -> FitTable:
             frac = r.roofline_fraction
             cells += [duration(r.measured_time_s), f"{frac:.0%}" if frac is not None else "-"]
         if energy:
-            cells.append(si(r.measured_energy_j, "J") if r.measured_energy_j is not None else "-")
+            cells.append(joules(r.measured_energy_j))
             if c.tokens:
-                cells.append(f"{r.measured_j_per_token * 1e3:.3g} mJ" if r.measured_j_per_token is not None else "-")
+                cells.append(joules(r.measured_j_per_token))
         rows.append(cells + _cost_cells(r, c.prices))
     caption = _caption(c.prices, [(r.gpu, r.reason) for r in c.rows if r.status != "ok"], c.notes,
                        measured=c.measured_path, shared=(*roof_line, *pipe_line))

@@ -26,7 +26,7 @@ from roofline.analysis.profile_view import ProfileView, profile_view
 from roofline.core.counters import excess_basis
 from roofline.core.document import Document, now_iso
 from roofline.core.files import atomic_write, refuse_existing
-from roofline.core.format import count, duration, number, percent, si
+from roofline.core.format import count, duration, joules, number, percent, si
 from roofline.core.model import pipe_label
 from roofline.core.record import ROOT_MODULE, Record
 from roofline.report.chart.model import (
@@ -232,7 +232,7 @@ def _records_data(docs: Sequence[Document], chart: Chart, numbers: Mapping[str, 
                 row += [[_r(x), f"{x:.2f}" if x is not None else "-"]]
             if energy:
                 j, fj = (rec.energy or {}).get("energy_j"), (rec.energy or {}).get("flops_per_j")
-                row += [[_r(j), si(j, "J") if j is not None else "-"], [_r(fj), si(fj, "FLOP/J") if fj else "-"]]
+                row += [[_r(j), joules(j)], [_r(fj), si(fj, "FLOP/J") if fj else "-"]]
             row += [rec.verdict or ""] if verdicts else []
             rows.append(row)
     if profile:  # a profile's table opens on its largest shares, as its chart numbers them

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from roofline.core.counters import excess_basis
-from roofline.core.format import count, duration, si
+from roofline.core.format import count, duration, joules, si
 from roofline.core.record import Record, Timing
 
 
@@ -130,10 +130,6 @@ def _timed_rows(r: Record) -> list[tuple[str, str]]:
     if r.verdict:
         rows.append(("verdict", r.verdict))
     return rows
-
-
-def joules(j: float | None) -> str:
-    return "-" if j is None else si(j, "J")
 
 
 def energy_rows(r: Record) -> list[tuple[str, str]]:
