@@ -6,8 +6,8 @@
    (its unit and the least step seen).
 2. Repeatability: the energy per call of the suite's kernels of 0.05-5 ms (the first `--kernels`), `--runs`
    windows each; the coefficient of variation of each (target: within 2%). Zeus's ZeusMonitor over the same
-   windows beside ours where Zeus can be imported (it is not installed on the lent H200, which has no network
-   and gets no installs: skipped, and said).
+   windows beside ours where Zeus can be imported (on the lent H200, which has no network, as wheels carried
+   to it: scripts/gpu_check/energy.sh); where not, the import's error is said.
 3. The energy model (stored by `roofline calibrate --energy`; fitted now if none) predicting every suite
    kernel's energy per call from its FLOPs, bytes and time (target: within 10%).
 4. The power roof: the SM clock a long bf16 GEMM can hold under the cap, predicted from a burst run's rate and
@@ -39,12 +39,17 @@ SETTLE_S = 2.0  # the first seconds of the sustained run are left out of its clo
 REPEAT_WARMUP_S = 0.5  # warm-up per repeatability window (the first window of a kernel gets the full one)
 
 
-def _zeus() -> Any | None:
+def _zeus() -> tuple[Any | None, str]:
+    """Zeus's ZeusMonitor on GPU 0, or None, and what was found: its version, or why it is not there (the
+    import's or the monitor's error, as raised)."""
     try:
+        import zeus  # type: ignore[import-not-found]
         from zeus.monitor import ZeusMonitor  # type: ignore[import-not-found]
-    except Exception:
-        return None
-    return ZeusMonitor(gpu_indices=[0])
+
+        monitor = ZeusMonitor(gpu_indices=[0])
+    except Exception as e:  # any failure is reported, not raised: the comparison is optional
+        return None, f"not usable ({type(e).__name__}: {e}): skipped"
+    return monitor, f"zeus {getattr(zeus, '__version__', '?')}: ZeusMonitor over the same windows"
 
 
 def counter_figures(counter: Any) -> dict[str, Any]:
@@ -206,9 +211,7 @@ def main() -> int:
         model, _ = calibrate_and_store(0, lambda m: print(f"  {m}", flush=True))
     out["model"] = model.to_dict()
     static = static_watts(0)
-    zeus = _zeus()
-    out["zeus"] = "ZeusMonitor over the same windows" if zeus else \
-        "not importable (the lent H200 has no network and gets no installs): skipped"
+    zeus, out["zeus"] = _zeus()
     print(f"== zeus: {out['zeus']}", flush=True)
 
     suite = load_suite(args.suite)
@@ -273,7 +276,10 @@ def main() -> int:
           f"{(g['power_roof_flops_per_s'] or 0) / 1e12:.0f} ({(g['sustained_vs_roof'] or 0):+.1%}); "
           f"--power sustained {(ps['flops_per_s'] or 0) / 1e12:.0f} TFLOP/s at {ps['sm_mhz'] or 0:.0f} MHz "
           f"({(ps['vs_roof'] or 0):+.1%} vs the roof)")
-    print(f"zeus: {out['zeus']}")
+    zs = [r["zeus_vs_ours"] for r in rows if r.get("zeus_vs_ours") is not None]
+    print(f"zeus: {out['zeus']}" + (f"; its window's power vs ours (its window also holds the warm-up and the "
+                                    f"host's edges): median {statistics.median(zs):+.2%}, range "
+                                    f"{min(zs):+.2%} to {max(zs):+.2%} over {len(zs)} kernels" if zs else ""))
     print(f"ran in {out['seconds']:.0f} s")
     return 0
 
