@@ -100,8 +100,8 @@ def repeatability(entries: list[Any], counter: Any, runs: int, zeus: Any, static
         def cv(xs: list[float]) -> float | None:
             return statistics.pstdev(xs) / statistics.mean(xs) if len(xs) > 1 else None
 
-        row = {"entry": i, "label": f"{rec.label} {rec.shape}", "pipe": rec.compute_pipe, "flops": rec.flops,
-               "bytes": rec.bytes, "bytes_read": rec.bytes_read, "bytes_written": rec.bytes_written,
+        row = {"entry": i, "op": entry.op, "label": f"{rec.label} {rec.shape}", "pipe": rec.compute_pipe,
+               "flops": rec.flops, "bytes": rec.bytes, "bytes_read": rec.bytes_read, "bytes_written": rec.bytes_written,
                "per_call_s": statistics.median(w["per_call_s"] for w in windows),
                "energy_j": statistics.median(js), "cv": cv(js),
                "power_w": statistics.median(w["power_w"] for w in windows),
@@ -235,7 +235,8 @@ def main() -> int:
     print(f"== the other {len(rest)} kernels of the suite, one window each (model prediction)", flush=True)
     rows += repeatability(rest, counter, 1, None, static)
     for row in rows:
-        model_j = model.energy_j(row["pipe"], row["flops"], row["bytes_read"], row["bytes_written"], row["per_call_s"])
+        model_j = model.energy_j(row["pipe"], row["flops"], row["bytes_read"], row["bytes_written"], row["per_call_s"],
+                                 op=row["op"])
         row["model_j"], row["model_error"] = model_j, model_j / row["energy_j"] - 1
     out["kernels"] = rows
     print("== the power roof: a long bf16 GEMM under the cap", flush=True)
@@ -255,7 +256,8 @@ def main() -> int:
           f"{model.pj_per_byte_read:.3g} / write {model.pj_per_byte_written:.3g} / read+write overlap "
           f"{model.pj_per_byte_mixed:.3g} pJ/B, static {model.static_w:.0f} W "
           f"+ {model.active_w:.0f} W while a kernel runs, idle {model.idle_w or 0:.0f} W, cap "
-          f"{model.power_cap_w:.0f} W, fit residual {model.residual or 0:.1%}")
+          f"{model.power_cap_w:.0f} W, fit residual {model.residual or 0:.1%}; operators' own watts: "
+          + (", ".join(f"{k} {v:+.0f}" for k, v in model.op_w.items()) or "none"))
     if cvs:
         print(f"repeatability: CV of J/call over {args.runs} windows, {len(cvs)} kernels: median "
               f"{statistics.median(cvs):.2%}, max {max(cvs):.2%} (target 2%); "

@@ -423,3 +423,59 @@ def test_a_chunk_that_raises_stops_the_reader_thread_and_the_error_reaches_the_c
     with pytest.raises(RuntimeError, match="the kernel failed"):
         threaded_window(_SlowCounter(0.001, 0.0), fails, lambda: marks.append(1))
     assert not any(t.name == "roofline-energy-counter" for t in threading.enumerate())
+
+
+# --- an operator's own watts (the SM work its FLOPs and bytes do not account for)
+
+
+def test_an_operators_own_watts_add_to_its_calls_and_no_others():
+    from roofline.core.energy import op_watts
+
+    # a round figure near what the H200 measured (2026-12-02): softmax drew 257-284 W beyond its terms
+    base = _model()
+    m = EnergyModel.from_dict({**base.to_dict(), "op_w": {"softmax": 270.0}})
+    args = ("bf16_dense_tflops", 1e9, 134e6, 134e6, 200e-6)
+    assert m.energy_j(*args, op="softmax") == pytest.approx(base.energy_j(*args) + 270.0 * 200e-6)
+    assert m.energy_j(*args, op="gelu") == pytest.approx(base.energy_j(*args))
+    assert m.energy_j(*args) == pytest.approx(base.energy_j(*args))
+    # op_watts recovers it from a measured call: (measured J - the terms' J) / time
+    measured = base.energy_j(*args) + 270.0 * 200e-6
+    assert op_watts(base, measured, *args) == pytest.approx(270.0)
+    with pytest.raises(ValueError):
+        op_watts(base, measured, *args[:4], 0.0)
+
+
+def test_an_operators_own_watts_are_validated():
+    d = _model().to_dict()
+    for bad in (math.inf, 700.0, -118.0):  # not finite; at the cap; leaving static + it <= 0
+        with pytest.raises(ValueError):
+            EnergyModel.from_dict({**d, "op_w": {"gelu": bad}})
+    # below what the streams' bytes gave is allowed (a kernel that draws less than its bytes imply)
+    assert EnergyModel.from_dict({**d, "op_w": {"gemv": -40.0}}).op_w == {"gemv": -40.0}
+    # a model stored before the term: none
+    assert EnergyModel.from_dict({k: v for k, v in d.items() if k != "op_w"}).op_w == {}
+
+
+def test_the_model_table_lists_each_operators_own_watts():
+    from roofline.report.energy import energy_model_table
+
+    m = EnergyModel.from_dict({**_model().to_dict(), "op_w": {"gelu": 185.0}})
+    details = {"kernels": [], "operators": [
+        {"op": "gelu", "op_w": 185.0, "power_w": 690.0, "per_call_s": 9e-5, "energy_j": 0.062},
+        {"op": "attention", "error": "RuntimeError: no flash kernel"}]}
+    cells = energy_model_table(m, details).rows
+    assert cells[0][:3] == ["gelu (own W)", "690", "505"] and cells[0][4] == "+185 W its own"
+    assert cells[1][0] == "attention (own W)" and "not measured: RuntimeError" in cells[1][4]
+
+
+def test_a_profiled_operator_gets_its_catalog_operators_watts():
+    # a profile's aten::gelu maps to the catalog's gelu by its formula (flops_source), and gets gelu's watts
+    from roofline.analysis.energy_profile import op_estimate_j
+    from roofline.core.record import Record
+
+    m = EnergyModel.from_dict({**_model().to_dict(), "op_w": {"gelu": 185.0}})
+    rec = Record(op="aten::gelu", variant=None, params={"numel": 2**20}, dtype="bf16", flops=8.4e6,
+                 bytes_read=2.1e6, bytes_written=2.1e6, bytes=4.2e6, compute_pipe="bf16_dense_tflops",
+                 time_s=2e-6, count=3, flops_source="catalog:gelu")
+    without = EnergyModel.from_dict(_model().to_dict())
+    assert op_estimate_j(rec, m, None) == pytest.approx(op_estimate_j(rec, without, None) + 3 * 185.0 * 2e-6)

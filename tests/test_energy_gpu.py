@@ -47,3 +47,18 @@ def test_without_graph_the_calls_are_launched_one_by_one() -> None:
 
     e = measure_fn(_gemm(), _counter(), flops=None, nbytes=None, static_w=None, static_source=None, warmup_s=0.2)
     assert e["method"].endswith("(launched one by one)")
+
+
+def test_gelus_own_watts_are_measured_beyond_its_flops_and_bytes() -> None:
+    # a model with the H200's fitted terms of 2026-12-02 21:31 (rounded): torch's GELU drew ~185 W beyond them at
+    # three sizes there (scripts/experiments/energy_families.py); on any GPU its erf polynomial draws some
+    from roofline.core.energy import EnergyModel
+    from roofline.measuring.energy_calibrate import _operator_watts
+
+    model = EnergyModel(pj_per_flop={"fp32_dense_tflops": 10.6}, pj_per_byte_read=118.0, pj_per_byte_written=60.0,
+                        pj_per_byte_mixed=52.8, static_w=123.0, power_cap_w=700.0)
+    said: list[str] = []
+    rows = _operator_watts(model, _counter(), 0, said.append, cases=(("gelu", {"numel": 2**24}),))
+    assert len(rows) == 1 and "error" not in rows[0], rows
+    assert 0 < rows[0]["op_w"] < 700 and rows[0]["energy_j"] > 0
+    assert "a CUDA graph of" in rows[0]["method"] and said and "its own watts" in said[0]

@@ -5,8 +5,8 @@ Attribution, in one of two ways, named in the summary's `energy.attribution`:
 - measured step (the API, whose step can run back to back): the step's joules are the NVML counter's; the GPU's
   idle time between kernels (the step's time less its kernel time) is charged the static watts, and the rest
   is shared among the operators in proportion to the energy model's estimate of each (kernel time x its
-  modeled power: static + active watts + pJ/FLOP x FLOPs + pJ/B x bytes), or to kernel time alone (the step's
-  average power) without a stored model;
+  modeled power: static + active watts + the operator's own watts + pJ/FLOP x FLOPs + pJ/B x bytes), or to
+  kernel time alone (the step's average power) without a stored model;
 - modeled step (the command line, whose script runs its step once): every operator's energy is the model's
   estimate, the idle time charged the static watts; nothing is measured, and the summary says so.
 """
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from roofline.analysis.predict import catalog_op
 from roofline.core.energy import EnergyModel
 from roofline.core.errors import UsageError
 from roofline.core.record import Record, evolve
@@ -29,7 +30,8 @@ def op_estimate_j(record: Record, model: EnergyModel | None, power_w: float | No
     t = (record.time_s or 0.0) * (record.count or 1)
     if model is not None and record.compute_pipe:
         return (record.count or 1) * model.energy_j(record.compute_pipe, record.flops or 0.0, record.bytes_read or 0.0,
-                                                    record.bytes_written or 0.0, record.time_s or 0.0)
+                                                    record.bytes_written or 0.0, record.time_s or 0.0,
+                                                    op=catalog_op(record))
     return t * (power_w or 0.0)
 
 

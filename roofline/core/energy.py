@@ -4,11 +4,13 @@ their static and dynamic shares, the energy model fitted from calibration kernel
 The model (the "roofline model of energy", Choi et al., IPDPS 2013) is linear in the rates a kernel sustains:
 
     P = P_static + sum over pipes of e_pipe * FLOP/s + e_read * read B/s + e_write * written B/s
-        + e_mix * min(read, written) B/s
+        + e_mix * min(read, written) B/s + P_op
 
 with e in joules per FLOP (per compute pipe) and per HBM byte; e_mix is what a kernel that both reads and
-writes HBM draws beyond the sum of the two (the read-write turnaround). The form was chosen by cross-validation
-on the H200's recorded readings (scripts/experiments/energy_model_forms.py, docs/measurements.md).
+writes HBM draws beyond the sum of the two (the read-write turnaround); P_op, for the catalog operators the
+calibration runs a kernel of (`measuring.energy_calibrate.OP_CALIBRATION`), the watts that operator's kernels
+draw beyond the rest (SM work that is neither FLOPs on a counted pipe nor HBM bytes). The form was chosen by
+cross-validation on the H200's recorded readings (scripts/experiments/energy_model_forms.py, docs/measurements.md).
 
 Under the board's power cap P_cap a kernel of intensity I (FLOP per byte) can sustain at most
 (P_cap - P_static) / (e_pipe + e_byte / I) FLOP/s: the power roof, a third ceiling beside the compute and
@@ -171,7 +173,10 @@ class EnergyModel:
     """The machine's energy model (`roofline calibrate --energy`): pJ per FLOP per compute pipe (the ceilings'
     pipe keys), pJ per HBM byte read and written, the watts of any kernel running (`active_w`) above the static
     watts (the board ready, no kernel running), the deep-idle watts, the enforced power cap, the clocks, and
-    the fit's points and relative RMS residual."""
+    the fit's points and relative RMS residual. `op_w`: catalog operator -> the watts its kernels draw beyond
+    what its FLOPs and bytes give (SM work neither term sees: GELU's erf polynomial, a reduction's shuffles and
+    exponentials), each measured on a calibration shape of its own after the fit (`op_watts`); an operator
+    without one gets 0."""
 
     pj_per_flop: dict[str, float]
     pj_per_byte_read: float
@@ -185,6 +190,7 @@ class EnergyModel:
     max_sm_mhz: float | None = None
     residual: float | None = None
     points: tuple[CalibrationPoint, ...] = field(default_factory=tuple)
+    op_w: dict[str, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         figures = [*self.pj_per_flop.values(), self.pj_per_byte_read, self.pj_per_byte_written, self.active_w,
@@ -192,6 +198,11 @@ class EnergyModel:
         if any(not math.isfinite(v) or v < 0 for v in figures) or not self.static_w > 0 or \
                 not self.power_cap_w > self.static_w + self.active_w:
             raise ValueError("an energy model needs non-negative figures and 0 < static + active W < power cap")
+        # an operator's watts may be negative (its kernels draw less than the calibration streams' bytes did),
+        # never so negative that a running kernel would draw less than the static watts
+        if any(not math.isfinite(w) or abs(w) >= self.power_cap_w or self.static_w + w <= 0
+               for w in self.op_w.values()):
+            raise ValueError("an operator's watts must be finite, under the power cap, and leave static + them > 0")
 
     def to_dict(self) -> dict[str, Any]:
         return {"pj_per_flop": dict(self.pj_per_flop), "pj_per_byte_read": self.pj_per_byte_read,
@@ -199,7 +210,7 @@ class EnergyModel:
                 "power_cap_w": self.power_cap_w, "active_w": self.active_w,
                 "pj_per_byte_mixed": self.pj_per_byte_mixed, "idle_w": self.idle_w,
                 "sm_clock_mhz": self.sm_clock_mhz, "max_sm_mhz": self.max_sm_mhz, "residual": self.residual,
-                "points": [p.to_dict() for p in self.points]}
+                "points": [p.to_dict() for p in self.points], "op_w": dict(self.op_w)}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> EnergyModel:
@@ -211,7 +222,8 @@ class EnergyModel:
                    pj_per_byte_mixed=float(d.get("pj_per_byte_mixed", 0.0)), idle_w=d.get("idle_w"),
                    sm_clock_mhz=d.get("sm_clock_mhz"),
                    max_sm_mhz=d.get("max_sm_mhz"), residual=d.get("residual"),
-                   points=tuple(CalibrationPoint(**p) for p in d.get("points", ())))
+                   points=tuple(CalibrationPoint(**p) for p in d.get("points", ())),
+                   op_w={str(k): float(v) for k, v in d.get("op_w", {}).items()})
 
     def pipe_figure(self, pipe: str) -> float | None:
         """pJ per FLOP of `pipe`, or of the pipe it falls back on (PIPE_FALLBACK); None when neither is fitted."""
@@ -235,11 +247,23 @@ class EnergyModel:
             (self.pj_per_byte_read * read_bytes_per_s + self.pj_per_byte_written * write_bytes_per_s +
              self.pj_per_byte_mixed * min(read_bytes_per_s, write_bytes_per_s)) * PJ
 
-    def energy_j(self, pipe: str, flops: float, bytes_read: float, bytes_written: float, time_s: float) -> float:
-        """The model's energy of one call: (static + active watts) x its time + its FLOPs' and bytes' energy."""
-        return (self.static_w + self.active_w) * time_s + (self.pipe_figure(pipe) or 0.0) * PJ * flops + \
+    def energy_j(self, pipe: str, flops: float, bytes_read: float, bytes_written: float, time_s: float,
+                 op: str | None = None) -> float:
+        """The model's energy of one call: (static + active watts + catalog operator `op`'s own, `op_w`) x its
+        time + its FLOPs' and bytes' energy."""
+        return (self.static_w + self.active_w + self.op_w.get(op or "", 0.0)) * time_s + \
+            (self.pipe_figure(pipe) or 0.0) * PJ * flops + \
             (self.pj_per_byte_read * bytes_read + self.pj_per_byte_written * bytes_written +
              self.pj_per_byte_mixed * min(bytes_read, bytes_written)) * PJ
+
+
+def op_watts(model: EnergyModel, measured_j: float, pipe: str, flops: float, bytes_read: float,
+             bytes_written: float, time_s: float) -> float:
+    """The watts a calibration call drew beyond the model's FLOP, byte and static terms: (measured J - the
+    model's J without an operator term) / the call's time."""
+    if not time_s > 0:
+        raise ValueError("an operator's watts need a positive time per call")
+    return (measured_j - model.energy_j(pipe, flops, bytes_read, bytes_written, time_s)) / time_s
 
 
 def _least_squares(rows: list[list[float]], y: list[float], active: list[int]) -> list[float]:

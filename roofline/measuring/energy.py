@@ -360,7 +360,7 @@ def with_model(fields: dict[str, Any], record: Any, index: int) -> dict[str, Any
     if model is None or record.compute_pipe is None:
         return fields
     j = model.energy_j(record.compute_pipe, record.flops or 0.0, record.bytes_read or 0.0, record.bytes_written or 0.0,
-                       fields["per_call_s"])
+                       fields["per_call_s"], op=record.op)
     return {**fields, "model_j": j, "model_error": fields["energy_j"] / j - 1 if j > 0 else None}
 
 

@@ -23,6 +23,12 @@ def energy_model_table(model: EnergyModel, details: dict[str, Any]) -> FitTable:
                                                                    ("write", pt.write_bytes_per_s)) if v])
         cells.append([row["name"], f"{row['power_w']:.0f}", f"{row.get('predicted_power_w', 0):.0f}",
                       f"{row['sm_mhz']:.0f}" if row.get("sm_mhz") else "-", rate])
+    for row in details.get("operators", []):  # measured after the fit: the watts the model's terms leave out
+        if "op_w" in row:
+            cells.append([f"{row['op']} (own W)", f"{row['power_w']:.0f}", f"{row['power_w'] - row['op_w']:.0f}",
+                          "-", f"{row['op_w']:+.0f} W its own"])
+        else:
+            cells.append([f"{row['op']} (own W)", "-", "-", "-", f"not measured: {row.get('error', '?')}"[:60]])
     figures = [f"{k.replace('_dense_tflops', '')} {v:.3g} pJ/FLOP" for k, v in model.pj_per_flop.items()]
     figures.append(f"HBM read {model.pj_per_byte_read:.3g}, write {model.pj_per_byte_written:.3g}"
                    + (f", read+write overlap {model.pj_per_byte_mixed:.3g}" if model.pj_per_byte_mixed else "")
