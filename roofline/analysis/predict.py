@@ -423,7 +423,10 @@ def warm_blend(warm: Prediction, flushed: Prediction, record: Any) -> Prediction
     """A model's op: the reads of its warm prediction (its inputs, just written by the ops before it, come from the
     L2), the writes of its flushed one (its output reaches HBM when later traffic evicts it; a warm point, timed
     again and again on a footprint that fits, never writes back). Geometric in the share of bytes written, as
-    efficiencies interpolate (measured against warm alone in docs/measurements.md)."""
+    efficiencies interpolate (measured against warm alone in docs/measurements.md).
+    NB: a flushed point's time over a warm one is its cold reads as much as its writes (the flush leaves clean
+    lines), so this charges an op whose input fits in the L2 cold reads it does not pay (ResNet-50's batch norms
+    at batch 32 ran as their warm points, docs/measurements.md); a reuse-distance rule did worse over nine cases."""
     total, written = getattr(record, "bytes", None) or 0.0, getattr(record, "bytes_written", None) or 0.0
     f = min(max(written / total, 0.0), 1.0) if total else 0.0
 
