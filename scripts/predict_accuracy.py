@@ -56,7 +56,8 @@ TINY = dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_atte
 # --tiny: every case at a few-second size (the script's own smoke test on a CPU)
 TINY_ARGS = {"llama_prefill": (1, 32), "llama_decode": (2, 64), "llama_train": (2, 32),
              "llama_prefill_b2_s1500": (2, 24), "llama_decode_b3_c3000": (3, 48), "resnet50": ("resnet50", 1),
-             "vit_b16": ("vit_b_16", 1), "resnet50_b12": ("resnet50", 1), "vit_b16_b12": ("vit_b_16", 1)}
+             "vit_b16": ("vit_b_16", 1), "resnet50_b12": ("resnet50", 1), "vit_b16_b12": ("vit_b_16", 1),
+             "llama_train_b2_s1536": (1, 48)}
 
 
 def _sync() -> None:
@@ -141,6 +142,9 @@ CASES: dict[str, tuple[Callable[..., Callable[[], Any]], tuple[Any, ...], str]] 
     "llama_decode_b3_c3000": (llama_decode, (3, 3000), "other"),
     "resnet50_b12": (vision, ("resnet50", 12), "other"),
     "vit_b16_b12": (vision, ("vit_b_16", 12), "other"),
+    # a training step of another size, measured after the training rule (`Predictor.for_step`) was built on
+    # llama_train's profile
+    "llama_train_b2_s1536": (llama_train, (2, 1536), "other"),
 }
 
 

@@ -536,6 +536,32 @@ def test_a_profile_predicts_with_a_warm_l2_and_a_run_with_a_flushed_one(tmp_path
     assert "warm" not in alone.prediction_source
 
 
+def test_a_training_steps_records_are_predicted_from_the_flushed_points(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # the H200's Llama training step (2026-12-02 17:08, re-predicted): -7.3% from the warm blend, -3.1% from the
+    # flushed points; a step with a backward phase takes the flushed points for all its records, an inference
+    # step the warm ones (warm 0.8 of the roof, flushed 0.4 here)
+    flushed = [point(r, 0.4, 0.5, family="norm") for r in (1e-6, 1e-5)]
+    db = db_of(*flushed, *[dataclasses.replace(p, time_s=p.roofline_time_s / 0.8, l2="warm") for p in flushed])
+    step = predictor_for("h200-sxm", db, "warm")
+    fwd, bwd = (Rec(1e-6, 0.5, op="rmsnorm", bound="memory", tensor_cores=False) for _ in range(2))
+    fwd.phase, bwd.phase = "forward", "backward"  # type: ignore[attr-defined]
+    assert step.for_step([fwd]) is step
+    training = step.for_step([fwd, bwd])
+    got = training.predict(fwd)
+    assert got is not None and got.time_s == pytest.approx(1e-6 / 0.4) and "warm" not in got.source
+    alone = Predictor(db, "h200-sxm")  # a predictor of flushed points has no other: itself
+    assert alone.for_step([bwd]) is alone
+    # a profile of a training step (relu forward and backward on the CPU, analytic) takes them: no warm source
+    ew = point(1e-6, 0.4, 0.5, family="elementwise")
+    edb = db_of(ew, dataclasses.replace(ew, time_s=1e-6 / 0.8, l2="warm"))
+    edb.path = tmp_path / "db.json"
+    x = torch.zeros(64, 64, requires_grad=True)
+    prof = roofline.profile(lambda: torch.relu(x).sum().backward(), time=False, gpu="h200", db=edb)
+    assert any(r.phase == "backward" for r in prof.records)
+    relus = [r for r in prof.records if "relu" in r.op and r.prediction_source]
+    assert relus and all("warm" not in r.prediction_source for r in relus)
+
+
 def test_a_copy_that_changes_the_dtype_is_a_cast() -> None:
     # a mixed-precision step's bf16 -> fp32 upcast writes twice what it reads: on the H200 (2026-12-02) Llama's
     # RMSNorm upcasts of 8 MB ran 10.4 us where the elementwise passes predicted 5.6; its family is the catalog's
