@@ -7,7 +7,7 @@
 2. Repeatability: the energy per call of the suite's kernels of 0.05-5 ms (the first `--kernels`), `--runs`
    windows each; the coefficient of variation of each (target: within 2%). Zeus's ZeusMonitor over the same
    windows beside ours where Zeus can be imported (on the lent H200, which has no network, as wheels carried
-   to it: scripts/gpu_check/energy.sh); where not, the import's error is said.
+   to it: docs/energy.md, "Zeus"); where not, the import's error is said.
 3. The energy model (stored by `roofline calibrate --energy`; fitted now if none) predicting every suite
    kernel's energy per call from its FLOPs, bytes and time (target: within 10%).
 4. The power roof: the SM clock a long bf16 GEMM can hold under the cap, predicted from a burst run's rate and
