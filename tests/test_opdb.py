@@ -4,8 +4,10 @@ times (the machine is shared)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers import run, write
@@ -294,3 +296,64 @@ def test_a_sweep_that_breaks_the_device_stops_in_one_line_and_keeps_its_points(
     line = [ln for ln in err.splitlines() if "stopped running kernels" in ln]
     assert len(line) == 1 and "the 3 points measured before it are kept in" in line[0], err
     assert len(opdb.read(db).points) == 3  # written before the error
+
+
+def _stand_in_gpu(monkeypatch: pytest.MonkeyPatch, seen: list[Any]) -> Any:
+    """An H200 target with its builder, memory check and timer stood in for (no GPU here): `seen` gets the options
+    each point's timer was given; every sample reads 50 us."""
+    import roofline.measuring.kernels as kernels
+    import roofline.measuring.runner as runner
+    import roofline.measuring.timing_cuda as timing_cuda
+    from roofline.ceilings.specs import gpu_ceilings, resolve
+    from roofline.measuring.kernels.registry import Built
+    from roofline.measuring.target import Target
+    from roofline.measuring.timing import Measurement
+
+    def fake_time_cuda(fn, opts, device, l2):  # type: ignore[no-untyped-def]
+        seen.append(opts)
+        return Measurement(samples_s=[50e-6] * 10, method=f"{opts.method}+burst", warmup_calls=3, estimate_s=50e-6,
+                           l2_flush=not opts.warm_l2)
+
+    monkeypatch.setattr(timing_cuda, "time_cuda", fake_time_cuda)
+    monkeypatch.setattr(kernels, "build", lambda op, dtype, device: Built(fn=lambda: None, impl="stand-in"))
+    monkeypatch.setattr(runner, "available_bytes", lambda device: 2**40)
+    spec = resolve("h200")
+    return Target(ceilings=gpu_ceilings(spec), time_device="cuda:0", device_info={}, spec=spec)
+
+
+def test_a_gpu_point_is_timed_by_its_kernels_timestamps_as_a_profile_is(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a profile's kernel times are CUPTI's; the event timer `analyze` uses past 20 us frames an operator ~1-1.6 us
+    # longer (docs/timing.md), so a sweep point of any length is timed by its kernels' timestamps
+    from roofline.measuring.opsweep import SWEEP_CUDA_METHOD, PlannedPoint, _time_point
+
+    seen: list[Any] = []
+    target = _stand_in_gpu(monkeypatch, seen)
+    for l2 in (opdb.FLUSHED, opdb.WARM):  # a 50 us GEMM, over the event timer's threshold, flushed and warm
+        pt, why = _time_point(PlannedPoint("gemm", "bf16", {"m": 1024, "n": 1024, "k": 1024}, 0, "gemm", l2), target)
+        assert why is None and pt is not None and pt.method == "cupti+burst"
+    assert SWEEP_CUDA_METHOD == "cupti" and [o.method for o in seen] == ["cupti", "cupti"]
+    assert [o.warm_l2 for o in seen] == [False, True]
+
+
+def test_a_sweep_times_again_the_points_an_older_sweep_timed_by_events(monkeypatch: pytest.MonkeyPatch,
+                                                                       tmp_path: Path) -> None:
+    # the H200's databases of 2026-12-02 hold 1165 points over 20 us timed by events around graph replays: a sweep
+    # resuming one drops them and times them again; its own (cupti) points stay, and a CPU's points are left be
+    from roofline.measuring.opsweep import PlannedPoint, _time_point, sweep
+
+    seen: list[Any] = []
+    target = _stand_in_gpu(monkeypatch, seen)
+    plan_ = [PlannedPoint("gemm", "bf16", {"m": m, "n": 1024, "k": 1024}, 0, "gemm") for m in (256, 512, 1024)]
+    old = []
+    for p, method in zip(plan_, ("cupti+burst", "graph+burst", "graph-loop+burst"), strict=True):
+        pt, _ = _time_point(p, target)
+        assert pt is not None
+        old.append(dataclasses.replace(pt, method=method, time_s=99e-6))
+    db = opdb.OpDB(device={"id": "h200-sxm", "kind": "gpu", "name": "NVIDIA H200"}, points=list(old),
+                   path=tmp_path / "h200.json")
+    seen.clear()
+    result = sweep(plan_, target, db, budget_s=60.0)
+    assert (result.retimed, result.measured, result.skipped_known) == (2, 2, 1)
+    assert len(seen) == 2 and sorted(p.method or "" for p in db.points) == ["cupti+burst"] * 3
+    assert sorted(p.time_s for p in db.points) == pytest.approx([50e-6, 50e-6, 99e-6])  # the kept one is as stored
+    assert len(opdb.read(tmp_path / "h200.json").points) == 3  # written

@@ -107,6 +107,7 @@ def _calibrate_ops(suite: Path | None, device: str | None, db: Path | None, budg
     if json_:
         out(json.dumps({"db": str(store.path), "device": store.device, "points": len(store.points),
                         "measured": result.measured, "already_there": result.skipped_known,
+                        "retimed": result.retimed,
                         "skipped": result.skipped, "left": result.left, "seconds": result.seconds}, indent=2))
     else:
         console().print(sweep_summary(store, result))

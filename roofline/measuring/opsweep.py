@@ -8,7 +8,8 @@ its axes' highest, and the sweep runs every family's level-0 points, then level 
 interleaved, so a budget cut at any time leaves every family covered at the resolution reached.
 
 Each point is timed with the project's timers (`time_cuda`, `time_cpu`) in a short window (SWEEP_REP_S) without
-clock sampling, after an L2 flush, and on a GPU a family marked `warm_l2` once more with a warm L2 (its own
+clock sampling, on a GPU by its kernels' device timestamps (SWEEP_CUDA_METHOD, as a profile times a model's ops),
+after an L2 flush, and on a GPU a family marked `warm_l2` once more with a warm L2 (its own
 points, where the footprint fits in the L2: what a model's ops meet, analysis/predict.py); points already in
 the database are skipped (a sweep resumes), and the file is rewritten every SAVE_EVERY_S and at the end, so a
 run cut short keeps what it measured.
@@ -51,6 +52,11 @@ MAX_POINT_ROOF_S = {"gpu": 0.02, "cpu": 0.05}
 # to time, and its efficiency is that of the largest kept points (memory-bound kernels are flat past ~1 GiB).
 MAX_POINT_BYTES = 8 * 2**30
 SAVE_EVERY_S = 15.0
+# A GPU point is timed by its kernels' own device timestamps (CUPTI), whatever its length: a profile's kernel
+# times are CUPTI's, and the event timer `roofline analyze` uses for operators over timing_cupti.SHORT_OP_S frames
+# an operator ~1-1.6 us longer (docs/timing.md), which the predictor would carry into every model op predicted
+# from such points (a 20 us op: 5-8% slow).
+SWEEP_CUDA_METHOD = "cupti"
 # A warm point is timed only when its footprint fits in this share of the L2: a larger one's own traffic evicts
 # what its previous call left, so it runs as its flushed twin does (the predictor falls back on that twin).
 WARM_MAX_L2_SHARE = 1.0
@@ -85,6 +91,7 @@ class SweepResult:
     skipped: dict[str, int] = field(default_factory=dict)  # why -> count
     left: int = 0  # planned points the budget left unmeasured
     seconds: float = 0.0
+    retimed: int = 0  # stored GPU points of another timer, dropped to be timed again (`timed_by_another`)
 
 
 def axis_levels(n: int) -> list[int]:
@@ -216,9 +223,9 @@ def _time_point(p: PlannedPoint, target: Target) -> tuple[opdb.Point | None, str
         if device.startswith("cuda"):
             from roofline.measuring.timing_cuda import TimingOptions, time_cuda
 
-            m = time_cuda(built.fn, TimingOptions(compute_bound=record.bound == "compute", graph_safe=built.graph_safe,
-                                                  warm_l2=warm, sample_clocks=False, warmup_s=SWEEP_WARMUP_S,
-                                                  rep_s=SWEEP_REP_S), device, l2 or None)
+            m = time_cuda(built.fn, TimingOptions(method=SWEEP_CUDA_METHOD, compute_bound=record.bound == "compute",
+                                                  graph_safe=built.graph_safe, warm_l2=warm, sample_clocks=False,
+                                                  warmup_s=SWEEP_WARMUP_S, rep_s=SWEEP_REP_S), device, l2 or None)
         else:
             from roofline.measuring.timing_cpu import time_cpu
 
@@ -240,6 +247,12 @@ def _time_point(p: PlannedPoint, target: Target) -> tuple[opdb.Point | None, str
                       level=p.level, l2=p.l2), None
 
 
+def timed_by_another(db: opdb.OpDB) -> list[opdb.Point]:
+    """A GPU database's points not timed by SWEEP_CUDA_METHOD (events around graph replays, the sweep's timer for
+    operators over 20 us before 2026-12-06; or a point whose timestamps could not be split, timed by events)."""
+    return [pt for pt in db.points if not (pt.method or "").startswith(SWEEP_CUDA_METHOD)]
+
+
 def gpu_still_works(device: str) -> bool:
     """Whether the CUDA context still runs a kernel after a point failed: an error such as an illegal address
     poisons it for the process, and every later point would fail (on the H200, 2026-12-02, a failed CUDA-graph
@@ -259,6 +272,14 @@ def sweep(points: list[PlannedPoint], target: Target, db: opdb.OpDB, budget_s: f
     """Time the points the database lacks, in order, until the budget is spent; the database is written every
     SAVE_EVERY_S and at the end (also when interrupted)."""
     result = SweepResult()
+    if not target.is_cpu and (stale := timed_by_another(db)):
+        # a database swept before every GPU point was timed by its kernels' timestamps: those points are timed
+        # again (a point's efficiency must be in a profile's framing); dropped now, so a cut run leaves none
+        gone = {id(pt) for pt in stale}
+        db.points[:] = [pt for pt in db.points if id(pt) not in gone]
+        result.retimed = len(stale)
+        progress.notice(f"{len(stale)} stored points timed by device events (an older sweep's) are timed again "
+                        "by their kernels' timestamps")
     known = db.keys()
     start = last_save = clock()
     todo = []

@@ -8,7 +8,8 @@
 # start-up). The database is
 # copied to $OUT/h200-ops.json as soon as the sweep ends; with W set to the same folder a later call resumes it,
 # and on a fresh machine PREDICT_SEED=docs/results/predict/h200-ops-HHMM*.json.gz starts from a stored one (the
-# newest: h200-ops-1708-copy.json.gz, 2953 points).
+# newest: h200-ops-1708-copy.json.gz, 2953 points; its 1165 points timed by events, the sweep's timer for operators
+# over 20 us before 2026-12-06, are timed again by their kernels' timestamps, ~2 minutes).
 # Sourced by scripts/gpu_check.sh, in its shell: $OUT, $W, $S, $RL, log.
 log "predict: operator sweep (roofline calibrate --ops --budget ${PREDICT_BUDGET:-8m}) then scripts/predict_accuracy.py"
 if [ -n "${PREDICT_SEED:-}" ] && [ ! -s "$W/h200-ops.json" ]; then  # a stored database: the sweep adds what it lacks
@@ -22,7 +23,9 @@ grep -v '^\s*$' "$W/predict-sweep.err" | tail -n 5 | tee -a "$S"
 cp "$W/h200-ops.json" "$OUT/h200-ops.json" 2>/dev/null
 if [ -s "$W/h200-ops.json" ]; then
   t0=$(secs)
-  timeout "${PREDICT_ACCURACY_S:-240}" python3 scripts/predict_accuracy.py --db "$W/h200-ops.json" "$W/predict" \
+  # the analytic profiles are placed on this GPU's spec (an H100 may stand in for the H200 on the lent machine)
+  gpu=${PREDICT_GPU:-$(nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H100 && echo h100 || echo h200)}
+  timeout "${PREDICT_ACCURACY_S:-240}" python3 scripts/predict_accuracy.py --db "$W/h200-ops.json" --gpu "$gpu" "$W/predict" \
     > "$W/predict-accuracy.txt" 2> "$W/predict-accuracy.err"
   echo "predict_accuracy exit $? in $(python3 -c "print(f'{$(secs) - $t0:.0f}')") s" | tee -a "$S"
   sed -n '/^== summary/,$p' "$W/predict-accuracy.txt" | tee -a "$S"
