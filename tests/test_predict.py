@@ -132,15 +132,20 @@ def plane_at(q: tuple[float, ...], pts: list[tuple[tuple[float, ...], float]], r
 
 def test_the_interval_is_the_leave_one_out_residual_quantiles() -> None:
     # five points on one line, efficiencies alternating 0.5 and 1.0 in size: each left out is predicted from the
-    # other four (fewer than NEIGHBOURS); the spread is those residuals' 5%-95% quantiles, computed here by numpy
-    from roofline.analysis.predict import SLOPE_RIDGE
+    # other four (fewer than NEIGHBOURS); the spread is those residuals' INTERVAL_QUANTILES (2.5% and 97.5%),
+    # computed here by numpy
+    import numpy as np
+
+    from roofline.analysis.predict import INTERVAL_QUANTILES, SLOPE_RIDGE
 
     effs = [0.5, 1.0, 0.5, 1.0, 0.5]
     pts = [point(10.0 ** -(6 - i), e) for i, e in enumerate(effs)]
     model = FamilyModel("gemm", "bf16", pts)
     feats = [((float(-(6 - i)), 1.0), math.log(e)) for i, e in enumerate(effs)]
     residuals = [le - plane_at(f, feats[:i] + feats[i + 1:], SLOPE_RIDGE) for i, (f, le) in enumerate(feats)]
-    assert model.spread == pytest.approx((min(quantile(residuals, 0.05), 0), max(quantile(residuals, 0.95), 0)))
+    assert INTERVAL_QUANTILES == (0.025, 0.975)
+    lo, hi = (float(np.quantile(residuals, q)) for q in INTERVAL_QUANTILES)
+    assert model.spread == pytest.approx((min(lo, 0), max(hi, 0)))
     assert model.spread[0] < 0 < model.spread[1]
 
 
