@@ -456,16 +456,59 @@ def test_an_operators_own_watts_are_validated():
     assert EnergyModel.from_dict({k: v for k, v in d.items() if k != "op_w"}).op_w == {}
 
 
+def test_a_calls_modelled_power_stops_at_the_power_cap():
+    # on the H200 (2026-12-02 21:44) the linear terms gave RMS norm 767 W where it drew 697 under the 700 W cap:
+    # the board's controller holds the average at the cap (the clock falls), so the model's J is capped there
+    m = EnergyModel.from_dict({**_model().to_dict(), "op_w": {"rmsnorm": 300.0}})
+    t, nbytes = 80e-6, 134e6  # 2 x 134 MB in 80 us: 3.35 TB/s, 67 W of bytes at 20 pJ/B; + 118 + 82 + 300 W
+    linear = m.linear_j("bf16_dense_tflops", 0.0, nbytes, nbytes, t, op="rmsnorm")
+    assert linear / t == pytest.approx(118.0 + 82.0 + 300.0 + 20e-12 * 2 * nbytes / t)  # 567 W: under the cap
+    assert m.energy_j("bf16_dense_tflops", 0.0, nbytes, nbytes, t, op="rmsnorm") == pytest.approx(linear)
+    hot = EnergyModel.from_dict({**_model().to_dict(), "op_w": {"rmsnorm": 600.0}})  # 867 W of terms
+    assert hot.linear_j("bf16_dense_tflops", 0.0, nbytes, nbytes, t, op="rmsnorm") / t > 700.0
+    assert hot.energy_j("bf16_dense_tflops", 0.0, nbytes, nbytes, t, op="rmsnorm") == pytest.approx(700.0 * t)
+    # an operator's own watts are measured against the uncapped terms: a call drawing the cap recovers them
+    from roofline.core.energy import op_watts
+
+    assert op_watts(m, 700.0 * t, "bf16_dense_tflops", 0.0, nbytes, nbytes, t) == pytest.approx(
+        700.0 - (118.0 + 82.0 + 20e-12 * 2 * nbytes / t))
+
+
+def test_an_operators_own_watts_are_the_mean_over_its_shapes():
+    from roofline.measuring.energy_calibrate import OP_CALIBRATION, mean_op_watts
+
+    rows = [{"op": "softmax", "op_w": 226.0}, {"op": "softmax", "op_w": 257.0}, {"op": "softmax", "op_w": 267.0},
+            {"op": "gelu", "op_w": 155.0}, {"op": "gelu", "error": "RuntimeError: out of memory"},
+            {"op": "attention", "error": "RuntimeError: no flash kernel"}]
+    assert mean_op_watts(rows) == pytest.approx({"softmax": 250.0, "gelu": 155.0})  # failed shapes left out
+    # the reductions are measured at three shapes, each operator at one or more; none is a kernels-suite shape
+    # (the model is judged on that suite: docs/measurements.md)
+    from helpers import SUITES
+
+    from roofline.core.tomlfile import read_toml
+
+    suite = {(e["op"], tuple(sorted(e["gpu_params"].items())))
+             for e in read_toml(SUITES / "kernels-h200.toml", "suite")["entry"]}
+    shapes = [(op, tuple(sorted(params.items()))) for op, params in OP_CALIBRATION]
+    assert not set(shapes) & suite and len(set(shapes)) == len(shapes)
+    for op in ("softmax", "layernorm", "rmsnorm"):
+        assert sum(o == op for o, _ in shapes) == 3
+
+
 def test_the_model_table_lists_each_operators_own_watts():
     from roofline.report.energy import energy_model_table
 
     m = EnergyModel.from_dict({**_model().to_dict(), "op_w": {"gelu": 185.0}})
     details = {"kernels": [], "operators": [
         {"op": "gelu", "op_w": 185.0, "power_w": 690.0, "per_call_s": 9e-5, "energy_j": 0.062},
-        {"op": "attention", "error": "RuntimeError: no flash kernel"}]}
+        {"op": "attention", "error": "RuntimeError: no flash kernel"},
+        {"op": "softmax", "op_w": 226.0, "power_w": 503.0}, {"op": "softmax", "op_w": 267.0, "power_w": 664.0},
+        {"op": "softmax", "error": "RuntimeError: out of memory"}]}
     cells = energy_model_table(m, details).rows
     assert cells[0][:3] == ["gelu (own W)", "690", "505"] and cells[0][4] == "+185 W its own"
     assert cells[1][0] == "attention (own W)" and "not measured: RuntimeError" in cells[1][4]
+    # an operator measured at several shapes: one line, the means (power 583.5, own 246.5) and the spread
+    assert cells[2] == ["softmax (own W)", "584", "337", "-", "+246 W its own (+226..+267, 2 shapes)"]
 
 
 def test_a_profiled_operator_gets_its_catalog_operators_watts():

@@ -4,12 +4,14 @@ their static and dynamic shares, the energy model fitted from calibration kernel
 The model (the "roofline model of energy", Choi et al., IPDPS 2013) is linear in the rates a kernel sustains:
 
     P = P_static + sum over pipes of e_pipe * FLOP/s + e_read * read B/s + e_write * written B/s
-        + e_mix * min(read, written) B/s + P_op
+        + e_mix * min(read, written) B/s + P_op,   at most P_cap
 
 with e in joules per FLOP (per compute pipe) and per HBM byte; e_mix is what a kernel that both reads and
 writes HBM draws beyond the sum of the two (the read-write turnaround); P_op, for the catalog operators the
 calibration runs a kernel of (`measuring.energy_calibrate.OP_CALIBRATION`), the watts that operator's kernels
-draw beyond the rest (SM work that is neither FLOPs on a counted pipe nor HBM bytes). The form was chosen by
+draw beyond the rest (SM work that is neither FLOPs on a counted pipe nor HBM bytes), the mean over the shapes it
+is measured at. A call's modelled power never exceeds the enforced cap P_cap (the board's controller lowers the
+clock instead; `EnergyModel.energy_j`). The form was chosen by
 cross-validation on the H200's recorded readings (scripts/experiments/energy_model_forms.py, docs/measurements.md).
 
 Under the board's power cap P_cap a kernel of intensity I (FLOP per byte) can sustain at most
@@ -175,7 +177,7 @@ class EnergyModel:
     watts (the board ready, no kernel running), the deep-idle watts, the enforced power cap, the clocks, and
     the fit's points and relative RMS residual. `op_w`: catalog operator -> the watts its kernels draw beyond
     what its FLOPs and bytes give (SM work neither term sees: GELU's erf polynomial, a reduction's shuffles and
-    exponentials), each measured on a calibration shape of its own after the fit (`op_watts`); an operator
+    exponentials), the mean over calibration shapes of its own, measured after the fit (`op_watts`); an operator
     without one gets 0."""
 
     pj_per_flop: dict[str, float]
@@ -247,23 +249,32 @@ class EnergyModel:
             (self.pj_per_byte_read * read_bytes_per_s + self.pj_per_byte_written * write_bytes_per_s +
              self.pj_per_byte_mixed * min(read_bytes_per_s, write_bytes_per_s)) * PJ
 
-    def energy_j(self, pipe: str, flops: float, bytes_read: float, bytes_written: float, time_s: float,
+    def linear_j(self, pipe: str, flops: float, bytes_read: float, bytes_written: float, time_s: float,
                  op: str | None = None) -> float:
-        """The model's energy of one call: (static + active watts + catalog operator `op`'s own, `op_w`) x its
-        time + its FLOPs' and bytes' energy."""
+        """The linear terms' energy of one call: (static + active watts + catalog operator `op`'s own, `op_w`) x
+        its time + its FLOPs' and bytes' energy, uncapped (what the fit and an operator's own watts are
+        measured against)."""
         return (self.static_w + self.active_w + self.op_w.get(op or "", 0.0)) * time_s + \
             (self.pipe_figure(pipe) or 0.0) * PJ * flops + \
             (self.pj_per_byte_read * bytes_read + self.pj_per_byte_written * bytes_written +
              self.pj_per_byte_mixed * min(bytes_read, bytes_written)) * PJ
 
+    def energy_j(self, pipe: str, flops: float, bytes_read: float, bytes_written: float, time_s: float,
+                 op: str | None = None) -> float:
+        """The model's energy of one call: the linear terms' (`linear_j`), at most the power cap x its time. The
+        board's power controller holds the average under the enforced cap (a window of a call timed back to
+        back is all at that average), so terms that add up past it say the clock fell, not that more was drawn:
+        on the H200 (2026-12-02 21:44) the linear terms gave RMS norm 767 W where it drew 697."""
+        return min(self.linear_j(pipe, flops, bytes_read, bytes_written, time_s, op), self.power_cap_w * time_s)
+
 
 def op_watts(model: EnergyModel, measured_j: float, pipe: str, flops: float, bytes_read: float,
              bytes_written: float, time_s: float) -> float:
     """The watts a calibration call drew beyond the model's FLOP, byte and static terms: (measured J - the
-    model's J without an operator term) / the call's time."""
+    model's linear J without an operator term) / the call's time."""
     if not time_s > 0:
         raise ValueError("an operator's watts need a positive time per call")
-    return (measured_j - model.energy_j(pipe, flops, bytes_read, bytes_written, time_s)) / time_s
+    return (measured_j - model.linear_j(pipe, flops, bytes_read, bytes_written, time_s)) / time_s
 
 
 def _least_squares(rows: list[list[float]], y: list[float], active: list[int]) -> list[float]:

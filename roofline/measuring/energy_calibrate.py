@@ -5,8 +5,9 @@ one where the GPU has fp8 tensor cores, an FP32 GEMM (the FP32 pipe), and HBM re
 one read from a quarter of the SMs (a lower bandwidth) among them (`measuring.calibration_kernels`). Its average
 power against its FLOP/s and bytes/s, less the static watts, gives pJ per FLOP per pipe and pJ per HBM byte read,
 written and of their overlap by non-negative least squares (`core.energy.fit_energy_model`, its default form).
-Then each OP_CALIBRATION operator's own kernel, at a shape the kernels suite does not use, gives that operator's
-watts beyond the fitted terms (`op_w`; measured in bf16, applied to the operator in any dtype).
+Then each OP_CALIBRATION operator's own kernel, at shapes the kernels suite does not use, gives that operator's
+watts beyond the fitted terms (`op_w`, the mean over its shapes; measured in bf16, applied to the operator in any
+dtype).
 The deep-idle watts are read first (before any kernel); the static watts are the board ready with nothing
 running, read right after the first kernel. The power cap is NVML's enforced limit. The model is stored beside
 the ceilings (`ceilings.store.save_energy`); a model whose fit is worse than the stored one's is kept out
@@ -47,10 +48,14 @@ ALU_STREAM_ITERS = 32
 # docs/measurements.md), each at a shape of its own: a quarter of the kernels suite's elements for the elementwise
 # ones, rows twice as wide for the row-wise ones, a quarter of its batch x heads and half its sequence for
 # attention, 4 rows of a wider, shallower matrix for the GEMV; none of them the suite's, which the model predicts.
+# (operator, shape): the operators whose own watts are measured, each at shapes the kernels suite does not use
+# (its rows x cols 16384 x 4096, its 2**28 elements). An operator's watts beyond the fitted terms move with the
+# shape by up to ~25% (on the H200, 2026-12-02 21:31: softmax 257-284 W over three shapes, RMS norm 137-175 W,
+# scripts/experiments/energy_families.py); the mean of several shapes is what the model keeps.
+ROWS_COLS = ({"rows": 8192, "cols": 8192}, {"rows": 65536, "cols": 1024}, {"rows": 4096, "cols": 16384})
 OP_CALIBRATION: tuple[tuple[str, dict[str, int]], ...] = (
-    ("gelu", {"numel": 2**26}), ("silu", {"numel": 2**26}),
-    ("softmax", {"rows": 8192, "cols": 8192}), ("layernorm", {"rows": 8192, "cols": 8192}),
-    ("rmsnorm", {"rows": 8192, "cols": 8192}),
+    *(("gelu", {"numel": n}) for n in (2**24, 2**26)), *(("silu", {"numel": n}) for n in (2**24, 2**26)),
+    *((op, dict(shape)) for op in ("softmax", "layernorm", "rmsnorm") for shape in ROWS_COLS),
     ("attention", {"batch": 4, "heads": 16, "seq": 2048, "head_dim": 128}),
     ("gemv", {"m": 4, "n": 16384, "k": 4096}),
 )
@@ -187,7 +192,7 @@ def calibrate_energy(gpu: LocalGPU, progress: Progress | None = None) -> tuple[E
     for row, pt in zip(rows, points, strict=True):
         row["predicted_power_w"] = model.power_w(pt.flops_per_s, pt.read_bytes_per_s, pt.write_bytes_per_s)
     op_rows = _operator_watts(model, counter, gpu.index, say)
-    model = dataclasses.replace(model, op_w={r["op"]: r["op_w"] for r in op_rows if "op_w" in r})
+    model = dataclasses.replace(model, op_w=mean_op_watts(op_rows))
     details = {"kernels": rows, "operators": op_rows, "probes": probes, "idle_counter": idle.counter_figures(),
                "seconds": time.perf_counter() - t_start,
                "torch": torch.__version__}
@@ -196,9 +201,10 @@ def calibrate_energy(gpu: LocalGPU, progress: Progress | None = None) -> tuple[E
 
 def _operator_watts(model: EnergyModel, counter: Any, index: int, say: Progress,
                     cases: tuple[tuple[str, dict[str, int]], ...] = OP_CALIBRATION) -> list[dict[str, Any]]:
-    """Each OP_CALIBRATION operator's real kernel (`measuring.kernels.build`) in one energy window, and the watts
-    it drew beyond `model`'s FLOP, byte and static terms (`core.energy.op_watts`). An operator whose kernel cannot
-    be built or run here is left out with its error in its row: the model without its term is still the model."""
+    """Each OP_CALIBRATION (operator, shape)'s real kernel (`measuring.kernels.build`) in one energy window, and the
+    watts it drew beyond `model`'s FLOP, byte and static terms (`core.energy.op_watts`), a row each. A shape whose
+    kernel cannot be built or run here is left out with its error in its row: the model without it is still the
+    model."""
     from roofline.core.dtypes import get_dtype
     from roofline.core.record import analytic_record
     from roofline.measuring.energy import measure_fn
@@ -227,6 +233,15 @@ def _operator_watts(model: EnergyModel, counter: Any, index: int, say: Progress,
             row["error"] = f"{type(exc).__name__}: {exc}"
         out.append(row)
     return out
+
+
+def mean_op_watts(rows: list[dict[str, Any]]) -> dict[str, float]:
+    """Operator -> the mean of its own watts over the shapes measured (rows without `op_w` failed: left out)."""
+    by_op: dict[str, list[float]] = {}
+    for r in rows:
+        if "op_w" in r:
+            by_op.setdefault(r["op"], []).append(r["op_w"])
+    return {op: sum(ws) / len(ws) for op, ws in by_op.items()}
 
 
 def kept_stored_model(new: EnergyModel, stored: EnergyModel | None) -> str | None:

@@ -23,12 +23,18 @@ def energy_model_table(model: EnergyModel, details: dict[str, Any]) -> FitTable:
                                                                    ("write", pt.write_bytes_per_s)) if v])
         cells.append([row["name"], f"{row['power_w']:.0f}", f"{row.get('predicted_power_w', 0):.0f}",
                       f"{row['sm_mhz']:.0f}" if row.get("sm_mhz") else "-", rate])
+    by_op: dict[str, list[dict[str, Any]]] = {}
     for row in details.get("operators", []):  # measured after the fit: the watts the model's terms leave out
-        if "op_w" in row:
-            cells.append([f"{row['op']} (own W)", f"{row['power_w']:.0f}", f"{row['power_w'] - row['op_w']:.0f}",
-                          "-", f"{row['op_w']:+.0f} W its own"])
-        else:
-            cells.append([f"{row['op']} (own W)", "-", "-", "-", f"not measured: {row.get('error', '?')}"[:60]])
+        by_op.setdefault(row["op"], []).append(row)
+    for op, rows in by_op.items():  # one line an operator: the means over its shapes, and their spread
+        ok = [r for r in rows if "op_w" in r]
+        if not ok:
+            cells.append([f"{op} (own W)", "-", "-", "-", f"not measured: {rows[0].get('error', '?')}"[:60]])
+            continue
+        power, own = (sum(r[k] for r in ok) / len(ok) for k in ("power_w", "op_w"))
+        spread = (f" ({min(r['op_w'] for r in ok):+.0f}..{max(r['op_w'] for r in ok):+.0f}, {len(ok)} shapes)"
+                  if len(ok) > 1 else "")
+        cells.append([f"{op} (own W)", f"{power:.0f}", f"{power - own:.0f}", "-", f"{own:+.0f} W its own{spread}"])
     figures = [f"{k.replace('_dense_tflops', '')} {v:.3g} pJ/FLOP" for k, v in model.pj_per_flop.items()]
     figures.append(f"HBM read {model.pj_per_byte_read:.3g}, write {model.pj_per_byte_written:.3g}"
                    + (f", read+write overlap {model.pj_per_byte_mixed:.3g}" if model.pj_per_byte_mixed else "")

@@ -56,7 +56,7 @@ def main() -> int:
         e = measure_fn(built.fn, counter, flops=rec.flops, nbytes=rec.bytes, static_w=static[0],
                        static_source=static[1], warmup_s=1.0, graph=built.graph_safe)
         t = e["per_call_s"]
-        model_j = model.energy_j(rec.compute_pipe, rec.flops, rec.bytes_read, rec.bytes_written, t)
+        model_j = model.linear_j(rec.compute_pipe, rec.flops, rec.bytes_read, rec.bytes_written, t)
         elements = params.get("numel") or params["rows"] * params["cols"]
         missed = e["energy_j"] - model_j
         row = {"op": name, "params": params, "elements": elements, "flops": rec.flops, "bytes_read": rec.bytes_read,
