@@ -103,3 +103,12 @@ def test_the_profilers_cycle_warning_is_silenced_as_torch_words_it() -> None:
         warnings.filterwarnings("ignore", message=_CYCLE_WARNING)
         warnings.warn(text, UserWarning, stacklevel=1)
     assert seen == []
+
+
+def test_only_a_short_operator_gets_a_launch_gap() -> None:
+    # the gap's 800 eager calls of a 25 ms attention took 20 s of a sweep point (H100, 2026-12-06), and a kernel
+    # longer than SHORT_OP_S keeps the GPU busy past its next launch anyway
+    from roofline.measuring.timing_cupti import SHORT_OP_S, measures_launch_gap
+
+    assert measures_launch_gap(2e-6) and measures_launch_gap(SHORT_OP_S * 0.99)
+    assert not measures_launch_gap(SHORT_OP_S) and not measures_launch_gap(25e-3)

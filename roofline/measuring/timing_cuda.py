@@ -60,7 +60,14 @@ from roofline.measuring.timing import (
     Measurement,
     plan_calls,
 )
-from roofline.measuring.timing_cupti import SHORT_OP_S, KernelSamples, LayoutError, launch_gap, profiled_samples
+from roofline.measuring.timing_cupti import (
+    SHORT_OP_S,
+    KernelSamples,
+    LayoutError,
+    launch_gap,
+    measures_launch_gap,
+    profiled_samples,
+)
 
 DEFAULT_L2_BYTES = 64 * 2**20  # when neither the spec nor torch says (larger than any L2 before Blackwell)
 # Warm-up in chunks of this much device time, until two consecutive chunk means agree within WARMUP_STABLE.
@@ -250,7 +257,8 @@ def time_cuda(fn: Callable[[], Any], options: TimingOptions | None = None, devic
             _last_sustained_end[0] = time.monotonic()
         t_samples = time.perf_counter()
         overhead = _timer_overhead(flush, taken, notes) if taken.kernels is None else 0.0
-        gap = launch_gap(fn, median(taken.samples)) if taken.kernels is not None else None
+        gap = (launch_gap(fn, median(taken.samples))
+               if taken.kernels is not None and measures_launch_gap(median(taken.samples)) else None)
         in_kernel = taken.in_kernel
         if in_kernel is None and opts.sample_clocks and kernel_s >= INKERNEL_MIN_S:  # traces of their own
             in_kernel = _clock_after_samples(run, prepare, median(taken.samples) - overhead, probe_overhead, notes)

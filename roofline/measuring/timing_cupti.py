@@ -127,6 +127,13 @@ def profiled_samples(run: Callable[[], Any], prepare: Callable[[], None], reps: 
     return split_samples(device_activities(prof), before, op, after, reps), events, probes
 
 
+def measures_launch_gap(kernel_s: float) -> bool:
+    """Whether an operator timed by its kernels' timestamps gets a launch gap: one shorter than SHORT_OP_S. A
+    longer one keeps the GPU busy past its next launch (its gap is 0), and the gap's 800 eager calls of it took
+    seconds a point (a 25 ms attention: 20 s; on an H100, 2026-12-06, 185 of a sweep's 270 s)."""
+    return kernel_s < SHORT_OP_S
+
+
 def launch_gap(fn: Callable[[], Any], kernel_s: float, calls: int = LAUNCH_GAP_CALLS) -> float:
     """Seconds per call the GPU sits idle when `fn` is launched eagerly back to back (warm L2, nothing else
     queued): the host's time per launch beyond the kernel's own device time; 0 when the GPU keeps busy.
