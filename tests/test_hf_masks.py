@@ -62,12 +62,41 @@ def test_a_sliding_window_past_the_constant_limit(use_cache: bool) -> None:
 
 @pytest.mark.parametrize("use_cache", [True, False])
 def test_a_causal_llama_past_the_constant_limit(use_cache: bool) -> None:
-    """Llama over 8200 tokens: with a cache SDPA gets is_causal, without one Hugging Face builds a mask tensor
-    (it checks position_ids for packed sequences); both count 8200 x 8201 / 2 = 33,624,100 scores a head,
-    x 4 heads x 32 = 4,303,884,800 FLOPs (the full square would be 8,605,120,000)."""
+    """Llama over 8200 tokens: SDPA gets is_causal with a cache or without (without one Hugging Face checks the
+    position ids, an arange's constant, for packed sequences, and finds none, as the real run does: it built a
+    mask tensor while every fake tensor read as traced); 8200 x 8201 / 2 = 33,624,100 scores a head, x 4 heads x
+    32 = 4,303,884,800 FLOPs (the full square would be 8,605,120,000)."""
     flops, mask, note = _attention("Llama", use_cache)
     assert flops == HEADS * 4 * HEAD_DIM * SEQ * (SEQ + 1) // 2 == 4_303_884_800
-    assert mask == (None if use_cache else "causal") and ("is_causal" in note) is (not use_cache)
+    assert mask is None and "causal: the kept scores" in note  # no mask tensor: SDPA's is_causal
+
+
+def test_an_analytic_llama_runs_the_ops_its_real_run_does() -> None:
+    """A GQA Llama's prefill, analytic and run for real on the CPU: the same aten ops as many times, but for SDPA,
+    recorded as the composite op analytically and as its CPU kernel for real. Before the masking gate read
+    constants, the analytic run built a 4-D mask (cumsum, le, eq, bitwise_and, ...) and repeated the keys for
+    GQA (a clone a layer) where the real run did neither: 3.5% of an H100's predicted Llama prefill."""
+    transformers = _transformers()
+    cfg = transformers.LlamaConfig(vocab_size=64, hidden_size=32, intermediate_size=48, num_hidden_layers=2,
+                                   num_attention_heads=HEADS, num_key_value_heads=2, max_position_embeddings=256)
+    cfg._attn_implementation = "sdpa"
+    model = transformers.LlamaForCausalLM(cfg).eval()
+    ids = torch.randint(0, 64, (1, 48))
+
+    def step() -> None:
+        with torch.no_grad():
+            model(input_ids=ids, use_cache=False)
+
+    def counts(prof: Any) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for r in prof.records:
+            op = "sdpa" if "scaled_dot_product" in r.op else r.op
+            out[op] = out.get(op, 0) + (r.count or 1)
+        return out
+
+    analytic = counts(roofline.profile(step, time=False, gpu="h100"))
+    real = counts(roofline.profile(step, device="cpu"))
+    assert analytic == real and analytic["sdpa"] == 2 and "aten::clone" not in analytic
 
 
 def test_causal_with_left_padding_past_the_constant_limit() -> None:

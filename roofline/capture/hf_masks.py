@@ -175,6 +175,26 @@ class _Wrapped:
 
 
 MODULE = "transformers.masking_utils"
+# masking_utils' gate before it reads a tensor's values (`is_tracing(tensor)`: true for any fake tensor), wrapped
+# so a fake tensor holding a constant's value (build.py) reads as the real run's tensor would.
+GATE = "is_tracing"
+
+
+def _gate(original: Callable[..., bool]) -> Callable[..., bool]:
+    """`is_tracing` that lets masking_utils read a constant's value (build.py), as the real run reads the real
+    tensor: the packed-sequence check of position ids made from an arange (`find_packed_sequence_indices`), a
+    static cache's offset, an all-ones attention mask made from constants. Without it an analytic profile took
+    every branch a traced program takes (a 4-D mask built, SDPA given it, GQA's keys repeated by a copy) where
+    the real run took none: a Llama-shaped prefill's analytic profile predicted 3.5% more than its timed one
+    (H100, 2026-12-06). The program's own tracing (compile, jit, stream capture) still counts."""
+
+    def is_tracing(tensor: Any = None) -> bool:
+        if isinstance(tensor, torch.Tensor) and not has_data(tensor) and build.is_constant(tensor):
+            return bool(original())
+        return bool(original(tensor))
+
+    is_tracing.__wrapped__ = original  # type: ignore[attr-defined]
+    return is_tracing
 
 
 def _wrap(mu: Any, pause: Callable[[], contextlib.AbstractContextManager[None]]) -> Callable[[], None] | None:
@@ -191,11 +211,16 @@ def _wrap(mu: Any, pause: Callable[[], contextlib.AbstractContextManager[None]])
     for name, key in BUILDERS.items():
         if key in entries:
             interface[key] = wrapped[name]
+    gate = getattr(mu, GATE, None)
+    if callable(gate):
+        setattr(mu, GATE, _gate(gate))
 
     def undo() -> None:
         for name, f in saved.items():
             setattr(mu, name, f)
         interface.update(entries)
+        if callable(gate):
+            setattr(mu, GATE, gate)
     return undo
 
 
