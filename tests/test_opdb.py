@@ -357,3 +357,29 @@ def test_a_sweep_times_again_the_points_an_older_sweep_timed_by_events(monkeypat
     assert len(seen) == 2 and sorted(p.method or "" for p in db.points) == ["cupti+burst"] * 3
     assert sorted(p.time_s for p in db.points) == pytest.approx([50e-6, 50e-6, 99e-6])  # the kept one is as stored
     assert len(opdb.read(tmp_path / "h200.json").points) == 3  # written
+
+
+def test_a_database_says_how_many_points_its_cut_sweep_left(tmp_path: Path) -> None:
+    # an H100's first sweep (2026-12-06) stopped at level 0 with 549 points, and its predictions were +16% to +263%:
+    # the database keeps how many of its sweep file's points the last sweep did not reach, and the predictor's
+    # name says so until a sweep finishes (this CPU sweep's clock stands in: each reading 1 s later)
+    from roofline.analysis.predict import Predictor
+    from roofline.measuring.opsweep import load_plan, sweep
+    from roofline.measuring.target import resolve_target
+
+    target = resolve_target(device="cpu", time=True)
+    _, points = load_plan(write(tmp_path / "tiny.toml", TINY), "cpu")
+    db = opdb.OpDB(device={"id": "cpu", "kind": "cpu", "name": "cpu"}, path=tmp_path / "cpu.json")
+    ticks = iter(range(1000))
+    cut = sweep(points, target, db, budget_s=4.0, clock=lambda: float(next(ticks)))
+    assert cut.left > 0 and db.unswept == cut.left == len(points) - cut.measured
+    stored = opdb.read(tmp_path / "cpu.json")
+    assert stored.unswept == cut.left and json.loads((tmp_path / "cpu.json").read_text())["unswept"] == cut.left
+    assert f"its sweep left {cut.left} points" in Predictor(stored, "cpu").name
+    whole = sweep(points, target, stored, budget_s=1e9)
+    assert whole.left == 0 and stored.unswept == 0 and "its sweep left" not in Predictor(stored, "cpu").name
+    assert "unswept" not in json.loads((tmp_path / "cpu.json").read_text())  # a whole database reads as before
+    (tmp_path / "bad.json").write_text(json.dumps({**json.loads((tmp_path / "cpu.json").read_text()),
+                                                   "unswept": -1}))
+    with pytest.raises(UsageError, match="unswept must be a whole number"):
+        opdb.read(tmp_path / "bad.json")

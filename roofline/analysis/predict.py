@@ -347,7 +347,9 @@ class Predictor:
         where = self.db.path.name if self.db.path is not None else "the database"
         stale = (f"; {self.stale} swept with older formulas left out: sweep again into a new --db"
                  if self.stale else "")
-        return (f"{where} ({len(self.db.points)} points{stale}"
+        cut = (f"; its sweep left {self.db.unswept} points: `roofline calibrate --ops` again adds them"
+               if self.db.unswept else "")
+        return (f"{where} ({len(self.db.points)} points{stale}{cut}"
                 + (f"; {self.db.transferred})" if self.db.transferred else ")"))
 
     def model(self, family: str, dtype: str, shaped: bool = False) -> FamilyModel | None:

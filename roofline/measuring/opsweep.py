@@ -294,6 +294,7 @@ def sweep(points: list[PlannedPoint], target: Target, db: opdb.OpDB, budget_s: f
         else:
             todo.append((k, p))
     level = -1
+    done = 0  # points of `todo` timed or skipped so far: the rest are the database's `unswept`
     try:
         for i, (k, p) in enumerate(todo):
             spent = clock() - start
@@ -318,10 +319,13 @@ def sweep(points: list[PlannedPoint], target: Target, db: opdb.OpDB, budget_s: f
                 db.points.append(point)
                 known.add(k)
                 result.measured += 1
+            done += 1
             if clock() - last_save > SAVE_EVERY_S:
+                db.unswept = len(todo) - done
                 opdb.write(db)
                 last_save = clock()
     finally:
+        db.unswept = len(todo) - done
         opdb.write(db)
         result.seconds = clock() - start
     return result
