@@ -375,7 +375,8 @@ def test_a_database_says_how_many_points_its_cut_sweep_left(tmp_path: Path) -> N
     assert cut.left > 0 and db.unswept == cut.left == len(points) - cut.measured
     stored = opdb.read(tmp_path / "cpu.json")
     assert stored.unswept == cut.left and json.loads((tmp_path / "cpu.json").read_text())["unswept"] == cut.left
-    assert f"its sweep left {cut.left} points" in Predictor(stored, "cpu").name
+    name = Predictor(stored, "cpu").name  # as a profile's header prints it: within 80 columns
+    assert f"its sweep left {cut.left} unmeasured" in name and len(f"predicted from {name}") <= 80
     whole = sweep(points, target, stored, budget_s=1e9)
     assert whole.left == 0 and stored.unswept == 0 and "its sweep left" not in Predictor(stored, "cpu").name
     assert "unswept" not in json.loads((tmp_path / "cpu.json").read_text())  # a whole database reads as before

@@ -347,8 +347,7 @@ class Predictor:
         where = self.db.path.name if self.db.path is not None else "the database"
         stale = (f"; {self.stale} swept with older formulas left out: sweep again into a new --db"
                  if self.stale else "")
-        cut = (f"; its sweep left {self.db.unswept} points: `roofline calibrate --ops` again adds them"
-               if self.db.unswept else "")
+        cut = f"; its sweep left {self.db.unswept} unmeasured" if self.db.unswept else ""  # fits 80 columns
         return (f"{where} ({len(self.db.points)} points{stale}{cut}"
                 + (f"; {self.db.transferred})" if self.db.transferred else ")"))
 
