@@ -257,8 +257,8 @@ def time_cuda(fn: Callable[[], Any], options: TimingOptions | None = None, devic
             _last_sustained_end[0] = time.monotonic()
         t_samples = time.perf_counter()
         overhead = _timer_overhead(flush, taken, notes) if taken.kernels is None else 0.0
-        gap = (launch_gap(fn, median(taken.samples))
-               if taken.kernels is not None and measures_launch_gap(median(taken.samples)) else None)
+        kernels_s = median(taken.samples)
+        gap = launch_gap(fn, kernels_s) if taken.kernels is not None and measures_launch_gap(kernels_s) else None
         in_kernel = taken.in_kernel
         if in_kernel is None and opts.sample_clocks and kernel_s >= INKERNEL_MIN_S:  # traces of their own
             in_kernel = _clock_after_samples(run, prepare, median(taken.samples) - overhead, probe_overhead, notes)

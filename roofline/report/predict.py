@@ -64,9 +64,8 @@ def db_table(db: OpDB, title: str | None = None) -> FitTable:
 def sweep_summary(db: OpDB, result: Any) -> FitTable:
     """The database after a sweep, with what this run did in the title."""
     skipped = ", ".join(f"{n} {why}" for why, n in sorted(result.skipped.items()))
-    retimed = getattr(result, "retimed", 0)
     title = (f"operator sweep: {result.measured} measured, {result.skipped_known} already there"
-             + (f" ({retimed} older ones timed again)" if retimed else "")
+             + (f" ({result.retimed} older ones timed again)" if result.retimed else "")
              + (f", skipped {skipped}" if skipped else "") + f" in {duration(result.seconds)}")
     return db_table(db, title)
 
