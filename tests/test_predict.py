@@ -625,27 +625,3 @@ def test_a_layernorm_is_predicted_from_layernorm_points_and_its_rows() -> None:
         got = p.predict(rec)
         assert got is not None and got.family == "norm"
         assert got.time_s == pytest.approx(rec.roofline_time_s / eff, rel=0.02), op
-
-
-def test_a_decode_off_the_key_tiles_is_predicted_from_ragged_points() -> None:
-    # a model decodes at any KV length; cuDNN's decode of a model's 4100 keys ran at about half the rate of aligned
-    # points of its size on the H200 and the H100 (predict_features._decode_dims). Here aligned points at 80% and
-    # ragged ones (a few keys past a power of two) at 40%: a 2052-key decode takes 40%, a 2048-key one 80%; a
-    # database without ragged points never varied the coordinate and predicts both from the aligned ones
-    def decode_point(context: int, eff: float) -> Point:
-        o = make("decode_attention", batch=8, heads=32, kv_heads=8, context=context, head_dim=64)
-        rec = analytic_record(o, get_dtype("bf16"), H200)
-        return Point(family="decode_attention", op="decode_attention", dtype="bf16", params=o.params(),
-                     flops=rec.flops, bytes=rec.bytes, roofline_time_s=rec.roofline_time_s,
-                     time_s=rec.roofline_time_s / eff)
-
-    aligned = [decode_point(c, 0.8) for c in (512, 1024, 4096, 16384)]
-    ragged = [decode_point(c, 0.4) for c in (516, 1028, 4100, 16388)]
-    for pts, want in ((aligned + ragged, {2048: 0.8, 2052: 0.4}), (aligned, {2048: 0.8, 2052: 0.8})):
-        p = Predictor(db_of(*pts), "h200-sxm")
-        for context, eff in want.items():
-            rec = analytic_record(make("decode_attention", batch=8, heads=32, kv_heads=8, context=context,
-                                       head_dim=64), get_dtype("bf16"), H200)
-            got = p.predict(rec)
-            assert got is not None and got.family == "decode_attention"
-            assert got.time_s == pytest.approx(rec.roofline_time_s / eff, rel=0.03), (len(pts), context)

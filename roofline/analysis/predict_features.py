@@ -65,15 +65,6 @@ def _norm_dims(params: dict[str, Any]) -> tuple[float, ...]:
     return (math.log10(params["rows"]),)
 
 
-def _decode_dims(params: dict[str, Any]) -> tuple[float, ...]:
-    """RAGGED_DISTANCE for a KV length off the key tiles (ATTENTION_TILE), 0 on them: a model decodes at any length,
-    the sweep's contexts are powers of two, and cuDNN's decode of a model's 4100 keys (8 x 32 heads, head dim 64)
-    ran 48 us on the H200 (2026-12-02) and 61 on the H100 (2026-12-06) where aligned points of its size predicted
-    24 and 27; the batch-3 decode's 3004 keys 19 us for 10-12."""
-    kv = params.get("context") or params.get("kv_seq")
-    return (RAGGED_DISTANCE * float(int(kv) % ATTENTION_TILE != 0),)
-
-
 def _optimizer_dims(params: dict[str, Any]) -> tuple[float, ...]:
     """Decades of each tensor's elements: the multi-tensor kernel's chunks of one tensor (a model's many small
     norm weights beside its large projections)."""
@@ -82,10 +73,6 @@ def _optimizer_dims(params: dict[str, Any]) -> tuple[float, ...]:
 
 # How far (in decades) a column reduction sits from a row reduction of the same size: beyond the neighbours' spread.
 COLUMNS_DISTANCE = 2.0
-# How far (in decades) a decode over a KV length off the key tiles sits from one on them: beyond the neighbours'
-# spread, so each is predicted from its own points where the database has them (a database without ragged points
-# never varied the coordinate: it is left out, predictions as before).
-RAGGED_DISTANCE = 2.0
 # How far (in decades) an NCHW convolution sits from a channels-last one of the same implicit GEMM: beyond the
 # 4 nearest neighbours' spread within a layout, so each layout is predicted from its own points where it has them.
 NCHW_DISTANCE = 2.0
@@ -101,8 +88,7 @@ RUN_DENSE = 2**20
 # the leave-one-out median error fell from 11% to 6.8% (gemm) and from 31% to 17% (conv) with them;
 # attention's and softmax's rose; norms' fell from 28% to 11% with their rows and kind (15:17 database).
 SHAPE_FEATURES = {"gemm": _gemm_dims, "conv": _conv_dims, "cat": _cat_dims, "elementwise": _elementwise_dims,
-                  "reduction": _reduction_dims, "optimizer": _optimizer_dims, "norm": _norm_dims,
-                  "decode_attention": _decode_dims}
+                  "reduction": _reduction_dims, "optimizer": _optimizer_dims, "norm": _norm_dims}
 # Catalog operators of one family that run other kernels: a coordinate (decades) apart, beyond the neighbours'
 # spread, so each is predicted from its own points where it has them. torch's RMS norm kernel ran at 40-65% of
 # its bound where its LayerNorm ran at 24-35% on the same shapes (H200, 2026-12-02); in (roofline time,
