@@ -25,7 +25,9 @@ The rule (docs/prediction.md):
 - The L2: the sweep times each shape alone with the L2 flushed, and the memory-bound families (`warm_l2` in the
   sweep file) again with a warm L2 where they fit in it. A model's ops (a profile: `l2="warm"`) are predicted
   from the warm points where there are some (an op reading what the op before it left in the L2), its writes from
-  the flushed ones (`warm_blend`); ops timed alone (`analyze`, `run`) from the flushed ones.
+  the flushed ones (`warm_blend`); ops timed alone (`analyze`, `run`) from the flushed ones. A model's op of a
+  family without warm points also pays the write-back of what the op before it wrote (`with_drain`), as the
+  database's own measurement of it says (analysis/l2_drain.py).
 Pure and torch-free; `Predictor` caches each family's fit.
 """
 
@@ -37,6 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from roofline.analysis.l2_drain import drain_model
 from roofline.analysis.predict_features import features, shape_features, work_factor
 from roofline.ceilings.opdb import FLUSHED, OpDB, Point, load_for
 from roofline.core.layout import dense, strided_run
@@ -311,6 +314,9 @@ class Predictor:
         self._fresh: dict[int, bool] = {}  # id(point) -> swept with today's formulas (shared with `_flushed`)
         # a warm L2's predictions blend in the flushed ones by the share of bytes written (`warm_blend`)
         self._flushed = Predictor(db, device_id) if l2 != FLUSHED else None
+        # a model's ops (l2 warm) of families timed only after a clean flush pay what their predecessor left dirty
+        self.drain = drain_model(db.l2_drain) if db is not None and l2 != FLUSHED else None
+        self.warm_families = {p.family for p in db.points if p.warm} if db is not None else set()
         if self._flushed is not None:  # the two views share most points: each is checked once
             self._flushed._fresh = self._fresh
 
@@ -549,4 +555,28 @@ def predicted(records: list[Any], predictor: Predictor) -> list[Any]:
     with a `prediction_source` that starts with "bound" and says why. Records without a roofline time have none.
     A training step's records are predicted from the flushed points (`Predictor.for_step`)."""
     step = predictor.for_step(records)
-    return [with_prediction(r, step) for r in records]
+    return with_drain([with_prediction(r, step) for r in records], predictor)
+
+
+def with_drain(records: list[Any], predictor: Predictor) -> list[Any]:
+    """A model's memory-bound records (in the order they ran) whose family the sweep timed only after a clean flush
+    (decode attention, ...: no warm points) plus the write-back of what the record before wrote (`Predictor.drain`,
+    analysis/l2_drain.py), said in their source; a compute-bound kernel writes it back under its math. A family
+    with warm points is left as it is: `warm_blend` already charges its share of writes at the flushed points'
+    speed. Unchanged without a measured drain, or for ops timed alone (a flushed predictor)."""
+    from roofline.core.record import evolve
+
+    drain = predictor.drain
+    if drain is None:
+        return records
+    out, written = [], 0.0
+    for r in records:
+        if (from_database(r) and getattr(r, "bound", None) == "memory" and family_of(r) not in predictor.warm_families
+                and (d := drain.seconds(written)) > 0):
+            r = evolve(r, predicted_time_s=r.predicted_time_s + d, predicted_low_s=r.predicted_low_s + d,
+                       predicted_high_s=r.predicted_high_s + d,
+                       prediction_source=f"{r.prediction_source}; + {d * 1e6:.2f} us: the write-back of the L2 "
+                                         "lines the op before left dirty")
+        out.append(r)
+        written = getattr(r, "bytes_written", None) or 0.0
+    return out

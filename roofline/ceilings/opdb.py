@@ -108,6 +108,9 @@ class OpDB:
     # points of its sweep file the last sweep did not reach (a budget or Ctrl-C cut it): a database of the coarse
     # grid alone predicts badly (an H100's level 0, 549 points, put the steps +16% to +263%: docs/measurements.md)
     unswept: int = 0
+    # the raw readings of the sweep's L2 write-back measurement (measuring/l2_drain.py; derived by
+    # analysis/l2_drain.py): {"op": ..., "op_bytes": ..., "samples": [{"written_bytes": W, "times_s": [...]}]}
+    l2_drain: dict[str, Any] | None = None
 
     @property
     def device_id(self) -> str:
@@ -144,6 +147,8 @@ class OpDB:
                "updated": self.updated, "suite": self.suite}
         if self.unswept:  # left out when the sweep finished: a whole database reads as before
             out["unswept"] = self.unswept
+        if self.l2_drain is not None:  # left out when not measured (a CPU's, an older sweep's)
+            out["l2_drain"] = self.l2_drain
         return {**out, "points": [p.to_dict() for p in self.points]}
 
 
@@ -232,10 +237,34 @@ def parse(text: str, where: str) -> OpDB:
         unswept = doc.get("unswept", 0)
         if isinstance(unswept, bool) or not isinstance(unswept, int) or unswept < 0:
             raise ValueError("unswept must be a whole number of points, 0 or more")
+        drain = doc.get("l2_drain")
+        if drain is not None:
+            l2_drain_from(drain)
     except ValueError as exc:
         raise UsageError(f"{where}: {exc}") from None
     return OpDB(device=device, points=parsed, created=str(doc.get("created") or ""),
-                updated=str(doc.get("updated") or ""), suite=doc.get("suite"), unswept=unswept)
+                updated=str(doc.get("updated") or ""), suite=doc.get("suite"), unswept=unswept, l2_drain=drain)
+
+
+def l2_drain_from(data: Any) -> dict[str, Any]:
+    """The L2 write-back readings, checked: an object with a positive `op_bytes` and `samples`, each a
+    `written_bytes` of 0 or more and a non-empty list of positive `times_s`, one of them with nothing written
+    (the clean start every other is compared with). A bad one raises ValueError."""
+    if not isinstance(data, Mapping) or not isinstance(data.get("samples"), list):
+        raise ValueError("l2_drain must be an object with a list of samples")
+    _positive("l2_drain", "op_bytes", data.get("op_bytes"))
+    for i, s in enumerate(data["samples"]):
+        where = f"l2_drain sample {i + 1}"
+        if not isinstance(s, Mapping) or not isinstance(s.get("times_s"), list) or not s["times_s"]:
+            raise ValueError(f"{where}: needs written_bytes and a non-empty list times_s")
+        w = s.get("written_bytes")
+        if isinstance(w, bool) or not isinstance(w, int) or w < 0:
+            raise ValueError(f"{where}: written_bytes must be a whole number, 0 or more")
+        for t in s["times_s"]:
+            _positive(where, "a time", t)
+    if not any(s["written_bytes"] == 0 for s in data["samples"]):
+        raise ValueError("l2_drain: no sample with nothing written before (the clean start)")
+    return dict(data)
 
 
 def read(path: str | Path) -> OpDB:

@@ -280,6 +280,8 @@ def sweep(points: list[PlannedPoint], target: Target, db: opdb.OpDB, budget_s: f
         result.retimed = len(stale)
         progress.notice(f"{len(stale)} stored points timed by device events (an older sweep's) are timed again "
                         "by their kernels' timestamps")
+    if not target.is_cpu and db.l2_drain is None and target.spec and target.time_device:
+        _measure_drain(db, target, progress)
     known = db.keys()
     start = last_save = clock()
     todo = []
@@ -329,6 +331,19 @@ def sweep(points: list[PlannedPoint], target: Target, db: opdb.OpDB, budget_s: f
         opdb.write(db)
         result.seconds = clock() - start
     return result
+
+
+def _measure_drain(db: opdb.OpDB, target: Target, progress: Reporter) -> None:
+    """The database's L2 write-back readings (measuring/l2_drain.py), once; a run whose kernels cannot be told
+    apart leaves them out, said (the predictions then charge no write-back)."""
+    from roofline.measuring.l2_drain import measure_l2_drain
+    from roofline.measuring.timing_cupti import LayoutError
+
+    progress.status("the L2's write-back: an add after a clean L2 and after writes elsewhere")
+    try:
+        db.l2_drain = measure_l2_drain(str(target.time_device), int(target.spec["l2_cache_kib"] * 1024))
+    except LayoutError as exc:
+        progress.notice(f"the L2's write-back was not measured ({exc}): predictions charge none")
 
 
 DEFAULT_BUDGET_S = 600.0

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from roofline.analysis.l2_drain import drain_model
 from roofline.analysis.predict import FamilyModel
 from roofline.ceilings.opdb import L2_STATES, OpDB
 from roofline.core.format import duration
@@ -57,6 +58,9 @@ def db_table(db: OpDB, title: str | None = None) -> FitTable:
                "L2: flushed before each sample (an op alone), or warm (as a model's ops find it)"]
     if gap is not None:
         caption.append(f"launch gap per kernel (eager, back to back): {duration(gap)}")
+    if (drain := drain_model(db.l2_drain)) is not None:
+        caption.append(f"L2 write-back: a model's memory-bound op pays {drain.keep:.2f} of what the op before "
+                       f"wrote, up to {drain.cap_bytes / 2**20:.0f} MiB at {drain.bytes_per_s / 1e12:.2f} TB/s")
     return FitTable(cols, family_rows(db), title=title or f"operator database {db.path or ''}".strip(),
                     caption=caption)
 
