@@ -298,10 +298,16 @@ def test_a_sweep_that_breaks_the_device_stops_in_one_line_and_keeps_its_points(
     assert len(opdb.read(db).points) == 3  # written before the error
 
 
+DRAIN_READINGS = {"op": "add", "op_bytes": 2**25, "samples": [{"written_bytes": 0, "times_s": [1e-5]},
+                                                                 {"written_bytes": 2**24, "times_s": [1.2e-5]}]}
+
+
 def _stand_in_gpu(monkeypatch: pytest.MonkeyPatch, seen: list[Any]) -> Any:
-    """An H200 target with its builder, memory check and timer stood in for (no GPU here): `seen` gets the options
-    each point's timer was given; every sample reads 50 us."""
+    """An H200 target with its builder, memory check and timers stood in for (no GPU here): `seen` gets the options
+    each point's timer was given, and "l2_drain" for each measurement of the L2's write-back; every sample reads
+    50 us."""
     import roofline.measuring.kernels as kernels
+    import roofline.measuring.l2_drain as l2_drain
     import roofline.measuring.runner as runner
     import roofline.measuring.timing_cuda as timing_cuda
     from roofline.ceilings.specs import gpu_ceilings, resolve
@@ -317,6 +323,7 @@ def _stand_in_gpu(monkeypatch: pytest.MonkeyPatch, seen: list[Any]) -> Any:
     monkeypatch.setattr(timing_cuda, "time_cuda", fake_time_cuda)
     monkeypatch.setattr(kernels, "build", lambda op, dtype, device: Built(fn=lambda: None, impl="stand-in"))
     monkeypatch.setattr(runner, "available_bytes", lambda device: 2**40)
+    monkeypatch.setattr(l2_drain, "measure_l2_drain", lambda device, l2: seen.append("l2_drain") or DRAIN_READINGS)
     spec = resolve("h200")
     return Target(ceilings=gpu_ceilings(spec), time_device="cuda:0", device_info={}, spec=spec)
 
@@ -354,9 +361,14 @@ def test_a_sweep_times_again_the_points_an_older_sweep_timed_by_events(monkeypat
     seen.clear()
     result = sweep(plan_, target, db, budget_s=60.0)
     assert (result.retimed, result.measured, result.skipped_known) == (2, 2, 1)
+    assert seen[0] == "l2_drain" and db.l2_drain == DRAIN_READINGS  # measured once, first
+    seen.pop(0)
     assert len(seen) == 2 and sorted(p.method or "" for p in db.points) == ["cupti+burst"] * 3
     assert sorted(p.time_s for p in db.points) == pytest.approx([50e-6, 50e-6, 99e-6])  # the kept one is as stored
     assert len(opdb.read(tmp_path / "h200.json").points) == 3  # written
+    seen.clear()
+    sweep(plan_, target, db, budget_s=60.0)  # resumed: nothing left, the write-back already measured
+    assert seen == [] and opdb.read(tmp_path / "h200.json").l2_drain == DRAIN_READINGS
 
 
 def test_a_database_says_how_many_points_its_cut_sweep_left(tmp_path: Path) -> None:

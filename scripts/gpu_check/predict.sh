@@ -10,7 +10,7 @@
 # and on a fresh machine PREDICT_SEED=docs/results/predict/h200-ops-HHMM*.json.gz starts from a stored one (the
 # newest: h200-ops-1708-copy.json.gz, 2953 points; its 1165 points timed by events, the sweep's timer for operators
 # over 20 us before 2026-12-06, are timed again by their kernels' timestamps, ~2 minutes); on an H100,
-# h100-ops-0618-vocab.json.gz (3073 points, 2026-12-06: the whole grid of that day, nothing left to sweep).
+# h100-ops-0639-drain.json.gz (3073 points and the L2 write-back readings, 2026-12-06: nothing left to sweep).
 # Sourced by scripts/gpu_check.sh, in its shell: $OUT, $W, $S, $RL, log.
 log "predict: operator sweep (roofline calibrate --ops --budget ${PREDICT_BUDGET:-8m}) then scripts/predict_accuracy.py"
 if [ -n "${PREDICT_SEED:-}" ] && [ ! -s "$W/h200-ops.json" ]; then  # a stored database: the sweep adds what it lacks
