@@ -525,6 +525,10 @@ def test_a_models_ops_are_predicted_from_the_warm_points_and_ops_alone_from_the_
     written.bytes, written.bytes_written = 3e6, 1e6  # a third written: its writes reach HBM as flushed ones do
     blended = predictor_for("h200-sxm", db, "warm").predict(written)
     assert blended is not None and blended.time_s == pytest.approx((1e-6 / 0.8) ** (2 / 3) * (1e-6 / 0.4) ** (1 / 3))
+    # its interval spans both L2 states (which one a model's op finds is not known): the warm low, the flushed high
+    cold = Predictor(db, "h200-sxm").predict(written)
+    assert cold is not None and inside.low_s < blended.time_s < cold.high_s
+    assert (blended.low_s, blended.high_s) == pytest.approx((inside.low_s, cold.high_s))
     gemm = Predictor(db_of(*flushed, point(1e-5, 0.5)), "h200-sxm", "warm").predict(Rec(1e-5))
     assert gemm is not None and "warm" not in gemm.source  # a family never timed warm: its flushed points
 

@@ -448,15 +448,18 @@ def warm_blend(warm: Prediction, flushed: Prediction, record: Any) -> Prediction
     efficiencies interpolate (measured against warm alone in docs/measurements.md).
     NB: a flushed point's time over a warm one is its cold reads as much as its writes (the flush leaves clean
     lines), so this charges an op whose input fits in the L2 cold reads it does not pay (ResNet-50's batch norms
-    at batch 32 ran as their warm points, docs/measurements.md); a reuse-distance rule did worse over nine cases."""
+    at batch 32 ran as their warm points, docs/measurements.md); a reuse-distance rule did worse over nine cases.
+    The interval spans both states' (from the warm one's low to the flushed one's high): which L2 a model's op
+    finds is not known, and the sweep's residuals do not say it (with the blend's own interval 75-95% of the
+    H100's model ops fell inside it, 2026-12-06; with both states' 82-99%)."""
     total, written = getattr(record, "bytes", None) or 0.0, getattr(record, "bytes_written", None) or 0.0
     f = min(max(written / total, 0.0), 1.0) if total else 0.0
 
     def mix(a: float, b: float) -> float:
         return a ** (1 - f) * b ** f
 
-    return dataclasses.replace(warm, time_s=mix(warm.time_s, flushed.time_s), low_s=mix(warm.low_s, flushed.low_s),
-                               high_s=mix(warm.high_s, flushed.high_s))
+    return dataclasses.replace(warm, time_s=mix(warm.time_s, flushed.time_s), low_s=min(warm.low_s, flushed.low_s),
+                               high_s=max(warm.high_s, flushed.high_s))
 
 
 # Families whose torch kernels copy a strided input to a contiguous one before they start (layer norm's and RMS
