@@ -25,9 +25,9 @@ The rule (docs/prediction.md):
 - The L2: the sweep times each shape alone with the L2 flushed, and the memory-bound families (`warm_l2` in the
   sweep file) again with a warm L2 where they fit in it. A model's ops (a profile: `l2="warm"`) are predicted
   from the warm points where there are some (an op reading what the op before it left in the L2), its writes from
-  the flushed ones (`warm_blend`); ops timed alone (`analyze`, `run`) from the flushed ones. A model's op of a
-  family without warm points also pays the write-back of what the op before it wrote (`with_drain`), as the
-  database's own measurement of it says (analysis/l2_drain.py).
+  the flushed ones (`warm_blend`; its interval spans both states'); ops timed alone (`analyze`, `run`) from the
+  flushed ones. A model's memory-bound op of a family without warm points also pays the write-back of what the op
+  before it wrote (`with_drain`), as the database's own measurement of it says (analysis/l2_drain.py).
 Pure and torch-free; `Predictor` caches each family's fit.
 """
 
