@@ -238,8 +238,7 @@ def parse(text: str, where: str) -> OpDB:
         if isinstance(unswept, bool) or not isinstance(unswept, int) or unswept < 0:
             raise ValueError("unswept must be a whole number of points, 0 or more")
         drain = doc.get("l2_drain")
-        if drain is not None:
-            l2_drain_from(drain)
+        drain = None if drain is None else l2_drain_from(drain)
     except ValueError as exc:
         raise UsageError(f"{where}: {exc}") from None
     return OpDB(device=device, points=parsed, created=str(doc.get("created") or ""),

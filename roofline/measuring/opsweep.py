@@ -209,7 +209,7 @@ def _time_point(p: PlannedPoint, target: Target) -> tuple[opdb.Point | None, str
         return None, "too large for a sweep"
     device = target.time_device
     assert device is not None
-    l2 = int(target.spec["l2_cache_kib"] * 1024) if target.spec else 0
+    l2 = target.l2_bytes or 0
     need = footprint_bytes(op, dtype)
     if need > MAX_POINT_BYTES:
         return None, "too large for a sweep"
@@ -280,7 +280,7 @@ def sweep(points: list[PlannedPoint], target: Target, db: opdb.OpDB, budget_s: f
         result.retimed = len(stale)
         progress.notice(f"{len(stale)} stored points timed by device events (an older sweep's) are timed again "
                         "by their kernels' timestamps")
-    if not target.is_cpu and db.l2_drain is None and target.spec and target.time_device:
+    if not target.is_cpu and db.l2_drain is None and target.l2_bytes and target.time_device:
         _measure_drain(db, target, progress)
     known = db.keys()
     start = last_save = clock()
@@ -341,7 +341,7 @@ def _measure_drain(db: opdb.OpDB, target: Target, progress: Reporter) -> None:
 
     progress.status("the L2's write-back: an add after a clean L2 and after writes elsewhere")
     try:
-        db.l2_drain = measure_l2_drain(str(target.time_device), int(target.spec["l2_cache_kib"] * 1024))
+        db.l2_drain = measure_l2_drain(str(target.time_device), target.l2_bytes or 0)
     except LayoutError as exc:
         progress.notice(f"the L2's write-back was not measured ({exc}): predictions charge none")
 

@@ -217,7 +217,7 @@ def measure_op(op: Operator, dtype: DType, target: Target, *, warm_l2: bool = Fa
     device = target.time_device
     assert device is not None
     record = analytic_record(op, dtype, target.ceilings, tensor_cores)
-    l2 = int(target.spec["l2_cache_kib"] * 1024) if target.spec else None
+    l2 = target.l2_bytes
     need = footprint_bytes(op, dtype) + (FLUSH_L2_MULTIPLE * (l2 or 0) if not warm_l2 else 0)
     guard_memory(need, device, f"{op.name} {dtype.name}")
     progress.status("building the inputs")
@@ -331,7 +331,7 @@ def measure_on(target: Target, fn: Callable[[], Any], *, flops: float, bytes: fl
     record = placed_on(target.ceilings)
     kw: dict[str, Any] = {} if rep_s is None else {"rep_s": rep_s}
     if device.startswith("cuda"):
-        l2 = int(target.spec["l2_cache_kib"] * 1024) if target.spec else None
+        l2 = target.l2_bytes
         m = time_cuda(fn, TimingOptions(compute_bound=record.bound == "compute", warm_l2=warm_l2, **kw), device, l2)
     else:
         m = time_cpu(fn, **kw)

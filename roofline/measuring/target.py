@@ -32,6 +32,11 @@ class Target:
     def is_cpu(self) -> bool:
         return self.ceilings.kind == "cpu"
 
+    @property
+    def l2_bytes(self) -> int | None:
+        """The GPU's L2 in bytes, from its spec (None without one: a CPU, an unknown GPU)."""
+        return int(self.spec["l2_cache_kib"] * 1024) if self.spec else None
+
     def noted(self, record: Record) -> Record:
         """The record with this target's messages last among its notes: every record made on the target keeps
         what the target had to say (a command also prints the messages once)."""

@@ -70,7 +70,7 @@ def main() -> None:
     inside = {v: 0 for v in VARIANTS}
     n = 0
     for folder, dbname, l2, bw in SETS:
-        db = opdb.read(R / dbname) if not dbname.endswith(".gz") else _read_gz(R / dbname)
+        db = opdb.parse(gzip.decompress((R / dbname).read_bytes()).decode(), dbname)
         for path in sorted((R / folder).glob("*.json.gz")):
             records, measured = load(path)
             errs = step_errors(records, measured, db, l2, bw)
@@ -81,14 +81,6 @@ def main() -> None:
             print(f"{folder:20s} {path.name[:-8]:24s} " + " ".join(f"{errs[v]:+10.1%}" for v in VARIANTS))
     print(f"{'within 5%':45s} " + " ".join(f"{inside[v]:>7d}/{n}" for v in VARIANTS))
     print(f"{'worst':45s} " + " ".join(f"{worst[v]:10.1%}" for v in VARIANTS))
-
-
-def _read_gz(path: Path) -> opdb.OpDB:
-    import tempfile
-
-    with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
-        f.write(gzip.decompress(path.read_bytes()))
-    return opdb.read(Path(f.name))
 
 
 if __name__ == "__main__":
