@@ -9,7 +9,8 @@ where plain torch.profiler sessions give 29 throughout. This profiles one decode
 - `pass-through mode`: the same with a TorchDispatchMode that only calls each op;
 - `decomposing mode`: a mode that runs composite ops' C++ decompositions as roofline's tracer does
   (`roofline.capture.trace.decomposes`);
-- `roofline.profile`: the tool itself.
+- `roofline.profile`: the tool itself, then entered inside `torch.no_grad()` with a step that does not enter it
+  (as decode_idle.py runs it), and a plain profile so arranged.
 
 Each run's chrome trace gives the SDPA kernels' duration, grid, block and stream (a different kernel
 configuration in layer 0 would show as another grid), and any kernel that overlaps layer 0's.
@@ -122,6 +123,23 @@ def main() -> None:
     for i in range(RUNS):
         p = roofline.profile(step)
         report(f"#{i}", kernels(p._torch_prof))
+    # decode_idle.py and decode_first_layer.py, where layer 0 ran at 2x, entered no_grad around the profile
+    bare = lambda: model(input_ids=nxt, past_key_values=cache, use_cache=True)  # noqa: E731
+    print("== roofline.profile inside torch.no_grad(), the step without it")
+    for i in range(RUNS):
+        with torch.no_grad():
+            p = roofline.profile(bare)
+        report(f"#{i}", kernels(p._torch_prof))
+    print("== plain, the same arrangement")
+    for i in range(RUNS):
+        with torch.no_grad():
+            for _ in range(3):
+                bare()
+            torch.cuda.synchronize()
+            with plain(nullcontext) as prof:
+                bare()
+                torch.cuda.synchronize()
+        report(f"#{i}", kernels(prof))
 
 
 if __name__ == "__main__":
