@@ -20,8 +20,10 @@ layer-0 and median other-layer SDPA kernel times (both kernels summed).
 from __future__ import annotations
 
 import statistics
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -94,6 +96,9 @@ def main() -> None:
 
     import roofline
 
+    sys.path.insert(0, str(Path(__file__).parent))
+    from decode_perturb import kernels, report
+
     print("== roofline.profile x10: layer-0 SDPA kernels (us), median of the others, allocator counters of the call")
     for i in range(10):
         before = torch.cuda.memory_stats()
@@ -106,6 +111,8 @@ def main() -> None:
                 for k in ("segment.all.allocated", "num_alloc_retries", "num_device_alloc")}
         print(f"  #{i}: layer 0 {'+'.join(f'{t * 1e6:.1f}' for t in sdpa_recs[0].kernel_times_s)}"
               f"  others median {statistics.median(times[1:]):.1f}  {grew}")
+        if i < 2:  # the kernels' launch configuration and any overlap, from the profile's own trace
+            report(f"#{i} trace", kernels(prof_r._torch_prof))
 
 
 if __name__ == "__main__":
