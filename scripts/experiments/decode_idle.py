@@ -48,6 +48,27 @@ def per_layer(kernels: list[Any], layers: int) -> list[list[float]]:
     return [calls[s:s + layers] for s in range(0, len(calls), layers)]
 
 
+def owners(prof: Any) -> None:
+    """Every CPU event whose `kernels` (CUPTI correlation) hold an SDPA kernel, with its parents' names: a kernel
+    tied to two CPU events would be counted twice by an attribution that sums each event's kernels."""
+    device = [e for e in prof.events() if "sdpa" in e.name and str(e.device_type).endswith("CUDA")]
+    print(f"    device events named sdpa: {len(device)}; the first two: "
+          + ", ".join(f"{e.time_range.elapsed_us():.1f} us corr {getattr(e, 'linked_correlation_id', None)}"
+                      for e in device[:2]))
+    shown = 0
+    for e in prof.events():
+        ks = [k for k in (getattr(e, "kernels", None) or []) if "sdpa" in k.name]
+        if not ks or shown >= 4:
+            continue
+        shown += 1
+        chain, p = [], e.cpu_parent
+        while p is not None and len(chain) < 6:
+            chain.append(p.name[:40])
+            p = p.cpu_parent
+        print(f"    cpu event {e.name[:40]!r} id {e.id} kernels {[(k.name[:20], round(k.duration, 1)) for k in ks]}"
+              f" parents {chain}")
+
+
 def main() -> None:
     from transformers import DynamicCache, LlamaConfig, LlamaForCausalLM
 
@@ -113,6 +134,7 @@ def main() -> None:
               f"  others median {statistics.median(times[1:]):.1f}  {grew}")
         if i < 2:  # the kernels' launch configuration and any overlap, from the profile's own trace
             report(f"#{i} trace", kernels(prof_r._torch_prof))
+            owners(prof_r._torch_prof)
 
 
 if __name__ == "__main__":
