@@ -24,8 +24,9 @@ from roofline.ops.attention import causal_pairs
 CPU, CUDA = "DeviceType.CPU", "DeviceType.CUDA"
 
 
-def cpu(name: str, parent: object = None, kernels: list[tuple[str, float]] = ()) -> SimpleNamespace:  # type: ignore[assignment]
-    return SimpleNamespace(name=name, device_type=CPU, cpu_parent=parent,
+def cpu(name: str, parent: object = None, kernels: list[tuple[str, float]] = (),  # type: ignore[assignment]
+        id: int | None = None) -> SimpleNamespace:
+    return SimpleNamespace(name=name, device_type=CPU, cpu_parent=parent, id=id,
                            kernels=[SimpleNamespace(name=k, duration=us) for k, us in kernels])
 
 
@@ -95,6 +96,21 @@ def _parents(evt: object) -> list[object]:
         out.append(e)
         e = e.cpu_parent
     return out
+
+
+def test_a_correlations_kernels_are_counted_once() -> None:
+    # torch hands a correlation's kernels to every CPU event of its id, and a kernel's first launch nests a
+    # "Lazy Function Loading" event of the op's id inside the op (seen on an H100, 2026-12-06: a decode's cuDNN
+    # attention at a new KV length, 28.4 + 2.4 us on the device timeline, was read as 56.8 + 4.8)
+    call = cpu("roofline#0")
+    sdpa = cpu("aten::_cudnn_attention_forward", call, [("sdpa", 28.4), ("combine", 2.4)], id=310)
+    lazy = cpu("Lazy Function Loading", sdpa, [("sdpa", 28.4), ("combine", 2.4)], id=310)
+    mm = cpu("aten::mm", call, [("gemm", 5.0)], id=311)
+    events = [call, sdpa, lazy, mm, device("sdpa", 0, 28.4), device("combine", 28.4, 30.8), device("gemm", 31, 36)]
+    t = gpu_timeline(events)
+    assert t.calls[0].kernels == [("sdpa", pytest.approx(28.4e-6)), ("combine", pytest.approx(2.4e-6)),
+                                  ("gemm", pytest.approx(5e-6))]
+    assert t.calls[0].time_s == pytest.approx(t.device_total_s) and t.unattributed == []
 
 
 def test_device_time_tied_to_nothing_is_kept_as_one_row() -> None:

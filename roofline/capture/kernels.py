@@ -4,8 +4,10 @@ The trace wraps each op call in a profiler range `roofline#<call index>`. On a G
 device kernel (and memcpy/memset) to the CPU op that launched it by CUPTI's correlation id
 (`FunctionEvent.kernels`: name and device duration from the device's own timestamps, never host-side events,
 which overstate GPU time by launch gaps). Each launching op is walked up its CPU parents to the nearest
-`roofline#i` range: its kernels' device time is the call's time. Kernels with no such range (launched by a
-CUDA graph replay, or code outside the profiled mode) are kept as unattributed rows with their time, so
+`roofline#i` range: its kernels' device time is the call's time. torch hands a correlation's kernels to every
+CPU event of its id (a kernel's first launch nests a "Lazy Function Loading" event of the op's id inside the op),
+so each correlation's kernels are counted once. Kernels with no such range (launched by a CUDA graph replay, or
+code outside the profiled mode) are kept as unattributed rows with their time, so
 coverage shows them; those the trace itself launched reading a mask's or offsets' values (trace.READ_RANGE) are
 left out of every total (`reading_s`: the profile says how much). A torch.compile'd region's Triton kernels are
 launched under a CPU op of their own (the kernel's name, its arguments and generated source): they are kept as
@@ -167,6 +169,7 @@ def gpu_timeline(events: list[Any]) -> Timeline:
     last_index: int | None = None  # the latest op call range started: program order for the launches
     graph_us = 0.0
     reading_us = 0.0
+    counted: set[int] = set()  # correlation ids whose kernels are attributed
     for evt in events:
         if (i := _range_index(evt)) is not None:
             last_index = i
@@ -178,6 +181,11 @@ def gpu_timeline(events: list[Any]) -> Timeline:
         kernels = getattr(evt, "kernels", None) or []
         if not kernels:
             continue
+        corr = getattr(evt, "id", None)
+        if corr is not None:  # torch gives a correlation's kernels to every CPU event of that id: count them once
+            if corr in counted:
+                continue
+            counted.add(corr)
         index, region, compiled = _owner(evt)
         if index is None and _reading(evt):  # the trace reading a mask or offsets: not the program's work
             reading_us += sum(k.duration for k in kernels)
