@@ -1,16 +1,15 @@
 # Stage `predict` of scripts/gpu_check.sh (issue 32): build the operator efficiency database from the sweep alone
 # (`roofline calibrate --ops`, suites/sweeps/ops.toml, coarse grid first; resumable: a second run adds only the
 # points the first did not reach), then predict real models' steps from it without running them and measure them
-# (scripts/predict_accuracy.py, 9 cases). Expected: the sweep stops starting points at PREDICT_BUDGET (default
-# 8m; the whole GPU grid, ~2600 points of ~3000 planned, the rest too large or not warm, ~5 minutes), the
+# (scripts/predict_accuracy.py, 10 cases). Expected: the sweep stops starting points at PREDICT_BUDGET (default
+# 8m; the whole GPU grid, 3087 points of 3569 planned, the rest too large or not warm: 296 s on an H100), the
 # accuracy script 1-3 minutes, cut at PREDICT_ACCURACY_S (default 240 s; it writes its JSON after every case).
-# In one 10-minute device call run `PREDICT_BUDGET=5m bash scripts/gpu_check.sh predict` (about 9 minutes with the
-# start-up). The database is
-# copied to $OUT/h200-ops.json as soon as the sweep ends; with W set to the same folder a later call resumes it,
+# One 10-minute device call runs `bash scripts/gpu_check.sh predict` whole from nothing (398 s on an H100,
+# 2026-12-06: the sweep 296 s, the cases 92 s). The database is copied to $OUT/h200-ops.json as soon as the sweep ends; with W set to the same folder a later call resumes it,
 # and on a fresh machine PREDICT_SEED=docs/results/predict/h200-ops-HHMM*.json.gz starts from a stored one (the
 # newest: h200-ops-1708-copy.json.gz, 2953 points; its 1165 points timed by events, the sweep's timer for operators
 # over 20 us before 2026-12-06, are timed again by their kernels' timestamps, ~2 minutes); on an H100,
-# h100-ops-0639-drain.json.gz (3073 points and the L2 write-back readings, 2026-12-06: nothing left to sweep).
+# h100-ops-0718-scratch.json.gz (3087 points and the L2 write-back readings, swept from nothing on 2026-12-06).
 # Sourced by scripts/gpu_check.sh, in its shell: $OUT, $W, $S, $RL, log.
 log "predict: operator sweep (roofline calibrate --ops --budget ${PREDICT_BUDGET:-8m}) then scripts/predict_accuracy.py"
 if [ -n "${PREDICT_SEED:-}" ] && [ ! -s "$W/h200-ops.json" ]; then  # a stored database: the sweep adds what it lacks
