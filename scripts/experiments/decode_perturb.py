@@ -91,6 +91,18 @@ def plain(mode: Callable[[], Any]) -> Iterator[Any]:
         yield prof
 
 
+def plain_runs(step: Callable[[], Any], mode: Callable[[], Any]) -> None:
+    """RUNS times: 3 warm-up steps, then one step profiled by `plain` under `mode`, reported."""
+    for i in range(RUNS):
+        for _ in range(3):
+            step()
+        torch.cuda.synchronize()
+        with plain(mode) as prof:
+            step()
+            torch.cuda.synchronize()
+        report(f"#{i}", kernels(prof))
+
+
 def main() -> None:
     from transformers import DynamicCache, LlamaConfig, LlamaForCausalLM
 
@@ -111,14 +123,7 @@ def main() -> None:
     for name, mode in (("plain", nullcontext), ("pass-through mode", PassThrough),
                        ("decomposing mode", Decomposing)):
         print(f"== {name}")
-        for i in range(RUNS):
-            for _ in range(3):
-                step()
-            torch.cuda.synchronize()
-            with plain(mode) as prof:
-                step()
-                torch.cuda.synchronize()
-            report(f"#{i}", kernels(prof))
+        plain_runs(step, mode)
     print("== roofline.profile")
     for i in range(RUNS):
         p = roofline.profile(step)
@@ -131,15 +136,8 @@ def main() -> None:
             p = roofline.profile(bare)
         report(f"#{i}", kernels(p._torch_prof))
     print("== plain, the same arrangement")
-    for i in range(RUNS):
-        with torch.no_grad():
-            for _ in range(3):
-                bare()
-            torch.cuda.synchronize()
-            with plain(nullcontext) as prof:
-                bare()
-                torch.cuda.synchronize()
-        report(f"#{i}", kernels(prof))
+    with torch.no_grad():
+        plain_runs(bare, nullcontext)
 
 
 if __name__ == "__main__":
