@@ -111,6 +111,17 @@ def test_a_correlations_kernels_are_counted_once() -> None:
     assert t.calls[0].kernels == [("sdpa", pytest.approx(28.4e-6)), ("combine", pytest.approx(2.4e-6)),
                                   ("gemm", pytest.approx(5e-6))]
     assert t.calls[0].time_s == pytest.approx(t.device_total_s) and t.unattributed == []
+    assert t.overcount_s == 0.0
+
+
+def test_kernels_counted_beyond_the_device_time_are_said() -> None:
+    # two CPU events holding one kernel with no id to tell them apart (an event kind the tool does not know):
+    # the attribution exceeds the device's 10 us by 10, and the timeline says so rather than hide it
+    call = cpu("roofline#0")
+    events = [call, cpu("aten::mm", call, [("gemm", 10.0)]), cpu("unknown", call, [("gemm", 10.0)]),
+              device("gemm", 0, 10)]
+    t = gpu_timeline(events)
+    assert t.overcount_s == pytest.approx(10e-6) and t.device_total_s == pytest.approx(10e-6)
 
 
 def test_device_time_tied_to_nothing_is_kept_as_one_row() -> None:

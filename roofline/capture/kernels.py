@@ -77,6 +77,7 @@ class Timeline:
     launches: list[Launch] = field(default_factory=list)  # torch.compile'd Triton launches (inductor.py)
     graph_s: float = 0.0  # device time of kernels launched by CUDA graph replays (unattributed: `in_graph`)
     reading_s: float = 0.0  # device time of the trace's own value reads (trace.READ_RANGE): in no call, no total
+    overcount_s: float = 0.0  # kernel time attributed beyond what the device ran: some kernels counted twice
 
     @property
     def idle_s(self) -> float:
@@ -210,6 +211,7 @@ def gpu_timeline(events: list[Any]) -> Timeline:
     # remainder (device time that reached no op's `kernels`) as one row, so the totals add up.
     device_us -= reading_us  # the reads' kernels are in the device events too
     lost_us = device_us - attributed_us
+    overcount_us = -lost_us if -lost_us > LOST_US else 0.0
     if lost_us > LOST_US:
         named: dict[str, float] = defaultdict(float)
         for evt in events:
@@ -222,7 +224,7 @@ def gpu_timeline(events: list[Any]) -> Timeline:
     busy = union_length(intervals) * US
     span = (max(e for _, e in intervals) - min(s for s, _ in intervals)) * US if intervals else 0.0
     return Timeline(dict(calls), unattributed, GPU_METHOD, busy, span, device_us * US, launches, graph_us * US,
-                    reading_us * US)
+                    reading_us * US, overcount_us * US)
 
 
 def cpu_timeline(calls: list[OpCall]) -> Timeline:

@@ -469,6 +469,10 @@ class Profile:
             s["trace_reads_time_s"] = timeline.reading_s
             s["notes"].append(f"{timeline.reading_s * 1e6:.3g} µs of kernels the trace ran reading mask and offset "
                               "values (to count what a mask keeps) are left out of the kernel time")
+        if timeline is not None and timeline.overcount_s > 0:
+            s["notes"].append(f"{timeline.overcount_s * 1e6:.3g} µs more kernel time was attributed to ops than the "
+                              "device ran: some kernels were counted twice (a profiler event of a kind this tool "
+                              "does not know); the ops' times are that much high")
         if on_gpu and self.calls and not s["kernel_time_s"]:
             s["notes"].append(f"no device kernel ran on {target.time_device}: if the program runs on the CPU, "
                               "profile it with device='cpu'")
