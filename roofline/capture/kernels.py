@@ -6,7 +6,8 @@ device kernel (and memcpy/memset) to the CPU op that launched it by CUPTI's corr
 which overstate GPU time by launch gaps). Each launching op is walked up its CPU parents to the nearest
 `roofline#i` range: its kernels' device time is the call's time. torch hands a correlation's kernels to every
 CPU event of its id (a kernel's first launch nests a "Lazy Function Loading" event of the op's id inside the op),
-so each correlation's kernels are counted once. Kernels with no such range (launched by a CUDA graph replay, or
+so each correlation's kernels are counted once (and time attributed beyond what the device ran is kept as
+`overcount_s`, which the profile states). Kernels with no such range (launched by a CUDA graph replay, or
 code outside the profiled mode) are kept as unattributed rows with their time, so
 coverage shows them; those the trace itself launched reading a mask's or offsets' values (trace.READ_RANGE) are
 left out of every total (`reading_s`: the profile says how much). A torch.compile'd region's Triton kernels are
