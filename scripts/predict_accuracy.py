@@ -180,7 +180,7 @@ def op_metrics(records: list[Any]) -> dict[str, Any]:
 def by_op(records: list[Any]) -> list[dict[str, Any]]:
     """The timed records rolled up by (op, dtype, where the prediction came from), largest |predicted - measured|
     first: where a step's error comes from."""
-    from roofline.analysis.predict import family_of
+    from roofline.analysis.families import family_of
 
     rows: dict[tuple[str, str, str], dict[str, Any]] = {}
     for r in records:
@@ -247,7 +247,7 @@ def repredict_case(name: str, profiles: Path, db: Path) -> dict[str, Any]:
     predictor = predictor_for(records[0].gpu if records else "", opdb.read(db), opdb.WARM)
     records = predicted(records, predictor)
     measured = (doc.extra.get("profile") or {}).get("kernel_time_s")
-    step = step_prediction(records, predictor)
+    step = step_prediction(records, predictor).to_dict()
     res: dict[str, Any] = {"case": name, "args": [], "kind": CASES[name][2] if name in CASES else "stored",
                            "measured_kernel_s": measured, "predicted_from": f"{path.name}, re-predicted",
                            "predicted": step}

@@ -85,6 +85,8 @@ class Rec:
     predicted_low_s: float | None = None
     predicted_high_s: float | None = None
     prediction_source: str | None = None
+    prediction_family: str | None = None
+    prediction_kind: str | None = None
 
 
 def family_point(family: str, op: str, roof_s: float, eff: float, intensity: float, l2: str = "flushed") -> Point:

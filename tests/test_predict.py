@@ -242,14 +242,14 @@ def test_the_step_counts_calls_and_launch_gaps() -> None:
     one = p.predict(rec)
     assert one is not None
     step = step_prediction(predicted([rec], p), p)
-    assert step["predicted_kernel_time_s"] == pytest.approx(3 * one.time_s)
-    assert step["launch_gap_per_kernel_s"] == pytest.approx(2e-6)  # 4 us per call over 2 kernels
-    assert step["predicted_kernels"] == 3  # one kernel per call where the profile saw none
-    assert step["predicted_step_s"] == pytest.approx(3 * one.time_s + 3 * 2e-6)
-    assert step["calls_from_db"] == 3 and step["bound_time_s"] == pytest.approx(3 * rec.roofline_time_s)
+    assert step.predicted_kernel_time_s == pytest.approx(3 * one.time_s)
+    assert step.launch_gap_per_kernel_s == pytest.approx(2e-6)  # 4 us per call over 2 kernels
+    assert step.predicted_kernels == 3  # one kernel per call where the profile saw none
+    assert step.predicted_step_s == pytest.approx(3 * one.time_s + 3 * 2e-6)
+    assert step.calls_from_db == 3 and step.bound_time_s == pytest.approx(3 * rec.roofline_time_s)
     bare = step_prediction([rec], Predictor(None, "h200-sxm"))  # no database: the bound, said in the source
-    assert bare["predicted_kernel_time_s"] == pytest.approx(bare["bound_time_s"]) and bare["calls_on_bound"] == 3
-    assert "no operator database" in bare["prediction_source"]
+    assert bare.predicted_kernel_time_s == pytest.approx(bare.bound_time_s) and bare.calls_on_bound == 3
+    assert "no operator database" in bare.prediction_source
 
 
 def test_a_record_table_adds_the_prediction_column_only_when_a_database_predicted() -> None:

@@ -9,7 +9,8 @@ import torch
 import torch.nn.functional as F
 
 import roofline
-from roofline.analysis.predict import Predictor, family_of
+from roofline.analysis.families import family_of
+from roofline.analysis.predict import Predictor
 from roofline.analysis.predict_features import ATTENTION_TILE, padded_pairs_ratio, work_factor
 from roofline.ceilings.opdb import OpDB, Point
 from roofline.ceilings.specs import gpu_ceilings, resolve

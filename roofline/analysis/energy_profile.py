@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from roofline.analysis.predict import catalog_op
+from roofline.analysis.families import catalog_op
 from roofline.core.energy import EnergyModel
 from roofline.core.errors import UsageError
 from roofline.core.record import Record, evolve

@@ -39,39 +39,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from roofline.analysis.families import (
+    DTYPE_FREE,
+    FAMILY_OF_OP,
+    FORWARD_OF,
+    MEMORY_PASS,
+    RULE_FAMILY,
+    catalog_op,
+    family_of,
+    query_params,
+)
 from roofline.analysis.l2_drain import drain_model
 from roofline.analysis.predict_features import features, shape_features, work_factor
 from roofline.ceilings.opdb import FLUSHED, OpDB, Point, load_for
-from roofline.core.layout import dense, strided_run
+from roofline.core.layout import dense
 from roofline.core.stats import quantile, solve_linear
 from roofline.core.validate import path_arg
 
-# Catalog operator -> prediction family (collectives have none: their time is the link's, not the kernels').
-FAMILY_OF_OP = {
-    "gemm": "gemm", "gemv": "gemm", "attention": "attention", "decode_attention": "decode_attention",
-    "conv2d": "conv", "layernorm": "norm", "rmsnorm": "norm", "add_layernorm": "norm", "add_rmsnorm": "norm",
-    "softmax": "softmax", "relu": "elementwise", "add": "elementwise", "mul": "elementwise", "gelu": "elementwise",
-    "silu": "elementwise", "copy": "elementwise", "swiglu": "elementwise", "chain": "elementwise", "rope": "rope",
-    "cat": "cat",
-    "reduce": "reduction", "batchnorm": "batchnorm", "pool2d": "pool", "cast": "cast", "embedding": "embedding",
-    "adamw": "optimizer",
-}
-# A catalog operator's pass that runs other kernels than its forward: its own family, its points apart.
-BACKWARD_FAMILY = {"attention": "attention_backward", "embedding": "embedding_backward"}
-# A backward family a database swept before it existed lacks borrows its forward's points (said in the source:
-# on the H200, 2026-12-02, a training step's SDPA backward ran 449 us where the forward's points predicted 220).
-FORWARD_OF = {b: f for f, b in BACKWARD_FAMILY.items()}
-# Profile copies that are casts when they change the dtype (their bytes written differ from those read): the
-# catalog's `cast` (a mixed-precision step's bf16 -> fp32 upcasts write twice what they read; on the H200,
-# 2026-12-02, Llama's ran 10.4 us where the elementwise passes predicted 5.6).
-CAST_OPS = ("aten::_to_copy", "aten::copy_")
-# Profile ops counted by a rule, not a catalog shape, that still run a family's kernels: SDPA with a mask tensor
-# or top-left causal alignment (the flash kernels), and its backward (the backward's kernels); a log-softmax and
-# a softmax's backward (softmax kernels, row by row).
-RULE_FAMILY = {"rule:attention": "attention", "rule:attention backward": "attention_backward",
-               "rule:log_softmax": "softmax", "rule:softmax backward": "softmax"}
-# The family a memory-bound profile op without a catalog operator borrows: one pass over its bytes.
-MEMORY_PASS = "elementwise"
 # The points a prediction is fitted on, and how much the local fit's slopes are held back (a ridge of this
 # share of the weights on each slope): both chosen by the H200 sweep's own leave-one-out error, no model's ops
 # (docs/prediction.md): 8 and 0.003 gave a pooled median error of 6.8% where the weighted mean of the 4 nearest
@@ -89,12 +73,16 @@ INTERVAL_QUANTILES = (0.025, 0.975)
 MIN_POINTS_FOR_SPREAD = 5
 FEW_POINTS_SPREAD = math.log(1.5)  # x or / 1.5 in time (-33% / +50%): a guess, said in the source, until more points
 EXTRAPOLATION_WIDEN = 0.5  # the interval's log half-widths grow by half per decade outside the measured box
-BOUND = "bound"
+# How a prediction was made (a record's `prediction_kind`): from the device's own operator database, from another
+# device's (a transfer), or the bound itself (no database, or none of the op's family and dtype).
+DB, TRANSFER, BOUND = "db", "transfer", "bound"
+PREDICTION_KINDS = (DB, TRANSFER, BOUND)
 
 
 @dataclass(frozen=True)
 class Prediction:
-    """A predicted time with its interval and where it came from."""
+    """A predicted time with its interval, its family, its kind (PREDICTION_KINDS) and a sentence of where it came
+    from (`source`, for people: code reads `kind` and `family`)."""
 
     time_s: float
     low_s: float
@@ -104,26 +92,38 @@ class Prediction:
     points: int = 0  # points the efficiency came from (0: the bound)
     extrapolated: float = 0.0  # decades outside the measured box
     warm: bool = False  # some of the points were timed with a warm L2
+    kind: str = BOUND
 
     @property
     def from_db(self) -> bool:
-        return self.points > 0
+        return self.kind != BOUND
 
     def fields(self) -> dict[str, Any]:
         """The record's fields."""
         return {"predicted_time_s": self.time_s, "predicted_low_s": self.low_s, "predicted_high_s": self.high_s,
-                "prediction_source": self.source}
+                "prediction_source": self.source, "prediction_family": self.family, "prediction_kind": self.kind}
+
+    @classmethod
+    def of(cls, record: Any) -> Prediction | None:
+        """The prediction a record carries (None without one). A record of a document written before
+        `prediction_kind` existed is a database's when its interval has a width (the bound's is a point)."""
+        if record.predicted_time_s is None:
+            return None
+        low, high = record.predicted_low_s, record.predicted_high_s
+        kind = getattr(record, "prediction_kind", None) or (BOUND if low == high else DB)
+        return cls(record.predicted_time_s, low, high, record.prediction_source or BOUND,
+                   getattr(record, "prediction_family", None), kind=kind)
+
+
+def bound_reason(source: str) -> str:
+    """The words after "bound" of a bound prediction's sentence ('(no operator database for h100-sxm)'), for a
+    view that says "the roofline time" instead (a message reworded, no data read from it)."""
+    return source.removeprefix(BOUND).strip()
 
 
 # The phase of a training step's backward records (`roofline.capture`'s phases): a step with one is predicted
 # from the flushed points (`Predictor.for_step`).
 BACKWARD_PHASE = "backward"
-# Memory-bound families: a record of a dtype the database lacks borrows another dtype's points (its bound
-# already counts its bytes; what the points teach, the launch floor and the bandwidth reached, is the same).
-DTYPE_FREE = ("elementwise", "norm", "softmax", "rope", "cat", "reduction", "batchnorm", "pool", "cast", "embedding",
-              "embedding_backward", "optimizer")
-
-
 Features = tuple[float, ...]
 
 
@@ -218,61 +218,6 @@ class FamilyModel:
         widen = 1.0 + EXTRAPOLATION_WIDEN * outside
         lo, hi = self.spread
         return math.exp(log_eff) / work, lo * widen, hi * widen, used, outside
-
-
-def query_params(family: str, record: Any) -> dict[str, Any]:
-    """The parameters a record is placed among its family's points with: its own, and for an elementwise pass
-    the contiguous run of the inputs its output's walk reads strided, from the shapes and strides the profile
-    recorded (`core.layout.strided_run`)."""
-    params = dict(record.params or {})
-    outs, ins = getattr(record, "output_strides", None), getattr(record, "input_strides", None)
-    if family == "conv" and ins and record.input_shapes and len(record.input_shapes[0]) == 4:
-        (_, c, h, w), strides = record.input_shapes[0], ins[0]
-        if c > 1 and h * w > 1 and strides[1] != 1 and dense(record.input_shapes[0], strides):
-            params["nchw"] = True  # a row-major (not channels-last) input
-    if family == "elementwise" and outs and ins and record.output_shapes and record.input_shapes:
-        params["run"], params["bcast"] = strided_run((record.output_shapes[0], outs[0]),
-                                                     zip(record.input_shapes, ins, strict=False))
-    return params
-
-
-def _changes_dtype(record: Any) -> bool:
-    read, written = getattr(record, "bytes_read", None), getattr(record, "bytes_written", None)
-    return bool(read and written) and written != read
-
-
-def op_family(name: str, params: dict[str, Any] | None) -> str | None:
-    """The prediction family of catalog operator `name` with `params`: its FAMILY_OF_OP, a backward pass's own
-    (BACKWARD_FAMILY)."""
-    if (params or {}).get("backward") and name in BACKWARD_FAMILY:
-        return BACKWARD_FAMILY[name]
-    return FAMILY_OF_OP.get(name)
-
-
-def catalog_op(record: Any) -> str | None:
-    """The catalog operator a record is (its own op, or the one its profile op's formula maps to), or None."""
-    if record.op in FAMILY_OF_OP:
-        return str(record.op)
-    source = record.flops_source or ""
-    return source.split(":", 1)[1] if source.startswith("catalog:") else None
-
-
-def family_of(record: Any) -> str | None:
-    """The prediction family of a record (the module docstring's rule), None when it has none."""
-    if record.op in FAMILY_OF_OP:
-        return op_family(record.op, record.params)
-    source = record.flops_source or ""
-    if (name := catalog_op(record)) is not None:
-        if name == "attention" and (record.params or {}).get("seq") == 1:
-            return "decode_attention"  # one query token per sequence: a decode step's kernel
-        return op_family(name, record.params)
-    if source in RULE_FAMILY:
-        return RULE_FAMILY[source]
-    if record.op in CAST_OPS and _changes_dtype(record):
-        return "cast"
-    if source and record.bound == "memory" and not record.tensor_cores:
-        return MEMORY_PASS
-    return None
 
 
 # Relative difference of a point's stored FLOPs or bytes from today's formula beyond which it was swept with
@@ -438,7 +383,7 @@ class Predictor:
         if self.db.transferred:
             source += f"; transferred ({self.db.transferred})"
         return Prediction(time_s, time_s * math.exp(-hi), time_s * math.exp(-lo), source, family, used, outside,
-                          bool(model.warm))
+                          bool(model.warm), TRANSFER if self.db.transferred else DB)
 
 
 def warm_blend(warm: Prediction, flushed: Prediction, record: Any) -> Prediction:
@@ -517,16 +462,17 @@ def with_prediction(record: Any, predictor: Predictor | None) -> Any:
 
 def from_database(record: Any) -> bool:
     """Whether the record's prediction came from an operator database (not the bound, nor absent)."""
-    return record.predicted_time_s is not None and not (record.prediction_source or BOUND).startswith(BOUND)
+    p = Prediction.of(record)
+    return p is not None and p.from_db
 
 
 def bound_only_note(records: Any) -> str | None:
     """The one line a view prints instead of a prediction column when every prediction is the bound: the
     first record's source (which says why), None when any record has a prediction from a database."""
-    sources = [r.prediction_source for r in records if r.predicted_time_s is not None]
-    if not sources or any(not s.startswith(BOUND) for s in sources):
+    predictions = [p for r in records if (p := Prediction.of(r)) is not None]
+    if not predictions or any(p.from_db for p in predictions):
         return None
-    whys = {s[len(BOUND):].strip() for s in sources}
+    whys = {bound_reason(p.source) for p in predictions}
     why = whys.pop() if len(whys) == 1 else "(each record's prediction_source says why)"
     return f"predicted time: the bound for every record {why}".rstrip()
 

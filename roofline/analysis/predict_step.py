@@ -14,7 +14,8 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from roofline.analysis.predict import BOUND, Predictor
+from roofline.analysis.predict import BOUND, Prediction, Predictor
+from roofline.core.summary import StepPrediction
 
 
 def sum_interval(parts: Iterable[tuple[str | None, float, float, float]]) -> tuple[float, float, float]:
@@ -33,34 +34,29 @@ def sum_interval(parts: Iterable[tuple[str | None, float, float, float]]) -> tup
             total + math.sqrt(sum(d * d for d in above.values())))
 
 
-def step_prediction(records: Sequence[Any], predictor: Predictor) -> dict[str, Any]:
+def step_prediction(records: Sequence[Any], predictor: Predictor,
+                    measured_kernel_time_s: float | None = None) -> StepPrediction:
     """The step's predicted kernel time, interval and launch gaps from its records (a profile's: `count` calls
     each, times per call): their predicted_* fields, or the predictor's answer for a record without them (the
-    bound, without a database); the bound's sum beside it."""
+    bound, without a database); the bound's sum beside it. `measured_kernel_time_s`: a timed profile's kernel sum,
+    kept beside the prediction."""
     parts = []
     bound = 0.0
     from_db = on_bound = unpredicted = kernels = 0
     for r in records:
         n = r.count or 1
         kernels += n * (len(r.kernels) if r.kernels else 1) if (r.bytes or r.time_s) else 0
-        p = (r.predicted_time_s, r.predicted_low_s, r.predicted_high_s, r.prediction_source or BOUND) \
-            if r.predicted_time_s is not None else predictor.predict(r)  # a record without its fields: now
+        p = Prediction.of(r) if r.predicted_time_s is not None else predictor.predict(r)  # without its fields: now
         if p is None:
             unpredicted += n
             continue
-        if not isinstance(p, tuple):
-            p = (p.time_s, p.low_s, p.high_s, p.source)
-        time_s, low_s, high_s, src = p
         bound += n * (r.roofline_time_s or 0.0)
-        on_bound += n if src.startswith(BOUND) else 0
-        from_db += 0 if src.startswith(BOUND) else n
-        parts.append((src.split(":", 1)[0], n * time_s, n * low_s, n * high_s))
+        on_bound += 0 if p.from_db else n
+        from_db += n if p.from_db else 0
+        parts.append((p.family if p.from_db else BOUND, n * p.time_s, n * p.low_s, n * p.high_s))
     kernel_s, low_s, high_s = sum_interval(parts)
     gap = predictor.db.launch_gap_s() if predictor.db is not None else None
     gaps_s = gap * kernels if gap is not None else None
-    return {"predicted_kernel_time_s": kernel_s, "predicted_kernel_low_s": low_s, "predicted_kernel_high_s": high_s,
-            "predicted_launch_gaps_s": gaps_s, "launch_gap_per_kernel_s": gap, "predicted_kernels": kernels,
-            "predicted_step_s": kernel_s + (gaps_s or 0.0),
-            "predicted_step_low_s": low_s + (gaps_s or 0.0), "predicted_step_high_s": high_s + (gaps_s or 0.0),
-            "bound_time_s": bound, "calls_from_db": from_db, "calls_on_bound": on_bound,
-            "calls_unpredicted": unpredicted, "prediction_source": predictor.name}
+    return StepPrediction(kernel_s, low_s, high_s, gaps_s, gap, kernels, kernel_s + (gaps_s or 0.0),
+                          low_s + (gaps_s or 0.0), high_s + (gaps_s or 0.0), bound, from_db, on_bound, unpredicted,
+                          predictor.name, measured_kernel_time_s)

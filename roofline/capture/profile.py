@@ -377,9 +377,8 @@ class Profile:
         self.records = predicted(self.records, predictor)
         self._regions_kept = regions
         self.summary = self._summary(timeline, root, regions)
-        self.summary["prediction"] = step_prediction(self.records, predictor)
-        if timeline is not None and self.summary["kernel_time_s"]:
-            self.summary["prediction"]["measured_kernel_time_s"] = self.summary["kernel_time_s"]
+        measured = self.summary["kernel_time_s"] if timeline is not None else None
+        self.summary["prediction"] = step_prediction(self.records, predictor, measured or None).to_dict()
         self._phases["analysis"] = time.perf_counter() - start
         self.summary["phases_s"] = dict(self._phases)
 

@@ -263,6 +263,9 @@ class Record(_Serial):
     predicted_low_s: float | None = None
     predicted_high_s: float | None = None
     prediction_source: str | None = None
+    # The prediction's family (analysis/predict.py) and kind: db, transfer (another GPU's database) or bound.
+    prediction_family: str | None = None
+    prediction_kind: str | None = None
     # `--energy` (docs/energy.md): joules per call from the GPU's NVML energy counter, power, FLOP and bytes per
     # joule, the static and dynamic shares, and the counter's figures (`core.energy.energy_fields`).
     energy: dict[str, Any] | None = None

@@ -119,7 +119,7 @@ def _values(name: str, where: str, v: Any) -> list[Any]:
 
 def plan(sweep: Mapping[str, Any], kind: str, where: str = "sweep") -> list[PlannedPoint]:
     """Every point of the sweep file for a `kind` ("gpu" or "cpu") device, coarse first (module docstring)."""
-    from roofline.analysis.predict import FAMILY_OF_OP, op_family
+    from roofline.analysis.families import FAMILY_OF_OP, op_family
     from roofline.ops.base import get_operator
 
     head = sweep.get("sweep", {})

@@ -49,12 +49,13 @@ def record_rows(r: Record) -> list[tuple[str, str]]:
 
 def prediction_rows(r: Record) -> list[tuple[str, str]]:
     """The predicted time beside the bound (and the measured time, when timed): analysis/predict.py."""
-    from roofline.analysis.predict import BOUND
+    from roofline.analysis.predict import Prediction, bound_reason
 
-    if r.predicted_time_s is None:
+    p = Prediction.of(r)
+    if p is None:
         return []
-    if (r.prediction_source or BOUND).startswith(BOUND):  # the bound itself: say so, no interval to show
-        return [("predicted time", f"the roofline time {(r.prediction_source or BOUND)[len(BOUND):].strip()}".strip())]
+    if not p.from_db:  # the bound itself: say so, no interval to show
+        return [("predicted time", f"the roofline time {bound_reason(p.source)}".strip())]
     rows = [("predicted time", f"{duration(r.predicted_time_s)} ({duration(r.predicted_low_s)} - "
                                f"{duration(r.predicted_high_s)}); {r.prediction_source}")]
     if r.time_s:

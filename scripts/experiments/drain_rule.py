@@ -24,7 +24,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from roofline.analysis.predict import family_of, predicted, predictor_for
+from roofline.analysis.families import family_of
+from roofline.analysis.predict import predicted, predictor_for
 from roofline.ceilings import opdb
 from roofline.core.document import validate_document
 

@@ -75,7 +75,7 @@ def step_errors(profiles: Path, db: opdb.OpDB, mode: str, capacity_share: float)
             P.warm_blend = blend
         try:
             predictor = P.predictor_for(records[0].gpu, db, opdb.WARM)
-            step = step_prediction(P.predicted(records, predictor), predictor)
+            step = step_prediction(P.predicted(records, predictor), predictor).to_dict()
         finally:
             P.warm_blend = original
         out[name] = step["predicted_kernel_time_s"] / raw["profile"]["kernel_time_s"] - 1
