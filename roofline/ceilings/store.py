@@ -50,7 +50,8 @@ def gpu_key(name: str, driver: str) -> dict[str, str]:
 
 
 # How a CPU's ceilings are measured; part of its key, so a stored calibration of an older method is measured again
-# (2: the L3 copied at several working sets, 2026-12-02: method 1's L3 roof could be the DRAM rate on a VM).
+# (2: the L3 copied at several working sets, where method 1's single one could give the DRAM rate as the L3
+# roof on a VM).
 CPU_METHOD = "2"
 
 

@@ -35,7 +35,8 @@ def _reads_and_stores(c: Counters) -> bool:
 
 def moved_bytes(c: Counters) -> float | None:
     """The bytes `excess_traffic` holds against the minimum: DRAM reads + stored bytes, else DRAM bytes."""
-    return c.dram_bytes_read + c.stored_bytes if _reads_and_stores(c) else c.dram_bytes  # type: ignore[operator]
+    read, stored = c.dram_bytes_read, c.stored_bytes
+    return read + stored if read is not None and stored is not None else c.dram_bytes  # as _reads_and_stores
 
 
 def excess_basis(counters: Iterable[Counters]) -> str:

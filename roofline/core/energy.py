@@ -144,7 +144,7 @@ ENERGY_FORMS: dict[str, tuple[str, ...]] = {
     "active+flop+rw": (ACTIVE, READ, WRITE),
     "flop+rw": (READ, WRITE),
 }
-# The default form: on the H200's recorded readings (2026-12-01), fitted on the 9 calibration kernels, it
+# The default form: on the H200's recorded readings, fitted on the 9 calibration kernels, it
 # predicts 16 of 40 suite readings within 10% against 12 of 40 for "active+flop+rw" (median |error| 15.1%
 # against 14.6%), 20 of 40 against 15 leaving one suite kernel out, the power roof's clock of a long bf16 GEMM
 # -1.9% against +3.8%, and its calibration columns are well conditioned (2 against 67): the HBM kernels all run
@@ -263,8 +263,8 @@ class EnergyModel:
                  op: str | None = None) -> float:
         """The model's energy of one call: the linear terms' (`linear_j`), at most the power cap x its time. The
         board's power controller holds the average under the enforced cap (a window of a call timed back to
-        back is all at that average), so terms that add up past it say the clock fell, not that more was drawn:
-        on the H200 (2026-12-02 21:44) the linear terms gave RMS norm 767 W where it drew 697."""
+        back is all at that average), so terms that add up past it say the clock fell, not that more was drawn
+        (an RMS norm's linear terms can come to a tenth more than the capped watts it draws)."""
         return min(self.linear_j(pipe, flops, bytes_read, bytes_written, time_s, op), self.power_cap_w * time_s)
 
 

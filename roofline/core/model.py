@@ -109,9 +109,9 @@ def choose_pipe(ceilings: Ceilings, dtype: DType, uses_tensor_cores: bool, allow
     if dtype.needs_tensor_pipe and dtype.tensor_field and not has_tensor:
         raise UsageError(f"{name} has no {dtype.name} tensor cores: {dtype.name} is not supported there")
     if uses_tensor_cores and allow_tensor_cores and has_tensor:
-        key = dtype.tensor_field
-        assert key is not None
-        return Pipe(key, ceilings.compute[key], pipe_label(key))
+        tensor_key = dtype.tensor_field
+        assert tensor_key is not None  # has_tensor said so
+        return Pipe(tensor_key, ceilings.compute[tensor_key], pipe_label(tensor_key))
     if dtype.plain_field in ceilings.compute:
         return Pipe(dtype.plain_field, ceilings.compute[dtype.plain_field], pipe_label(dtype.plain_field))
     fallback = "fp32_dense_tflops"

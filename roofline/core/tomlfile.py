@@ -16,7 +16,9 @@ def read_toml(path: str | os.PathLike[str], what: str, error: type[RooflineError
     if sys.version_info >= (3, 11):  # imported here: the spec files are read from a cache on most starts
         import tomllib
     else:  # pragma: no cover - Python 3.10
-        import tomli as tomllib
+        # tomli is installed only under Python 3.10 (pyproject's marker), which mypy targets: where mypy runs on a
+        # later Python it is absent (import-not-found); where it is installed the ignore has nothing to hide.
+        import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
 
     p = Path(path)
     try:

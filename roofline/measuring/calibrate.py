@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from roofline.ceilings.store import cpu_key, lookup, save, store_path
@@ -26,6 +27,8 @@ from roofline.measuring.device import cpu_caches, cpu_description
 from roofline.measuring.machine_load import CpuTimes, load_between, read_cpu_times
 
 if TYPE_CHECKING:
+    from torch import Tensor
+
     from roofline.core.record import Record
 
 Progress = Callable[[str], None]
@@ -133,7 +136,7 @@ class _Matmuls:
                 dt = getattr(torch, TORCH_DTYPES[self.name])
                 self.inputs[n] = (torch.randn(n, n, dtype=dt), torch.randn(n, n, dtype=dt))
             a, b = self.inputs[n]
-            t = _best_time(lambda a=a, b=b: torch.mm(a, b), self.reps, warm=first)
+            t = _best_time(partial(torch.mm, a, b), self.reps, warm=first)
             previous = 2 * n**3 / t
             best = max(best, previous)
             if previous > self.rate:
@@ -219,7 +222,8 @@ class _CacheBandwidth:
         # The largest level first: a multi-threaded copy right after thousands of small single-threaded ones
         # ran 30x slower for tens of milliseconds (2.1 against 74-90 GB/s for L3 after L2, 2-core CI machine).
         self.sizes = {lv: int(cache_bytes[lv]) for lv in reversed(CACHE_LEVELS) if cache_bytes.get(lv)}
-        self.buffers = {}  # level -> fill -> two fp32 buffers of fill / 8 elements each
+        # level -> fill -> two fp32 buffers of fill / 8 elements each
+        self.buffers: dict[str, dict[int, tuple[Tensor, Tensor]]] = {}
         for level in self.sizes:
             self.buffers[level] = {}
             for fill in cache_fills(self.sizes, level):

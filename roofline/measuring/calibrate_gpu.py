@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from roofline.ceilings.specs import GPUSpec
@@ -127,7 +128,7 @@ def _l2(fig: _Figures, l2_bytes: int, quick: bool, say: Progress) -> tuple[float
     from roofline.measuring.calibration_kernels import sweep_kernel
 
     fractions = (1 / 8, 1 / 4) if quick else L2_SWEEP_FRACTIONS
-    nprog = fig.spec["sm_count"] * L2_PROGRAMS_PER_SM
+    nprog = int(fig.spec["sm_count"]) * L2_PROGRAMS_PER_SM
     sweep = []
     for f in fractions:
         ws = int(l2_bytes * f) // 4 // BLOCK * BLOCK
@@ -135,8 +136,8 @@ def _l2(fig: _Figures, l2_bytes: int, quick: bool, say: Progress) -> tuple[float
         part = torch.empty(nprog, device="cuda")
         repeat = max(1, min(64, L2_BYTES_PER_POINT // (ws * 4)))
         say(f"L2 sweep: working set {ws * 4 / 2**20:.1f} MiB")
-        t = _bench(lambda x=x, part=part, repeat=repeat, ws=ws:
-                   sweep_kernel[(nprog,)](x, part, ws // BLOCK, BLOCK=BLOCK, REPEAT=repeat, num_warps=8), 10)
+        t = _bench(partial(sweep_kernel[(nprog,)], x, part, ws // BLOCK, BLOCK=BLOCK, REPEAT=repeat, num_warps=8),
+                   10)
         sweep.append({"working_set_bytes": ws * 4, "bytes_per_s": ws * 4 * repeat / t, "repeat": repeat})
     inside = [p["bytes_per_s"] for p in sweep if p["working_set_bytes"] <= l2_bytes / 2]
     best = max(inside)
@@ -157,7 +158,7 @@ def _smem(fig: _Figures, say: Progress) -> float | None:
 
     say("shared memory")
     kernel = cp.RawKernel(SMEM_SRC, "smem_stream")
-    blocks = fig.spec["sm_count"] * 8
+    blocks = int(fig.spec["sm_count"]) * 8
     out = cp.empty(blocks * SMEM_THREADS, dtype=cp.float32)
 
     def run() -> None:
@@ -188,7 +189,7 @@ def _fma(fig: _Figures, say: Progress) -> float:
 
     say("FP32 FMA chain")
     block = 1024
-    grid = fig.spec["sm_count"] * 16
+    grid = int(fig.spec["sm_count"]) * 16
     out = torch.empty(grid * block, device="cuda")
 
     def once() -> tuple[float, dict[str, Any]]:
@@ -231,7 +232,8 @@ def _matmuls(fig: _Figures, quick: bool, say: Progress) -> dict[str, float]:
 
         def sweep(dtype: str = dtype, sizes: tuple[int, ...] = short if quick else full
                   ) -> tuple[float, dict[str, Any]]:
-            best, best_n, per = 0.0, 0, {}
+            best, best_n = 0.0, 0
+            per: dict[str, float | str] = {}  # FLOP/s per size, or why that size failed
             for n in sizes:
                 say(f"{dtype} matmul {n}^3")
                 if not quick:

@@ -35,23 +35,23 @@ FP32_GEMM_N = 6144
 # (without --replace): the better fit is the better model; within it the two are the same (window noise).
 KEEP_STORED_MARGIN = 0.01
 # "HBM read, few SMs" runs on sm_count / this many programs: on the H200 (132 SMs) 33, which cannot draw the full
-# bandwidth, so its point lies at a lower bandwidth than the other HBM kernels' (all near 4 TB/s on 2026-12-01)
+# bandwidth, so its point lies at a lower bandwidth than the other HBM kernels' (all near the HBM rate)
 LOW_BW_SM_DIVISOR = 4
 # exp passes per element of the "SFU stream" probe: ~2 ms per call on an H200 against ~0.6 ms for its bytes
 # alone, so the SMs, not HBM, hold it
 ALU_STREAM_ITERS = 32
 
 
-# Catalog operators whose kernels draw watts their FLOPs and bytes do not account for (on the H200, 2026-12-02,
-# the FLOP and byte terms gave torch's softmax 37-50% less than it drew at three shapes, LayerNorm 34-47%, GELU
-# 26-28%, RMS norm 20-25%, SiLU 14%, SDPA 9-13%; a GEMV drew 9-10% less than its bytes' terms:
-# docs/measurements.md), each at a shape of its own: a quarter of the kernels suite's elements for the elementwise
+# Catalog operators whose kernels draw watts their FLOPs and bytes do not account for (the FLOP and byte terms
+# give torch's softmax, LayerNorm, GELU and RMS norm a fifth to a half less than they draw, SiLU and SDPA about a
+# tenth less; a GEMV draws about a tenth less than its bytes' terms: docs/measurements.md), each at a shape of its
+# own: a quarter of the kernels suite's elements for the elementwise
 # ones, rows twice as wide for the row-wise ones, a quarter of its batch x heads and half its sequence for
 # attention, 4 rows of a wider, shallower matrix for the GEMV; none of them the suite's, which the model predicts.
 # (operator, shape): the operators whose own watts are measured, each at shapes the kernels suite does not use
 # (its rows x cols 16384 x 4096, its 2**28 elements). An operator's watts beyond the fitted terms move with the
-# shape by up to ~25% (on the H200, 2026-12-02 21:31: softmax 257-284 W over three shapes, RMS norm 137-175 W,
-# scripts/experiments/energy_families.py); the mean of several shapes is what the model keeps.
+# shape by up to ~25% (scripts/experiments/energy_families.py); the mean of several shapes is what the model
+# keeps.
 ROWS_COLS = ({"rows": 8192, "cols": 8192}, {"rows": 65536, "cols": 1024}, {"rows": 4096, "cols": 16384})
 OP_CALIBRATION: tuple[tuple[str, dict[str, int]], ...] = (
     *(("gelu", {"numel": n}) for n in (2**24, 2**26)), *(("silu", {"numel": n}) for n in (2**24, 2**26)),
@@ -218,7 +218,7 @@ def _operator_watts(model: EnergyModel, counter: Any, index: int, say: Progress,
     for name, params in cases:
         row: dict[str, Any] = {"op": name, "params": params, "dtype": dtype.name}
         try:
-            op = make(name, **params)
+            op = make(name, None, **params)  # the shapes alone: the dtype is checked by analytic_record
             rec = analytic_record(op, dtype, ceilings, True)
             say(f"energy: {rec.label} {rec.shape} (its own watts)")
             built = build(op, dtype, f"cuda:{index}")

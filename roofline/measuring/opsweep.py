@@ -248,15 +248,16 @@ def _time_point(p: PlannedPoint, target: Target) -> tuple[opdb.Point | None, str
 
 
 def timed_by_another(db: opdb.OpDB) -> list[opdb.Point]:
-    """A GPU database's points not timed by SWEEP_CUDA_METHOD (events around graph replays, the sweep's timer for
-    operators over 20 us before 2026-12-06; or a point whose timestamps could not be split, timed by events)."""
+    """A GPU database's points not timed by SWEEP_CUDA_METHOD (events around graph replays, which a database swept
+    by an earlier version holds for operators over 20 us; or a point whose timestamps could not be split, timed by
+    events)."""
     return [pt for pt in db.points if not (pt.method or "").startswith(SWEEP_CUDA_METHOD)]
 
 
 def gpu_still_works(device: str) -> bool:
-    """Whether the CUDA context still runs a kernel after a point failed: an error such as an illegal address
-    poisons it for the process, and every later point would fail (on the H200, 2026-12-02, a failed CUDA-graph
-    capture of autograd left 617 points 'failed'). The sweep then stops and keeps what it measured."""
+    """Whether the CUDA context still runs a kernel after a point failed: an error such as an illegal address (or
+    a failed CUDA-graph capture of autograd) poisons it for the process, and every later point would fail. The
+    sweep then stops and keeps what it measured."""
     import torch
 
     try:

@@ -110,11 +110,12 @@ def finish_record(record: Record, m: Measurement, target: Target, dtype: DType, 
         record = requoted(record, ceilings, dtype, uses_tensor_cores, tensor_cores,
                           target.spec["boost_clock_mhz"] if target.spec else None)
     record = with_time(record, m.median_s)
+    kernels, kernel_times_s = record.kernels, record.kernel_times_s  # kept when the timer saw no kernels
+    if m.kernel_medians_s:
+        kernels, kernel_times_s = [n for n, _ in m.kernel_medians_s], [t for _, t in m.kernel_medians_s]
     record = dataclasses.replace(
         record, time_samples_s=m.times_s,  # raw event intervals less timing.timer_overhead_s, or kernel sums
-        timing=m.timing(), clocks=m.clocks,
-        **({"kernels": [n for n, _ in m.kernel_medians_s], "kernel_times_s": [t for _, t in m.kernel_medians_s]}
-           if m.kernel_medians_s else {}),
+        timing=m.timing(), clocks=m.clocks, kernels=kernels, kernel_times_s=kernel_times_s,
         notes=[*record.notes, *m.notes, *clock_notes])
     record = _judged(record, target.ceilings)
     notes: list[str] = []
@@ -142,6 +143,7 @@ def above_roof_cause(record: Record, roof_source: str, roof_held: bool = False,
             return "model", (f"faster than the measured {record.memory_level.upper()} roof it was placed on: the "
                              "call moves fewer bytes than the model counts")
         cpu = " (`roofline calibrate` measures this CPU's cache roofs)" if record.device_kind == "cpu" else ""
+        assert record.bytes is not None  # a memory-bound verdict was reached from a byte count
         return "roof", (f"the DRAM roof does not apply: the working set ({record.bytes / 1e6:.3g} MB) is served "
                         f"from the caches{cpu}")
     if roof_source != "measured":

@@ -95,8 +95,8 @@ BURST_MIN_GAP_S = 0.001
 # Spin cycles per second assumed when turning a gap into torch.cuda._sleep cycles (only the order matters).
 SPIN_CYCLES_PER_S = 2e9
 # The method is chosen after the warm-up from the median of this many event-timed calls: the first estimate
-# runs at the idle GPU's clock (345 MHz on the H200) and read a 9 µs RMSNorm and a 14 µs decode attention
-# above timing_cupti.SHORT_OP_S in one run of two, so the same suite was timed by two methods (H200, 12-01).
+# runs at the idle GPU's clock (345 MHz on the H200) and can read a short kernel (a 9 µs RMSNorm, a 14 µs decode
+# attention) above timing_cupti.SHORT_OP_S, so one suite would be timed by two methods from run to run.
 SETTLED_CALLS = 5
 # The timer's own cost: the median of this many empty event pairs (a few milliseconds with the flush).
 TIMER_PAIRS = 64

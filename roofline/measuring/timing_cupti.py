@@ -129,8 +129,8 @@ def profiled_samples(run: Callable[[], Any], prepare: Callable[[], None], reps: 
 
 def measures_launch_gap(kernel_s: float) -> bool:
     """Whether an operator timed by its kernels' timestamps gets a launch gap: one shorter than SHORT_OP_S. A
-    longer one keeps the GPU busy past its next launch (its gap is 0), and the gap's 800 eager calls of it took
-    seconds a point (a 25 ms attention: 20 s; on an H100, 2026-12-06, 185 of a sweep's 270 s)."""
+    longer one keeps the GPU busy past its next launch (its gap is 0), and the gap's 800 eager calls of it take
+    seconds a point (a 25 ms attention: 20 s)."""
     return kernel_s < SHORT_OP_S
 
 

@@ -253,7 +253,7 @@ class _Child:
                 return None
             self._buf += chunk
         line, self._buf = self._buf.split(b"\n", 1)
-        return json.loads(line)  # type: ignore[no-any-return]
+        return json.loads(line)
 
     def close(self) -> None:
         for fd in (self._w, self._r):

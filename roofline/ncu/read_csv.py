@@ -203,8 +203,9 @@ def counters_from_kernel(kernel: NcuKernel, source: str | None = None) -> Counte
     m = kernel.metrics
     read, written = m.get(DRAM_READ), m.get(DRAM_WRITE)
     dram = read + written if read is not None and written is not None else None
-    if dram is None and m.get(DRAM_RATE) is not None and m.get(DURATION):
-        dram = m[DRAM_RATE] * m[DURATION]  # type: ignore[operator]
+    rate, duration = m.get(DRAM_RATE), m.get(DURATION)
+    if dram is None and rate is not None and duration:
+        dram = rate * duration
     tensor = {p: v for p, name in TENSOR.items() if (v := m.get(name)) is not None}
 
     def scalar(precision: str) -> float | None:

@@ -69,6 +69,7 @@ class GEMM(Operator):
 
     def extra_flops(self) -> float:
         """The epilogue: its FLOPs per element of C (on the CUDA cores, not the tensor-core roof)."""
+        assert self.n is not None
         return float(EPILOGUE_FLOPS[self.epilogue] * self.batch * self.m * self.n)
 
     def traffic(self, dtype: DType) -> Traffic:

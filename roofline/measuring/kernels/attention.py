@@ -34,21 +34,19 @@ from roofline.core.errors import UsageError
 from roofline.core.validate import arg_name
 from roofline.measuring.kernels.common import rand, torch_dtype
 from roofline.measuring.kernels.registry import Built, builder
-from roofline.ops.attention import INDEX_BYTES, LSE_BYTES, MASK_BYTES
-from roofline.ops.base import Operator
+from roofline.ops.attention import INDEX_BYTES, LSE_BYTES, MASK_BYTES, Attention, DecodeAttention
 
 _FUSED = [SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.CUDNN_ATTENTION]
 
 
-def _sdpa(prepare: Callable[[], tuple[torch.Tensor, torch.Tensor, torch.Tensor]], mask: object,
+def _sdpa(prepare: Callable[[], tuple[torch.Tensor, torch.Tensor, torch.Tensor]], mask: torch.Tensor | None,
           causal: bool, gqa: bool) -> tuple[Callable[[], torch.Tensor], str]:
     """A callable running SDPA on `prepare()`'s q, k, v: on a fused backend when one takes the case (tried
     once here), else on SDPA's default choice (the math backend)."""
 
     def run() -> torch.Tensor:
         q, k, v = prepare()
-        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=causal,  # type: ignore[arg-type]
-                                              enable_gqa=gqa)
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=causal, enable_gqa=gqa)
 
     def fused() -> torch.Tensor:
         with sdpa_kernel(_FUSED):
@@ -80,24 +78,26 @@ def _naive(q: torch.Tensor, kt: torch.Tensor, v: torch.Tensor, mask: torch.Tenso
     return torch.bmm(p, v).view(out_shape)  # P read
 
 
-def attention_footprint(op: Operator, dtype: DType) -> float:
+def attention_footprint(op: Attention, dtype: DType) -> float:
     """Q, K, V, O, plus S and P (alive together during the softmax) and the causal bool mask for naive, or
     the log-sum-exp for the fused kernels."""
-    b, h, hkv, sq, skv, d = op.batch, op.heads, op.kv_heads, op.seq, op.kv_seq, op.head_dim  # type: ignore
+    b, h, hkv, sq, skv, d = op.batch, op.heads, op.kv_heads, op.seq, op.kv_seq, op.head_dim
+    assert hkv is not None and skv is not None  # Attention.resolve() set them
     base = (2 * b * h * sq * d + 2 * b * hkv * skv * d) * dtype.bytes
-    if op.variant == "naive":  # type: ignore[attr-defined]
-        mask = sq * skv * MASK_BYTES if op.causal else 0  # type: ignore[attr-defined]
+    if op.variant == "naive":
+        mask = sq * skv * MASK_BYTES if op.causal else 0
         return base + 2 * b * h * sq * skv * dtype.bytes + mask
-    if op.backward:  # type: ignore[attr-defined]  # dO, and dQ, dK, dV
+    if op.backward:  # dO, and dQ, dK, dV
         base *= 2
     return base + b * h * sq * LSE_BYTES
 
 
 @builder("attention", attention_footprint)
-def build_attention(op: Operator, dtype: DType, device: str) -> Built:
+def build_attention(op: Attention, dtype: DType, device: str) -> Built:
     op.check_dtype(dtype)
-    b, h, hkv, sq, skv, d = op.batch, op.heads, op.kv_heads, op.seq, op.kv_seq, op.head_dim  # type: ignore
-    causal, variant = op.causal, op.variant  # type: ignore[attr-defined]
+    b, h, hkv, sq, skv, d = op.batch, op.heads, op.kv_heads, op.seq, op.kv_seq, op.head_dim
+    assert hkv is not None and skv is not None  # Attention.resolve() set them
+    causal, variant = op.causal, op.variant
     q = rand((b, h, sq, d), dtype, device)
     k, v = rand((b, hkv, skv, d), dtype, device), rand((b, hkv, skv, d), dtype, device)
     if variant == "naive":
@@ -115,7 +115,7 @@ def build_attention(op: Operator, dtype: DType, device: str) -> Built:
     fn, impl = _sdpa(lambda: (q, k, v), mask, causal and sq == skv, hkv != h)
     if hkv != h:
         impl += ", enable_gqa=True"
-    if op.backward:  # type: ignore[attr-defined]
+    if op.backward:
         return _backward(fn, impl, q, k, v, causal, direct=not (causal and sq != skv))
     return Built(fn, impl, [q, k, v])
 
@@ -213,15 +213,16 @@ def _direct_backward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: 
     return None
 
 
-def _kv_dtype(op: Operator, dtype: DType) -> DType:
-    kv = op.kv_dtype  # type: ignore[attr-defined]
+def _kv_dtype(op: DecodeAttention, dtype: DType) -> DType:
+    kv = op.kv_dtype
     return dtype if kv == "auto" else get_dtype(kv)
 
 
-def decode_footprint(op: Operator, dtype: DType) -> float:
+def decode_footprint(op: DecodeAttention, dtype: DType) -> float:
     """q, O, the cache (whole pages), the block table, and the copies the callable makes: the gathered cache
     when paged, the converted cache when its dtype is not the query's."""
-    b, h, hkv, ctx, d, page = op.batch, op.heads, op.kv_heads, op.context, op.head_dim, op.page_size  # type: ignore
+    b, h, hkv, ctx, d, page = op.batch, op.heads, op.kv_heads, op.context, op.head_dim, op.page_size
+    assert hkv is not None  # DecodeAttention.resolve() set it
     kv = _kv_dtype(op, dtype)
     rows = math.ceil(ctx / page) * page if page else ctx
     total = 2 * b * h * d * dtype.bytes + 2 * b * hkv * rows * d * kv.bytes
@@ -233,9 +234,10 @@ def decode_footprint(op: Operator, dtype: DType) -> float:
 
 
 @builder("decode_attention", decode_footprint)
-def build_decode_attention(op: Operator, dtype: DType, device: str) -> Built:
+def build_decode_attention(op: DecodeAttention, dtype: DType, device: str) -> Built:
     op.check_dtype(dtype)
-    b, h, hkv, ctx, d, page = op.batch, op.heads, op.kv_heads, op.context, op.head_dim, op.page_size  # type: ignore
+    b, h, hkv, ctx, d, page = op.batch, op.heads, op.kv_heads, op.context, op.head_dim, op.page_size
+    assert hkv is not None  # DecodeAttention.resolve() set it
     kv = _kv_dtype(op, dtype)
     qdt = torch_dtype(dtype)
     q = rand((b, h, 1, d), dtype, device)

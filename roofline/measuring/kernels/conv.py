@@ -3,10 +3,9 @@ transposes, or NCHW with --nchw, as a model not converted to channels_last runs;
 force an algorithm: with --algo winograd* the library still picks its own (maybe Winograd, maybe implicit GEMM),
 which `impl` says.
 
-cudnn.benchmark stays off (torch's default, cuDNN's heuristic choice). With it on, cuDNN's own timing chose
-per process between launch shapes of one kernel: on the H200 (2026-11-29, 32x128x56x56, 3x3, fp16) grid
-132x1 at 47.3 µs in 3 processes of 4 and 66x2 at 50.8 µs in the fourth, so two runs differed by 7%; off, it
-was grid 15x8 at 50.0 µs in all four."""
+cudnn.benchmark stays off (torch's default, cuDNN's heuristic choice). With it on, cuDNN's own timing chooses
+per process between launch shapes of one kernel whose times differ by several percent, so two runs of one shape
+disagree; off, every process runs the same launch shape."""
 
 from __future__ import annotations
 
@@ -18,29 +17,29 @@ import torch.nn.functional as F
 from roofline.core.dtypes import DType
 from roofline.measuring.kernels.common import rand, set_tf32
 from roofline.measuring.kernels.registry import Built, builder
-from roofline.ops.base import Operator
+from roofline.ops.conv import Conv2d
 
 
 @builder("conv2d")
-def build_conv2d(op: Operator, dtype: DType, device: str) -> Built:
+def build_conv2d(op: Conv2d, dtype: DType, device: str) -> Built:
     op.check_dtype(dtype)
     set_tf32(dtype)
-    n, cin, hgt, wid = op.batch, op.in_channels, op.height, op.width  # type: ignore[attr-defined]
-    cout, k, groups = op.out_channels, op.kernel_size, op.groups  # type: ignore[attr-defined]
-    stride, padding, dilation = op.stride, op.padding, op.dilation  # type: ignore[attr-defined]
+    n, cin, hgt, wid = op.batch, op.in_channels, op.height, op.width
+    cout, k, groups = op.out_channels, op.kernel_size, op.groups
+    stride, padding, dilation = op.stride, op.padding, op.dilation
     fan_in = cin // groups * k * k
     x = rand((n, cin, hgt, wid), dtype, device)
     w = rand((cout, cin // groups, k, k), dtype, device, scale=1 / math.sqrt(fan_in))  # Kaiming-like scale
-    bias = rand((cout,), dtype, device, scale=0.1) if op.bias else None  # type: ignore[attr-defined]
+    bias = rand((cout,), dtype, device, scale=0.1) if op.bias else None
     if device == "cpu":
         impl = "F.conv2d (NCHW)"
-    elif op.nchw:  # type: ignore[attr-defined]
+    elif op.nchw:
         torch.backends.cudnn.benchmark = False
         impl = "F.conv2d (cuDNN heuristic choice, NCHW)"
     else:
         torch.backends.cudnn.benchmark = False
         x, w = x.contiguous(memory_format=torch.channels_last), w.contiguous(memory_format=torch.channels_last)
         impl = "F.conv2d (cuDNN heuristic choice, channels-last)"
-    if op.algo != "direct":  # type: ignore[attr-defined]
-        impl += f"; --algo {op.algo} not forced: the library picks its algorithm"  # type: ignore[attr-defined]
+    if op.algo != "direct":
+        impl += f"; --algo {op.algo} not forced: the library picks its algorithm"
     return Built(lambda: F.conv2d(x, w, bias, stride, padding, dilation, groups), impl, [x, w, bias])

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import TypeVar
 
 import torch
 import torch.nn.functional as F
@@ -14,6 +15,9 @@ from roofline.core.errors import UsageError
 from roofline.measuring.kernels.common import rand, torch_dtype
 from roofline.measuring.kernels.registry import Built, builder
 from roofline.ops.base import Operator
+from roofline.ops.elementwise import Cast, Cat, Chain, SwiGLU, _Elementwise
+
+R = TypeVar("R")
 
 
 def _copy(x: torch.Tensor) -> torch.Tensor:
@@ -32,7 +36,7 @@ def _float_only(op: Operator, dtype: DType) -> None:
         raise UsageError(f"{op.name} is timed for fp64/fp32/fp16/bf16, not {dtype.name} (torch has no such kernel)")
 
 
-def compiled(fn: Callable[..., torch.Tensor], device: str) -> tuple[Callable[..., torch.Tensor], str]:
+def compiled(fn: Callable[..., R], device: str) -> tuple[Callable[..., R], str]:
     """torch.compile on the GPU (one fused Triton kernel); eager on the CPU, where compile needs a C++
     toolchain and minutes."""
     if device == "cpu":
@@ -43,17 +47,17 @@ def compiled(fn: Callable[..., torch.Tensor], device: str) -> tuple[Callable[...
     return torch.compile(fn, dynamic=False), "torch.compile"
 
 
-def _operands(op: Operator, dtype: DType, device: str, count: int) -> tuple[list[torch.Tensor], str]:
+def _operands(op: _Elementwise, dtype: DType, device: str, count: int) -> tuple[list[torch.Tensor], str]:
     """`count` inputs of `op.numel` elements; with `op.run`, the last one a transposed view of rows x cols x run
     (its two outer dimensions swapped, as a head split's transpose leaves it), the others dense of its shape;
     with `op.bcast` too, the last one a row of `run` elements broadcast over numel / run rows."""
-    numel, run = op.numel, op.run  # type: ignore[attr-defined]
+    numel, run = op.numel, op.run
     if not run:
         return [rand((numel,), dtype, device) for _ in range(count)], ""
     if numel % run:
         raise UsageError(f"{op.name}: timed with run dividing numel ({run} does not divide {numel})")
     outer = numel // run
-    if op.bcast:  # type: ignore[attr-defined]
+    if op.bcast:
         return [rand((outer, run), dtype, device), rand((run,), dtype, device)], f" (a {run}-element row broadcast)"
     # square-ish: the largest divisor of outer up to its square root (both outer dimensions over 1, or the
     # swapped view would be contiguous: a size-1 dimension has no stride)
@@ -68,7 +72,7 @@ def _operands(op: Operator, dtype: DType, device: str, count: int) -> tuple[list
 
 def _unary(func: str) -> None:
     @builder(func)
-    def build(op: Operator, dtype: DType, device: str) -> Built:
+    def build(op: _Elementwise, dtype: DType, device: str) -> Built:
         _float_only(op, dtype)
         (x,), how = _operands(op, dtype, device, 1)
         f = _UNARY[func]
@@ -77,7 +81,7 @@ def _unary(func: str) -> None:
 
 def _binary(func: str) -> None:
     @builder(func)
-    def build(op: Operator, dtype: DType, device: str) -> Built:
+    def build(op: _Elementwise, dtype: DType, device: str) -> Built:
         _float_only(op, dtype)
         (a, b), how = _operands(op, dtype, device, 2)
         f = _BINARY[func]
@@ -95,10 +99,10 @@ def _swiglu(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 
 
 @builder("swiglu")
-def build_swiglu(op: Operator, dtype: DType, device: str) -> Built:
+def build_swiglu(op: SwiGLU, dtype: DType, device: str) -> Built:
     _float_only(op, dtype)
-    a, b = rand((op.numel,), dtype, device), rand((op.numel,), dtype, device)  # type: ignore[attr-defined]
-    if op.variant == "unfused":  # type: ignore[attr-defined]
+    a, b = rand((op.numel,), dtype, device), rand((op.numel,), dtype, device)
+    if op.variant == "unfused":
         return Built(lambda: _swiglu(a, b), "F.silu then mul (eager)", [a, b])
     fn, impl = compiled(_swiglu, device)
     return Built(lambda: fn(a, b), impl, [a, b])
@@ -116,33 +120,33 @@ def _chain(x: torch.Tensor, length: int) -> torch.Tensor:
 
 
 @builder("chain")
-def build_chain(op: Operator, dtype: DType, device: str) -> Built:
+def build_chain(op: Chain, dtype: DType, device: str) -> Built:
     _float_only(op, dtype)
-    x = rand((op.numel,), dtype, device)  # type: ignore[attr-defined]
-    length = op.length  # type: ignore[attr-defined]
-    if op.variant == "unfused":  # type: ignore[attr-defined]
+    x = rand((op.numel,), dtype, device)
+    length = op.length
+    if op.variant == "unfused":
         return Built(lambda: _chain(x, length), f"{length} eager elementwise kernels", [x])
     fn, impl = compiled(lambda t: _chain(t, length), device)
     return Built(lambda: fn(x), impl, [x])
 
 
 @builder("cat")
-def build_cat(op: Operator, dtype: DType, device: str) -> Built:
+def build_cat(op: Cat, dtype: DType, device: str) -> Built:
     _float_only(op, dtype)
-    outer, inner, tail, gap = op.outer, op.inner, op.tail, 2 if op.strided else 1  # type: ignore[attr-defined]
+    outer, inner, tail, gap = op.outer, op.inner, op.tail, 2 if op.strided else 1
     # strided: each input the first half of a row twice as long (rotate_half's slices, a cropped cache's view)
-    lengths = [op.length] + [tail] * (op.parts - 1)  # type: ignore[attr-defined]
+    lengths = [op.length] + [tail] * (op.parts - 1)
     xs = [rand((outer, n * gap, inner), dtype, device)[:, :n] for n in lengths]
-    how = "views with gaps" if op.strided else "contiguous"  # type: ignore[attr-defined]
+    how = "views with gaps" if op.strided else "contiguous"
     return Built(lambda: torch.cat(xs, dim=1), f"torch.cat (dim 1 of outer x length x inner, {how})", xs)
 
 
 @builder("cast")
-def build_cast(op: Operator, dtype: DType, device: str) -> Built:
+def build_cast(op: Cast, dtype: DType, device: str) -> Built:
     _float_only(op, dtype)
-    x = rand((op.numel,), dtype, device)  # type: ignore[attr-defined]
-    to = torch_dtype(get_dtype(op.to))  # type: ignore[attr-defined]
+    x = rand((op.numel,), dtype, device)
+    to = torch_dtype(get_dtype(op.to))
     if to == x.dtype:  # x.to(its own dtype) returns x itself: nothing would run (1.9 us for 128 MB, 324257% of roof)
-        impl = f"Tensor.to({op.to}, copy=True) (the same dtype: a copy)"  # type: ignore[attr-defined]
+        impl = f"Tensor.to({op.to}, copy=True) (the same dtype: a copy)"
         return Built(lambda: x.to(to, copy=True), impl, [x])
-    return Built(lambda: x.to(to), f"Tensor.to({op.to})", [x])  # type: ignore[attr-defined]
+    return Built(lambda: x.to(to), f"Tensor.to({op.to})", [x])

@@ -9,15 +9,15 @@ import torch.nn.functional as F
 from roofline.core.dtypes import DType
 from roofline.measuring.kernels.common import rand
 from roofline.measuring.kernels.registry import Built, builder
-from roofline.ops.base import Operator
+from roofline.ops.embedding import Embedding
 
 
 @builder("embedding")
-def build_embedding(op: Operator, dtype: DType, device: str) -> Built:
+def build_embedding(op: Embedding, dtype: DType, device: str) -> Built:
     op.check_dtype(dtype)
-    tokens, vocab, dim = op.tokens, op.vocab, op.dim  # type: ignore[attr-defined]
+    tokens, vocab, dim = op.tokens, op.vocab, op.dim
     idx = torch.randint(0, vocab, (tokens,), device=device)
-    if op.backward:  # type: ignore[attr-defined]
+    if op.backward:
         grad = rand((tokens, dim), dtype, device)
         return Built(lambda: torch.ops.aten.embedding_dense_backward(grad, idx, vocab, -1, False),
                      "aten.embedding_dense_backward (nn.Embedding's weight gradient)", [grad, idx])

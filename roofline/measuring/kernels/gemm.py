@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 import torch.nn.functional as F
 
@@ -9,12 +11,13 @@ from roofline.core.dtypes import DType
 from roofline.core.errors import UsageError
 from roofline.measuring.kernels.common import rand, set_tf32
 from roofline.measuring.kernels.registry import Built, builder
-from roofline.ops.base import Operator
+from roofline.ops.gemm import GEMM, GEMV
 
-_EPILOGUE = {"gelu": F.gelu, "silu": F.silu}
+_EPILOGUE: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {"gelu": F.gelu, "silu": F.silu}
 
 
-def _mm(a: torch.Tensor, b: torch.Tensor, dtype: DType, device: str):
+def _mm(a: torch.Tensor, b: torch.Tensor, dtype: DType, device: str
+        ) -> tuple[Callable[[], torch.Tensor], str, list[torch.Tensor]]:
     """The product for this dtype and the name of what runs."""
     if dtype.name == "fp8":
         if device == "cpu":
@@ -31,16 +34,17 @@ def _mm(a: torch.Tensor, b: torch.Tensor, dtype: DType, device: str):
 
 
 @builder("gemm")
-def build_gemm(op: Operator, dtype: DType, device: str) -> Built:
+def build_gemm(op: GEMM, dtype: DType, device: str) -> Built:
     set_tf32(dtype)
-    m, n, k, batch = op.m, op.n, op.k, op.batch  # type: ignore[attr-defined]
+    m, n, k, batch = op.m, op.n, op.k, op.batch
+    assert n is not None and k is not None  # GEMM.resolve() set them
     if batch > 1 and dtype.name in ("fp8", "int8"):
         raise UsageError(f"batched {dtype.name} GEMMs are not timed (torch has no batched {dtype.name} matmul)")
     shape_a = (batch, m, k) if batch > 1 else (m, k)
     shape_b = (batch, k, n) if batch > 1 else (k, n)
     a, b = rand(shape_a, dtype, device), rand(shape_b, dtype, device)
     mm, impl, keep = _mm(a, b, dtype, device)
-    epi, variant = op.epilogue, op.variant  # type: ignore[attr-defined]
+    epi, variant = op.epilogue, op.variant
     if epi == "none":
         return Built(mm, impl, [a, b, *keep])
     if dtype.name in ("fp8", "int8"):
@@ -63,9 +67,9 @@ def build_gemm(op: Operator, dtype: DType, device: str) -> Built:
 
 
 @builder("gemv")
-def build_gemv(op: Operator, dtype: DType, device: str) -> Built:
+def build_gemv(op: GEMV, dtype: DType, device: str) -> Built:
     set_tf32(dtype)
-    m, n, k = op.m, op.n, op.k  # type: ignore[attr-defined]
+    m, n, k = op.m, op.n, op.k
     if dtype.name == "int8" and m < 17:
         raise UsageError("torch._int_mm needs m > 16: time int8 decode GEMMs with --m 32 or more")
     x, w = rand((m, k), dtype, device), rand((k, n), dtype, device)

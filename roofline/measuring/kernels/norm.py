@@ -13,7 +13,7 @@ from roofline.core.dtypes import DType
 from roofline.measuring.kernels.common import cnn_layout, rand
 from roofline.measuring.kernels.elementwise import compiled
 from roofline.measuring.kernels.registry import Built, builder
-from roofline.ops.base import Operator
+from roofline.ops.norm import BatchNorm, _AddNorm, _Norm
 
 EPS = 1e-5
 _LIBRARY = {"layernorm": "F.layer_norm", "rmsnorm": "F.rms_norm"}
@@ -34,10 +34,10 @@ def _affine(norm: str, cols: int, dtype: DType, device: str) -> tuple[torch.Tens
 
 def _norm_builder(norm: str) -> None:
     @builder(norm)
-    def build(op: Operator, dtype: DType, device: str) -> Built:
+    def build(op: _Norm, dtype: DType, device: str) -> Built:
         op.check_dtype(dtype)
-        x = rand((op.rows, op.cols), dtype, device)  # type: ignore[attr-defined]
-        w, b = _affine(norm, op.cols, dtype, device)  # type: ignore[attr-defined]
+        x = rand((op.rows, op.cols), dtype, device)
+        w, b = _affine(norm, op.cols, dtype, device)
         return Built(lambda: _norm(norm, x, w, b), _LIBRARY[norm], [x, w, b])
 
 
@@ -57,13 +57,13 @@ def _add_norm(norm: str, write_sum: bool) -> Callable[..., _Out]:
 
 def _add_norm_builder(norm: str) -> None:
     @builder(f"add_{norm}")
-    def build(op: Operator, dtype: DType, device: str) -> Built:
+    def build(op: _AddNorm, dtype: DType, device: str) -> Built:
         op.check_dtype(dtype)
-        rows, cols = op.rows, op.cols  # type: ignore[attr-defined]
+        rows, cols = op.rows, op.cols
         x, z = rand((rows, cols), dtype, device), rand((rows, cols), dtype, device)
         w, b = _affine(norm, cols, dtype, device)
-        fn = _add_norm(norm, op.write_sum)  # type: ignore[attr-defined]
-        if op.variant == "unfused":  # type: ignore[attr-defined]
+        fn = _add_norm(norm, op.write_sum)
+        if op.variant == "unfused":
             return Built(lambda: fn(x, z, w, b), f"torch.add then {_LIBRARY[norm]} (eager)", [x, z, w, b])
         fused, impl = compiled(fn, device)
         return Built(lambda: fused(x, z, w, b), f"{impl}: add + {_LIBRARY[norm]}", [x, z, w, b])
@@ -75,14 +75,15 @@ for _n in ("layernorm", "rmsnorm"):
 
 
 @builder("batchnorm")
-def build_batchnorm(op: Operator, dtype: DType, device: str) -> Built:
+def build_batchnorm(op: BatchNorm, dtype: DType, device: str) -> Built:
     """F.batch_norm with running statistics (inference) or the batch's (training): channels-last on the GPU, as
     a CNN runs there (cuDNN), NCHW on the CPU."""
     op.check_dtype(dtype)
-    c = op.channels  # type: ignore[attr-defined]
-    x, layout = cnn_layout(rand((op.batch, c, op.height, op.width), dtype, device), device)  # type: ignore[attr-defined]
+    c = op.channels
+    assert op.width is not None  # BatchNorm.resolve() set it
+    x, layout = cnn_layout(rand((op.batch, c, op.height, op.width), dtype, device), device)
     w, b = _affine("layernorm", c, dtype, device)
     mean, var = rand((c,), dtype, device, scale=0.1), rand((c,), dtype, device, scale=0.1).abs() + 1
-    training = bool(op.training)  # type: ignore[attr-defined]
+    training = bool(op.training)
     return Built(lambda: F.batch_norm(x, mean, var, w, b, training, 0.1, EPS),
                  f"F.batch_norm ({'training' if training else 'inference'}, {layout})", [x, w, b, mean, var])

@@ -8,13 +8,13 @@ import torch
 from roofline.core.dtypes import DType
 from roofline.measuring.kernels.common import rand
 from roofline.measuring.kernels.registry import Built, builder
-from roofline.ops.base import Operator
+from roofline.ops.optimizer import AdamW
 
 
 @builder("adamw")
-def build_adamw(op: Operator, dtype: DType, device: str) -> Built:
+def build_adamw(op: AdamW, dtype: DType, device: str) -> Built:
     op.check_dtype(dtype)
-    n, size = op.tensors, op.numel // op.tensors  # type: ignore[attr-defined]
+    n, size = op.tensors, op.numel // op.tensors
     params, grads = [rand((size,), dtype, device) for _ in range(n)], [rand((size,), dtype, device) for _ in range(n)]
     avgs = [rand((size,), dtype, device, 0.01) for _ in range(n)]
     sqs = [rand((size,), dtype, device, 0.01).abs() for _ in range(n)]

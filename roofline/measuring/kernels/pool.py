@@ -8,17 +8,19 @@ import torch.nn.functional as F
 from roofline.core.dtypes import DType
 from roofline.measuring.kernels.common import cnn_layout, rand
 from roofline.measuring.kernels.registry import Built, builder
-from roofline.ops.base import Operator
+from roofline.ops.pool import Pool2d
 
 
 @builder("pool2d")
-def build_pool2d(op: Operator, dtype: DType, device: str) -> Built:
+def build_pool2d(op: Pool2d, dtype: DType, device: str) -> Built:
     op.check_dtype(dtype)
-    shape = (op.batch, op.channels, op.height, op.width)  # type: ignore[attr-defined]
+    assert op.width is not None  # Pool2d.resolve() set it
+    shape = (op.batch, op.channels, op.height, op.width)
     x, layout = cnn_layout(rand(shape, dtype, device), device)
-    k, s, p = op.kernel_size, op.stride, op.padding  # type: ignore[attr-defined]
-    if op.func == "avg":  # type: ignore[attr-defined]
+    k, s, p = op.kernel_size, op.stride, op.padding
+    if op.func == "avg":
         return Built(lambda: F.avg_pool2d(x, k, s, p), f"F.avg_pool2d ({layout})", [x])
-    indices = bool(op.indices)  # type: ignore[attr-defined]
-    return Built(lambda: F.max_pool2d(x, k, s, p, return_indices=indices),
-                 f"F.max_pool2d ({layout}{', with indices' if indices else ''})", [x])
+    if op.indices:  # two calls: torch's hints type return_indices as a literal True or False
+        return Built(lambda: F.max_pool2d(x, k, s, p, return_indices=True), f"F.max_pool2d ({layout}, with indices)",
+                     [x])
+    return Built(lambda: F.max_pool2d(x, k, s, p, return_indices=False), f"F.max_pool2d ({layout})", [x])

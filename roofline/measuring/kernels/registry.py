@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from roofline.core.dtypes import DType
 from roofline.ops.base import Operator
@@ -28,15 +28,23 @@ Footprint = Callable[[Operator, DType], float]
 
 BUILDERS: dict[str, tuple[Builder, Footprint | None]] = {}
 
+OpT = TypeVar("OpT", bound=Operator)
 
-def builder(op_name: str, footprint: Footprint | None = None) -> Callable[[Builder], Builder]:
+
+def builder(op_name: str, footprint: Callable[[OpT, DType], float] | None = None,
+            ) -> Callable[[Callable[[OpT, DType, str], Built]], Callable[[OpT, DType, str], Built]]:
     """Register the builder of an operator; `footprint` estimates the bytes it allocates (default: the
-    operator's minimum traffic, i.e. every input, output and temporary once)."""
+    operator's minimum traffic, i.e. every input, output and temporary once).
 
-    def wrap(fn: Builder) -> Builder:
+    Each takes the operator class registered as `op_name` (`ops.base.operator`), not any Operator:
+    `kernels.build` and `kernels.footprint_bytes` look them up by the operator's own name, so that class is the
+    only one they meet."""
+
+    def wrap(fn: Callable[[OpT, DType, str], Built]) -> Callable[[OpT, DType, str], Built]:
         if op_name in BUILDERS:
             raise RuntimeError(f"builder for {op_name!r} registered twice")
-        BUILDERS[op_name] = (fn, footprint)
+        # stored under the general signature: the lookup by name is what narrows the operator (see above)
+        BUILDERS[op_name] = (cast(Builder, fn), cast("Footprint | None", footprint))
         return fn
 
     return wrap

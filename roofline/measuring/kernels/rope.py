@@ -4,13 +4,15 @@ eager on the CPU (kernels.elementwise.compiled)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 
 from roofline.core.dtypes import DType
 from roofline.measuring.kernels.common import rand, torch_dtype
 from roofline.measuring.kernels.elementwise import compiled
 from roofline.measuring.kernels.registry import Built, builder
-from roofline.ops.base import Operator
+from roofline.ops.rope import RoPE
 
 BASE = 10000.0  # rotary base theta (LLaMA 2)
 
@@ -43,17 +45,17 @@ def _rope_qk(q: torch.Tensor, k: torch.Tensor, cos: torch.Tensor, sin: torch.Ten
 
 
 @builder("rope")
-def build_rope(op: Operator, dtype: DType, device: str) -> Built:
+def build_rope(op: RoPE, dtype: DType, device: str) -> Built:
     op.check_dtype(dtype)
-    t, h, hkv, d = op.tokens, op.heads, op.kv_heads, op.head_dim  # type: ignore[attr-defined]
+    t, h, hkv, d = op.tokens, op.heads, op.kv_heads, op.head_dim
     cos, sin = rope_tables(t, d, dtype, device)
     c, s = cos.unsqueeze(1), sin.unsqueeze(1)
     q = rand((t, h, d), dtype, device)
     xs = [q, rand((t, hkv, d), dtype, device)] if hkv else [q]
-    fn = _rope_qk if hkv else _rope_q
-    if op.variant == "unfused":  # type: ignore[attr-defined]
+    fn: Callable[..., torch.Tensor | tuple[torch.Tensor, ...]] = _rope_qk if hkv else _rope_q  # on xs, c, s
+    if op.variant == "unfused":
         run, impl = fn, "eager rotate_half: neg, cat, mul, mul, add per tensor"
     else:
-        run, impl = compiled(fn, device)  # type: ignore[arg-type]
+        run, impl = compiled(fn, device)
         impl += ": rotate_half for q" + (" and k" if hkv else "")
     return Built(lambda: run(*xs, c, s), impl, [*xs, cos, sin])

@@ -7,11 +7,11 @@ import torch
 from roofline.core.dtypes import DType
 from roofline.measuring.kernels.common import rand
 from roofline.measuring.kernels.registry import Built, builder
-from roofline.ops.base import Operator
+from roofline.ops.softmax import Softmax
 
 
 @builder("softmax")
-def build_softmax(op: Operator, dtype: DType, device: str) -> Built:
+def build_softmax(op: Softmax, dtype: DType, device: str) -> Built:
     op.check_dtype(dtype)
-    x = rand((op.rows, op.cols), dtype, device, scale=3.0)  # type: ignore[attr-defined] # attention-like logits
+    x = rand((op.rows, op.cols), dtype, device, scale=3.0)  # attention-like logits
     return Built(lambda: torch.softmax(x, dim=-1), "torch.softmax", [x])
