@@ -4,7 +4,7 @@
   `rec = roofline(fn, flops=..., bytes=..., ref=reference_fn)` for a user's callable (its dtype inferred from
   its output unless given; the reference is checked first, `roofline.measuring.correctness`), or
   `roofline(op="gemm", m=4096, n=4096, k=4096)` for a catalog shape with the package's own kernel, placed as
-  `roofline analyze` places it (`roofline.session.place`); `assert rec.roofline_fraction > 0.8`.
+  `roofline analyze` places it (`roofline.session.Placer`); `assert rec.roofline_fraction > 0.8`.
 - What the timing target had to say (a CPU roofline measured now, the CPU timed because torch cannot reach the
   GPU) is kept in every record's notes and printed once in the terminal summary.
 - `--roofline-save DIR` writes the session's records as one results document (a new file per session);
@@ -38,11 +38,11 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from roofline.analysis.predict import Predictor
     from roofline.ci.judge import FailOn, Report
     from roofline.core.document import Document
     from roofline.core.record import Key, Record
     from roofline.measuring.target import Target
+    from roofline.session import Placer
 
 # The params keys that tie a record to its test: the node id, and the call's number within the test when it
 # times the same kernel (name, shape and dtype) more than once.
@@ -73,7 +73,7 @@ class RooflineSession:
     lines: list[tuple[str, dict[str, bool]]] = field(default_factory=list)  # the terminal summary
     report: Report | None = None
     db: str | None = None  # --roofline-db: the operator database of the predicted times
-    predictor: Predictor | None = None  # resolved with the target
+    placers: dict[bool, Placer] = field(default_factory=dict)  # by warm L2: how the fixture places, as `analyze`
 
     def resolve(self) -> Target:
         """The session's target, resolved once; skips the calling test when nothing can be timed (a bad
@@ -82,24 +82,29 @@ class RooflineSession:
             self.target, self.unavailable = _resolve(self.device)
         if self.target is None:
             pytest.skip(f"roofline: {self.unavailable}")
-        if self.predictor is None:
-            from roofline.analysis.predict import predictor_for
-            from roofline.core.errors import RooflineError
+        self.placer(warm_l2=False)
+        return self.target
 
+    def placer(self, warm_l2: bool) -> Placer:
+        """The session's placer for an L2 state (`session.Placer`: advice, predictions from the warm points with
+        a warm L2), built once each; a damaged database fails the calling test with one line."""
+        if warm_l2 not in self.placers:
+            from roofline.core.errors import RooflineError
+            from roofline.session import Options, Placer
+
+            assert self.target is not None
             refused = ""
             try:
-                self.predictor = predictor_for(self.target.ceilings.device_id, self.db)
+                self.placers[warm_l2] = Placer(self.target, Options(warm_l2=warm_l2, rep_s=self.rep_s, db=self.db))
             except RooflineError as exc:  # the device's own file, damaged (a named one is checked at start)
                 refused = str(exc)
             if refused:  # outside the except block: one line, no exception chain
                 pytest.fail(f"roofline: operator database: {refused}", pytrace=False)
-        return self.target
+        return self.placers[warm_l2]
 
     def add(self, record: Record, nodeid: str) -> Record:
         """The record tied to its test (see TEST_PARAM), kept for the session's document."""
-        from roofline.analysis.predict import with_prediction
-
-        rec = replace(with_prediction(record, self.predictor), params={**record.params, TEST_PARAM: nodeid})
+        rec = replace(record, params={**record.params, TEST_PARAM: nodeid})
         n = self.calls[rec.key()] = self.calls.get(rec.key(), 0) + 1
         if n > 1:
             rec = replace(rec, params={**rec.params, CALL_PARAM: n})
@@ -243,18 +248,17 @@ class Roofline:
 
     def _catalog(self, op: str, dtype: Any, shape: dict[str, Any], given: list[str], *, tensor_cores: bool,
                  warm_l2: bool) -> Record:
-        """The catalog operator `op` at `shape`, placed as `roofline analyze` places it (`session.place`)."""
+        """The catalog operator `op` at `shape`, placed as `roofline analyze` places it (`session.Placer`)."""
         from roofline.core.dtypes import get_dtype
         from roofline.core.errors import UsageError
         from roofline.ops import make
-        from roofline.session import default_dtype, place
+        from roofline.session import Entry, default_dtype
 
         if given:
             raise UsageError(f"op={op!r} times the catalog's own kernel: {', '.join(given)} belong to a "
                              "callable (roofline(fn, flops=..., bytes=...))")
         dt = default_dtype(self.target) if dtype is None else get_dtype(dtype)
-        return place(make(op, dtype=dt.name, **shape), dt, self.target, tensor_cores=tensor_cores, warm_l2=warm_l2,
-                     rep_s=self._state.rep_s)
+        return self._state.placer(warm_l2).one(Entry(make(op, dtype=dt.name, **shape), dt, tensor_cores))
 
     def _custom(self, fn: Callable[[], Any] | None, flops: float | None, bytes: float | None, dtype: Any,
                 shape: dict[str, Any], **kw: Any) -> Record:
@@ -269,7 +273,8 @@ class Roofline:
         if shape:
             raise UsageError(f"unknown argument(s) {', '.join(sorted(shape))}: a callable's shape goes in "
                              "params={...}")
-        return measure_on(self.target, fn, flops=flops, bytes=bytes, dtype=dtype, rep_s=self._state.rep_s, **kw)
+        rec = measure_on(self.target, fn, flops=flops, bytes=bytes, dtype=dtype, rep_s=self._state.rep_s, **kw)
+        return self._state.placer(bool(kw.get("warm_l2"))).predicted([rec])[0]
 
 
 @pytest.fixture
@@ -375,7 +380,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         return
     terminalreporter.ensure_newline()
     terminalreporter.section("roofline")
-    for line in messages:
-        terminalreporter.write_line(line)
+    for message in messages:
+        terminalreporter.write_line(message)
     for line, markup in state.lines:
         terminalreporter.write_line(line, **markup)

@@ -81,7 +81,7 @@ def main(argv: list[str]) -> None:
     if len(argv) < 2 or argv[1] != "run":
         raise SystemExit(__doc__)
     entry, fraction = parse(argv[0])
-    from roofline.cli import run as run_command
+    from roofline.cli import run_many as run_command
     from roofline.cli.app import exit_now
     from roofline.cli.app import main as roofline
     from roofline.measuring import kernels

@@ -119,7 +119,7 @@ def test_analyze_on_another_gpu_is_analytic_and_says_why() -> None:
 
 def test_analyze_keeps_the_targets_messages_as_the_command_does(capsys: pytest.CaptureFixture[str]) -> None:
     """Another GPU's spec with timing asked for: the record says why nothing was timed, the command prints it
-    too, and both give the same record (`roofline.session.place`)."""
+    too, and both give the same record (`roofline.session.place_ops`)."""
     rec = roofline.analyze("gemm", m=256, gpu="a100")
     code, out, err = run(capsys, "analyze", "gemm", "--m", "256", "--gpu", "a100", "--json")
     assert code == 0 and rec.notes[-1] in err

@@ -147,7 +147,7 @@ def test_run_refuses_an_existing_output_before_timing(capsys: pytest.CaptureFixt
         raise AssertionError("timing work started although the output was refused")
 
     monkeypatch.setattr(roofline.measuring.target, "resolve_target", no_work)
-    monkeypatch.setattr(roofline.session, "run_suite", no_work)
+    monkeypatch.setattr(roofline.session, "place_ops", no_work)
     res = write(tmp_path / "r.json", "precious")
     code, _, err = run(capsys, "run", SMOKE, "-o", str(res))
     assert code == 1 and "--force" in err and res.read_text() == "precious"

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from helpers import ROOT, run, write
 
-from roofline.cli import run as run_cli
+from roofline.cli import run_many as run_cli
 from roofline.core.errors import RooflineError
 from roofline.core.format import count
 from roofline.measuring.choices import METHODS, TIMER_HELP

@@ -370,7 +370,7 @@ def test_analyze_and_run_take_threads_from_the_one_option(capsys: pytest.Capture
     import torch
     from helpers import SUITES, run
 
-    from roofline.cli.run import child_args
+    from roofline.cli.run_many import child_args
 
     before = torch.get_num_threads()
     try:

@@ -108,12 +108,12 @@ def test_a_models_memory_bound_op_of_a_family_without_warm_points_pays_its_prede
     extra = min(KEEP * 16 * MIB, CAP) / BW
     for follower, charged in zip(after, (True, False, False), strict=True):
         seq = [writer, follower]
-        plain = predicted(seq, Predictor(db_with(*pts), "h200-sxm", "warm"))[1]
-        drained = predicted(seq, Predictor(db_with(*pts, drain=readings()), "h200-sxm", "warm"))[1]
+        plain = predicted(seq, Predictor(db_with(*pts), "h200-sxm", "warm", in_sequence=True))[1]
+        drained = predicted(seq, Predictor(db_with(*pts, drain=readings()), "h200-sxm", "warm", in_sequence=True))[1]
         alone = predicted(seq, Predictor(db_with(*pts, drain=readings()), "h200-sxm"))[1]
         assert drained.predicted_time_s == pytest.approx(plain.predicted_time_s + (extra if charged else 0.0))
         assert drained.predicted_high_s == pytest.approx(plain.predicted_high_s + (extra if charged else 0.0))
         assert ("write-back" in drained.prediction_source) == charged, follower.op
         assert "write-back" not in alone.prediction_source  # an op timed alone (analyze, run) pays none
-    first = predicted([after[0]], Predictor(db_with(*pts, drain=readings()), "h200-sxm", "warm"))[0]
+    first = predicted([after[0]], Predictor(db_with(*pts, drain=readings()), "h200-sxm", "warm", in_sequence=True))[0]
     assert "write-back" not in first.prediction_source  # nothing ran before it

@@ -22,7 +22,7 @@ from helpers import run, write
 from roofline.ci.baseline import merge_runs, update_baseline
 from roofline.ci.judge import SAME, WORSE, WORSE_NOT_SIGNIFICANT, judge, load_for_check, noise_factor
 from roofline.ci.runs import RUN_NOISE, RUN_SAMPLES, Noise, learn_noise, noise_of, pool_noise, run_samples
-from roofline.cli.run import child_args
+from roofline.cli.run_many import child_args
 from roofline.core import stats
 from roofline.core.document import Document, dumps
 from roofline.core.errors import UsageError

@@ -515,7 +515,7 @@ def test_a_models_ops_are_predicted_from_the_warm_points_and_ops_alone_from_the_
     db = db_of(*flushed, *warm)
     rec = Rec(1e-6, 0.5, op="rmsnorm", bound="memory", tensor_cores=False)
     alone = Predictor(db, "h200-sxm").predict(rec)
-    inside = predictor_for("h200-sxm", db, "warm").predict(rec)
+    inside = predictor_for("h200-sxm", db, "warm", in_sequence=True).predict(rec)
     assert alone is not None and alone.time_s == pytest.approx(1e-6 / 0.4) and "warm" not in alone.source
     assert inside is not None and inside.time_s == pytest.approx(1e-6 / 0.8)
     assert "3 points (2 timed with a warm L2)" in inside.source
@@ -523,7 +523,7 @@ def test_a_models_ops_are_predicted_from_the_warm_points_and_ops_alone_from_the_
     assert big is not None and big.time_s == pytest.approx(1e-4 / 0.4)  # no warm twin: its flushed point
     written = Rec(1e-6, 0.5, op="rmsnorm", bound="memory", tensor_cores=False)
     written.bytes, written.bytes_written = 3e6, 1e6  # a third written: its writes reach HBM as flushed ones do
-    blended = predictor_for("h200-sxm", db, "warm").predict(written)
+    blended = predictor_for("h200-sxm", db, "warm", in_sequence=True).predict(written)
     assert blended is not None and blended.time_s == pytest.approx((1e-6 / 0.8) ** (2 / 3) * (1e-6 / 0.4) ** (1 / 3))
     # its interval spans both L2 states (which one a model's op finds is not known): the warm low, the flushed high
     cold = Predictor(db, "h200-sxm").predict(written)
@@ -531,6 +531,9 @@ def test_a_models_ops_are_predicted_from_the_warm_points_and_ops_alone_from_the_
     assert (blended.low_s, blended.high_s) == pytest.approx((inside.low_s, cold.high_s))
     gemm = Predictor(db_of(*flushed, point(1e-5, 0.5)), "h200-sxm", "warm").predict(Rec(1e-5))
     assert gemm is not None and "warm" not in gemm.source  # a family never timed warm: its flushed points
+    # an op timed alone with a warm L2 (`analyze --warm-l2`) is its warm points themselves: no blend of its writes
+    warm_alone = Predictor(db, "h200-sxm", "warm").predict(written)
+    assert warm_alone is not None and warm_alone.time_s == pytest.approx(1e-6 / 0.8)
 
 
 def test_a_profile_predicts_with_a_warm_l2_and_a_run_with_a_flushed_one(tmp_path) -> None:  # type: ignore[no-untyped-def]
@@ -551,7 +554,7 @@ def test_a_training_steps_records_are_predicted_from_the_flushed_points(tmp_path
     # step the warm ones (warm 0.8 of the roof, flushed 0.4 here)
     flushed = [point(r, 0.4, 0.5, family="norm") for r in (1e-6, 1e-5)]
     db = db_of(*flushed, *[dataclasses.replace(p, time_s=p.roofline_time_s / 0.8, l2="warm") for p in flushed])
-    step = predictor_for("h200-sxm", db, "warm")
+    step = predictor_for("h200-sxm", db, "warm", in_sequence=True)
     fwd, bwd = (Rec(1e-6, 0.5, op="rmsnorm", bound="memory", tensor_cores=False) for _ in range(2))
     fwd.phase, bwd.phase = "forward", "backward"  # type: ignore[attr-defined]
     assert step.for_step([fwd]) is step

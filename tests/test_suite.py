@@ -1,5 +1,5 @@
 """Suite files (roofline.analysis.suite): entries validated on load, CPU and GPU shapes and dtypes; a suite's
-run (roofline.session.run_suite) places each entry as `roofline analyze` does."""
+run (roofline.session.place_ops) places each entry as `roofline analyze` does."""
 
 from __future__ import annotations
 
@@ -75,7 +75,7 @@ def test_entries_that_coincide_on_one_device_are_refused(tmp_path: Path) -> None
 
 
 def test_a_suite_keeps_the_targets_messages_as_notes(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    """`roofline run` places its entries as `roofline analyze` places an operator (`roofline.session.place`):
+    """`roofline run` places its entries as `roofline analyze` places an operator (`roofline.session.place_ops`):
     what the target says (here: the H100's roof cannot be timed on this machine) is printed once and kept in
     every record's notes, where a suite used to drop it."""
     suite = write(tmp_path / "s.toml", GOOD)

@@ -321,12 +321,12 @@ def test_import_ncu_shows_the_longest_kernels_and_counts_the_rest(capsys: pytest
 def test_the_h200_pairs_documents(capsys: pytest.CaptureFixture[str]) -> None:
     """The collectives and `run --devices` documents recorded on two H200s (docs/results, 2026-12-01)."""
     h200x2 = ROOT / "docs" / "results" / "collectives"
-    out = view(capsys, "plot", str(h200x2 / "comm.json"), "--terminal")
+    out = view(capsys, "plot", str(h200x2 / "comm.json.gz"), "--terminal")
     assert "4 GiB" in out and "346 GB/s" in out  # all_reduce's busbw at 4 GiB in that run
     from roofline.core.document import read_document
     from roofline.report.text import records_table
 
-    doc = read_document(h200x2 / "smoke_devices.json")  # 8 entries on each of the two GPUs
+    doc = read_document(h200x2 / "smoke_devices.json.gz")  # 8 entries on each of the two GPUs
     con = Console(width=WIDTH, record=True, highlight=False)
     con.print(records_table(doc.records, title="smoke on 2 GPUs"))
     assert re.search(r"^ +1 gemm ", fits(con.export_text()), re.M)  # the GPU column: GPU 1's GEMM row
@@ -336,7 +336,7 @@ def test_check_of_decode_sized_kernels(capsys: pytest.CaptureFixture[str]) -> No
     """The H200's decode-small run against its 5-run baseline (docs/results, 2026-12-01): long shapes and
     `better_not_significant` once squeezed every number to an ellipsis at 80 columns."""
     small = ROOT / "docs" / "results" / "small-kernels"
-    out = view(capsys, "check", str(small / "small1_call3.json"), "--baseline", str(small / "aa_baseline.json"),
+    out = view(capsys, "check", str(small / "small1_call3.json.gz"), "--baseline", str(small / "aa_baseline.json.gz"),
                "--fail-on", "median:5%")
     assert re.search(r"^rmsnorm bf16 +rows=64 +7\.443 µs +7\.04 µs +-5\.4% .* better not", out, re.M)
 
@@ -420,7 +420,7 @@ def test_run_table_with_a_prediction_column_keeps_each_parameter_whole(capsys: p
         f'\n[[entry]]\nop = "{op}"\nparams = {params}\n' for op, params in entries))
     code, out, err = run(capsys, "run", str(suite) if timed else SMOKE, "--json", *(() if timed else ("--no-time",)))
     assert code == 0, err
-    records = [dataclasses.replace(r, predicted_time_s=1.5 * r.roofline_time_s,
+    records = [dataclasses.replace(r, predicted_time_s=1.5 * r.roofline_time_s, prediction_kind="db",
                                    prediction_source="database: tests (leave-one-out interval)",
                                    memory_level="l3" if r.bound == "memory" else None)  # as on a CPU with an L3 roof
                for r in validate_document(json.loads(out), "run --json").records]

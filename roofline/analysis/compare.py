@@ -16,10 +16,12 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 from roofline._version import __version__
-from roofline.analysis.predict import Predictor, from_database, with_prediction
+from roofline.analysis.placing import analytic
+from roofline.analysis.predict import from_database, predicted, predictor_for
 from roofline.ceilings import opdb, store
 from roofline.ceilings.prices import Prices
 from roofline.ceilings.specs import GPUSpec, as_spec, gpu_ceilings, load_all
@@ -27,7 +29,8 @@ from roofline.core.document import clean_json, now_iso, read_document, validate_
 from roofline.core.dtypes import DType, get_dtype
 from roofline.core.errors import RooflineError, UsageError
 from roofline.core.model import Ceilings
-from roofline.core.record import Record, analytic_record, label
+from roofline.core.notes import Note, code_of
+from roofline.core.record import Record, label
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from roofline.analysis.suite import Suite
@@ -38,6 +41,8 @@ SECONDS_PER_HOUR = 3600.0
 CALLS_PER_QUOTE = 1_000_000  # costs are quoted per million calls: one call costs a fraction of a cent
 NO_PRICE = "no price"
 UNSUPPORTED = "unsupported"
+# The note code of a GPU placed on its measured DRAM bandwidth beside a datasheet compute peak.
+MIXED_ROOF = "compare.mixed_roof"
 
 Status = Literal["ok", "unsupported"]
 RoofSource = Literal["datasheet", "measured", "mixed"]
@@ -116,8 +121,11 @@ def _cost_per_call(time_s: float | None, price_per_hour: float | None) -> float 
 class _Priced:
     """Cost of one row: its roofline time at its GPU's price (None without a price or a time)."""
 
-    time_s: float | None
     price_per_hour: float | None
+
+    @property
+    def time_s(self) -> float | None:
+        raise NotImplementedError  # each row says what its time is
 
     @property
     def cost_per_call(self) -> float | None:
@@ -273,7 +281,7 @@ def compare_op(op: Operator, dtype: str | DType | Any, gpus: str | Sequence[str 
     for spec in specs:
         cal = calibrated.get(spec.id)
         try:
-            rec = analytic_record(op, dtype_, roof_for(spec, cal), tensor_cores)
+            rec = analytic(op, dtype_, roof_for(spec, cal), spec, tensor_cores)
         except UsageError as exc:
             rows.append(GPURow(spec.id, spec.name, "unsupported", reason=str(exc)))
             continue
@@ -281,7 +289,7 @@ def compare_op(op: Operator, dtype: str | DType | Any, gpus: str | Sequence[str 
         if cal is not None:
             roof = "measured" if rec.compute_pipe in cal.compute and "dram" in cal.memory else "mixed"
         if spec.id in dbs:
-            rec = with_prediction(rec, Predictor(dbs[spec.id], spec.id))
+            rec = predicted([rec], predictor_for(spec.id, dbs[spec.id]))[0]
         hit = match_record(timed, rec) if timed else None
         rows.append(GPURow(spec.id, spec.name, "ok", record=rec, roof=roof,
                            price_per_hour=prices.price(spec.id) if prices else None,
@@ -297,8 +305,8 @@ def compare_op(op: Operator, dtype: str | DType | Any, gpus: str | Sequence[str 
     for r in rows:
         if r.roof == "mixed":
             pipe = (r.record.compute_pipe_label if r.record else None) or "compute"
-            notes.append(f"{r.gpu}: measured DRAM bandwidth, datasheet {pipe} peak (the calibration has no figure "
-                         "for that pipe)")
+            notes.append(Note(MIXED_ROOF, f"{r.gpu}: measured DRAM bandwidth, datasheet {pipe} peak (the "
+                                          "calibration has no figure for that pipe)"))
     traffic = op.traffic(dtype_)
     return Comparison(op=op.name, variant=op.variant_name(), params=op.params(), dtype=dtype_.name,
                       tensor_cores=tensor_cores, flops=float(op.flops()), bytes=traffic.total, rows=tuple(_rank(rows)),
@@ -323,7 +331,7 @@ def databases(specs: Sequence[GPUSpec], db: str | os.PathLike[str] | None = None
     it was measured on (compare never transfers one GPU's database to another)."""
     out = {spec.id: found for spec in specs if (found := opdb.load_for(spec.id)) is not None}
     if db is not None:
-        named = opdb.read(db)
+        named = opdb.read(Path(db))
         if named.device_id not in {spec.id for spec in specs}:
             raise UsageError(f"{db}: measured on {named.device_id}, which is not among the compared GPUs")
         out[named.device_id] = named
@@ -410,7 +418,7 @@ def compare_suite(suite: Suite | str | os.PathLike[str], gpus: str | Sequence[st
     from roofline.analysis.suite import Suite as SuiteType
     from roofline.analysis.suite import load_suite
 
-    s = suite if isinstance(suite, SuiteType) else load_suite(suite)
+    s = suite if isinstance(suite, SuiteType) else load_suite(Path(suite))
     timed = measured if isinstance(measured, Measured) or measured is None else load_measured(measured)
     specs = resolve_gpus(gpus)
     ids = [sp.id for sp in specs]
@@ -441,7 +449,7 @@ def compare_suite(suite: Suite | str | os.PathLike[str], gpus: str | Sequence[st
             bound_time_s=sum(cell.record.roofline_time_s or 0.0 for cell in cells if cell.record)))
     notes = _measured_notes(timed, [e.operator(True) for e in s.entries], specs,
                             rows_matched=any(r.measured_entries for r in rows))
-    notes += sorted({n for c in entries for n in c.notes if "measured DRAM" in n})
+    notes += sorted({n for c in entries for n in c.notes if code_of(n) == MIXED_ROOF})
     notes += prediction_notes(dbs, specs)
     return SuiteComparison(suite=s.name, path=s.path, entries=entries, rows=tuple(_rank(rows)), prices=prices,
                            measured_path=timed.path if timed else None, notes=tuple(notes))

@@ -44,7 +44,7 @@ def drain_model(raw: Mapping[str, Any] | None) -> Drain | None:
     anything (then there is nothing to charge)."""
     if not raw:
         return None
-    times = {}
+    times: dict[int, list[float]] = {}
     for s in raw["samples"]:
         times.setdefault(int(s["written_bytes"]), []).extend(float(t) for t in s["times_s"])
     base = statistics.median(times.pop(0))

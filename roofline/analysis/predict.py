@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -249,18 +250,25 @@ def swept_with_todays_formulas(p: Point) -> bool:
 class Predictor:
     """Predictions for records placed on `device_id`'s roofs from `db` (None: the bound, said so). Points swept
     with another formula than today's are left out (`stale`, said in `name`), each family checked when first
-    used (the check rebuilds every point's operator: ~0.1 ms a point, not for the families a run never asks)."""
+    used (the check rebuilds every point's operator: ~0.1 ms a point, not for the families a run never asks).
 
-    def __init__(self, db: OpDB | None, device_id: str, l2: str = FLUSHED) -> None:
-        self.db, self.device_id, self.l2 = db, device_id, l2
+    `l2`: the L2 the ops meet (opdb.L2_STATES), which chooses the points. `in_sequence`: the records are a model's
+    ops in the order they ran (only a profile says so), each finding what the op before it left in the L2: a warm
+    L2's predictions then blend in the flushed points' for the bytes written (`warm_blend`), a training step is
+    predicted from the flushed points (`for_step`) and a memory-bound op pays the write-back of its predecessor's
+    dirty lines (`with_drain`). Ops timed alone (`analyze`, `run`, the pytest fixture) are never in sequence: with
+    a warm L2 they are the warm points themselves, timed again and again on a footprint that stays in the L2."""
+
+    def __init__(self, db: OpDB | None, device_id: str, l2: str = FLUSHED, in_sequence: bool = False) -> None:
+        self.db, self.device_id, self.l2, self.in_sequence = db, device_id, l2, in_sequence
         self._models: dict[tuple[str, str, bool], FamilyModel] = {}
         self._raw = db.families(l2) if db is not None else {}
         self._checked: dict[tuple[str, str], list[Point]] = {}
         self._fresh: dict[int, bool] = {}  # id(point) -> swept with today's formulas (shared with `_flushed`)
         # a warm L2's predictions blend in the flushed ones by the share of bytes written (`warm_blend`)
-        self._flushed = Predictor(db, device_id) if l2 != FLUSHED else None
+        self._flushed = Predictor(db, device_id) if l2 != FLUSHED and in_sequence else None
         # a model's ops (l2 warm) of families timed only after a clean flush pay what their predecessor left dirty
-        self.drain = drain_model(db.l2_drain) if db is not None and l2 != FLUSHED else None
+        self.drain = drain_model(db.l2_drain) if db is not None and l2 != FLUSHED and in_sequence else None
         self.warm_families = {p.family for p in db.points if p.warm} if db is not None else set()
         if self._flushed is not None:  # the two views share most points: each is checked once
             self._flushed._fresh = self._fresh
@@ -484,18 +492,20 @@ def in_interval(record: Any) -> bool | None:
     return record.predicted_low_s <= record.time_s <= record.predicted_high_s
 
 
-def predictor_for(device_id: str, db: str | Path | OpDB | None = None, l2: str = FLUSHED) -> Predictor:
+def predictor_for(device_id: str, db: str | os.PathLike[str] | OpDB | None = None, l2: str = FLUSHED,
+                  in_sequence: bool = False) -> Predictor:
     """The predictor for records placed on `device_id`: from `db` (a path or a loaded database; another
     device's is a transfer), else from that device's default database, else the bound (`Predictor.db` None).
-    `l2`: the L2 the records' ops meet (opdb.L2_STATES): flushed for an op timed alone (`analyze`, `run`), warm
-    for a model's ops (a profile), each reading what the op before it left there."""
+    `l2`: the L2 the records' ops meet (opdb.L2_STATES): flushed for an op timed after a flush, warm for one timed
+    with a warm L2 (`--warm-l2`) and for a model's ops; `in_sequence` for a model's ops in the order they ran (a
+    profile's; see `Predictor`)."""
     if isinstance(db, OpDB):
         if db.device_id != device_id and db.transferred is None:
             db.transferred = f"measured on {db.device.get('name') or db.device_id}, applied to {device_id}"
-        return Predictor(db, device_id, l2)
+        return Predictor(db, device_id, l2, in_sequence)
     if db is not None:
         path_arg("", "db", db)
-    return Predictor(load_for(device_id, db), device_id, l2)
+    return Predictor(load_for(device_id, None if db is None else Path(db)), device_id, l2, in_sequence)
 
 
 def predicted(records: list[Any], predictor: Predictor) -> list[Any]:

@@ -50,7 +50,7 @@ def judge(records: Sequence[Any], margin: float) -> list[PredictedVerdict]:
     for r in records:
         if r.time_s is None or r.predicted_time_s is None:
             continue
-        src = r.prediction_source or BOUND
+        src = r.prediction_source or BOUND  # the sentence, for people
         if not from_database(r):  # the bound alone: nothing to judge against
             verdict = UNJUDGED
         elif r.time_s > r.predicted_high_s * (1 + margin):
@@ -71,8 +71,9 @@ def check_against_prediction(records: Sequence[Any], db: Any, margin: float, whe
     if not timed:
         raise UsageError(f"{where}: no timed record to judge against a prediction")
     device = timed[0].gpu
-    l2 = WARM if any(r.count is not None for r in timed) else FLUSHED  # a profile's ops ran inside a model
-    verdicts = judge(predicted(timed, predictor_for(device, db, l2)), margin)
+    in_model = any(r.count is not None for r in timed)  # a profile's ops ran inside a model, in its order
+    warm = in_model or all(r.timing is not None and r.timing.l2_flush is False for r in timed)  # or --warm-l2
+    verdicts = judge(predicted(timed, predictor_for(device, db, WARM if warm else FLUSHED, in_model)), margin)
     if not any(v.verdict != UNJUDGED for v in verdicts):
         if db is not None:  # the one named did not apply: say why (the sources: "bound (no gemm fp32 points ...)")
             why = "; ".join(sorted({v.source for v in verdicts})[:2])

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, Optional, cast
 
 from roofline.cli.common import (
     TERMINAL,
@@ -22,17 +22,19 @@ from roofline.cli.common import (
     op_command,
     out,
     register_op_commands,
-    unsaid,
     use_threads,
 )
-from roofline.cli.counters import add_counters, counters_preflight, counters_target
 from roofline.cli.energy import HELP as ENERGY_HELP
 from roofline.cli.results import save_and_print
 from roofline.core.dtypes import DTYPES
+from roofline.core.notes import without
 from roofline.measuring.choices import DEFAULT_POWER, METHODS, POWER_MODES, TIMER_HELP
 
 if TYPE_CHECKING:
     from roofline.core.document import Document
+    from roofline.measuring.target import RoofChoice
+    from roofline.ops.base import Operator
+    from roofline.session import Placement
 
 HELP = ("Place one operator on the roofline (timed when a device is there; --no-time for the model alone). "
         "`roofline ops list` shows every operator.")
@@ -86,94 +88,56 @@ def run_analyze(op_name: str, shape: dict[str, Any], *, dtype: str | None, gpu: 
                 counters: bool = False, db: Path | None = None, energy: bool = False,
                 threads: str | None = None) -> None:
     """Place (and time) one operator, or each shape of a sweep (`roofline.core.sweep`: an integer parameter
-    given as a list or range), as `roofline.session.place` places it; print the target's messages (also kept
-    in each record's notes), its record (a sweep: one row per shape) or the document, write and draw what was
-    asked. A sweep is one document whose `sweep` field names the swept parameters."""
-    from roofline.analysis.predict import predicted
-    from roofline.core.dtypes import get_dtype
+    given as a list or range), as every front end places it (`roofline.session.place_ops`); print the target's
+    messages (also kept in each record's notes), its record (a sweep: one row per shape) or the document, write
+    and draw what was asked. A sweep is one document whose `sweep` field names the swept parameters."""
     from roofline.core.sweep import expand
-    from roofline.measuring.target import resolve_target
     from roofline.ops import get_operator, make
-    from roofline.report.progress import StatusLine
-    from roofline.session import default_dtype, place
+    from roofline.session import Options, Where, op_entries, place_ops
 
     shapes, swept = expand(shape, int_flags(get_operator(op_name)))
     ops = [make(op_name, **s) for s in shapes]  # every shape checked before anything is timed
+    check_timing_choices(timer, power, roof)
+    entries = op_entries(ops, dtype, not no_tensor_cores)  # a bad dtype is refused before any calibration
+    check_outputs(force, files=(output,), charts=(plot,))
+    if not no_time:
+        use_threads(threads)
+    options = Options(warm_l2=warm_l2, timer=timer, power=power, kernels=not no_kernels, energy=energy,
+                      counters=counters, db=db)
+    labels = {id(op): f"{op_name} {' '.join(f'{k}={s[k]}' for k in swept)}" for op, s in zip(ops, shapes, strict=True)}
+    where = Where(gpu, device, not no_time, cast("RoofChoice | None", roof))  # checked: one of ROOF_CHOICES
+    placed = place_ops(entries, where, options, say=note, shorter=SHORTER, step=lambda e: labels[id(e.op)], extra={"sweep": swept} if swept else None)
+    save_and_print(placed.document, output, force, json_)
+    if not json_:
+        show_placed(placed, f"{op_name} sweep of {', '.join(swept)} on {placed.target.ceilings.device_name}")
+    if plot:
+        draw(placed.document, plot)
+
+
+def check_timing_choices(timer: str, power: str, roof: str | None = None) -> None:
+    """`--timer`, `--power` and `--roof` checked before any work (usage errors, exit 2)."""
     check_choice("--timer", timer, METHODS)
     if roof is not None:  # the chart model's import costs ~20 ms of the analytic path
         from roofline.report.chart.model import ROOF_CHOICES
 
         check_choice("--roof", roof, ROOF_CHOICES)
     check_choice("--power", power, POWER_MODES)
-    given = None if dtype is None else get_dtype(dtype)  # a bad dtype is refused before any calibration
-    check_outputs(force, files=(output,), charts=(plot,))
-    ncu = counters_preflight(no_time) if counters else None
-    if energy:
-        from roofline.cli.energy import energy_preflight
-
-        energy_preflight(no_time)
-    if not no_time:
-        use_threads(threads)
-    with StatusLine(shorter=SHORTER) as line:  # a CPU without a stored roofline measures it now
-        target = resolve_target(gpu=gpu, device=device, time=not no_time, roof=roof,  # type: ignore[arg-type]
-                                progress=line.status)
-    dt = given or default_dtype(target)
-    for msg in target.messages:
-        note(msg)
-    predictor = _predictor(target.ceilings.device_id, db, warm_l2)  # a bad database is refused before any timing
-    if ncu is not None:
-        counters_target(target)
-    if energy:
-        from roofline.cli.energy import energy_target
-
-        energy_target(target)
-    records = []
-    with StatusLine(total=len(ops) if len(ops) > 1 else None, shorter=SHORTER) as line:
-        for i, op in enumerate(ops):
-            if target.time_device is not None and len(ops) > 1:  # the bar: shape i of N
-                line.step(i, f"{op_name} {' '.join(f'{k}={shapes[i][k]}' for k in swept)}")
-            records.append(place(op, dt, target, tensor_cores=not no_tensor_cores, warm_l2=warm_l2, timer=timer,
-                                 power=power, kernels=not no_kernels, progress=line))
-    if ncu is not None:  # the advice again: its rules read the counters
-        from roofline.analysis.advice import with_advice
-
-        records = [with_advice(r, target.spec) for r in add_counters(records, [(op, dt) for op in ops], target, ncu)]
-    records = predicted(records, predictor)
-    fields: dict[str, Any] = {}
-    if energy:
-        from roofline.cli.energy import add_energy, energy_device
-
-        records = add_energy(records, [(op, dt) for op in ops], target)
-        fields = energy_device(target)
-    doc = target.document(records, extra={"sweep": swept} if swept else None, **fields)
-    save_and_print(doc, output, force, json_)
-    if not json_:
-        if len(records) == 1:
-            from roofline.report.plain import show_record
-
-            show_record(dataclasses.replace(records[0], notes=unsaid(records[0].notes, target.messages)))
-        else:
-            from roofline.report.text import records_table, show
-
-            title = f"{op_name} sweep of {', '.join(swept)} on {target.ceilings.device_name}"
-            show(records_table(records, title=title))
-        if target.is_cpu and target.time_device:
-            note(f"timed on the CPU ({target.device_info['name']}): no GPU on this machine")
-    if plot:
-        draw(doc, plot)
 
 
-def _predictor(device_id: str, db: Path | None, warm_l2: bool = False) -> Any:
-    """The predictor of this device's records: an operator database when one applies (named, or this device's),
-    the bound otherwise (records then carry no predicted fields); a transferred one is said. `warm_l2`: the
-    records are timed with a warm L2, predicted from the database's warm points."""
-    from roofline.analysis.predict import predictor_for
-    from roofline.ceilings.opdb import l2_state
+def show_placed(placed: Placement, title: str) -> None:
+    """One record as `analyze` shows it (its notes less what was said already), or a sweep's table; and where it
+    was timed when that was the CPU for want of a GPU."""
+    records, target = placed.records, placed.target
+    if len(records) == 1:
+        from roofline.report.plain import show_record
 
-    predictor = predictor_for(device_id, db, l2_state(warm_l2))
-    if predictor.db is not None and predictor.db.transferred:
-        note(f"predicted times: {predictor.db.path} transferred ({predictor.db.transferred})")
-    return predictor
+        show_record(dataclasses.replace(records[0], notes=without(records[0].notes, placed.notes)))
+    else:
+        from roofline.report.text import records_table, show
+
+        show(records_table(records, title=title))
+    if target.is_cpu and target.time_device:
+        note(f"timed on the CPU ({target.device_info['name']}): no GPU on this machine")
 
 
 def draw(doc: Document, where: str) -> None:
@@ -190,10 +154,10 @@ def draw(doc: Document, where: str) -> None:
 
 # `analyze all_reduce --gpus 8`, as the issue and nccl-tests' -g speak of it, is --ranks (compare's --gpus
 # names GPU specs instead: there the ranks are --ranks only).
-RANKS_ALIASES = {"ranks": ("--gpus",)}
+RANKS_ALIASES: dict[str, tuple[str, ...]] = {"ranks": ("--gpus",)}
 
 
-def _make_analyze(cls: type) -> Any:
+def _make_analyze(cls: type[Operator]) -> Any:
     return op_command(cls, COMMON, lambda shape, **kw: run_analyze(cls.name, shape, **kw), cls.name,
                       f"{cls.summary}\n\n{cls.ignores}\n\n{SWEEP_HELP}", sweep=True, aliases=RANKS_ALIASES)
 

@@ -14,9 +14,12 @@ import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from roofline.core.errors import UsageError
+
+if TYPE_CHECKING:
+    from roofline.ops.base import Operator
 
 
 def flags_without_type() -> None:
@@ -213,7 +216,7 @@ def _op_option(f: dataclasses.Field[Any], sweep: bool = False, aliases: tuple[st
     raise RuntimeError(f"field {f.name} has no CLI kind")
 
 
-def op_command(cls: type, common: list[OptionSpec], body: Callable[..., None], name: str, doc: str,
+def op_command(cls: type[Operator], common: list[OptionSpec], body: Callable[..., None], name: str, doc: str,
                sweep: bool = False, aliases: dict[str, tuple[str, ...]] | None = None) -> Callable[..., None]:
     """A typer command with one option per field of the operator `cls` plus the `common` options; `body`
     gets the shape (field values) and the other options as keywords. With `sweep`, integer fields arrive as
@@ -235,14 +238,14 @@ def op_command(cls: type, common: list[OptionSpec], body: Callable[..., None], n
     return command
 
 
-def int_flags(cls: type) -> dict[str, str]:
+def int_flags(cls: type[Operator]) -> dict[str, str]:
     """The integer parameters of operator `cls` and their flags ({'m': '--m', 'head_dim': '--head-dim'})."""
     return {f.name: f"--{f.name.replace('_', '-')}" for f in dataclasses.fields(cls) if f.metadata.get("kind") == "int"}
 
 
-def register_op_commands(sub_app: Any, make: Callable[[type], Callable[..., None]],
-                         help: Callable[[type], str], only: str | None = None,
-                         short: Callable[[type], str] = lambda cls: f"{cls.summary}.") -> None:
+def register_op_commands(sub_app: Any, make: Callable[[type[Operator]], Callable[..., None]],
+                         help: Callable[[type[Operator]], str], only: str | None = None,
+                         short: Callable[[type[Operator]], str] = lambda cls: f"{cls.summary}.") -> None:
     """One sub-command of the typer app `sub_app` per registered operator, built by `make(cls)`, with
     `help(cls)` and `short(cls)` in the command list (click's own cut at the first '. ' left chain's summary at
     "(e.g."); with `only` (an operator's name), that operator's alone (building all ~60 costs ~0.1 s)."""

@@ -14,6 +14,7 @@ from roofline.core.dtypes import DTYPES
 
 if TYPE_CHECKING:
     from roofline.analysis.compare import Comparison, SuiteComparison
+    from roofline.ops.base import Operator
 
 compare_app = typer.Typer(no_args_is_help=True, help="Which GPU for my operators? Rank GPU specs by roofline time "
                           "(and cost per call, with --prices). `roofline compare suite FILE` for a whole suite.")
@@ -58,7 +59,7 @@ def show_comparison(result: Comparison | SuiteComparison, json_: bool, plot: Pat
         note(f"chart written to {plot_compare(result, plot)}")
 
 
-def _make_compare(cls: type) -> Any:
+def _make_compare(cls: type[Operator]) -> Any:
     def body(shape: dict[str, Any], *, dtype: str, no_tensor_cores: bool, gpu: list[str] | None,
              prices: Path | None, measured: Path | None, datasheet: bool, json_: bool, wide: bool,
              plot: Path | None, force: bool, db: Path | None = None,

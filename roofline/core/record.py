@@ -404,7 +404,7 @@ def requoted(record: Record, ceilings: Ceilings, dtype: DType, uses_tensor_cores
              spec_clock_mhz: float | None) -> Record:
     """The record placed on other ceilings (the spec's peaks re-quoted at an observed clock)."""
     pipe = choose_pipe(ceilings, dtype, uses_tensor_cores, allow_tensor_cores)
-    a = RooflinePoint(record.flops, record.bytes, pipe.flops_per_s, ceilings.dram_bytes_per_s)
+    a = RooflinePoint(record.flops or 0.0, record.bytes or 0.0, pipe.flops_per_s, ceilings.dram_bytes_per_s)
     return dataclasses.replace(record, peak_flops_per_s_datasheet=record.peak_flops_per_s,
                                peak_flops_per_s=a.peak_flops_per_s, ridge_point=a.ridge_point, bound=a.bound,
                                attainable_flops_per_s=a.attainable_flops_per_s, roofline_time_s=a.roofline_time_s,
@@ -413,7 +413,7 @@ def requoted(record: Record, ceilings: Ceilings, dtype: DType, uses_tensor_cores
 
 def with_time(record: Record, time_s: float) -> Record:
     """The record with a median time: achieved rates and the fraction of the roofline derived from it."""
-    a = RooflinePoint(record.flops, record.bytes, record.peak_flops_per_s, record.peak_bytes_per_s)
+    a = RooflinePoint(record.flops or 0.0, record.bytes or 0.0, record.peak_flops_per_s, record.peak_bytes_per_s)
     ach = achieved(a, time_s)
     return evolve(record, time_s=ach.time_s, achieved_flops_per_s=ach.achieved_flops_per_s,
                   achieved_bytes_per_s=ach.achieved_bytes_per_s, roofline_fraction=ach.roofline_fraction)

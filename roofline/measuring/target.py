@@ -11,10 +11,14 @@ from roofline.core import validate
 from roofline.core.document import Document
 from roofline.core.errors import RooflineError, UsageError
 from roofline.core.model import Ceilings
+from roofline.core.notes import Note
 from roofline.core.record import Record, ceilings_dict
 from roofline.measuring.device import LocalGPU, cpu_description, detect_gpus
 
 RoofChoice = Literal["datasheet", "measured", "both"]
+# The codes of what a target says (`Target.messages`): the CPU timed because torch cannot reach the GPU, the CPU's
+# roofline measured now, another GPU's roof placed without timing.
+CPU_FOR_GPU, CPU_ROOF, ANALYTIC_ONLY = "target.cpu_for_gpu", "target.cpu_roof", "target.analytic_only"
 
 
 @dataclass
@@ -26,7 +30,7 @@ class Target:
     device_info: dict[str, Any]
     spec: GPUSpec | None = None
     measured: Ceilings | None = None  # calibrated ceilings of this device, when a calibration exists
-    messages: list[str] = field(default_factory=list)
+    messages: list[Note] = field(default_factory=list)
 
     @property
     def is_cpu(self) -> bool:
@@ -127,18 +131,21 @@ def resolve_target(gpu: str | None = None, device: str | None = None, time: bool
     """
     local = detect_gpus()
     kind, index = local_device(device, local)
-    messages: list[str] = []
+    messages: list[Note] = []
     if time and local and kind == "cuda" and gpu is None and not _torch_has_cuda():
         if device:  # asked for the GPU by name: say why it cannot be
             raise RooflineError(f"{validate.arg_name('device')} {device}: NVML sees {local[0].nvml_name} but "
                                 f"{_torch_cuda_hint()}")
-        messages.append(f"timing on the CPU: NVML sees {local[0].nvml_name} but {_torch_cuda_hint()}")
+        messages.append(Note(CPU_FOR_GPU, f"timing on the CPU: NVML sees {local[0].nvml_name} but "
+                                          f"{_torch_cuda_hint()}"))
         kind, index = "cpu", 0
 
     if kind == "cpu" and gpu is None:
         from roofline.measuring.calibrate import cpu_ceilings  # lazy: may measure, which needs torch
 
-        ceilings = cpu_ceilings(messages, progress)
+        said: list[str] = []
+        ceilings = cpu_ceilings(said, progress)
+        messages += [Note(CPU_ROOF, m) for m in said]
         return Target(ceilings, "cpu" if time else None, cpu_description(), messages=messages)
 
     local_gpu = local[index] if kind == "cuda" else None
@@ -146,7 +153,7 @@ def resolve_target(gpu: str | None = None, device: str | None = None, time: bool
         spec = as_spec(gpu)
         if time and (local_gpu is None or local_gpu.spec is None or local_gpu.spec.id != spec.id):
             where = f"this machine's {local_gpu.nvml_name}" if local_gpu else "this machine (no such GPU here)"
-            messages.append(f"analytic only: the {spec.name} roof cannot be timed on {where}")
+            messages.append(Note(ANALYTIC_ONLY, f"analytic only: the {spec.name} roof cannot be timed on {where}"))
             time = False
     else:
         assert local_gpu is not None

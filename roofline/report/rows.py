@@ -56,12 +56,11 @@ def prediction_rows(r: Record) -> list[tuple[str, str]]:
         return []
     if not p.from_db:  # the bound itself: say so, no interval to show
         return [("predicted time", f"the roofline time {bound_reason(p.source)}".strip())]
-    rows = [("predicted time", f"{duration(r.predicted_time_s)} ({duration(r.predicted_low_s)} - "
-                               f"{duration(r.predicted_high_s)}); {r.prediction_source}")]
+    rows = [("predicted time", f"{duration(p.time_s)} ({duration(p.low_s)} - {duration(p.high_s)}); {p.source}")]
     if r.time_s:
-        inside = (r.predicted_low_s or 0) <= r.time_s <= (r.predicted_high_s or 0)
+        inside = p.low_s <= r.time_s <= p.high_s
         bound = f"; measured / bound {r.time_s / r.roofline_time_s:.2f}x" if r.roofline_time_s else ""
-        rows.append(("measured / predicted", f"{r.time_s / r.predicted_time_s:.2f}x "
+        rows.append(("measured / predicted", f"{r.time_s / p.time_s:.2f}x "
                      f"({'inside' if inside else 'outside'} the interval{bound})"))
     return rows
 
