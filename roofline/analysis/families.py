@@ -4,9 +4,13 @@ with. Pure and torch-free."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from roofline.core.layout import dense, strided_run
+
+if TYPE_CHECKING:
+    from roofline.core.record import RecordLike
 
 # Catalog operator -> prediction family (collectives have none: their time is the link's, not the kernels').
 FAMILY_OF_OP = {
@@ -21,11 +25,11 @@ FAMILY_OF_OP = {
 # A catalog operator's pass that runs other kernels than its forward: its own family, its points apart.
 BACKWARD_FAMILY = {"attention": "attention_backward", "embedding": "embedding_backward"}
 # A backward family a database swept before it existed lacks borrows its forward's points (said in the source:
-# on the H200, 2026-12-02, a training step's SDPA backward ran 449 us where the forward's points predicted 220).
+# a backward runs slower than its forward's points say).
 FORWARD_OF = {b: f for f, b in BACKWARD_FAMILY.items()}
 # Profile copies that are casts when they change the dtype (their bytes written differ from those read): the
-# catalog's `cast` (a mixed-precision step's bf16 -> fp32 upcasts write twice what they read; on the H200,
-# 2026-12-02, Llama's ran 10.4 us where the elementwise passes predicted 5.6).
+# catalog's `cast` (a mixed-precision step's bf16 -> fp32 upcasts write twice what they read, slower than an
+# elementwise pass of the same bytes).
 CAST_OPS = ("aten::_to_copy", "aten::copy_")
 # Profile ops counted by a rule, not a catalog shape, that still run a family's kernels: SDPA with a mask tensor
 # or top-left causal alignment (the flash kernels), and its backward (the backward's kernels); a log-softmax and
@@ -41,28 +45,28 @@ DTYPE_FREE = ("elementwise", "norm", "softmax", "rope", "cat", "reduction", "bat
 
 
 
-def query_params(family: str, record: Any) -> dict[str, Any]:
+def query_params(family: str, record: RecordLike) -> dict[str, Any]:
     """The parameters a record is placed among its family's points with: its own, and for an elementwise pass
     the contiguous run of the inputs its output's walk reads strided, from the shapes and strides the profile
     recorded (`core.layout.strided_run`)."""
     params = dict(record.params or {})
     outs, ins = getattr(record, "output_strides", None), getattr(record, "input_strides", None)
-    if family == "conv" and ins and record.input_shapes and len(record.input_shapes[0]) == 4:
-        (_, c, h, w), strides = record.input_shapes[0], ins[0]
-        if c > 1 and h * w > 1 and strides[1] != 1 and dense(record.input_shapes[0], strides):
+    in_shapes, out_shapes = getattr(record, "input_shapes", None), getattr(record, "output_shapes", None)
+    if family == "conv" and ins and in_shapes and len(in_shapes[0]) == 4:
+        (_, c, h, w), strides = in_shapes[0], ins[0]
+        if c > 1 and h * w > 1 and strides[1] != 1 and dense(in_shapes[0], strides):
             params["nchw"] = True  # a row-major (not channels-last) input
-    if family == "elementwise" and outs and ins and record.output_shapes and record.input_shapes:
-        params["run"], params["bcast"] = strided_run((record.output_shapes[0], outs[0]),
-                                                     zip(record.input_shapes, ins, strict=False))
+    if family == "elementwise" and outs and ins and out_shapes and in_shapes:
+        params["run"], params["bcast"] = strided_run((out_shapes[0], outs[0]), zip(in_shapes, ins, strict=False))
     return params
 
 
-def _changes_dtype(record: Any) -> bool:
+def _changes_dtype(record: RecordLike) -> bool:
     read, written = getattr(record, "bytes_read", None), getattr(record, "bytes_written", None)
     return bool(read and written) and written != read
 
 
-def op_family(name: str, params: dict[str, Any] | None) -> str | None:
+def op_family(name: str, params: Mapping[str, Any] | None) -> str | None:
     """The prediction family of catalog operator `name` with `params`: its FAMILY_OF_OP, a backward pass's own
     (BACKWARD_FAMILY)."""
     if (params or {}).get("backward") and name in BACKWARD_FAMILY:
@@ -70,7 +74,7 @@ def op_family(name: str, params: dict[str, Any] | None) -> str | None:
     return FAMILY_OF_OP.get(name)
 
 
-def catalog_op(record: Any) -> str | None:
+def catalog_op(record: RecordLike) -> str | None:
     """The catalog operator a record is (its own op, or the one its profile op's formula maps to), or None."""
     if record.op in FAMILY_OF_OP:
         return str(record.op)
@@ -78,7 +82,7 @@ def catalog_op(record: Any) -> str | None:
     return source.split(":", 1)[1] if source.startswith("catalog:") else None
 
 
-def family_of(record: Any) -> str | None:
+def family_of(record: RecordLike) -> str | None:
     """The prediction family of a record (the module docstring's rule), None when it has none."""
     if record.op in FAMILY_OF_OP:
         return op_family(record.op, record.params)

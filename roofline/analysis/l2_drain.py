@@ -8,9 +8,9 @@ up to twice the L2. From those raw readings (`OpDB.l2_drain`), this derives, pur
 - bytes_per_s: the add's own bandwidth after the clean start (what a drained byte costs);
 - keep: the share of W the add pays for, while W is small (a least-squares line through 0);
 - cap_bytes: the most it pays, however much was written (the L2 holds only so many dirty lines).
-On the H100 (2026-12-06, scripts/experiments/l2_drain.py) a 32 MiB add paid about 0.8 W up to ~21 MiB.
+scripts/experiments/l2_drain.py measured it first (docs/history.md).
 The predictor charges it to a model's memory-bound ops only (`analysis.predict.with_drain`): a compute-bound
-kernel writes the lines back under its math (the H100's prefill GEMMs, charged too, came out 10% slow).
+kernel writes the lines back under its math.
 What it ignores: which lines the op itself reads (an op reading its predecessor's output hits some of them), and
 how much of the memory pipe a memory-bound op leaves idle.
 """

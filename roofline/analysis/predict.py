@@ -36,9 +36,10 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from roofline.analysis.families import (
     DTYPE_FREE,
@@ -57,19 +58,23 @@ from roofline.core.layout import dense
 from roofline.core.stats import quantile, solve_linear
 from roofline.core.validate import path_arg
 
+if TYPE_CHECKING:
+    from roofline.core.record import Record, RecordLike
+
+R = TypeVar("R", bound="RecordLike")
+
 # The points a prediction is fitted on, and how much the local fit's slopes are held back (a ridge of this
-# share of the weights on each slope): both chosen by the H200 sweep's own leave-one-out error, no model's ops
-# (docs/prediction.md): 8 and 0.003 gave a pooled median error of 6.8% where the weighted mean of the 4 nearest
-# gave 9.5%.
+# share of the weights on each slope): both chosen by the sweep's own leave-one-out error, never by a model's ops
+# (docs/prediction.md).
 NEIGHBOURS = 8
 SLOPE_RIDGE = 0.003
 # Weight of a decade of intensity beside a decade of size in the distance: equal (both move efficiency by
-# comparable amounts in the H200 sweeps: a decade of size near the launch floor, a decade of intensity near the ridge).
+# comparable amounts in a sweep: a decade of size near the launch floor, a decade of intensity near the ridge).
 INTENSITY_WEIGHT = 1.0
 EXACT = 1e-9  # a neighbour this close (in decades) is the query itself
 # The central 95% of a family's leave-one-out residuals. A sweep point left out is predicted from shapes timed
 # alike; a model's op adds what no point sees (the L2 its neighbours leave, the layout of its inputs), so a
-# nominal 90% covered 67-94% of the ops of the H200's models (docs/prediction.md, "Interval").
+# narrower nominal interval covers well under its share of a model's ops (docs/prediction.md, "Interval").
 INTERVAL_QUANTILES = (0.025, 0.975)
 MIN_POINTS_FOR_SPREAD = 5
 FEW_POINTS_SPREAD = math.log(1.5)  # x or / 1.5 in time (-33% / +50%): a guess, said in the source, until more points
@@ -105,15 +110,17 @@ class Prediction:
                 "prediction_source": self.source, "prediction_family": self.family, "prediction_kind": self.kind}
 
     @classmethod
-    def of(cls, record: Any) -> Prediction | None:
+    def of(cls, record: RecordLike) -> Prediction | None:
         """The prediction a record carries (None without one). A record of a document written before
         `prediction_kind` existed is a database's when its interval has a width (the bound's is a point)."""
-        if record.predicted_time_s is None:
+        t = record.predicted_time_s
+        if t is None:
             return None
         low, high = record.predicted_low_s, record.predicted_high_s
+        low, high = t if low is None else low, t if high is None else high
         kind = getattr(record, "prediction_kind", None) or (BOUND if low == high else DB)
-        return cls(record.predicted_time_s, low, high, record.prediction_source or BOUND,
-                   getattr(record, "prediction_family", None), kind=kind)
+        return cls(t, low, high, record.prediction_source or BOUND, getattr(record, "prediction_family", None),
+                   kind=kind)
 
 
 def bound_reason(source: str) -> str:
@@ -228,8 +235,8 @@ FORMULA_TOLERANCE = 1e-9
 
 def swept_with_todays_formulas(p: Point) -> bool:
     """Whether a point's stored FLOPs and bytes are what the catalog's formulas give its shape today: its
-    efficiency (stored roofline time / time) is then comparable with a query's bound. A formula change (the
-    1x1 stride-2 convolution's input bytes, 2026-12-02) makes the points it touches stale. A shape today's
+    efficiency (stored roofline time / time) is then comparable with a query's bound. A formula change makes
+    the points it touches stale. A shape today's
     catalog cannot build (another tool's point, a synthetic one) cannot be judged and is kept."""
     from roofline.core.dtypes import get_dtype
     from roofline.core.errors import RooflineError
@@ -273,12 +280,11 @@ class Predictor:
         if self._flushed is not None:  # the two views share most points: each is checked once
             self._flushed._fresh = self._fresh
 
-    def for_step(self, records: Any) -> Predictor:
+    def for_step(self, records: Iterable[RecordLike]) -> Predictor:
         """The predictor for a whole step's records: a training step's (a record of the backward phase) from the
         flushed points alone. Its forward keeps every activation for the backward and the backward reads them
         back long after they were written, so its ops do not find their inputs in the L2 as an inference
-        forward's do (docs/prediction.md, "A training step": the H200's Llama training step at -7.3% from the warm
-        blend, -3.1% from the flushed points; its forward -7.0% / -2.3%, its backward -6.9% / -2.4%)."""
+        forward's do (docs/prediction.md, "A training step")."""
         if self._flushed is not None and any(getattr(r, "phase", None) == BACKWARD_PHASE for r in records):
             return self._flushed
         return self
@@ -326,7 +332,7 @@ class Predictor:
         have = {dt: n for (fam, dt) in self._raw if fam == family and (n := len(self.points(fam, dt)))}
         return max(sorted(have), key=have.__getitem__) if have else None
 
-    def predict(self, record: Any) -> Prediction | None:
+    def predict(self, record: RecordLike) -> Prediction | None:
         """The record's prediction; None for a record without a roofline time (no formula). A norm's or a
         softmax's strided input adds the copy torch makes of it first (`contiguous_copy`)."""
         own = self._predict(record)
@@ -340,7 +346,7 @@ class Predictor:
                                    high_s=own.high_s + extra.high_s,
                                    source=f"{own.source}; + a copy of its strided input, {extra.source}")
 
-    def _predict(self, record: Any) -> Prediction | None:
+    def _predict(self, record: RecordLike) -> Prediction | None:
         """With a warm L2, a family timed warm blends its warm and flushed predictions (`warm_blend`)."""
         own = self._predict_one(record)
         if self._flushed is None or own is None or not own.from_db or not own.warm:
@@ -348,7 +354,7 @@ class Predictor:
         cold = self._flushed._predict_one(record)
         return own if cold is None or not cold.from_db else warm_blend(own, cold, record)
 
-    def _predict_one(self, record: Any) -> Prediction | None:
+    def _predict_one(self, record: RecordLike) -> Prediction | None:
         t = record.roofline_time_s
         if t is None or t <= 0:
             return None
@@ -394,7 +400,7 @@ class Predictor:
                           bool(model.warm), TRANSFER if self.db.transferred else DB)
 
 
-def warm_blend(warm: Prediction, flushed: Prediction, record: Any) -> Prediction:
+def warm_blend(warm: Prediction, flushed: Prediction, record: RecordLike) -> Prediction:
     """A model's op: the reads of its warm prediction (its inputs, just written by the ops before it, come from the
     L2), the writes of its flushed one (its output reaches HBM when later traffic evicts it; a warm point, timed
     again and again on a footprint that fits, never writes back). Geometric in the share of bytes written, as
@@ -403,8 +409,7 @@ def warm_blend(warm: Prediction, flushed: Prediction, record: Any) -> Prediction
     lines), so this charges an op whose input fits in the L2 cold reads it does not pay (ResNet-50's batch norms
     at batch 32 ran as their warm points, docs/measurements.md); a reuse-distance rule did worse over nine cases.
     The interval spans both states' (from the warm one's low to the flushed one's high): which L2 a model's op
-    finds is not known, and the sweep's residuals do not say it (with the blend's own interval 75-95% of the
-    H100's model ops fell inside it, 2026-12-06; with both states' 82-99%)."""
+    finds is not known, and the sweep's residuals do not say it."""
     total, written = getattr(record, "bytes", None) or 0.0, getattr(record, "bytes_written", None) or 0.0
     f = min(max(written / total, 0.0), 1.0) if total else 0.0
 
@@ -417,8 +422,7 @@ def warm_blend(warm: Prediction, flushed: Prediction, record: Any) -> Prediction
 
 # Families whose torch kernels copy a strided input to a contiguous one before they start (layer norm's and RMS
 # norm's `input.expect_contiguous()`, softmax's `input.contiguous()`, in aten/src/ATen/native): the copy is one
-# more pass, inside the op's time. In the H200's ViT-B/16 run of 2026-12-02 each LayerNorm of nn.MultiheadAttention's
-# batch_first (transposed) output took 27 us where the dense norm points predicted 12.
+# more pass, inside the op's time (a LayerNorm of nn.MultiheadAttention's batch_first, transposed, output).
 CONTIGUOUS_FIRST = ("norm", "softmax")
 
 
@@ -438,9 +442,13 @@ class _Copy:
     tensor_cores: bool = False
     arithmetic_intensity: float = 0.0
     params: dict[str, Any] = field(default_factory=dict)
+    predicted_time_s: float | None = None
+    predicted_low_s: float | None = None
+    predicted_high_s: float | None = None
+    prediction_source: str | None = None
 
 
-def contiguous_copy(record: Any) -> _Copy | None:
+def contiguous_copy(record: RecordLike) -> _Copy | None:
     """The copy of the record's first input to a row-major tensor, when that input is not dense (None when it
     is, or the record lacks its strides, dtypes or memory roof)."""
     shapes, strides = getattr(record, "input_shapes", None), getattr(record, "input_strides", None)
@@ -460,7 +468,7 @@ def contiguous_copy(record: Any) -> _Copy | None:
                  [row_major])
 
 
-def with_prediction(record: Any, predictor: Predictor | None) -> Any:
+def with_prediction(record: R, predictor: Predictor | None) -> R:
     """The record with its predicted_* fields (unchanged without a predictor or a roofline time)."""
     from roofline.core.record import evolve
 
@@ -468,13 +476,13 @@ def with_prediction(record: Any, predictor: Predictor | None) -> Any:
     return record if p is None else evolve(record, **p.fields())
 
 
-def from_database(record: Any) -> bool:
+def from_database(record: RecordLike) -> bool:
     """Whether the record's prediction came from an operator database (not the bound, nor absent)."""
     p = Prediction.of(record)
     return p is not None and p.from_db
 
 
-def bound_only_note(records: Any) -> str | None:
+def bound_only_note(records: Iterable[RecordLike]) -> str | None:
     """The one line a view prints instead of a prediction column when every prediction is the bound: the
     first record's source (which says why), None when any record has a prediction from a database."""
     predictions = [p for r in records if (p := Prediction.of(r)) is not None]
@@ -485,7 +493,7 @@ def bound_only_note(records: Any) -> str | None:
     return f"predicted time: the bound for every record {why}".rstrip()
 
 
-def in_interval(record: Any) -> bool | None:
+def in_interval(record: Record) -> bool | None:
     """Whether the measured time fell inside the predicted interval (None without both)."""
     if record.time_s is None or record.predicted_low_s is None or record.predicted_high_s is None:
         return None
@@ -508,7 +516,7 @@ def predictor_for(device_id: str, db: str | os.PathLike[str] | OpDB | None = Non
     return Predictor(load_for(device_id, None if db is None else Path(db)), device_id, l2, in_sequence)
 
 
-def predicted(records: list[Any], predictor: Predictor) -> list[Any]:
+def predicted(records: Sequence[R], predictor: Predictor) -> list[R]:
     """The records with their predictions: from the database where one applies, else the bound itself
     (`predicted_time_s` = `predicted_low_s` = `predicted_high_s` = `roofline_time_s`, a point, not a spread),
     with a `prediction_source` that starts with "bound" and says why. Records without a roofline time have none.
@@ -517,7 +525,7 @@ def predicted(records: list[Any], predictor: Predictor) -> list[Any]:
     return with_drain([with_prediction(r, step) for r in records], predictor)
 
 
-def with_drain(records: list[Any], predictor: Predictor) -> list[Any]:
+def with_drain(records: list[R], predictor: Predictor) -> list[R]:
     """A model's memory-bound records (in the order they ran) whose family the sweep timed only after a clean flush
     (decode attention, ...: no warm points) plus the write-back of what the record before wrote (`Predictor.drain`,
     analysis/l2_drain.py), said in their source; a compute-bound kernel writes it back under its math. A family
@@ -530,12 +538,12 @@ def with_drain(records: list[Any], predictor: Predictor) -> list[Any]:
         return records
     out, written = [], 0.0
     for r in records:
-        if (from_database(r) and getattr(r, "bound", None) == "memory" and family_of(r) not in predictor.warm_families
+        p = Prediction.of(r)
+        if (p is not None and p.from_db and r.bound == "memory" and family_of(r) not in predictor.warm_families
                 and (d := drain.seconds(written)) > 0):
-            r = evolve(r, predicted_time_s=r.predicted_time_s + d, predicted_low_s=r.predicted_low_s + d,
-                       predicted_high_s=r.predicted_high_s + d,
-                       prediction_source=f"{r.prediction_source}; + {d * 1e6:.2f} us: the write-back of the L2 "
-                                         "lines the op before left dirty")
+            r = evolve(r, predicted_time_s=p.time_s + d, predicted_low_s=p.low_s + d, predicted_high_s=p.high_s + d,
+                       prediction_source=f"{p.source}; + {d * 1e6:.2f} us: the write-back of the L2 lines the op "
+                                         "before left dirty")
         out.append(r)
         written = getattr(r, "bytes_written", None) or 0.0
     return out

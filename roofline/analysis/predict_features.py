@@ -20,11 +20,9 @@ def _gemm_dims(params: dict[str, Any]) -> tuple[float, ...]:
 
 def _conv_dims(params: dict[str, Any]) -> tuple[float, ...]:
     """Decades of the implicit GEMM a convolution is: N x Hout x Wout rows, Cout columns, Cin/groups x K x K deep;
-    NCHW_DISTANCE more for an NCHW input on a GPU (cuDNN's NCHW kernels are others than its channels-last ones:
-    ViT-B/16's 16x16 patch embedding of an NCHW batch of 32 ran 345 us on the H200, 2026-12-02, where the
-    channels-last points predicted 22); and decades of the window (K x K) and of the stride squared: the same
-    implicit GEMM runs other kernels for a 1x1 and a 16x16 window, or a strided 1x1 (on the H200 a 16x16 patch
-    point at 2% efficiency was the nearest of ResNet-50's 1x1 convolutions 512 -> 2048, predicted 5.9x slow)."""
+    NCHW_DISTANCE more for an NCHW input on a GPU (cuDNN's NCHW kernels are others than its channels-last ones);
+    and decades of the window (K x K) and of the stride squared: the same implicit GEMM runs other kernels for a 1x1
+    and a 16x16 window, or a strided 1x1."""
     from roofline.ops.conv import conv_out_size
 
     k, s, pad, d = params["kernel_size"], params.get("stride", 1), params.get("padding", 0), params.get("dilation", 1)
@@ -37,31 +35,27 @@ def _conv_dims(params: dict[str, Any]) -> tuple[float, ...]:
 
 def _cat_dims(params: dict[str, Any]) -> tuple[float, ...]:
     """Decades of the contiguous run each input contributes per outer index (tail x inner) and of inner, and a
-    decade more for inputs with gaps (in the H200's model runs of 2026-12-02 such cats took 3-6x the time the
-    contiguous points predicted)."""
+    decade more for inputs with gaps (their copies leave the contiguous path)."""
     return (math.log10(params["tail"] * params["inner"]), math.log10(params["inner"]),
             float(bool(params.get("strided"))))
 
 
 def _elementwise_dims(params: dict[str, Any]) -> tuple[float, ...]:
     """Decades of the contiguous run a strided or broadcast input is read in (`run`), RUN_DENSE for dense
-    inputs, and a decade more for a broadcast one (`bcast`: torch's kernel leaves its vectorised path for both;
-    in the H200's Llama and ViT runs of 2026-12-02 broadcast adds and multiplies took 2.2-2.7x their dense peers)."""
+    inputs, and a decade more for a broadcast one (`bcast`: torch's kernel leaves its vectorised path for both)."""
     run = params.get("run") or 0
     return (math.log10(min(run, RUN_DENSE) if run > 0 else RUN_DENSE), float(bool(params.get("bcast"))))
 
 
 def _reduction_dims(params: dict[str, Any]) -> tuple[float, ...]:
-    """COLUMNS_DISTANCE for a reduction over the first dimension (each column: torch's column kernels; on the H200,
-    2026-12-02, a training step's bias gradients, 4 Mi bf16 elements to 1024, ran 13.4 us where row reductions'
-    points predicted 3.3), 0 over the last."""
+    """COLUMNS_DISTANCE for a reduction over the first dimension (each column: torch's column kernels, much slower than
+    its row kernels at the same bytes), 0 over the last."""
     return (COLUMNS_DISTANCE * float(params.get("dim") == "first"),)
 
 
 def _norm_dims(params: dict[str, Any]) -> tuple[float, ...]:
     """Decades of rows: torch's norm kernels give each row its own block (or warp), so the rows, not the bytes,
-    set how full the GPU is (on the H200 sweep of 2026-12-02 a LayerNorm of 256 rows x 8192 ran at 9% of its
-    bound, one of 4096 x 768 with a similar bound at 24%)."""
+    set how full the GPU is (few long rows fill few SMs)."""
     return (math.log10(params["rows"]),)
 
 
@@ -84,15 +78,13 @@ RUN_DENSE = 2**20
 # one row per head; rotate_half joins two short halves of every row); an elementwise pass's strided input (a
 # transposed head split, nn.MultiheadAttention's batch_first output, read in runs of head_dim or d_model); a
 # reduction's dimension (rows or columns).
-# Their points and queries add these coordinates (decades) when both carry the parameters. On the H200 sweep
-# the leave-one-out median error fell from 11% to 6.8% (gemm) and from 31% to 17% (conv) with them;
-# attention's and softmax's rose; norms' fell from 28% to 11% with their rows and kind (15:17 database).
+# Their points and queries add these coordinates (decades) when both carry the parameters; each entered because
+# it lowered its family's leave-one-out error in the sweep (docs/history.md).
 SHAPE_FEATURES = {"gemm": _gemm_dims, "conv": _conv_dims, "cat": _cat_dims, "elementwise": _elementwise_dims,
                   "reduction": _reduction_dims, "optimizer": _optimizer_dims, "norm": _norm_dims}
 # Catalog operators of one family that run other kernels: a coordinate (decades) apart, beyond the neighbours'
-# spread, so each is predicted from its own points where it has them. torch's RMS norm kernel ran at 40-65% of
-# its bound where its LayerNorm ran at 24-35% on the same shapes (H200, 2026-12-02); in (roofline time,
-# intensity) alone a LayerNorm's nearest points were RMS norms (ViT-B/16's, 6304 x 768, predicted 12.5 us for 15.1).
+# spread, so each is predicted from its own points where it has them (torch's RMS norm kernel reaches a larger
+# share of its bound than its LayerNorm on the same shapes).
 KIND_DISTANCE = 2.0
 OP_KINDS = {"norm": {"rmsnorm": KIND_DISTANCE, "add_rmsnorm": KIND_DISTANCE}}
 # The square of query rows by keys a fused attention kernel computes as one tile: FlashAttention-2's and cuDNN's
@@ -101,8 +93,7 @@ ATTENTION_TILE = 128
 
 
 def padded_pairs_ratio(params: dict[str, Any]) -> float:
-    """`ops.attention.tile_padding` of an attention shape at ATTENTION_TILE (ViT-B/16's 197 tokens: 1.69; on the
-    H200, 2026-12-02, its attention took 310 us where the points of whole tiles predicted 184)."""
+    """`ops.attention.tile_padding` of an attention shape at ATTENTION_TILE (ViT-B/16's 197 tokens: 1.69)."""
     from roofline.ops.attention import tile_padding
 
     sq = int(params["seq"])

@@ -13,7 +13,7 @@ import dataclasses
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, Protocol, TypeVar
 
 from roofline.core.dtypes import DType
 from roofline.core.model import Ceilings, RooflinePoint, achieved, choose_memory, choose_pipe
@@ -387,11 +387,45 @@ def analytic_record(op: Any, dtype: DType, ceilings: Ceilings, tensor_cores: boo
 PHASES = ("forward", "backward", "optimizer", "other")
 
 
-def evolve(obj: S, **changes: Any) -> S:
+T = TypeVar("T")
+
+
+class RecordLike(Protocol):
+    """What the predictor and its families read of a placed operator: a `Record`, or a stand-in with these fields
+    (the copy of a strided input a norm pays first, a test's own). Optional fields a record may lack (its strides,
+    phase, bytes written) are read with `getattr` and a default."""
+
+    @property
+    def op(self) -> str: ...
+    @property
+    def params(self) -> Mapping[str, Any] | None: ...
+    @property
+    def dtype(self) -> str: ...
+    @property
+    def roofline_time_s(self) -> float | None: ...
+    @property
+    def arithmetic_intensity(self) -> float | None: ...
+    @property
+    def bound(self) -> str | None: ...
+    @property
+    def tensor_cores(self) -> bool | None: ...
+    @property
+    def flops_source(self) -> str | None: ...
+    @property
+    def predicted_time_s(self) -> float | None: ...
+    @property
+    def predicted_low_s(self) -> float | None: ...
+    @property
+    def predicted_high_s(self) -> float | None: ...
+    @property
+    def prediction_source(self) -> str | None: ...
+
+
+def evolve(obj: T, **changes: Any) -> T:
     """`dataclasses.replace` for the frozen records (none has an `__init__` check or a `__post_init__`): a
     shallow copy with `changes` set. `replace` runs `__init__` over every field again (a Record has over 80):
     a profile of a thousand calls spent a quarter of its analysis there."""
-    unknown = changes.keys() - type(obj).__dataclass_fields__.keys()
+    unknown = changes.keys() - getattr(type(obj), "__dataclass_fields__", {}).keys()
     if unknown:
         raise TypeError(f"{type(obj).__name__} has no field {sorted(unknown)[0]!r}")
     new = object.__new__(type(obj))
