@@ -19,6 +19,12 @@ OUT_DIR/predict_accuracy.json and OUT_DIR/predict_accuracy.txt (the table, also 
 timed profile as OUT_DIR/NAME.json.
 
     python scripts/predict_accuracy.py --db DB.json OUT_DIR --from-profiles DIR   # no GPU
+    python scripts/predict_accuracy.py --db DB.json OUT_DIR --zoo [--split test]   # the held-out zoo
+
+`--zoo` runs the steps of the held-out zoo (suites/zoo/heldout.toml, frozen: scripts/zoo_models.py) instead of the
+ten cases above, which are in-sample (the predictor's rules were chosen on them); `--split` keeps its dev or test
+half. The summary gives, per split, the share of steps within 5% and 10%, the median |error| (the bound's beside it),
+the share of ops inside their interval and the median of the steps' top-10 errors.
 
 re-predicts the timed profiles a GPU run kept (DIR/NAME.json, or .json.gz) with today's predictor and DB: the same
 figures, the step summed from the timed records' predictions instead of an analytic run (they are the same ops
@@ -41,6 +47,11 @@ import torch
 import roofline
 from roofline.analysis.predict import from_database
 from roofline.ceilings import opdb
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from zoo_models import SPLITS, build_step
+from zoo_models import digest as zoo_digest
+from zoo_models import load as load_zoo
 
 DEVICE = "cuda"  # --device cpu: a smoke run of the script itself (with --tiny), no figures worth keeping
 HEAVIEST = 10
@@ -131,7 +142,8 @@ def llama_train(batch: int, seq: int) -> Callable[[], Any]:
     return step
 
 
-# name -> (builder, its arguments, whether those shapes are the case's main ones or "other" sizes)
+# name -> (builder, its arguments, whether those shapes are the case's main ones or "other" sizes). These ten are
+# in-sample: the predictor's rules were chosen on them (the held-out zoo is --zoo).
 CASES: dict[str, tuple[Callable[..., Callable[[], Any]], tuple[Any, ...], str]] = {
     "llama_prefill": (llama_prefill, (1, 2048), "main"),
     "llama_decode": (llama_decode, (8, 4096), "main"),
@@ -146,6 +158,9 @@ CASES: dict[str, tuple[Callable[..., Callable[[], Any]], tuple[Any, ...], str]] 
     # llama_train's profile
     "llama_train_b2_s1536": (llama_train, (2, 1536), "other"),
 }
+
+
+IN_SAMPLE = tuple(CASES)
 
 
 def _ratio(a: float | None, b: float | None) -> float | None:
@@ -201,8 +216,11 @@ def run_case(name: str, db: Path, gpu: str, tiny: bool = False, out: Path | None
     """One case's figures; with `out`, its timed profile (every record measured and predicted) as
     out/NAME.json, to see which records an error comes from."""
     build, args, kind = CASES[name]
-    args = TINY_ARGS[name] if tiny else args
-    step = build(*args)
+    if kind in SPLITS:  # a zoo step: its entry
+        step = build_step(args[0], DEVICE, tiny)
+    else:
+        args = TINY_ARGS[name] if tiny else args
+        step = build(*args)
     res: dict[str, Any] = {"case": name, "args": list(args), "kind": kind}
     timed = roofline.profile(step, name=name, warmup=3, device=DEVICE, db=db)
     _sync()
@@ -244,7 +262,7 @@ def repredict_case(name: str, profiles: Path, db: Path) -> dict[str, Any]:
     text = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
     doc = validate_document(json.loads(text), str(path))
     records = doc.records
-    predictor = predictor_for(records[0].gpu if records else "", opdb.read(db), opdb.WARM)
+    predictor = predictor_for(records[0].gpu if records else "", opdb.read(db), opdb.WARM, in_sequence=True)
     records = predicted(records, predictor)
     measured = (doc.extra.get("profile") or {}).get("kernel_time_s")
     step = step_prediction(records, predictor).to_dict()
@@ -258,6 +276,45 @@ def repredict_case(name: str, profiles: Path, db: Path) -> dict[str, Any]:
     res.update(op_metrics(records))
     res["by_op"] = by_op(records)
     return res
+
+
+WITHIN_STEP = (0.05, 0.10)  # the issue's step goals: within 5% (on 80% of steps) and 10% (on all)
+
+
+def summary(results: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per kind of case (a zoo's dev and test halves, or main/other): the step and op figures the goals name."""
+    out: dict[str, Any] = {}
+    for kind in sorted({r.get("kind", "?") for r in results}):
+        rows = [r for r in results if r.get("kind") == kind and r.get("step_error") is not None]
+        failed = [r["case"] for r in results if r.get("kind") == kind and r.get("step_error") is None]
+        if not rows:
+            out[kind] = {"steps": 0, "failed": failed}
+            continue
+        errs = [abs(r["step_error"]) for r in rows]
+        ops = sum(r.get("ops") or 0 for r in rows)
+        inside = sum((r.get("in_interval") or 0.0) * (r.get("ops") or 0) for r in rows)
+        tops = [r["median_heaviest_error"] for r in rows if r.get("median_heaviest_error") is not None]
+        out[kind] = {"steps": len(rows), "failed": failed,
+                     **{f"within_{round(w * 100)}pct": sum(e <= w for e in errs) / len(errs) for w in WITHIN_STEP},
+                     "median_abs_error": statistics.median(errs), "mean_abs_error": statistics.mean(errs),
+                     "median_abs_error_bound": statistics.median(abs(r["step_error_bound"]) for r in rows),
+                     "ops_in_interval": inside / ops if ops else None,
+                     "median_top10_error": statistics.median(tops) if tops else None}
+    return out
+
+
+def summary_lines(s: dict[str, Any]) -> list[str]:
+    lines = []
+    for kind, f in s.items():
+        if not f["steps"]:
+            lines.append(f"{kind}: no step measured ({', '.join(f['failed'])} failed)")
+            continue
+        lines.append(f"{kind}: {f['steps']} steps, within 5% {f['within_5pct']:.0%}, "
+                     f"within 10% {f['within_10pct']:.0%}, "
+                     f"median |error| {f['median_abs_error']:.1%} (bound {f['median_abs_error_bound']:.1%}), ops in "
+                     f"interval {_share(f['ops_in_interval'])}, top-10 median {_share(f['median_top10_error'])}"
+                     + (f"; failed: {', '.join(f['failed'])}" if f["failed"] else ""))
+    return lines
 
 
 def _pct(x: float | None) -> str:
@@ -301,7 +358,15 @@ def main() -> None:
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--tiny", action="store_true", help="every case at a tiny size (a smoke run of the script)")
     ap.add_argument("--from-profiles", type=Path, help="re-predict the timed profiles stored in this folder")
+    ap.add_argument("--zoo", action="store_true", help="the held-out zoo's steps (suites/zoo/heldout.toml)")
+    ap.add_argument("--split", choices=SPLITS, help="with --zoo: its dev or test half only")
     a = ap.parse_args()
+    if a.zoo:
+        zoo = [e for e in load_zoo() if a.split is None or e["split"] == a.split]
+        CASES.clear()
+        CASES.update({e["name"]: (build_step, (e,), e["split"]) for e in zoo})
+        if a.cases == ",".join(IN_SAMPLE):
+            a.cases = ",".join(CASES)
     global DEVICE, LLAMA, SMALL_LLAMA
     DEVICE = a.device
     if a.tiny:
@@ -320,9 +385,11 @@ def main() -> None:
         if DEVICE.startswith("cuda"):
             torch.cuda.empty_cache()
         # after every case: a run cut short by a time limit keeps the cases it finished
-        doc = {"db": str(a.db), "db_points": len(db.points), "device": db.device, "gpu": a.gpu, "results": results}
+        doc = {"db": str(a.db), "db_points": len(db.points), "device": db.device, "gpu": a.gpu, "results": results,
+               "summary": summary(results), "zoo": {"file": "suites/zoo/heldout.toml", "sha256": zoo_digest()}
+               if a.zoo else None}
         (a.out / "predict_accuracy.json").write_text(json.dumps(doc, indent=1, default=str))
-        text = table(results)
+        text = "\n".join([table(results), *summary_lines(doc["summary"])])
         (a.out / "predict_accuracy.txt").write_text(text + "\n")
     print("== summary")
     print(f"database {a.db}: {len(db.points)} points, {db.device.get('name')}")
