@@ -190,7 +190,7 @@ def plot_compare(c: Comparison | SuiteComparison, path: str | os.PathLike[str]) 
     from matplotlib.figure import Figure
 
     figure_format(path)  # a bad suffix fails before any drawing
-    ok = list(c.ranked)
+    ok: list[GPURow | SuiteRow] = list(c.ranked)
     if not ok:
         raise RooflineError("no GPU can run it: nothing to draw")
     bad = [r for r in c.rows if r.status != "ok"]
@@ -208,20 +208,20 @@ def plot_compare(c: Comparison | SuiteComparison, path: str | os.PathLike[str]) 
         if isinstance(c, SuiteComparison):
             left = [0.0] * len(ok)
             for k, op in enumerate(c.op_names):
-                widths = [r.by_op.get(op, 0.0) * 1e6 for r in ok]  # type: ignore[union-attr]
+                widths = [r.by_op.get(op, 0.0) * 1e6 for r in c.ranked]  # the same rows as `ok`, typed SuiteRow
                 bars = ax.barh(ys, widths, left=left, color=OP_COLOURS[k % len(OP_COLOURS)], label=op, height=0.7)
                 for bar, gpu in zip(bars, labels, strict=True):
                     bar.set_gid(f"bar:op:{op}:{gpu}")
                 left = [a + b for a, b in zip(left, widths, strict=True)]
             fig.legend(loc="outside lower left", fontsize=8, ncol=min(len(c.op_names), 6), frameon=False)
         else:
-            bars = ax.barh(ys, [(r.time_s or 0.0) * 1e6 for r in ok], height=0.7,
-                           color=[bound_colour(r.bound or "") for r in ok])
+            bars = ax.barh(ys, [(r.time_s or 0.0) * 1e6 for r in c.ranked], height=0.7,
+                           color=[bound_colour(r.bound or "") for r in c.ranked])
             for bar, gpu in zip(bars, labels, strict=True):
                 bar.set_gid(f"bar:time:{gpu}")
             from matplotlib.patches import Patch
 
-            bounds = [b for b in BOUND_COLOURS if any(r.bound == b for r in ok)]
+            bounds = [b for b in BOUND_COLOURS if any(r.bound == b for r in c.ranked)]
             fig.legend(handles=[Patch(color=BOUND_COLOURS[b], label=f"{b}-bound") for b in bounds],
                        loc="outside lower left", fontsize=8, ncol=len(bounds), frameon=False)
         for y, r in zip(ys, ok, strict=True):

@@ -96,7 +96,7 @@ def _table(cols: Sequence[tuple[str, bool]], rows: Sequence[Sequence[Cell]], tab
             value: float | None = None
             if isinstance(cell, tuple):
                 value, text = cell[0], cell[1]
-                cls += [cell[2]] if len(cell) > 2 else []  # type: ignore[misc]
+                cls += [cell[2]] if len(cell) > 2 else []
             else:
                 text = cell
             attrs = (f' class="{" ".join(cls)}"' if cls else "") + (f' data-v="{_r(value)}"' if value is not None
@@ -231,8 +231,8 @@ def _records_data(docs: Sequence[Document], chart: Chart, numbers: Mapping[str, 
                 x = rec.counters.excess_traffic if rec.counters is not None else None
                 row += [[_r(x), f"{x:.2f}" if x is not None else "-"]]
             if energy:
-                j, fj = (rec.energy or {}).get("energy_j"), (rec.energy or {}).get("flops_per_j")
-                row += [[_r(j), joules(j)], [_r(fj), si(fj, "FLOP/J") if fj else "-"]]
+                ej, fj = (rec.energy or {}).get("energy_j"), (rec.energy or {}).get("flops_per_j")
+                row += [[_r(ej), joules(ej)], [_r(fj), si(fj, "FLOP/J") if fj else "-"]]
             row += [rec.verdict or ""] if verdicts else []
             rows.append(row)
     if profile:  # a profile's table opens on its largest shares, as its chart numbers them
@@ -267,7 +267,8 @@ def _state(state: Mapping[str, Any]) -> str:
 
 def _clock_facts(doc: Document) -> list[tuple[str, str]]:
     device = doc.device or {}
-    state = device.get("state_after") if isinstance(device.get("state_after"), Mapping) else {}
+    after = device.get("state_after")
+    state: Mapping[str, Any] = after if isinstance(after, Mapping) else {}
     timed = [r for r in doc.records if r.timed]
     clocks = [r.clocks for r in timed if r.clocks is not None]
     sm = [c.sm_median_mhz for c in clocks if c.sm_median_mhz is not None]
@@ -336,7 +337,8 @@ def _profile_summary(view: ProfileView) -> str:
         return duration(float(v)) if isinstance(v, (int, float)) else ""
 
     skipped = summary.get("skipped_ops")
-    regions = summary.get("regions") if isinstance(summary.get("regions"), Mapping) else {}
+    found = summary.get("regions")
+    regions: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
     facts = [("model", str(summary.get("name") or "")), ("mode", str(summary.get("mode") or "")),
              ("timing", str(summary.get("timing_method") or "")), ("wall time", t("wall_s")),
              ("wall time, plain call", t("wall_uninstrumented_s")), ("kernel time", t("kernel_time_s")),

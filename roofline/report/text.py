@@ -13,7 +13,7 @@ import os
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich import box
 from rich.cells import cell_len
@@ -28,6 +28,9 @@ from roofline.core.format import DEFAULT_WIDTH, duration, number, percent, si, t
 from roofline.core.model import above_roof
 from roofline.core.record import Record, shape_text
 from roofline.report.rows import bound_text, counter_rows, record_rows  # noqa: F401 - where they were
+
+if TYPE_CHECKING:  # typing only
+    from roofline.ops.base import Operator
 
 
 def console(stderr: bool = False) -> Console:
@@ -215,9 +218,9 @@ def spec_table(s: GPUSpec) -> Group:
     """Every field of one spec: `name value`, then its source (and note) indented beneath it, so that the
     sources wrap at any width."""
     items: list[tuple[str, str, str]] = []
-    for key, value in s.values.items():
+    for key, amount in s.values.items():
         note = s.notes.get(key)
-        items.append((key, f"{value:g}", s.sources.get(key, "") + (f"\nnote: {note}" if note else "")))
+        items.append((key, f"{amount:g}", s.sources.get(key, "") + (f"\nnote: {note}" if note else "")))
     for key, lst in s.lists.items():
         items.append((key, ", ".join(map(str, lst)), s.sources.get(key, "")))
     pad = max((len(k) for k, _, _ in items), default=0)
@@ -246,7 +249,7 @@ def _default_text(f: dataclasses.Field[Any]) -> str:
     return str(f.default)
 
 
-def ops_table(ops: dict[str, type]) -> Table:
+def ops_table(ops: dict[str, type[Operator]]) -> Table:
     """One row per operator (sorted by family): its parameters with their defaults, its summary, variants
     and dtypes."""
     t = Table(title="operators (roofline analyze OP --help: every parameter)", title_justify="left",
@@ -342,7 +345,8 @@ def kernels_table(records: list[Record], title: str, wide: bool = False, top: in
         rows.append([str(r.params.get("id", "")), str(r.params.get("kernel", r.op)),
                      *([r.region or "-"] if ranges else []), r.dtype,
                      duration(r.time_s) if r.time_s is not None else "-", "-" if dram is None else si(dram, "B"),
-                     number(r.arithmetic_intensity), r.bound, percent(r.roofline_fraction, 0)])
+                     number(r.arithmetic_intensity), "-" if r.bound is None else r.bound,
+                     percent(r.roofline_fraction, 0)])
     return FitTable(cols, rows, title=title, wide=wide, caption=caption)
 
 

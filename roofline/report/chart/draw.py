@@ -45,6 +45,7 @@ from roofline.report.style import (
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from matplotlib.axes import Axes
+    from matplotlib.backends.backend_agg import RendererAgg
     from matplotlib.figure import Figure
 
     from roofline.core.document import Document
@@ -53,7 +54,7 @@ FIGSIZE_IN = (10.0, 6.5)
 _NOTE_LINE_IN = 0.3  # the band under the chart for the note on records not drawn
 # The note on records not drawn: at most this many lines (grouped by reason, a few names each), and the width
 # of a character of it in inches (DejaVu Sans at FONT_PT averages ~0.55 em; rounded up so a line never runs
-# off the figure's right edge, as the note once did, cut at 160 characters of a 10 in figure).
+# off the figure's right edge).
 _SKIPPED_LINES = 3
 _NOTE_CHAR_EM = 0.6
 _MARGIN_PT = 9.0  # from the axes' right edge to a compute label (a short connector spans it)
@@ -100,6 +101,7 @@ def build_figure(docs: Sequence[Document], labels: Sequence[str] | None = None, 
     mpl = _matplotlib()
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
+    from matplotlib.layout_engine import ConstrainedLayoutEngine
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
     with mpl.rc_context({"font.size": FONT_PT, "axes.titlesize": TITLE_PT, "axes.labelsize": 10,
@@ -117,7 +119,9 @@ def build_figure(docs: Sequence[Document], labels: Sequence[str] | None = None, 
         if band_in:
             height = FIGSIZE_IN[1] + band_in
             fig.set_size_inches(table.fig_w_in if table else FIGSIZE_IN[0], height)
-            fig.get_layout_engine().set(rect=(0.0, band_in / height, 1.0, 1.0 - band_in / height))
+            engine = fig.get_layout_engine()
+            assert isinstance(engine, ConstrainedLayoutEngine)  # the figure's layout="constrained"
+            engine.set(rect=(0.0, band_in / height, 1.0, 1.0 - band_in / height))
         ax = fig.add_subplot()
         ax.set_xscale("log")
         ax.set_yscale("log")
@@ -184,9 +188,19 @@ def _skipped_lines(chart: Chart, width_in: float) -> list[str]:
                          max_lines=_SKIPPED_LINES, placeholder=" …")
 
 
+def _renderer(fig: Figure) -> RendererAgg:
+    """The renderer of a figure built here, whose canvas is always Agg (the stubs type `fig.canvas` as the
+    base class, which has no renderer)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = fig.canvas
+    assert isinstance(canvas, FigureCanvasAgg)
+    return canvas.get_renderer()
+
+
 def _width_in(fig: Figure) -> Any:
     """A function measuring a text's width in inches at FONT_PT with the figure's renderer."""
-    renderer = fig.canvas.get_renderer()
+    renderer = _renderer(fig)
 
     def width_in(text: str, weight: str) -> float:
         probe = fig.text(0, 0, text, fontsize=FONT_PT, fontweight=weight)
@@ -326,7 +340,7 @@ def _stack_margin_labels(fig: Figure, ax: Axes, labels: list[Any]) -> None:
     end of its line."""
     if not labels:
         return
-    renderer = fig.canvas.get_renderer()
+    renderer = _renderer(fig)
     px_per_pt = fig.dpi / 72.0
     box = ax.get_window_extent(renderer)
     wanted = [float(ax.transData.transform((1.0, a.xy[1]))[1]) for a in labels]
@@ -338,7 +352,9 @@ def _stack_margin_labels(fig: Figure, ax: Axes, labels: list[Any]) -> None:
 def _scene(fig: Figure, ax: Axes, chart: Chart) -> Scene:
     """What the labels must keep clear of, in display pixels: the axes' area, every roof and headroom
     line, the markers and the ridge points."""
-    renderer = fig.canvas.get_renderer()
+    import numpy as np
+
+    renderer = _renderer(fig)
     to_px = ax.transData.transform
     px_per_pt = fig.dpi / 72.0
     bbox = ax.get_window_extent(renderer)
@@ -347,7 +363,7 @@ def _scene(fig: Figure, ax: Axes, chart: Chart) -> Scene:
         gid = line.get_gid() or ""
         if not gid.startswith(("roof:", "headroom:", "levels:")):
             continue
-        xy = to_px(list(zip(line.get_xdata(), line.get_ydata(), strict=True)))
+        xy = to_px(line.get_xydata())  # the line's (x, y) pairs, as floats
         scene.segments += [(gid, ((xy[k][0], xy[k][1]), (xy[k + 1][0], xy[k + 1][1]))) for k in range(len(xy) - 1)]
     for p in chart.points:
         half = marker_pt(p) * px_per_pt / 2 + 1
@@ -359,7 +375,7 @@ def _scene(fig: Figure, ax: Axes, chart: Chart) -> Scene:
         scene.markers.append(rect(cx - half, cy - half, cx + half, cy + half))
     for line in ax.get_lines():
         if (line.get_gid() or "").startswith("ridge:"):
-            cx, cy = to_px((line.get_xdata()[0], line.get_ydata()[0]))
+            cx, cy = to_px(np.asarray(line.get_xydata())[0])  # an ndarray already (the stubs say ArrayLike)
             scene.markers.append(rect(cx - 5, cy - 5, cx + 5, cy + 5))
     scene.shapes += scene.markers
     return scene
@@ -367,7 +383,7 @@ def _scene(fig: Figure, ax: Axes, chart: Chart) -> Scene:
 
 def _place_labels(fig: Figure, ax: Axes, chart: Chart, numbers: dict[str, int]) -> None:
     """Memory-roof labels and each point's label (or number), where the placer puts them."""
-    renderer = fig.canvas.get_renderer()
+    renderer = _renderer(fig)
 
     def to_px(xy: tuple[float, float]) -> tuple[float, float]:
         x, y = ax.transData.transform(xy)

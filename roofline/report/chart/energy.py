@@ -5,8 +5,8 @@ keeps in its device block (`energy_model`, written by `--energy` when `roofline 
   sustain (`core.energy.power_roof_flops_per_s`), sampled over the chart's x range: a curve that leans on the
   memory roofs at low intensity and flattens below the compute roof at high intensity. One curve per pipe
   figure of the model; none for a pipe the fit gave no energy per FLOP (its roof would have no flat part), nor
-  for one whose flat part lies above the pipe's compute roof (the cap never binds it: on the H200's 2026-12-02
-  calibration the plain FP16 pipe's 205 TFLOP/s above its 134).
+  for one whose flat part lies above the pipe's compute roof (the cap never binds that pipe: its compute roof
+  is reached first).
 - `energy_view`: the energy roofline, FLOP per joule against intensity: the best a kernel can do at its
   attainable rate min(compute, DRAM x I, power roof) with static and active watts included, and each record
   that has `energy` at (intensity, its measured FLOP/J).
@@ -124,7 +124,8 @@ def energy_view(docs: Sequence[Document], title: str | None = None) -> EnergyVie
     """The energy roofline of these documents (module docstring); points from records with `energy`."""
     points = [EnergyPoint(i, j, rec.label, float(rec.arithmetic_intensity), float(rec.energy["flops_per_j"]))
               for i, doc in enumerate(docs) for j, rec in enumerate(doc.records)
-              if rec.energy and (rec.energy.get("flops_per_j") or 0) > 0 and (rec.arithmetic_intensity or 0) > 0]
+              if rec.energy and (rec.energy.get("flops_per_j") or 0) > 0
+              and rec.arithmetic_intensity is not None and rec.arithmetic_intensity > 0]
     ais = [p.ai for p in points] or [1.0, 1000.0]
     x_range = (min(ais) / 10, max(ais) * 10)
     curves = []

@@ -305,9 +305,12 @@ def place_callout(scene: Scene, cluster: list[Point], numbers: dict[str, int], t
                     order = sorted(members, key=lambda p: (centre[p.gid][0], numbers[p.gid]))
                 else:
                     order = sorted(members, key=lambda p: (-centre[p.gid][1], numbers[p.gid]))
-                order = _uncross(order, lambda o, side=side, gap_pt=gap_pt: [
-                    (centre[p.gid], anchor) for p, anchor, _, _ in
-                    _callout_spots(scene, o, side, gap_pt * px_per_pt, centre, size, px_per_pt)])
+
+                def leaders(o: list[Point], side: str = side, gap_pt: float = gap_pt) -> list[Corners]:
+                    return [(centre[p.gid], anchor) for p, anchor, _, _ in
+                            _callout_spots(scene, o, side, gap_pt * px_per_pt, centre, size, px_per_pt)]
+
+                order = _uncross(order, leaders)
                 layout += _callout_layout(scene, order, side, gap_pt * px_per_pt, centre, size, px_per_pt)
             cost = _callout_cost(scene, layout, math.inf if best is None else best[0])
             if best is None or cost < best[0]:
