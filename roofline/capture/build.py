@@ -29,7 +29,12 @@ from __future__ import annotations
 import contextlib
 import math
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeGuard
+
+if TYPE_CHECKING:  # typing only: torch is imported when a profile is built
+    from types import FrameType
+
+    from torch._subclasses.fake_tensor import FakeTensor
 
 # Elements a real constant may have (FakeTensorMode's own limit is 1): enough for a depth's drop-path rates, a
 # relative-position index or a mask of up to 1024 x 1024 scores, small enough that the real copies cost
@@ -106,7 +111,7 @@ def in_initialiser() -> bool:
     stack."""
     import sys
 
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     while frame is not None:
         code = frame.f_code
         if "init" in code.co_name or code.co_name == "reset_parameters" or code.co_filename.endswith("nn/init.py"):
@@ -115,7 +120,7 @@ def in_initialiser() -> bool:
     return False
 
 
-def is_constant(t: Any) -> bool:
+def is_constant(t: Any) -> TypeGuard[FakeTensor]:
     """A fake tensor that keeps its real value."""
     return getattr(t, "constant", None) is not None
 
@@ -141,10 +146,10 @@ def as_constant(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], out: A
     if _fake_outputs(out) is None:
         return out
     import torch
-    from torch._subclasses.fake_tensor import unset_fake_temporarily
+    from torch._subclasses.fake_tensor import FakeTensor, unset_fake_temporarily
     from torch.utils._pytree import tree_leaves, tree_map_only
 
-    mode = next((t.fake_mode for t in tree_leaves(out) if isinstance(t, torch.Tensor)), None)
+    mode = next((t.fake_mode for t in tree_leaves(out) if isinstance(t, FakeTensor)), None)
     try:
         with unset_fake_temporarily():
             real = func(*args, **kwargs)

@@ -51,7 +51,7 @@ def modules_convert_by_replacing() -> Iterator[None]:
     """Under fake mode, `module.to(...)`, `.cuda()`, `.half()` give a module with fake tensors new ones (torch's
     overwrite-on-conversion, as its docs ask: move a model before making its optimizer). torch itself could not:
     a fake parameter's `.data =` kept its old device (torch 2.11: a model moved to the GPU met its GPU inputs as
-    a CPU tensor, "found two different devices cpu, cuda:0", found on the H200) and its swap failed (torch 2.13:
+    a CPU tensor, "found two different devices cpu, cuda:0") and its swap failed (torch 2.13:
     "Couldn't swap Linear.weight")."""
     import torch
     from torch._subclasses.fake_tensor import FakeTensor

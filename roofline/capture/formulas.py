@@ -184,6 +184,13 @@ _MASK_ADVICE = {
 _SPARSE_ADVICE = "a kernel with block-sparse support (flex_attention's block mask) would skip the masked blocks"
 
 
+def counted(cost: Cost) -> float:
+    """The FLOPs of a count made by a rule or the catalog (`rule`, `catalog_cost`): never None, which only a call
+    without a formula has."""
+    assert cost.flops is not None
+    return cost.flops
+
+
 def _masked_attention(q: tuple[int, ...], k: tuple[int, ...], v: tuple[int, ...], mask: MaskPattern,
                       backward: bool) -> Cost | None:
     """The scores a mask tensor keeps, counted; the work a kernel given the tensor spends on the rest (it computes
@@ -197,8 +204,8 @@ def _masked_attention(q: tuple[int, ...], k: tuple[int, ...], v: tuple[int, ...]
         cost = full if mask.kind == "none" else _attention_cost(q, k, v, "none", False, backward, kept=mask.kept)
     if cost is None:
         return None
-    total = full.flops + full.extra_flops
-    wasted = total - (cost.flops + cost.extra_flops)
+    total = counted(full) + full.extra_flops
+    wasted = total - (counted(cost) + cost.extra_flops)
     return dataclasses.replace(cost, note=f"{cost.note} {describe_mask(mask, wasted, total)}", mask=mask.label,
                                masked_flops=wasted)
 

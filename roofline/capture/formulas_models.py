@@ -25,7 +25,7 @@ from typing import Any
 
 import torch
 
-from roofline.capture.formulas import _attention, describe_mask
+from roofline.capture.formulas import _attention, counted, describe_mask
 from roofline.capture.masks import MaskPattern, has_data, known, read_mask
 from roofline.capture.registry import Cost, arg, catalog_cost, formula, rule, tensor
 from roofline.capture.trace import VALUE_READERS, OpCall, TensorMeta
@@ -327,12 +327,12 @@ def _mha_parts(sq: Sequence[int], sk: Sequence[int], e: int, h: int, masked: boo
     else:  # sequences of their own lengths (a nested tensor): each its own square
         parts = [_attention((1, h, q, d), (1, h, k, d), (1, h, k, d), "none", False) for q, k in zip(sq, sk,
                                                                                                    strict=True)]
-        attn = None if None in parts else rule(sum(c.flops for c in parts if c), "attention", "",
+        attn = None if None in parts else rule(sum(counted(c) for c in parts if c), "attention", "",
                                                sum(c.matmul_flops for c in parts if c), True,
                                                sum(c.extra_flops for c in parts if c))
     if attn is None:
         return matmul, extra, None
-    return matmul + attn.flops, extra + attn.extra_flops, attn
+    return matmul + counted(attn), extra + attn.extra_flops, attn
 
 
 def _fused(kind: str, matmul: float, extra: float, attn: Cost | None, mask: MaskPattern | None, note: str) -> Cost:
@@ -340,7 +340,7 @@ def _fused(kind: str, matmul: float, extra: float, attn: Cost | None, mask: Mask
     if attn is not None and attn.explicit_mask:
         note += " An explicit mask whose values were not read: every score counted."
     elif attn is not None and mask is not None:
-        note += " " + describe_mask(mask, attn.masked_flops, attn.flops + attn.extra_flops + attn.masked_flops)
+        note += " " + describe_mask(mask, attn.masked_flops, counted(attn) + attn.extra_flops + attn.masked_flops)
     return Cost(matmul, f"rule:{kind}", note, None, matmul, True,
                 explicit_mask=bool(attn and attn.explicit_mask), extra_flops=extra,
                 mask=attn.mask if attn else None, masked_flops=attn.masked_flops if attn else 0.0)

@@ -32,6 +32,7 @@ import importlib.machinery
 import inspect
 import sys
 from collections.abc import Callable, Iterator
+from types import ModuleType
 from typing import Any
 
 import torch
@@ -183,10 +184,10 @@ GATE = "is_tracing"
 def _gate(original: Callable[..., bool]) -> Callable[..., bool]:
     """`is_tracing` that lets masking_utils read a constant's value (build.py), as the real run reads the real
     tensor: the packed-sequence check of position ids made from an arange (`find_packed_sequence_indices`), a
-    static cache's offset, an all-ones attention mask made from constants. Without it an analytic profile took
+    static cache's offset, an all-ones attention mask made from constants. Without it an analytic profile takes
     every branch a traced program takes (a 4-D mask built, SDPA given it, GQA's keys repeated by a copy) where
-    the real run took none: a Llama-shaped prefill's analytic profile predicted 3.5% more than its timed one
-    (H100, 2026-12-06). The program's own tracing (compile, jit, stream capture) still counts."""
+    the real run takes none, and counts work the real run does not do. The program's own tracing (compile, jit,
+    stream capture) still counts."""
 
     def is_tracing(tensor: Any = None) -> bool:
         if isinstance(tensor, torch.Tensor) and not has_data(tensor) and build.is_constant(tensor):
@@ -229,7 +230,8 @@ class _AfterImport(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     transformers inside the profile: `roofline profile SCRIPT`), before any other module binds its names."""
 
     def __init__(self, name: str, then: Callable[[Any], None]) -> None:
-        self.name, self.then, self.inner = name, then, None
+        self.name, self.then = name, then
+        self.inner: importlib.abc.Loader | None = None
 
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
         if fullname != self.name:
@@ -257,6 +259,7 @@ def builders_known(pause: Callable[[], contextlib.AbstractContextManager[None]])
     undo: list[Callable[[], None]] = []
     hook: _AfterImport | None = None
     if "transformers" in sys.modules:
+        mu: ModuleType | None
         try:
             import transformers.masking_utils as mu
         except ImportError:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 import sys
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 import torch
 from torch.multiprocessing.reductions import StorageWeakRef
@@ -62,7 +62,7 @@ class MaskPattern:
         return self.kind
 
 
-def has_data(t: Any) -> bool:
+def has_data(t: Any) -> TypeGuard[torch.Tensor]:
     """A tensor whose values can be read (not fake, not on the meta device)."""
     from torch._subclasses.fake_tensor import is_fake
 

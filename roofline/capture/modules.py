@@ -93,7 +93,8 @@ class StepTracker(ModuleTracker):
         """The innermost module running its forward; in backward, the module that created the current node."""
         if in_backward() and not self._starts:
             node = torch._C._current_autograd_node()
-            return str(node.metadata.get(NODE_MODULE, "")) if node is not None else ""
+            # torch's stub types Node.metadata as a method; on the C++ nodes autograd runs it is a dict attribute
+            return str(node.metadata.get(NODE_MODULE, "")) if node is not None else ""  # type: ignore[attr-defined]
         return innermost_module(self.parents)
 
     def phase(self) -> str:

@@ -184,8 +184,8 @@ def pointwise_cost(call: OpCall) -> Cost:
     if name in CATALOG_POINTWISE and numel >= 1:
         walk = strided_run(call)
         binary = ARITY[CATALOG_POINTWISE[name]] > 1  # a unary op has no bcast
-        op = make(CATALOG_POINTWISE[name], numel=numel, run=walk.run,
-                  **({"bcast": walk.broadcast} if binary else {}))
+        bcast: dict[str, Any] = {"bcast": walk.broadcast} if binary else {}
+        op = make(CATALOG_POINTWISE[name], numel=numel, run=walk.run, **bcast)
         return Cost(op.flops(), f"catalog:{op.name}", POINTWISE_NOTE, op)
     per = POINTWISE_FLOPS.get(name, 1)
     return rule(per * numel, "pointwise", f"NB: {per} FLOP(s) per output element; transcendentals count 1.")

@@ -271,7 +271,7 @@ def sol(path: str | Path, *, gpu: str | None = None, dtype: str | None = None, t
         validate.path_arg("sol", "candidate", candidate)
     validate.boolean("sol", "time", time)
     if dtype is not None:
-        validate.choice("sol", "dtype", dtype, DTYPES)
+        validate.choice("sol", "dtype", dtype, tuple(DTYPES))
     if scale is not None and (isinstance(scale, bool) or not isinstance(scale, int) or scale < 1):
         raise UsageError(f"sol: {validate.arg_name('scale')} must be a positive whole number, got {scale!r}")
     if candidate is not None and not time:
