@@ -103,10 +103,11 @@ def rule(name: str, summary: str, fallback: bool = False) -> Callable[[RuleFn], 
 @dataclass(frozen=True)
 class Advised:
     """What the rules derive for one record: the advice items and the bound class ("latency" when the latency
-    rule fired, else the record's roofline bound, which stays as it is: other tools read it)."""
+    rule fired, else the record's roofline bound, which stays as it is: other tools read it; None where the record
+    has no bound, a profile record without a formula)."""
 
     items: list[Advice]
-    bound_class: str
+    bound_class: str | None
 
 
 def advise(record: Record, spec: GPUSpec | str | None = None) -> Advised:
@@ -299,7 +300,7 @@ def precision(record: Record, spec: GPUSpec | None) -> list[Advice]:
         options = [(dt.name, dt.tensor_field, "a tensor-core kernel (cuBLAS/cuDNN), i.e. without --no-tensor-cores")]
     else:
         options = []
-    found = []
+    found: list[Advice] = []
     for name, key, how in options:
         peak = spec.get(key)
         if peak and peak / current >= PRECISION_MIN_GAIN:
@@ -333,7 +334,7 @@ def _tensor_dims(op: Operator) -> dict[str, int]:
 @rule("alignment", "compute-bound on tensor cores with a dimension that is not a 16-byte multiple")
 def alignment(record: Record, spec: GPUSpec | None) -> list[Advice]:
     op, dt = rebuild(record), _dtype(record)
-    if (record.bound != "compute" or "_tensor_" not in record.compute_pipe or ""
+    if (record.bound != "compute" or "_tensor_" not in (record.compute_pipe or "")
             or op is None or dt is None):
         return []
     multiple = max(1, int(TENSOR_CORE_ALIGN_BYTES // dt.element_bytes))
@@ -418,10 +419,10 @@ def latency(record: Record, spec: GPUSpec | None) -> list[Advice]:
             return []
         t, what, limit = measured, "measured", MEASURED_LATENCY_S
     else:
-        t = record.roofline_time_s
-        if t >= LAUNCH_OVERHEAD_S:
+        bound_t = record.roofline_time_s  # None: a profile record without a formula, which has no time to judge
+        if bound_t is None or bound_t >= LAUNCH_OVERHEAD_S:
             return []
-        what, limit = "roofline", LAUNCH_OVERHEAD_S
+        t, what, limit = bound_t, "roofline", LAUNCH_OVERHEAD_S
     return [{"rule": "latency", "message": (
         f"The {what} time {duration(t)} is under {duration(limit)}, the scale of one kernel launch: this operator "
         f"is latency-bound, not {record.bound}-bound. Capture it with its neighbours in a CUDA graph "
@@ -536,8 +537,9 @@ def power_bound(record: Record, spec: GPUSpec | None) -> list[Advice]:
     cost = (f"at the full clock it would take about {duration(record.time_s - saving)} per call, {duration(saving)} "
             "less" if saving else "its memory-bound time gains little from the clock, but its joules per byte "
             "set how much power its traffic draws")
-    per_call = (record.energy or {}).get("energy_j")
-    drew = f" It drew {record.energy['power_w']:.0f} W, {joules(per_call)} per call." if per_call else ""
+    energy = record.energy or {}
+    per_call = energy.get("energy_j")
+    drew = f" It drew {energy['power_w']:.0f} W, {joules(per_call)} per call." if per_call else ""
     return [{"rule": "power-bound", "message": (
         f"The SM clock ran at {sm:.0f} MHz {where}, {1 - sm / top:.0%} below its {top:.0f} MHz maximum, held by "
         f"the {', '.join(why)}{f' ({cap:.0f} W)' if cap else ''}: this kernel is power-bound; {cost}.{drew} "
@@ -553,6 +555,8 @@ def below_roof(record: Record, spec: GPUSpec | None) -> list[Advice]:
         return []
     frac = record.roofline_fraction
     if frac is None:
+        if record.roofline_time_s is None:  # a profile record without a formula: no roof to be below
+            return []
         frac = record.roofline_time_s / t
     if frac >= BELOW_ROOF_FRACTION:
         return []

@@ -221,6 +221,7 @@ def occupancy(spec: GPUSpec | str, threads_per_block: int, registers_per_thread:
     s_unit = p["shared_memory_allocation_unit_bytes"]
     reserved = int(spec.get("reserved_shared_memory_per_block_bytes") or 0)
     alloc = math.ceil((s + reserved) / s_unit) * s_unit
+    pref: int | None  # narrowed to int in both branches
     if carveout_kib is None:
         pref, chosen = supported[-1], "no preference: the API counts with the largest carve-out"
     else:
@@ -230,8 +231,9 @@ def occupancy(spec: GPUSpec | str, threads_per_block: int, registers_per_thread:
                                                       f", rounded up to the supported {pref} KiB")
     used = pref
     if alloc and pref * 1024 < alloc:
-        used = _round_up_carveout(spec, alloc)
-        assert used is not None  # alloc <= per-block maximum + reserved <= the largest carve-out
+        smallest = _round_up_carveout(spec, alloc)
+        assert smallest is not None  # alloc <= per-block maximum + reserved <= the largest carve-out
+        used = smallest
         chosen += f"; it cannot hold one block, so the smallest carve-out that does, {used} KiB"
     lim_smem: int | None
     if alloc == 0:

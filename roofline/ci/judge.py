@@ -83,11 +83,11 @@ PEAK_RTOL = 1e-6
 # time and fraction: the timed samples; energy: the joules per call of each counter update of a record's energy
 # window (`--energy`; `core.energy.energy_fields` samples_j), lower is better, judged as time is.
 METRICS = ("time", "fraction", "energy")
-# The between-window noise of J per call (a record's energy is one window, so one run): the coefficient of
-# variation over five windows of ten kernels on the H200 (scripts/energy_accuracy.py, 2026-12-01) had a median of
-# 1.2% and 1.8% in two sessions (max 5.5%, as the board warmed): the larger median, with the 40 degrees of freedom
-# of 10 kernels x (5 - 1) windows. One window a side: unchanged code moves up to t(40) x sqrt(2) x 1.8% = 6.9% at
-# alpha 0.01, past which a change must be to fail.
+# The between-window noise of J per call (a record's energy is one window, so one run): the median coefficient of
+# variation over five windows of ten kernels, as scripts/energy_accuracy.py measures it on an H200, taken at the
+# high end of what repeated runs give (1.8%; single windows reach several percent while the board warms), with the
+# 40 degrees of freedom of 10 kernels x (5 - 1) windows. One window a side: unchanged code moves up to
+# t(40) x sqrt(2) x 1.8% = 6.9% at alpha 0.01, past which a change must be to fail.
 ENERGY_WINDOW_CV = 0.018
 ENERGY_WINDOW_NOISE = Noise({s: ENERGY_WINDOW_CV for s in STATISTICS}, dof=40, runs=5)
 
@@ -462,9 +462,9 @@ def judge(results: Document, baseline: Document, rules: FailOn | str = DEFAULT_F
         else:
             notes.append(f"across devices: {'; '.join(dev_diffs)}")
     notes += spread_notes(fail_on)
-    for key, what in (("torch_version", "torch"), ("cuda_version", "CUDA")):
-        if rd.get(key) and bd.get(key) and rd[key] != bd[key]:
-            notes.append(f"{what} differs (baseline {bd[key]}, results {rd[key]}): a change may come from it")
+    for version, what in (("torch_version", "torch"), ("cuda_version", "CUDA")):
+        if rd.get(version) and bd.get(version) and rd[version] != bd[version]:
+            notes.append(f"{what} differs (baseline {bd[version]}, results {rd[version]}): a change may come from it")
 
     rows = (_region_rows(cur_regions, base_regions, fail_on.timing, float(alpha), metric, dev_diffs)
             if fail_on.timing.rules and metric != "energy" else [])
