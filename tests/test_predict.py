@@ -482,7 +482,7 @@ def test_a_convolutions_window_and_stride_count_beside_its_implicit_gemm() -> No
     # On the H200 (2026-12-02) a 16x16 patch point (3 -> 1024 channels, batch 8: 1568 x 1024 x 768) at 2% of the
     # roof was the nearest of ResNet-50's 1x1 convolution 512 -> 2048 at 7x7, batch 32 (1568 x 2048 x 512), which
     # ran at 40%: the window and the stride are coordinates of their own
-    from roofline.analysis.predict_features import shape_features
+    from roofline.analysis.families import shape_features
 
     one = shape_features("conv", dict(batch=32, in_channels=512, out_channels=2048, height=7, width=7, kernel_size=1))
     patch = shape_features("conv", dict(batch=8, in_channels=3, out_channels=1024, height=224, width=224,

@@ -9,9 +9,9 @@ import torch
 import torch.nn.functional as F
 
 import roofline
-from roofline.analysis.families import family_of
+from roofline.analysis.families import family_of, work_factor
 from roofline.analysis.predict import Predictor
-from roofline.analysis.predict_features import ATTENTION_TILE, padded_pairs_ratio, work_factor
+from roofline.analysis.predict_features import ATTENTION_TILE, padded_pairs_ratio
 from roofline.ceilings.opdb import OpDB, Point
 from roofline.ceilings.specs import gpu_ceilings, resolve
 from roofline.core.dtypes import get_dtype

@@ -1,32 +1,91 @@
-"""Prediction families: which family of the operator database predicts a record (a catalog operator's, a profile
-op's through its formula, a memory pass for the rest) and the parameters it is placed among its family's points
-with. Pure and torch-free."""
+"""Prediction families, declared once (`FAMILIES`): which catalog operators each predicts, whether its kernels are
+memory-bound (a dtype the database lacks borrows another's points), whether the sweep times it with a warm L2 too,
+a backward pass's forward, whether its kernels copy a strided input first, its shape coordinates, the catalog
+operators of one family that run other kernels, and the work its kernels do beyond the bound. The sweep
+(measuring/opsweep.py), the store's points (their `family`) and the predictor (analysis/predict.py) all read it.
+Which family predicts a record (`family_of`): its catalog operator's, a profile op's through its formula, a memory
+pass for the rest. Pure and torch-free."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from roofline.analysis import predict_features as shape
 from roofline.core.layout import dense, strided_run
 
 if TYPE_CHECKING:
     from roofline.core.record import RecordLike
 
-# Catalog operator -> prediction family (collectives have none: their time is the link's, not the kernels').
-FAMILY_OF_OP = {
-    "gemm": "gemm", "gemv": "gemm", "attention": "attention", "decode_attention": "decode_attention",
-    "conv2d": "conv", "layernorm": "norm", "rmsnorm": "norm", "add_layernorm": "norm", "add_rmsnorm": "norm",
-    "softmax": "softmax", "relu": "elementwise", "add": "elementwise", "mul": "elementwise", "gelu": "elementwise",
-    "silu": "elementwise", "copy": "elementwise", "swiglu": "elementwise", "chain": "elementwise", "rope": "rope",
-    "cat": "cat",
-    "reduce": "reduction", "batchnorm": "batchnorm", "pool2d": "pool", "cast": "cast", "embedding": "embedding",
-    "adamw": "optimizer",
-}
-# A catalog operator's pass that runs other kernels than its forward: its own family, its points apart.
-BACKWARD_FAMILY = {"attention": "attention_backward", "embedding": "embedding_backward"}
-# A backward family a database swept before it existed lacks borrows its forward's points (said in the source:
-# a backward runs slower than its forward's points say).
-FORWARD_OF = {b: f for f, b in BACKWARD_FAMILY.items()}
+Coordinates = Callable[[Mapping[str, Any]], tuple[float, ...]]
+
+
+@dataclass(frozen=True)
+class Family:
+    """One prediction family of the operator database.
+
+    `ops`: the catalog operators it predicts (a backward family predicts their `backward=True` pass);
+    `memory_bound`: its kernels are bound by their bytes, so a record of a dtype the database lacks borrows another
+    dtype's points (its bound already counts its bytes; what the points teach, the launch floor and the bandwidth
+    reached, is the same); `warm_l2`: the sweep times each point again with a warm L2 where it fits (a model's op
+    reads what the op before it left there); `forward`: a backward pass's forward family, whose points a database
+    swept before the backward existed lends (said in the source); `contiguous_first`: torch's kernels copy a strided
+    input to a contiguous tensor before they start (`input.contiguous()`), one more pass inside the op's time;
+    `coordinates`: shape coordinates (decades) beyond roofline time and intensity; `kinds`: catalog operators of the
+    family that run other kernels, a coordinate apart; `work`: how much more work than the bound its kernels do."""
+
+    name: str
+    ops: tuple[str, ...] = ()
+    memory_bound: bool = False
+    warm_l2: bool = False
+    forward: str | None = None
+    contiguous_first: bool = False
+    coordinates: Coordinates | None = None
+    kinds: Mapping[str, float] = field(default_factory=dict)
+    work: Callable[[Mapping[str, Any]], float] | None = None
+
+
+FAMILIES: dict[str, Family] = {}
+
+
+def family(name: str, **declared: Any) -> Family:
+    """Register a family (a name or a catalog operator claimed twice is an error)."""
+    if name in FAMILIES:
+        raise RuntimeError(f"prediction family {name!r} registered twice")
+    fam = Family(name, **declared)
+    if fam.forward is None:
+        claimed = {op for f in FAMILIES.values() if f.forward is None for op in f.ops} & set(fam.ops)
+        if claimed:
+            raise RuntimeError(f"catalog operator(s) {sorted(claimed)} already have a prediction family")
+    FAMILIES[name] = fam
+    return fam
+
+
+# Collectives have none: their time is the link's, not the kernels'.
+family("gemm", ops=("gemm", "gemv"), coordinates=shape.gemm_dims)
+family("attention", ops=("attention",), work=shape.padded_pairs_ratio)
+family("attention_backward", ops=("attention",), forward="attention", work=shape.padded_pairs_ratio)
+family("decode_attention", ops=("decode_attention",))
+family("conv", ops=("conv2d",), warm_l2=True, coordinates=shape.conv_dims)
+family("norm", ops=("layernorm", "rmsnorm", "add_layernorm", "add_rmsnorm"), memory_bound=True, warm_l2=True,
+       contiguous_first=True, coordinates=shape.norm_dims, kinds=shape.NORM_KINDS)
+family("softmax", ops=("softmax",), memory_bound=True, warm_l2=True, contiguous_first=True)
+family("elementwise", ops=("relu", "add", "mul", "gelu", "silu", "copy", "swiglu", "chain"), memory_bound=True,
+       warm_l2=True, coordinates=shape.elementwise_dims)
+family("rope", ops=("rope",), memory_bound=True, warm_l2=True)
+family("cat", ops=("cat",), memory_bound=True, warm_l2=True, coordinates=shape.cat_dims)
+family("reduction", ops=("reduce",), memory_bound=True, warm_l2=True, coordinates=shape.reduction_dims)
+family("batchnorm", ops=("batchnorm",), memory_bound=True, warm_l2=True)
+family("pool", ops=("pool2d",), memory_bound=True, warm_l2=True)
+family("cast", ops=("cast",), memory_bound=True, warm_l2=True)
+family("embedding", ops=("embedding",), memory_bound=True, warm_l2=True)
+family("embedding_backward", ops=("embedding",), forward="embedding", memory_bound=True, warm_l2=True)
+family("optimizer", ops=("adamw",), memory_bound=True, coordinates=shape.optimizer_dims)
+
+# Catalog operator -> its forward's family; a backward pass's family by its forward's name.
+FAMILY_OF_OP = {op: f.name for f in FAMILIES.values() if f.forward is None for op in f.ops}
+BACKWARD_FAMILY = {f.forward: f.name for f in FAMILIES.values() if f.forward is not None}
 # Profile copies that are casts when they change the dtype (their bytes written differ from those read): the
 # catalog's `cast` (a mixed-precision step's bf16 -> fp32 upcasts write twice what they read, slower than an
 # elementwise pass of the same bytes).
@@ -38,10 +97,41 @@ RULE_FAMILY = {"rule:attention": "attention", "rule:attention backward": "attent
                "rule:log_softmax": "softmax", "rule:softmax backward": "softmax"}
 # The family a memory-bound profile op without a catalog operator borrows: one pass over its bytes.
 MEMORY_PASS = "elementwise"
-# Memory-bound families: a record of a dtype the database lacks borrows another dtype's points (its bound
-# already counts its bytes; what the points teach, the launch floor and the bandwidth reached, is the same).
-DTYPE_FREE = ("elementwise", "norm", "softmax", "rope", "cat", "reduction", "batchnorm", "pool", "cast", "embedding",
-              "embedding_backward", "optimizer")
+
+
+def declared(name: str | None) -> Family | None:
+    """The family named `name` (None for None or a name no family has: a database of a later version's)."""
+    return FAMILIES.get(name) if name is not None else None
+
+
+def shape_features(name: str, params: Mapping[str, Any] | None, op: str | None = None) -> tuple[float, ...] | None:
+    """The family's shape coordinates of `params` (and of catalog operator `op` where the family's operators run
+    other kernels: `Family.kinds`), None when it has none or they lack a parameter or the operator."""
+    fam = FAMILIES.get(name)
+    if fam is None or fam.coordinates is None or not params:
+        return None
+    if fam.kinds and op is None:
+        return None
+    try:
+        dims = fam.coordinates(params)
+    except (KeyError, TypeError, ValueError, ZeroDivisionError):
+        return None
+    return dims if not fam.kinds else (*dims, fam.kinds.get(op or "", 0.0))
+
+
+def work_factor(name: str, params: Mapping[str, Any] | None) -> float:
+    """How much more work than the bound counts a family's kernels do for a shape (`Family.work`; 1 without one or
+    without the parameters): points and queries are placed, and their efficiency taken, at the bound times it."""
+    fam = FAMILIES.get(name)
+    try:
+        return max(fam.work(params), 1.0) if fam is not None and fam.work is not None and params else 1.0
+    except (KeyError, TypeError, ValueError, ZeroDivisionError):
+        return 1.0
+
+
+def memory_bound(name: str | None) -> bool:
+    fam = declared(name)
+    return fam is not None and fam.memory_bound
 
 
 

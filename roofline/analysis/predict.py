@@ -2,8 +2,8 @@
 close real kernels of the same family and dtype came to the roof on that device, with an interval.
 
 The rule (docs/prediction.md):
-- A record's family is its catalog operator's (FAMILY_OF_OP), or for a profile's aten op the catalog operator
-  its formula maps to; other memory-bound aten ops with a formula (copies, reductions, pointwise rules) are
+- A record's family (analysis/families.py, `FAMILIES`) is its catalog operator's, or for a profile's aten op
+  the catalog operator its formula maps to; other memory-bound aten ops with a formula (copies, reductions, pointwise rules) are
   predicted as elementwise passes (MEMORY_PASS). No family, or none of its dtype in the database: the
   prediction is the bound (its interval the bound alone: a floor, not a spread), and `prediction_source`
   starts with "bound" and says why. Every record with a roofline time gets a prediction (`predicted`).
@@ -14,10 +14,10 @@ The rule (docs/prediction.md):
 - Extrapolation: a query outside the measured box of its family is clamped onto it (the efficiency of the
   nearest measured shapes), and its interval widens by EXTRAPOLATION_WIDEN per decade outside (not for a size
   below the box: the launch floor; nor, in a memory-bound family, an intensity below it).
-- Shape coordinates (SHAPE_FEATURES): a GEMM's and a convolution's implicit-GEMM dimensions, a cat's runs, an
+- Shape coordinates (`Family.coordinates`): a GEMM's and a convolution's implicit-GEMM dimensions, a cat's runs, an
   elementwise pass's strided input (its contiguous run, from the strides a profile records), a norm's rows and
-  kind (RMS or LayerNorm: OP_KINDS).
-- Work beyond the bound's (WORK_FACTOR): attention's kernels score whole tiles (`padded_pairs_ratio`); points
+  kind (RMS or LayerNorm: `Family.kinds`).
+- Work beyond the bound's (`Family.work`): attention's kernels score whole tiles (`padded_pairs_ratio`); points
   and queries are placed, and their efficiency taken, at the bound times that factor.
 - Interval: the leave-one-out residuals of the family (each point predicted from the others, in log
   efficiency); the prediction's interval spans their INTERVAL_QUANTILES. A family with fewer than
@@ -42,17 +42,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from roofline.analysis.families import (
-    DTYPE_FREE,
     FAMILY_OF_OP,
-    FORWARD_OF,
     MEMORY_PASS,
     RULE_FAMILY,
+    Family,
     catalog_op,
+    declared,
     family_of,
+    memory_bound,
     query_params,
+    shape_features,
+    work_factor,
 )
 from roofline.analysis.l2_drain import drain_model
-from roofline.analysis.predict_features import features, shape_features, work_factor
+from roofline.analysis.predict_features import features
 from roofline.ceilings.opdb import FLUSHED, OpDB, Point, load_for
 from roofline.core.layout import dense
 from roofline.core.stats import quantile, solve_linear
@@ -166,7 +169,7 @@ def _local_log_eff(q: Features, pts: list[tuple[Features, float]]) -> tuple[floa
 
 class FamilyModel:
     """The fit of one (family, dtype): its points in feature space, the measured box and the residual spread.
-    `shaped`: with the family's shape coordinates (SHAPE_FEATURES; every point must carry them)."""
+    `shaped`: with the family's shape coordinates (`Family.coordinates`; every point must carry them)."""
 
     def __init__(self, family: str, dtype: str, points: list[Point], shaped: bool = False) -> None:
         if not points:
@@ -203,7 +206,7 @@ class FamilyModel:
         c = tuple(min(max(x, lo), hi) for x, (lo, hi) in zip(q, self.box, strict=True))
         # a size below the box moved up to it: not counted; nor, in a memory-bound family, an intensity below it
         # (a copy's 0 FLOPs per byte: its bytes bind it as they bind the swept passes)
-        low_intensity = max(q[1], c[1]) if self.family in DTYPE_FREE else q[1]
+        low_intensity = max(q[1], c[1]) if memory_bound(self.family) else q[1]
         # nor a shape coordinate every point shares (an older database's elementwise points, all dense, for a
         # strided query): the sweep never varied it, so it teaches nothing either way
         shared = tuple(x if lo < hi else c_x for x, c_x, (lo, hi) in zip(q[2:], c[2:], self.box[2:], strict=True))
@@ -327,7 +330,7 @@ class Predictor:
 
     def borrowed_dtype(self, family: str) -> str | None:
         """The dtype whose points a memory-bound family's record of another dtype borrows: the most measured."""
-        if family not in DTYPE_FREE:
+        if not memory_bound(family):
             return None
         have = {dt: n for (fam, dt) in self._raw if fam == family and (n := len(self.points(fam, dt)))}
         return max(sorted(have), key=have.__getitem__) if have else None
@@ -336,7 +339,8 @@ class Predictor:
         """The record's prediction; None for a record without a roofline time (no formula). A norm's or a
         softmax's strided input adds the copy torch makes of it first (`contiguous_copy`)."""
         own = self._predict(record)
-        if own is None or not own.from_db or own.family not in CONTIGUOUS_FIRST:
+        fam = declared(own.family) if own is not None else None
+        if own is None or not own.from_db or fam is None or not fam.contiguous_first:
             return own
         copy = contiguous_copy(record)
         extra = self._predict(copy) if copy is not None else None
@@ -364,12 +368,13 @@ class Predictor:
         if family is None:
             return Prediction(t, t, t, f"{BOUND} (no prediction family for {record.op})", None)
         dtype, borrowed = record.dtype, ""
-        if (family in DTYPE_FREE and family != MEMORY_PASS and self.borrowed_dtype(family) is None
+        if (memory_bound(family) and family != MEMORY_PASS and self.borrowed_dtype(family) is None
                 and self.borrowed_dtype(MEMORY_PASS) is not None):
             # a memory-bound family a database swept before it existed lacks (cat, reduction): one memory pass
             borrowed, family = f" (no {family} points: as a memory pass)", MEMORY_PASS
-        if family in FORWARD_OF and not any(self.points(family, dt) for (fam, dt) in self._raw if fam == family):
-            family, borrowed = FORWARD_OF[family], f" (no {family} points: the forward's)"
+        forward = (declared(family) or Family(family)).forward
+        if forward is not None and not any(self.points(family, dt) for (fam, dt) in self._raw if fam == family):
+            family, borrowed = forward, f" (no {family} points: the forward's)"
         if not self.points(family, dtype) and (other := self.borrowed_dtype(family)) is not None:
             dtype, borrowed = other, borrowed + f" (its {record.dtype} borrows {other}'s: a memory-bound family)"
         params = query_params(family, record)
@@ -418,12 +423,6 @@ def warm_blend(warm: Prediction, flushed: Prediction, record: RecordLike) -> Pre
 
     return dataclasses.replace(warm, time_s=mix(warm.time_s, flushed.time_s), low_s=min(warm.low_s, flushed.low_s),
                                high_s=max(warm.high_s, flushed.high_s))
-
-
-# Families whose torch kernels copy a strided input to a contiguous one before they start (layer norm's and RMS
-# norm's `input.expect_contiguous()`, softmax's `input.contiguous()`, in aten/src/ATen/native): the copy is one
-# more pass, inside the op's time (a LayerNorm of nn.MultiheadAttention's batch_first, transposed, output).
-CONTIGUOUS_FIRST = ("norm", "softmax")
 
 
 @dataclass(frozen=True)

@@ -1,10 +1,13 @@
 """Where the predictor places an op among its family's points (analysis/predict.py): decades of roofline time
-and intensity, the families' shape coordinates (SHAPE_FEATURES), and the work a family's kernels do beyond the
-bound's count (WORK_FACTOR). Pure functions of a record's or a point's parameters, torch-free."""
+and intensity, and the coordinates and work factors the families declare (analysis/families.py: a GEMM's and a
+convolution's implicit-GEMM dimensions, a cat's runs, an elementwise pass's strided input, a reduction's dimension,
+a norm's rows, attention's padded tiles). Each coordinate entered because it lowered its family's leave-one-out
+error in the sweep. Pure functions of a record's or a point's parameters, torch-free."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 
@@ -13,12 +16,12 @@ def features(roofline_time_s: float, intensity: float) -> tuple[float, float]:
     return math.log10(roofline_time_s), math.log10(max(intensity, 1e-6))
 
 
-def _gemm_dims(params: dict[str, Any]) -> tuple[float, ...]:
+def gemm_dims(params: Mapping[str, Any]) -> tuple[float, ...]:
     """Decades of the product's rows (batch included), columns and reduction depth."""
     return math.log10(params["m"] * params.get("batch", 1)), math.log10(params["n"]), math.log10(params["k"])
 
 
-def _conv_dims(params: dict[str, Any]) -> tuple[float, ...]:
+def conv_dims(params: Mapping[str, Any]) -> tuple[float, ...]:
     """Decades of the implicit GEMM a convolution is: N x Hout x Wout rows, Cout columns, Cin/groups x K x K deep;
     NCHW_DISTANCE more for an NCHW input on a GPU (cuDNN's NCHW kernels are others than its channels-last ones);
     and decades of the window (K x K) and of the stride squared: the same implicit GEMM runs other kernels for a 1x1
@@ -33,33 +36,33 @@ def _conv_dims(params: dict[str, Any]) -> tuple[float, ...]:
             math.log10(k * k), math.log10(s * s))
 
 
-def _cat_dims(params: dict[str, Any]) -> tuple[float, ...]:
+def cat_dims(params: Mapping[str, Any]) -> tuple[float, ...]:
     """Decades of the contiguous run each input contributes per outer index (tail x inner) and of inner, and a
     decade more for inputs with gaps (their copies leave the contiguous path)."""
     return (math.log10(params["tail"] * params["inner"]), math.log10(params["inner"]),
             float(bool(params.get("strided"))))
 
 
-def _elementwise_dims(params: dict[str, Any]) -> tuple[float, ...]:
+def elementwise_dims(params: Mapping[str, Any]) -> tuple[float, ...]:
     """Decades of the contiguous run a strided or broadcast input is read in (`run`), RUN_DENSE for dense
     inputs, and a decade more for a broadcast one (`bcast`: torch's kernel leaves its vectorised path for both)."""
     run = params.get("run") or 0
     return (math.log10(min(run, RUN_DENSE) if run > 0 else RUN_DENSE), float(bool(params.get("bcast"))))
 
 
-def _reduction_dims(params: dict[str, Any]) -> tuple[float, ...]:
+def reduction_dims(params: Mapping[str, Any]) -> tuple[float, ...]:
     """COLUMNS_DISTANCE for a reduction over the first dimension (each column: torch's column kernels, much slower than
     its row kernels at the same bytes), 0 over the last."""
     return (COLUMNS_DISTANCE * float(params.get("dim") == "first"),)
 
 
-def _norm_dims(params: dict[str, Any]) -> tuple[float, ...]:
+def norm_dims(params: Mapping[str, Any]) -> tuple[float, ...]:
     """Decades of rows: torch's norm kernels give each row its own block (or warp), so the rows, not the bytes,
     set how full the GPU is (few long rows fill few SMs)."""
     return (math.log10(params["rows"]),)
 
 
-def _optimizer_dims(params: dict[str, Any]) -> tuple[float, ...]:
+def optimizer_dims(params: Mapping[str, Any]) -> tuple[float, ...]:
     """Decades of each tensor's elements: the multi-tensor kernel's chunks of one tensor (a model's many small
     norm weights beside its large projections)."""
     return (math.log10(params["numel"] / params["tensors"]),)
@@ -73,57 +76,19 @@ NCHW_DISTANCE = 2.0
 # Where a dense input sits on the elementwise run coordinate: beyond every swept run (64, 1024), 3 decades from
 # the longest, so a dense query's nearest points are dense ones.
 RUN_DENSE = 2**20
-# Families whose efficiency depends on the shape beyond its roofline time and intensity: a GEMM's (and a
-# convolution's implicit GEMM's) tile fit; a cat's contiguous runs (a KV cache's append copies a long block and
-# one row per head; rotate_half joins two short halves of every row); an elementwise pass's strided input (a
-# transposed head split, nn.MultiheadAttention's batch_first output, read in runs of head_dim or d_model); a
-# reduction's dimension (rows or columns).
-# Their points and queries add these coordinates (decades) when both carry the parameters; each entered because
-# it lowered its family's leave-one-out error in the sweep (docs/history.md).
-SHAPE_FEATURES = {"gemm": _gemm_dims, "conv": _conv_dims, "cat": _cat_dims, "elementwise": _elementwise_dims,
-                  "reduction": _reduction_dims, "optimizer": _optimizer_dims, "norm": _norm_dims}
 # Catalog operators of one family that run other kernels: a coordinate (decades) apart, beyond the neighbours'
 # spread, so each is predicted from its own points where it has them (torch's RMS norm kernel reaches a larger
 # share of its bound than its LayerNorm on the same shapes).
 KIND_DISTANCE = 2.0
-OP_KINDS = {"norm": {"rmsnorm": KIND_DISTANCE, "add_rmsnorm": KIND_DISTANCE}}
+NORM_KINDS = {"rmsnorm": KIND_DISTANCE, "add_rmsnorm": KIND_DISTANCE}
 # The square of query rows by keys a fused attention kernel computes as one tile: FlashAttention-2's and cuDNN's
 # forward on Hopper take 128 query rows a block over blocks of 64-128 keys.
 ATTENTION_TILE = 128
 
 
-def padded_pairs_ratio(params: dict[str, Any]) -> float:
+def padded_pairs_ratio(params: Mapping[str, Any]) -> float:
     """`ops.attention.tile_padding` of an attention shape at ATTENTION_TILE (ViT-B/16's 197 tokens: 1.69)."""
     from roofline.ops.attention import tile_padding
 
     sq = int(params["seq"])
     return tile_padding(sq, int(params.get("kv_seq") or sq), bool(params.get("causal")), ATTENTION_TILE)
-
-
-def work_factor(family: str, params: dict[str, Any] | None) -> float:
-    """How much more work than the bound counts a family's kernels do for a shape (WORK_FACTOR; 1 without one or
-    without the parameters): points and queries are placed, and their efficiency taken, at the bound times it."""
-    fn = WORK_FACTOR.get(family)
-    try:
-        return max(fn(params), 1.0) if fn is not None and params else 1.0
-    except (KeyError, TypeError, ValueError, ZeroDivisionError):
-        return 1.0
-
-
-WORK_FACTOR = {"attention": padded_pairs_ratio, "attention_backward": padded_pairs_ratio}
-
-
-def shape_features(family: str, params: dict[str, Any] | None, op: str | None = None) -> tuple[float, ...] | None:
-    """The family's shape coordinates of `params` (and of catalog operator `op` where the family's operators run
-    other kernels: OP_KINDS), None when it has none or they lack a parameter or the operator."""
-    fn = SHAPE_FEATURES.get(family)
-    if fn is None or not params:
-        return None
-    kinds = OP_KINDS.get(family)
-    if kinds is not None and op is None:
-        return None
-    try:
-        dims = fn(params)
-    except (KeyError, TypeError, ValueError, ZeroDivisionError):
-        return None
-    return dims if kinds is None else (*dims, kinds.get(op or "", 0.0))

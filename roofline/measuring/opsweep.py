@@ -119,7 +119,7 @@ def _values(name: str, where: str, v: Any) -> list[Any]:
 
 def plan(sweep: Mapping[str, Any], kind: str, where: str = "sweep") -> list[PlannedPoint]:
     """Every point of the sweep file for a `kind` ("gpu" or "cpu") device, coarse first (module docstring)."""
-    from roofline.analysis.families import FAMILY_OF_OP, op_family
+    from roofline.analysis.families import FAMILIES, FAMILY_OF_OP, op_family
     from roofline.ops.base import get_operator
 
     head = sweep.get("sweep", {})
@@ -147,9 +147,9 @@ def plan(sweep: Mapping[str, Any], kind: str, where: str = "sweep") -> list[Plan
         same = dict(fam.get("same", {}))
         if any(b not in names for b in same.values()):
             raise UsageError(f"{at}: `same` names a parameter that is not swept")
-        warm = fam.get("warm_l2", False)
-        if not isinstance(warm, bool):
-            raise UsageError(f"{at}: warm_l2 must be true or false")
+        if "warm_l2" in fam:
+            raise UsageError(f"{at}: warm_l2 is the prediction family's (analysis/families.py), not the sweep's")
+        warm = FAMILIES[op_family(name, fixed) or FAMILY_OF_OP[name]].warm_l2
         # a CPU is timed without a flush anyway (measuring/timing_cpu.py): its points are warm already
         states = (opdb.FLUSHED, opdb.WARM) if warm and kind == "gpu" else (opdb.FLUSHED,)
         for dtype, l2 in itertools.product(fam.get(f"{kind}_dtypes") or fam.get("dtypes") or default_dtypes, states):
