@@ -32,9 +32,9 @@ TINY_SIZES = {"batch": 2, "image": 64, "seq": 32, "decoder_seq": 8, "context": 3
 
 def load(path: Path = ZOO) -> list[dict[str, Any]]:
     """The zoo's steps, in file order."""
-    import tomllib
+    from roofline.core.tomlfile import read_toml
 
-    return list(tomllib.loads(path.read_text())["step"])
+    return list(read_toml(path, "the held-out zoo")["step"])
 
 
 def digest(path: Path = ZOO) -> str:

@@ -39,10 +39,11 @@ def test_a_backward_pass_has_its_own_family_and_names_its_forward() -> None:
 
 
 def test_the_sweep_times_warm_twins_of_exactly_the_warm_families() -> None:
-    import tomllib
     from pathlib import Path
 
-    sweep = tomllib.loads((Path(__file__).resolve().parents[1] / "suites/sweeps/ops.toml").read_text())
+    from roofline.core.tomlfile import read_toml
+
+    sweep = read_toml(Path(__file__).resolve().parents[1] / "suites/sweeps/ops.toml", "sweep")
     points = plan(sweep, "gpu")
     warm = {p.family for p in points if p.l2 == "warm"}
     assert warm == {p.family for p in points if FAMILIES[p.family].warm_l2}
