@@ -4,8 +4,8 @@ close real kernels of the same family and dtype came to the roof on that device,
 The rule (docs/prediction.md):
 - A record's family (analysis/families.py, `FAMILIES`) is its catalog operator's, or for a profile's aten op
   the catalog operator its formula maps to; other memory-bound aten ops with a formula (copies, reductions,
-  pointwise rules) are predicted as elementwise passes (MEMORY_PASS). No family, or none of its dtype in the database: the
-  prediction is the bound (its interval the bound alone: a floor, not a spread), and `prediction_source`
+  pointwise rules) are predicted as elementwise passes (MEMORY_PASS). No family, or none of its dtype in the
+  database: the prediction is the bound (its interval the bound alone: a floor, not a spread), and `prediction_source`
   starts with "bound" and says why. Every record with a roofline time gets a prediction (`predicted`).
 - Features: x = log10(roofline time), y = log10(arithmetic intensity), in decades. The log efficiency (roofline
   time / measured time) at a query is a local linear fit over its NEIGHBOURS nearest points, each weighted by
