@@ -14,7 +14,7 @@ import torch
 import roofline
 from roofline.capture.build import CONSTANT_NUMEL, MASK_NUMEL
 from roofline.capture.masks import has_data
-from roofline.capture.profile import LOWER_BOUND_COVERAGE
+from roofline.capture.profile_summary import LOWER_BOUND_COVERAGE
 
 ROOT = Path(__file__).resolve().parents[1]
 B, IN, OUT = 4, 8, 16  # batch, widths: one Linear's matrix product is 2 x 4 x 8 x 16 = 1024 FLOPs

@@ -19,7 +19,8 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.utils.flop_counter import FlopCounterMode
 
 from roofline.capture import fake_mode, profile, region
-from roofline.capture.profile import Profile, instrumented_note
+from roofline.capture.profile import Profile
+from roofline.capture.profile_summary import INSTRUMENTED, instrumented_note
 from roofline.core.document import read_document
 from roofline.core.errors import RooflineError
 
@@ -399,8 +400,8 @@ def test_table_lists_the_heaviest_records(mlp_profile) -> None:  # type: ignore[
 def test_the_instrumented_note_names_only_the_fields_the_summary_has() -> None:
     # a script's profile on the CPU: no gpu_idle_s, no wall_uninstrumented_s (no timed warm-up call); before,
     # the note said "wall_uninstrumented_s is a plain call (warm-up)" beside "wall_uninstrumented_s": null
-    cpu = instrumented_note({"wall_s": 3e-3, "gpu_idle_s": None, "wall_uninstrumented_s": None})
-    assert cpu == "wall_s includes the profiler's and the op trace's host overhead"
-    gpu = instrumented_note({"wall_s": 3e-3, "gpu_idle_s": 1e-3, "wall_uninstrumented_s": 2e-3})
+    cpu = instrumented_note(wall_uninstrumented_s=None, gpu_idle_s=None)
+    assert cpu == "wall_s includes the profiler's and the op trace's host overhead" and cpu.code == INSTRUMENTED
+    gpu = instrumented_note(wall_uninstrumented_s=2e-3, gpu_idle_s=1e-3)
     assert gpu == ("wall_s and gpu_idle_s include the profiler's and the op trace's host overhead, which widens "
                    "the gaps between kernels; wall_uninstrumented_s is a plain call (warm-up)")

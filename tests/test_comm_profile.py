@@ -22,6 +22,7 @@ from roofline.analysis.profile_view import profile_view
 from roofline.capture import profile
 from roofline.capture.comm_summary import communication
 from roofline.core.document import read_document
+from roofline.core.summary import UnattributedKernel
 from roofline.report.comm import is_collectives
 from roofline.report.profile import header
 
@@ -139,12 +140,12 @@ def test_two_gloo_ranks_summary_share(two_ranks: Path) -> None:
 
 def test_nccl_kernels_of_no_op_count_as_communication() -> None:
     """A compiled graph's NCCL kernel reaches no op: its time joins the communication share all the same."""
-    unattributed = [{"kernel": "ncclDevKernel_AllReduce_Sum_bf16_RING_LL", "launches": 2, "time_s": 3e-4},
-                    {"kernel": "triton_poi_fused_add_0", "launches": 2, "time_s": 1e-4}]
+    unattributed = [UnattributedKernel("ncclDevKernel_AllReduce_Sum_bf16_RING_LL", 2, 3e-4),
+                    UnattributedKernel("triton_poi_fused_add_0", 2, 1e-4)]
     comm = communication([], [], 1e-3, None, True, unattributed)
     assert comm is not None
-    assert (comm["calls"], comm["time_s"], comm["unattributed_time_s"]) == (0, 3e-4, 3e-4)
-    assert comm["share"] == pytest.approx(0.3)  # 0.3 ms of 1 ms of kernel time
+    assert (comm.calls, comm.time_s, comm.unattributed_time_s) == (0, 3e-4, 3e-4)
+    assert comm.share == pytest.approx(0.3)  # 0.3 ms of 1 ms of kernel time
     assert communication([], [], 1e-3, None, True, unattributed[1:]) is None  # no collective: no key
 
 

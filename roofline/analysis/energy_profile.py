@@ -13,12 +13,14 @@ Attribution, in one of two ways, named in the summary's `energy.attribution`:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from roofline.analysis.families import catalog_op
 from roofline.core.energy import EnergyModel
 from roofline.core.errors import UsageError
 from roofline.core.record import Record, evolve
+from roofline.core.summary import EnergySummary, EnergyWindow, ProfileSummary
 
 MEASURED_MODEL = "measured step; operators by the energy model's estimate (kernel time x modeled power), scaled"
 MEASURED_TIME = "measured step; operators by kernel time (the step's average power; no stored energy model)"
@@ -35,15 +37,17 @@ def op_estimate_j(record: Record, model: EnergyModel | None, power_w: float | No
     return t * (power_w or 0.0)
 
 
-def profile_energy(records: list[Record], summary: dict[str, Any], model: EnergyModel | None,
-                   measured: dict[str, Any] | None, tokens: int | None = None) -> tuple[list[Record], dict[str, Any]]:
+def profile_energy(records: list[Record], summary: ProfileSummary | Mapping[str, Any], model: EnergyModel | None,
+                   measured: dict[str, Any] | None, tokens: int | None = None) -> tuple[list[Record], EnergySummary]:
     """The records with `energy` (joules per call and share of the step) and the summary's `energy` block (see
-    the module docstring). `measured` is the step's energy fields (`core.energy.energy_fields`) or None."""
+    the module docstring). `summary`: the profile's (a stored one's dict reads too). `measured` is the step's
+    energy fields (`core.energy.energy_fields`) or None."""
     if measured is None and model is None:
         raise UsageError("profile --energy from a script attributes the step by the stored energy model: run "
                          "`roofline calibrate --energy` first, or measure the step with roofline.profile(step, "
                          "energy=True)")
-    kernel_s = float(summary.get("kernel_time_s") or sum((r.time_s or 0.0) * (r.count or 1) for r in records))
+    s = summary if isinstance(summary, ProfileSummary) else ProfileSummary.from_dict(summary)
+    kernel_s = float(s.kernel_time_s or sum((r.time_s or 0.0) * (r.count or 1) for r in records))
     static = measured.get("static_w") if measured else None
     static = static if static is not None else (model.static_w if model else 0.0)
     if measured is not None:
@@ -51,7 +55,7 @@ def profile_energy(records: list[Record], summary: dict[str, Any], model: Energy
         how = MEASURED_MODEL if model is not None else MEASURED_TIME
         estimates = [op_estimate_j(r, model, measured["power_w"]) for r in records]
     else:
-        step_s = float(summary.get("wall_uninstrumented_s") or summary.get("wall_s") or kernel_s)
+        step_s = float(s.wall_uninstrumented_s or s.wall_s or kernel_s)
         how = MODELED
         estimates = [op_estimate_j(r, model, None) for r in records]
         step_j = sum(estimates) + static * max(0.0, step_s - kernel_s)
@@ -65,9 +69,9 @@ def profile_energy(records: list[Record], summary: dict[str, Any], model: Energy
         out.append(evolve(r, energy={"energy_j": j / calls, "step_j": j, "step_share": j / step_j if step_j else None,
                                      "flops_per_j": (r.flops or 0.0) * calls / j if j > 0 and r.flops else None,
                                      "attribution": how}))
-    block: dict[str, Any] = {"step_j": step_j, "step_s": step_s, "power_w": step_j / step_s if step_s else None,
-                             "idle_s": idle_s, "idle_j": idle_j, "static_w": static, "attribution": how,
-                             "per_token_j": step_j / tokens if tokens else None}
+    window = None
     if measured is not None:
-        block["window"] = {k: measured.get(k) for k in ("window_s", "calls", "counter", "method")}
-    return out, block
+        window = EnergyWindow(measured.get("window_s"), measured.get("calls"), measured.get("counter"),
+                              measured.get("method"))
+    return out, EnergySummary(step_j, step_s, step_j / step_s if step_s else None, idle_s, idle_j, static, how,
+                              step_j / tokens if tokens else None, window)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -27,7 +27,9 @@ from roofline.core.aten_names import short_base_name, short_name
 from roofline.core.counters import excess_basis
 from roofline.core.document import Document, clean_json
 from roofline.core.errors import UsageError
+from roofline.core.notes import without
 from roofline.core.record import Record
+from roofline.core.summary import ProfileSummary
 
 BY = ("op", "module", "kernel", "phase")  # the roll-ups, by op type, module group, device kernel, phase
 TOP = 20  # records in the top view unless asked
@@ -54,21 +56,26 @@ class Line:
     predicted_s: float | None = None  # a top record's predicted time over all calls (an operator database's)
 
 
-def summary_of(doc: Document) -> dict[str, Any]:
-    """The document's profile summary (`extra["profile"]`), {} when it has none."""
+# A summary as the views take it: the record, or a stored one's dict (read with ProfileSummary.from_dict).
+Summary = ProfileSummary | Mapping[str, Any]
+
+
+def summary_of(doc: Document) -> ProfileSummary:
+    """The document's profile summary (`extra["profile"]`), read; an empty one when it has none."""
     s = doc.extra.get("profile")
-    return dict(s) if isinstance(s, Mapping) else {}
+    return ProfileSummary.from_dict(s if isinstance(s, Mapping) else {})
 
 
-def is_predicted(records: Sequence[Record], summary: Mapping[str, Any]) -> bool:
+def is_predicted(records: Sequence[Record], summary: Summary) -> bool:
     """An analytic profile (no measured time): views rank by roofline time."""
-    return summary.get("mode") == "analytic" or not any(r.time_s is not None for r in records)
+    return ProfileSummary.of(summary).analytic or not any(r.time_s is not None for r in records)
 
 
-def step_total(records: Sequence[Record], summary: Mapping[str, Any]) -> float:
+def step_total(records: Sequence[Record], summary: Summary) -> float:
     """The base of every share (module docstring)."""
-    predicted = is_predicted(records, summary)
-    base = summary.get("roofline_time_s" if predicted else "kernel_time_s")
+    s = ProfileSummary.of(summary)
+    predicted = is_predicted(records, s)
+    base = s.roofline_time_s if predicted else s.kernel_time_s
     return float(base) if base else sum(record_total(r, predicted) for r in records)
 
 
@@ -88,8 +95,9 @@ def _line(key: str, idx: list[int], records: Sequence[Record], predicted: bool, 
                 tuple(idx), **kw)
 
 
-def top_lines(records: Sequence[Record], summary: Mapping[str, Any], top: int = TOP) -> list[Line]:
+def top_lines(records: Sequence[Record], summary: Summary, top: int = TOP) -> list[Line]:
     """The `top` records by total time (roofline time when predicted)."""
+    summary = ProfileSummary.of(summary)
     predicted = is_predicted(records, summary)
     total = step_total(records, summary)
     order = sorted(range(len(records)), key=lambda i: (-record_total(records[i], predicted), i))[:max(top, 0)]
@@ -100,7 +108,8 @@ def top_lines(records: Sequence[Record], summary: Mapping[str, Any], top: int = 
                            roof_fraction=None if predicted else r.roofline_fraction,
                            intensity=r.arithmetic_intensity if r.flops is not None else None,
                            excess_traffic=r.counters.excess_traffic if r.counters is not None else None,
-                           predicted_s=(r.count or 1) * r.predicted_time_s if from_database(r) else None))
+                           predicted_s=(r.count or 1) * r.predicted_time_s
+                           if from_database(r) and r.predicted_time_s is not None else None))
     return lines
 
 
@@ -123,13 +132,13 @@ def module_group(path: str, depth: int | None = None) -> str:
     return ".".join(kept)
 
 
-def rollup(records: Sequence[Record], summary: Mapping[str, Any], by: str = "op",
-           depth: int | None = None) -> list[Line]:
+def rollup(records: Sequence[Record], summary: Summary, by: str = "op", depth: int | None = None) -> list[Line]:
     """Records grouped by op type ('add' and 'add_' together), module group (a module's backward ops apart,
     marked [bwd]), device kernel or phase, by total time. The kernel view adds the kernels no op launched
     (summary 'unattributed')."""
     if by not in BY:
         raise UsageError(f"--by must be one of {', '.join(BY)}, got {by!r}")
+    summary = ProfileSummary.of(summary)
     predicted = is_predicted(records, summary)
     total = step_total(records, summary)
     if by == "kernel":
@@ -145,7 +154,7 @@ def rollup(records: Sequence[Record], summary: Mapping[str, Any], by: str = "op"
     return sorted(lines, key=lambda x: (-x.time_s, x.key))
 
 
-def _kernel_lines(records: Sequence[Record], summary: Mapping[str, Any], total: float) -> list[Line]:
+def _kernel_lines(records: Sequence[Record], summary: ProfileSummary, total: float) -> list[Line]:
     time: dict[str, float] = defaultdict(float)
     calls: dict[str, int] = defaultdict(int)
     ops: dict[str, dict[str, None]] = defaultdict(dict)
@@ -156,10 +165,10 @@ def _kernel_lines(records: Sequence[Record], summary: Mapping[str, Any], total: 
             calls[name] += r.count or 1
             ops[name][short_name(r.op)] = None
             idx[name].append(i)
-    for u in summary.get("unattributed") or []:
-        name = str(u.get("kernel"))
-        time[name] += float(u.get("time_s") or 0.0)
-        calls[name] += int(u.get("launches") or 0)
+    for u in summary.unattributed:
+        name = str(u.kernel)
+        time[name] += float(u.time_s or 0.0)
+        calls[name] += int(u.launches or 0)
         ops[name][NO_OP] = None
     lines = [Line(k, t, t / total if total > 0 else None, calls[k], None, None, tuple(idx[k]), ops=tuple(ops[k]))
              for k, t in time.items()]
@@ -171,7 +180,7 @@ class ProfileView:
     """A profile's views, computed once from its records and summary: what the terminal, JSON and HTML
     renderers show (they format, never compute)."""
 
-    summary: Mapping[str, Any]  # the profile summary (`doc.extra["profile"]`): the header's facts
+    summary: ProfileSummary  # the profile summary (`doc.extra["profile"]`, read): the header's facts
     device: str | None  # the device's name, spec name or kind
     predicted: bool  # analytic: times are roofline times
     total_s: float  # the base of every share
@@ -189,27 +198,35 @@ class ProfileView:
         """The roll-up `by`."""
         return self.rollups[self.by]
 
+    def without_notes(self, said: Iterable[str]) -> ProfileView:
+        """The view without the summary's notes of the codes of `said` (notes a command printed already: the
+        target's messages; core/notes.py). The document keeps them all."""
+        notes = tuple(without(self.summary.notes, said))
+        return dataclasses.replace(self, summary=dataclasses.replace(self.summary, notes=notes))
+
     def to_dict(self) -> dict[str, Any]:
         """A JSON-able form: top records, the roll-up `by`, the what-if."""
-        return clean_json({"predicted": self.predicted, "total_s": self.total_s,  # type: ignore[no-any-return]
+        return clean_json({"predicted": self.predicted, "total_s": self.total_s,
                            "top": [asdict(x) for x in self.top],
                            "rollup": {"by": self.by, "depth": self.depth, "lines": [asdict(x) for x in self.rollup]},
                            "whatif": self.whatif.to_dict()})
 
 
-def profile_view(doc: Document, top: int = TOP, by: str = "op", depth: int | None = None) -> ProfileView:
+def profile_view(doc: Document, top: int = TOP, by: str = "op", depth: int | None = None,
+                 summary: ProfileSummary | None = None) -> ProfileView:
     """The view model of a profile document: the `top` records, the roll-ups (module groups at `depth`), the
-    what-if; `by` names the roll-up a terminal shows (one of BY)."""
+    what-if; `by` names the roll-up a terminal shows (one of BY). `summary`: the profile's own, when the caller
+    has it (its notes keep their codes), else the document's, read."""
     if by not in BY:
         raise UsageError(f"--by must be one of {', '.join(BY)}, got {by!r}")
-    records, s = doc.records, summary_of(doc)
+    records, s = doc.records, summary if summary is not None else summary_of(doc)
     lines = tuple(top_lines(records, s, top))
     counted = any(records[x.records[0]].counters is not None for x in lines)
     basis = excess_basis(r.counters for r in records if r.counters is not None) if counted else None
     device = doc.device.get("name") or doc.device.get("spec_name") or doc.device.get("kind") or None
     return ProfileView(
         summary=s, device=device, predicted=is_predicted(records, s), total_s=step_total(records, s),
-        records=len(records), calls=s.get("calls") or sum(r.count or 1 for r in records), top=lines,
+        records=len(records), calls=s.calls or sum(r.count or 1 for r in records), top=lines,
         rollups={b: tuple(rollup(records, s, b, depth if b == "module" else None)) for b in BY}, by=by, depth=depth,
         whatif=capped(what_if(records, s), top), counters_basis=basis)
 

@@ -18,15 +18,17 @@ no step beats its roof, so the time, the peak or the count is wrong.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from roofline.core.format import percent
 from roofline.core.model import Ceilings
+from roofline.core.notes import Note
+from roofline.core.summary import Utilization, UtilizationPeak
 
 # Above this the figure is refused rather than printed: a step cannot do more than its roof allows. There is
 # no slack for clocks above the datasheet's: the spec files quote dense peaks at the maximum boost clock.
 MAX_UTILIZATION = 1.0
 TIMES = ("kernel", "wall", "predicted")
+REFUSED = "utilization.refused"  # the code of a refused figure's note (core/notes.py)
 
 
 def at_peak_s(model_flops_by_pipe: Mapping[str, float], ceilings: Ceilings) -> float | None:
@@ -46,17 +48,17 @@ def dominant_pipe(model_flops_by_pipe: Mapping[str, float]) -> str | None:
 
 
 def utilization(model_flops_by_pipe: Mapping[str, float], min_bytes: float, times: Mapping[str, float | None],
-                roofs: Mapping[str, Ceilings | None], tokens: int | None = None) -> dict[str, Any]:
+                roofs: Mapping[str, Ceilings | None], tokens: int | None = None) -> Utilization:
     """MFU and MBU (module docstring) for each of `times` (kernel, wall, predicted: seconds or None) against
     each of `roofs` (datasheet, measured: ceilings or None), tokens/s and FLOPs per token when `tokens` is set."""
     flops = float(sum(model_flops_by_pipe.values()))
-    out: dict[str, Any] = {"model_flops": flops, "min_bytes": float(min_bytes),
-                           "time_s": {k: times.get(k) for k in TIMES}, "mfu": {}, "mbu": {}, "refused": []}
     pipe = dominant_pipe(model_flops_by_pipe)
-    out["peak"] = {"pipe": pipe, **{f"{roof}_flops_per_s": c.compute.get(pipe) if c is not None and pipe else None
-                                    for roof, c in roofs.items()},
-                   **{f"{roof}_bytes_per_s": c.dram_bytes_per_s if c is not None else None
-                      for roof, c in roofs.items()}}
+    peak = UtilizationPeak(pipe, {roof: c.compute.get(pipe) if c is not None and pipe else None
+                                  for roof, c in roofs.items()},
+                           {roof: c.dram_bytes_per_s if c is not None else None for roof, c in roofs.items()})
+    mfus: dict[str, dict[str, float | None]] = {}
+    mbus: dict[str, dict[str, float | None]] = {}
+    refused: list[str] = []
     for kind in TIMES:
         t = times.get(kind)
         mfu: dict[str, float | None] = {}
@@ -65,22 +67,20 @@ def utilization(model_flops_by_pipe: Mapping[str, float], min_bytes: float, time
             if c is None or not t:
                 continue
             need = at_peak_s(model_flops_by_pipe, c)
-            mfu[roof] = _checked(need / t if need is not None and flops else None, "MFU", kind, roof, out)
+            mfu[roof] = _checked(need / t if need is not None and flops else None, "MFU", kind, roof, refused)
             mbu[roof] = _checked(min_bytes / (t * c.dram_bytes_per_s) if min_bytes else None, "MBU", kind, roof,
-                                 out)
+                                 refused)
         if mfu:
-            out["mfu"][kind], out["mbu"][kind] = mfu, mbu
-    if tokens:
-        out["tokens"] = tokens
-        out["flops_per_token"] = flops / tokens
-        out["tokens_per_s"] = {k: tokens / t for k in TIMES if (t := times.get(k))}
-    return out
+            mfus[kind], mbus[kind] = mfu, mbu
+    return Utilization(flops, float(min_bytes), {k: times.get(k) for k in TIMES}, mfus, mbus, tuple(refused), peak,
+                       tokens or None, flops / tokens if tokens else None,
+                       {k: tokens / t for k in TIMES if (t := times.get(k))} if tokens else None)
 
 
-def _checked(value: float | None, what: str, kind: str, roof: str, out: dict[str, Any]) -> float | None:
+def _checked(value: float | None, what: str, kind: str, roof: str, refused: list[str]) -> float | None:
     if value is None or value <= MAX_UTILIZATION:
         return value
-    out["refused"].append(f"{what} ({kind} time, {roof} roof) would read {percent(value)}: above 100% the time, the "
-                          f"peak or the count is wrong (a clock above the datasheet's boost, a time that misses "
-                          f"kernels, or FLOPs counted that did not run)")
+    refused.append(Note(REFUSED, f"{what} ({kind} time, {roof} roof) would read {percent(value)}: above 100% the "
+                        "time, the peak or the count is wrong (a clock above the datasheet's boost, a time that "
+                        "misses kernels, or FLOPs counted that did not run)"))
     return None

@@ -37,6 +37,7 @@ from roofline.core.aten_names import base_name, op_name, short_name
 from roofline.core.document import Document, clean_json
 from roofline.core.format import duration, percent
 from roofline.core.record import ROOT_MODULE, Record
+from roofline.core.summary import ProfileSummary
 
 # -- thresholds (each with its reason)
 # Idle gaps under 10% of the wall time are worth less than the usual fusion savings and sit within what the
@@ -171,7 +172,7 @@ class WhatIf:
         out = dataclasses.asdict(self)
         out["fusions"] = [{**dataclasses.asdict(f), "label": f.label, "title": f.title,
                            "bytes_per_occurrence": f.bytes_per_occurrence} for f in self.fusions]
-        return clean_json(out)  # type: ignore[no-any-return]
+        return clean_json(out)
 
 
 # -- Amdahl -------------------------------------------------------------------------------------------------
@@ -482,19 +483,18 @@ def fusions(records: Sequence[Record], dataflow: Iterable[Sequence[float]], tota
 
 # -- idle gaps ----------------------------------------------------------------------------------------------
 
-def idle_gaps(summary: Mapping[str, Any]) -> IdleGaps | None:
+def idle_gaps(summary: ProfileSummary | Mapping[str, Any]) -> IdleGaps | None:
     """GPU idle time between kernels against the wall time: from the plain (uninstrumented) call when the
     profile has one, else from the profiled run (an upper bound). None without a GPU timeline."""
-    plain_idle, plain_wall = summary.get("gpu_idle_uninstrumented_s"), summary.get("wall_uninstrumented_s")
-    idle, wall = summary.get("gpu_idle_s"), summary.get("wall_s")
-    if plain_idle is not None and plain_wall:
-        idle, wall, instrumented = float(plain_idle), float(plain_wall), False
-    elif idle is not None and wall:
-        idle, wall, instrumented = float(idle), float(wall), True
+    s = ProfileSummary.of(summary)
+    if s.gpu_idle_uninstrumented_s is not None and s.wall_uninstrumented_s:
+        idle, wall, instrumented = float(s.gpu_idle_uninstrumented_s), float(s.wall_uninstrumented_s), False
+    elif s.gpu_idle_s is not None and s.wall_s:
+        idle, wall, instrumented = float(s.gpu_idle_s), float(s.wall_s), True
     else:
         return None
     share = idle / wall
-    calls = summary.get("calls")
+    calls = s.calls
     per_call = idle / calls if calls else None
     where = (" (the profiled run, whose instrumentation widens the gaps: an upper bound)" if instrumented
              else " (a plain call)")
@@ -515,23 +515,24 @@ def idle_gaps(summary: Mapping[str, Any]) -> IdleGaps | None:
 
 # -- everything ---------------------------------------------------------------------------------------------
 
-def what_if(records: Sequence[Record], summary: Mapping[str, Any] | None = None) -> WhatIf:
-    """The what-if of a profile: Amdahl at the roofs (timed profiles), fusions, idle gaps."""
-    summary = summary or {}
-    predicted = summary.get("mode") == "analytic" or not any(r.time_s is not None for r in records)
+def what_if(records: Sequence[Record], summary: ProfileSummary | Mapping[str, Any] | None = None) -> WhatIf:
+    """The what-if of a profile: Amdahl at the roofs (timed profiles), fusions, idle gaps. `summary`: the
+    profile's (a stored one's dict reads too)."""
+    s = ProfileSummary.of(summary)
+    predicted = s.analytic or not any(r.time_s is not None for r in records)
     total = records_total(records, predicted)
     notes = ["Fusions that share an op add up only when one kernel does both (a GEMM with a SwiGLU epilogue)."]
     if predicted:
         notes.insert(0, "Predicted: an analytic profile's ops already run at their roofs; fusions save bytes at "
                         "the memory roof.")
-    found = fusions(records, summary.get("dataflow") or [], total, predicted)
-    return WhatIf(predicted, total, None if predicted else amdahl(records), tuple(found),
-                  idle_gaps(summary), tuple(notes))
+    found = fusions(records, s.dataflow, total, predicted)
+    return WhatIf(predicted, total, None if predicted else amdahl(records), tuple(found), idle_gaps(s),
+                  tuple(notes))
 
 
 def document_what_if(doc: Document) -> WhatIf:
     """`what_if` of a profile document (its records and `extra["profile"]`)."""
-    return what_if(doc.records, doc.extra.get("profile") or {})
+    return what_if(doc.records, doc.extra.get("profile"))
 
 
 __all__ = ["Amdahl", "Fusion", "IdleGaps", "Scenario", "WhatIf", "amdahl", "document_what_if", "fusions",

@@ -5,6 +5,7 @@ energy=True)`, whose step can run back to back) or modeled by the stored energy 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from roofline.analysis.energy_profile import profile_energy
@@ -20,9 +21,9 @@ def measure_profile_energy(prof: Profile, fn: Callable[[], Any]) -> None:
     device = prof.resolve().time_device
     assert device is not None
     s = prof.summary
-    measured = record_energy(fn, device, s.get("model_flops"), s.get("min_bytes"))
-    prof.records, prof.summary["energy"] = profile_energy(prof.records, s, stored_model(cuda_index(device)), measured,
-                                                          prof.tokens)
+    measured = record_energy(fn, device, s.model_flops, s.min_bytes)
+    prof.records, energy = profile_energy(prof.records, s, stored_model(cuda_index(device)), measured, prof.tokens)
+    prof.summary = replace(s, energy=energy)
 
 
 def model_profile_energy(prof: Profile) -> None:
@@ -32,5 +33,6 @@ def model_profile_energy(prof: Profile) -> None:
 
     device = prof.resolve().time_device
     require_counter(device)
-    prof.records, prof.summary["energy"] = profile_energy(prof.records, prof.summary, stored_model(cuda_index(device)),
-                                                          None, prof.tokens)
+    prof.records, energy = profile_energy(prof.records, prof.summary, stored_model(cuda_index(device)), None,
+                                          prof.tokens)
+    prof.summary = replace(prof.summary, energy=energy)

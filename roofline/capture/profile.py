@@ -26,10 +26,11 @@ A model built normally (real weights) works too: its tensors are faked as they a
 the meta device, and one built inside the profile (capture/build.py: small constants keep their values, an
 initialiser's check reads a stand-in, the build's calls are left out: summary `build_calls`). The summary's
 `analytic_coverage` says what share of the prediction ops with a formula hold; `lower_bound` when it is below
-LOWER_BOUND_COVERAGE. Each `F.scaled_dot_product_attention` is recorded as one fused attention op
-(aten::scaled_dot_product_attention), as a GPU runs it, even where torch runs its math decomposition for
-want of data; each nn.LSTM / GRU / RNN call as one cuDNN call (aten::_cudnn_rnn, and _cudnn_rnn_backward for
-its gradient: capture/whole_rnn.py), not step by step.
+LOWER_BOUND_COVERAGE (capture/profile_summary.py builds the summary, core/summary.py's ProfileSummary). Each
+`F.scaled_dot_product_attention` is recorded as one fused attention op (aten::scaled_dot_product_attention),
+as a GPU runs it, even where torch runs its math decomposition for want of data; each nn.LSTM / GRU / RNN call
+as one cuDNN call (aten::_cudnn_rnn, and _cudnn_rnn_backward for its gradient: capture/whole_rnn.py), not step
+by step.
 
 A program that calls torch.distributed collectives (each rank profiling itself) gets one record per
 collective on the interconnect, with its algbw and busbw, and the summary's `communication` share
@@ -44,34 +45,22 @@ import time
 import warnings
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import torch
 
 from roofline.analysis.predict import predicted, predictor_for
 from roofline.analysis.predict_step import step_prediction
-from roofline.analysis.utilization import utilization
 from roofline.capture import kernels as kernel_times
 from roofline.capture.build import CONSTANT_NUMEL, build_calls, constants_kept, fake_swaps
-from roofline.capture.comm_summary import communication
 from roofline.capture.fake import active_fake_mode, fake_errors, fake_mode, modules_convert_by_replacing
 from roofline.capture.hf_masks import builders_known
 from roofline.capture.inductor import with_launches
 from roofline.capture.modules import StepTracker
-from roofline.capture.records import (
-    Edge,
-    ProfiledCall,
-    analytic_coverage,
-    build_records,
-    dataflow,
-    group_totals,
-    profiled_calls,
-    record_edges,
-    roofline_total,
-    step_totals,
-    summarise,
-)
+from roofline.capture.profile_summary import Run, compiled_code, profile_summary
+from roofline.capture.records import Edge, ProfiledCall, build_records, dataflow, profiled_calls
 from roofline.capture.trace import Tracer, WholeAttention, strip_root
 from roofline.capture.wall import Wall, current_cuda_device
 from roofline.capture.whole_rnn import WholeRNN
@@ -80,10 +69,10 @@ from roofline.ceilings.specs import gpu_ceilings
 from roofline.core import validate
 from roofline.core.document import Document, write_document
 from roofline.core.errors import RooflineError, UsageError
-from roofline.core.format import percent
 from roofline.core.model import Ceilings
 from roofline.core.progress import QUIET, Reporter
 from roofline.core.record import Record
+from roofline.core.summary import ProfileSummary
 from roofline.core.validate import whole
 from roofline.measuring.target import RoofChoice, Target, resolve_target
 
@@ -92,21 +81,6 @@ _ACTIVE: list[Profile] = []
 # Told of every region entry and exit (`enter(name)`, `exit(name)`), profiled or not: the gate of a run under
 # Nsight Compute (ncu/target_profile.py) profiles the entries `profile --counters` chose.
 REGION_HOOKS: list[Any] = []
-# An analytic prediction whose calls with a formula hold less than this share of it (those without one taken at
-# their bytes over the bandwidth) is said to be a lower bound: 1% of a step is about the noise of a timed run.
-LOWER_BOUND_COVERAGE = 0.99
-
-def instrumented_note(summary: dict[str, Any]) -> str:
-    """What an instrumented run's wall and idle hold, naming only the fields the summary has: no gpu_idle_s on
-    the CPU, no wall_uninstrumented_s without a timed warm-up call (a script's profile)."""
-    idle = " and gpu_idle_s" if summary.get("gpu_idle_s") is not None else ""
-    note = (f"wall_s{idle} include{'s' if not idle else ''} the profiler's and the op trace's host overhead"
-            + (", which widens the gaps between kernels" if idle else ""))
-    if summary.get("wall_uninstrumented_s") is not None:
-        note += "; wall_uninstrumented_s is a plain call (warm-up)"
-    return note
-
-
 class Profile:
     """One profiled run: `records` (one per aggregated op), `summary`, `calls` (every op call with its
     FLOPs, bytes, time and record index), `edges` (the dataflow between calls). Use as a context manager,
@@ -126,11 +100,11 @@ class Profile:
         self.tokens = tokens
         self.only_regions = tuple(regions)  # keep only these regions (each must be entered)
         self.records: list[Record] = []
-        self.summary: dict[str, Any] = {}
+        self.summary = ProfileSummary.from_dict({})  # the typed summary (core/summary.py), once run
         self.calls: list[ProfiledCall] = []
         self.edges: list[Edge] = []
         self.target: Target | None = None
-        self._options = dict(gpu=gpu, device=device, time=time, roof=roof)
+        self._gpu, self._device, self._time, self._roof = gpu, device, time, roof  # where it runs (`resolve`)
         self._stack: contextlib.ExitStack | None = None
         self._tracer: Tracer | None = None
         self._tracker: StepTracker | None = None
@@ -161,11 +135,11 @@ class Profile:
         """The roof and the timing device (resolved once). Without `device`, a timed profile times the GPU torch
         is set to (`torch.cuda.set_device`: each rank's own in a distributed job), the first one by default."""
         if self.target is None:
-            o = self._options
-            device = o["device"] if o["device"] is not None or not o["time"] else current_cuda_device()
-            self.target = resolve_target(gpu=o["gpu"], device=device, time=bool(o["time"]), roof=o["roof"])
+            device = self._device if self._device is not None or not self._time else current_cuda_device()
+            self.target = resolve_target(gpu=self._gpu, device=device, time=self._time, roof=self._roof)
         if self._predictor is None:  # a bad database file is refused here, before a script starts (`roofline
-            self._predictor = predictor_for(self.target.ceilings.device_id, self._db, WARM)  # profile` resolves
+            self._predictor = predictor_for(self.target.ceilings.device_id, self._db, WARM,  # profile` resolves
+                                            in_sequence=True)
             # first); a model's ops read what the op before them left in the L2: its warm points
         return self.target
 
@@ -271,7 +245,7 @@ class Profile:
             self._froze = False
             gc.unfreeze()
 
-    def __exit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> bool:
+    def __exit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> Literal[False]:
         stack, self._stack = self._stack, None
         self._done, self._ok = True, exc is None
         if stack is not None:
@@ -376,106 +350,23 @@ class Profile:
         predictor = self._predictor
         self.records = predicted(self.records, predictor)
         self._regions_kept = regions
-        self.summary = self._summary(timeline, root, regions)
-        measured = self.summary["kernel_time_s"] if timeline is not None else None
-        self.summary["prediction"] = step_prediction(self.records, predictor, measured or None).to_dict()
+        summary = self._summary(timeline, root, regions)
+        measured = summary.kernel_time_s if timeline is not None else None
+        summary = replace(summary, prediction=step_prediction(self.records, predictor, measured or None))
         self._phases["analysis"] = time.perf_counter() - start
-        self.summary["phases_s"] = dict(self._phases)
+        self.summary = replace(summary, phases_s=dict(self._phases))
 
     def _summary(self, timeline: kernel_times.Timeline | None, root: str | None,
-                 regions: set[str] | None) -> dict[str, Any]:
+                 regions: set[str] | None) -> ProfileSummary:
         assert self._tracer is not None and self.target is not None
-        target, wall = self.target, self._wall.elapsed_s() if self._wall else None
-        s: dict[str, Any] = {"name": self.name, "mode": "timed" if timeline else "analytic",
-                             "time_device": target.time_device,
-                             "timing_method": timeline.method if timeline else None,
-                             "wall_s": wall if timeline else None,
-                             "wall_uninstrumented_s": self._wall_plain}
-        s.update(summarise(self.calls, timeline, regions))
-        s["roofline_time_s"] = roofline_total(self.records)
-        if timeline is None:  # no time measured: what the prediction covers, and whether it is a lower bound
-            s["analytic_coverage"] = analytic_coverage(self.calls, self.records, target.ceilings.dram_bytes_per_s)
-            s["lower_bound"] = (s["analytic_coverage"]["time"] or 1.0) < LOWER_BOUND_COVERAGE
-        on_gpu = bool(timeline and target.time_device and target.time_device.startswith("cuda"))
-        s["gpu_busy_s"] = timeline.busy_s if on_gpu and timeline else None
-        s["gpu_span_s"] = timeline.span_s if on_gpu and timeline else None
-        s["gpu_idle_s"] = timeline.idle_s if on_gpu and timeline else None
-        s["gpu_idle_uninstrumented_s"] = (max(0.0, self._wall_plain - timeline.busy_s)
-                                          if on_gpu and timeline and self._wall_plain is not None else None)
-        s["records"] = len(self.records)
-        s["build_calls"] = self._built
-        s["skipped"] = sum(self._tracer.skipped.values())
-        s["skipped_ops"] = dict(sorted(self._tracer.skipped.items()))
-        # entry_wall_s: each entry's elapsed time, in order (a region run N times gives `roofline check` N
-        # samples of the whole region); wall_s is their sum.
-        entry_walls = {name: [w.elapsed_s() or 0.0 for w in self._region_walls[name]] for name in regions or ()}
-        s["regions"] = {name: {"entered": self._region_entries[name],
-                               "calls": sum(1 for p in self.calls if p.call.region == name),
-                               "time_s": (sum(p.time_s or 0.0 for p in self.calls if p.call.region == name)
-                                          if timeline else None),
-                               "wall_s": sum(entry_walls[name]) if timeline else None,
-                               "entry_wall_s": entry_walls[name] if timeline else None}
-                        for name in sorted(regions or ())}
-        if timeline and regions:  # regions kept: wall and idle over their entries, not the whole run
-            s["wall_s"] = sum(r["wall_s"] for r in s["regions"].values())
-            if on_gpu:  # (the warm-up, compilation and the model's build ran outside them)
-                s["gpu_span_s"] = None
-                s["gpu_busy_s"] = s["kernel_time_s"]
-                s["gpu_idle_s"] = max(0.0, s["wall_s"] - (s["kernel_time_s"] or 0.0))
-        s["module_root"] = root
-        s.update(step_totals(self.calls, self.records))
-        timed = timeline is not None
-        s["phases"] = group_totals(self.calls, self.records, lambda p: p.call.phase, timed)
-        by_region = group_totals(self.calls, self.records, lambda p: p.call.region, timed)
-        roofs = self._roofs()
-        for name, r in s["regions"].items():
-            t = by_region.get(name, {})
-            r.update(model_flops=t.get("model_flops", 0.0), min_bytes=t.get("min_bytes", 0.0))
-            r["utilization"] = utilization(t.get("model_flops_by_pipe", {}), r["min_bytes"], {
-                "kernel": r["time_s"], "predicted": None if timed else t.get("roofline_time_s")}, roofs)
-        s["utilization"] = utilization(s["model_flops_by_pipe"], s["min_bytes"], {
-            "kernel": s["kernel_time_s"], "wall": self._wall_plain if not regions else None,
-            "predicted": None if timed else s["roofline_time_s"]}, roofs, self.tokens)
-        s["dataflow"] = record_edges(self.calls, self.edges)
-        comm = communication(self.calls, self.records, s["kernel_time_s"], s["roofline_time_s"], bool(timeline),
-                             s["unattributed"])
-        if comm is not None:  # only a program that called collectives has the key
-            s["communication"] = comm
-        s["notes"] = [*target.messages, *([instrumented_note(s)] if timeline else [])]
-        if s["attention_masked_calls"]:
-            s["notes"].append(f"{s['attention_masked_calls']} attention call(s) took a mask tensor whose values were "
-                              "not read (no data, not built by Hugging Face's masking_utils from tensors with data): "
-                              "every score counted (a causal mask keeps about half)")
-        if self._built:
-            s["notes"].append(f"{self._built} calls of the model's build (before its first forward: initialisers, "
-                              "constants) left out; run the build inside roofline.region(...) to keep them")
-        s["notes"] += self._compiled_notes(s, on_gpu)
-        s["notes"] += s["utilization"]["refused"]
-        if self._tracer.stood_in:
-            said = ", ".join(f"{n} {phase}" for phase, n in sorted(self._tracer.stood_in.items()))
-            s["notes"].append(f"scalar reads without data ({said}) read as stand-ins: 1 inside an optimizer step "
-                              "(its step count), 0 after the backward (a GradScaler's found-inf) and during the "
-                              "model's build (an initialiser's check): FLOPs and bytes do not depend on them")
-        if timeline is not None and timeline.graph_s > 0:
-            share = timeline.graph_s / s["kernel_time_s"] if s["kernel_time_s"] else None
-            s["graph_replay_time_s"] = timeline.graph_s
-            s["notes"].append(f"{timeline.graph_s * 1e3:.3g} ms of kernels ({percent(share)} of the kernel time) ran "
-                              "in CUDA graph replays (torch.compile mode='reduce-overhead', or a graph the program "
-                              "captured): their ops were captured before the profile, so no op owns them and they "
-                              "are listed as unattributed; profile the step without graphs (mode='default') to "
-                              "attribute them")
-        if timeline is not None and timeline.reading_s > 0:
-            s["trace_reads_time_s"] = timeline.reading_s
-            s["notes"].append(f"{timeline.reading_s * 1e6:.3g} µs of kernels the trace ran reading mask and offset "
-                              "values (to count what a mask keeps) are left out of the kernel time")
-        if timeline is not None and timeline.overcount_s > 0:
-            s["notes"].append(f"{timeline.overcount_s * 1e6:.3g} µs more kernel time was attributed to ops than the "
-                              "device ran: some kernels were counted twice (a profiler event of a kind this tool "
-                              "does not know); the ops' times are that much high")
-        if on_gpu and self.calls and not s["kernel_time_s"]:
-            s["notes"].append(f"no device kernel ran on {target.time_device}: if the program runs on the CPU, "
-                              "profile it with device='cpu'")
-        return s
+        kept = self._regions_kept
+        compiled = compiled_code(self._compiled, self._launches[0], self._launches[1], kept)
+        return profile_summary(Run(
+            self.name, self.target, timeline, self.calls, self.edges, self.records, regions,
+            dict(self._region_entries),
+            {name: [w.elapsed_s() or 0.0 for w in self._region_walls[name]] for name in regions or ()},
+            self._wall.elapsed_s() if self._wall else None, self._wall_plain, root, self._built,
+            dict(self._tracer.skipped), dict(self._tracer.stood_in), self._roofs(), self.tokens, compiled))
 
     def _roofs(self) -> dict[str, Ceilings | None]:
         """The roofs MFU and MBU are stated against: the spec's datasheet and this machine's measured ceilings
@@ -486,29 +377,12 @@ class Profile:
             return {"datasheet": None, "measured": t.ceilings}
         return {"datasheet": gpu_ceilings(t.spec) if t.spec is not None else None, "measured": t.measured}
 
-    def _compiled_notes(self, s: dict[str, Any], on_gpu: bool) -> list[str]:
-        """What the profile says of torch.compile'd code: the compiled modules run, the Triton launches and
-        those left unattributed (the summary's `compiled`)."""
-        kept = self._regions_kept
-        modules = dict(Counter(name for name, r in self._compiled if kept is None or r in kept))
-        launches = sum(1 for r in self._launches[0] if kept is None or r in kept)
-        why = Counter(reason for r, reason in self._launches[1] if kept is None or r in kept)
-        if not modules and not launches:
-            return []
-        s["compiled"] = {"modules": modules, "triton_launches": launches,
-                         "unattributed_launches": dict(why)}
-        notes = []
-        if why:
-            reasons = "; ".join(f"{n}: {r}" for r, n in why.most_common())
-            notes.append(f"{sum(why.values())} of {launches} Triton launches of compiled code are not attributed to "
-                         f"aten ops ({reasons}): listed as unattributed kernels")
-        if modules and not self.timed:
-            notes.append("compiled code ran eager in the analytic run (no data to run compiled kernels on): the "
-                         "records are the unfused aten ops; profile it timed on a GPU to see the fused kernels")
-        elif modules and not on_gpu:
-            notes.append("compiled code ran on the CPU: its generated C++ kernels are neither timed nor counted "
-                         "(only the aten ops it still calls, such as mm): profile it on a GPU, or uncompiled")
-        return notes
+    def require_ops(self, what: str) -> None:
+        """A RooflineError when the run recorded no op (inside its regions): an empty profile would read as a
+        result, and a CI step should not pass on nothing. `what` names the program: 'train.py'."""
+        if not self.records:
+            inside = " inside its regions" if self.only_regions or self.summary.regions else ""
+            raise RooflineError(f"{what} ran no torch operator{inside}: nothing to profile")
 
     def _require(self) -> None:
         if not self._done or self._stack is not None:
@@ -518,7 +392,7 @@ class Profile:
         """The results document: the device and roofs, the records, the summary under extra['profile']."""
         self._require()
         assert self.target is not None
-        return self.target.document(self.records, extra={"profile": self.summary})
+        return self.target.document(self.records, extra={"profile": self.summary.to_dict()})
 
     def save(self, path: str | Path, force: bool = False) -> Path:
         """Write the document; an existing file is kept unless `force`."""
@@ -559,9 +433,7 @@ def profile(fn: Callable[[], Any] | None = None, *, name: str | None = None, war
     if fn is None:
         return prof
     prof.run(fn, warmup)
-    if not prof.records:  # as `roofline profile` says of a script: an empty Profile would read as a result
-        inside = " inside its regions" if regions or prof.summary.get("regions") else ""
-        raise RooflineError(f"profile: fn ran no torch operator{inside}: nothing to profile")
+    prof.require_ops("profile: fn")  # as `roofline profile` says of a script
     if energy:
         from roofline.capture.energy import measure_profile_energy
 

@@ -3,7 +3,8 @@
 A region of `roofline profile` (`with roofline.region("step"):`) has, in the document's summary, how often
 it was entered, each entry's wall time (`entry_wall_s`), and its kernel time over all entries; its
 roofline time is the sum over its records. A profile that marks no region is one region, WHOLE_RUN, with
-the run's total kernel time. Summary values that are missing or malformed are read as absent, never as 0.
+the run's total kernel time. The summary is read as `core.summary.ProfileSummary`; values that are missing or
+malformed (a time that is not a positive number, a wall missing an entry) are read as absent, never as 0.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from roofline.core.document import Document
+from roofline.core.summary import ProfileSummary
 
 WHOLE_RUN = "(whole run)"  # the region of a profile that marks none
 
@@ -37,26 +39,26 @@ def _positive(v: Any) -> float | None:
 def profile_regions(doc: Document) -> dict[str, RegionRun]:
     """The regions of a timed profile document ({} for any other): those it marked, else WHOLE_RUN (its
     total kernel time, once)."""
-    summary = doc.extra.get("profile")
-    if not isinstance(summary, dict) or summary.get("mode") == "analytic":
+    stored = doc.extra.get("profile")
+    if not isinstance(stored, dict):
+        return {}
+    summary = ProfileSummary.from_dict(stored)
+    if summary.analytic:
         return {}
 
     def roof(region: str | None) -> float:
         return sum((r.roofline_time_s or 0.0) * (r.count or 1) for r in doc.records
                    if region is None or r.region == region)
 
-    marked = summary.get("regions")
-    if not isinstance(marked, dict) or not marked:
-        return {WHOLE_RUN: RegionRun(WHOLE_RUN, 1, None, _positive(summary.get("kernel_time_s")), roof(None))}
+    if not summary.regions:
+        return {WHOLE_RUN: RegionRun(WHOLE_RUN, 1, None, _positive(summary.kernel_time_s), roof(None))}
     out = {}
-    for name, info in marked.items():
-        if not isinstance(info, dict):
-            continue
-        entered = info["entered"] if isinstance(info.get("entered"), int) and info["entered"] > 0 else 1
-        walls = info.get("entry_wall_s") if isinstance(info.get("entry_wall_s"), list) else []
+    for name, info in summary.regions.items():
+        entered = info.entered if isinstance(info.entered, int) and info.entered > 0 else 1
+        walls = info.entry_wall_s if isinstance(info.entry_wall_s, tuple) else ()
         good = [w for w in map(_positive, walls) if w is not None]
         out[str(name)] = RegionRun(str(name), entered, tuple(good) if good and len(good) == len(walls) else None,
-                                   _positive(info.get("time_s")), roof(str(name)) / entered)
+                                   _positive(info.time_s), roof(str(name)) / entered)
     return out
 
 

@@ -3,23 +3,28 @@
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import os
 import sys
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from roofline.analysis.profile_view import BY
-from roofline.cli.common import at_least, check_choice, check_outputs, note, unsaid
+from roofline.cli.common import at_least, check_choice, check_outputs, note
 from roofline.cli.results import save_and_print
 from roofline.core.device import cuda_index
-from roofline.core.errors import RooflineError, UsageError
+from roofline.core.document import Document
+from roofline.core.errors import UsageError
 from roofline.core.files import existing_file
 from roofline.core.progress import QUIET
 from roofline.report.progress import StatusLine
+
+if TYPE_CHECKING:  # torch: imported when a script is profiled, not when the command line starts
+    from roofline.capture.profile import Profile
+    from roofline.measuring.target import Target
 
 
 def profile_cmd(
@@ -65,13 +70,35 @@ def profile_cmd(
     rank, device, output = _torchrun(device, output, no_time)
     check_outputs(force, files=(output, ncu_csv))
     existing_file(script, "script")
-    from roofline.capture.script import ScriptError, profile_script  # torch: after the refusals (3 s here)
-
-    options = {"gpu": gpu, "device": device, "time": not no_time, "tokens": tokens, "db": db}
     started = time.perf_counter()
+    prof = _profile(script, args or [], region or (), json_, rank, _starting(script, device, no_time, ncu, energy),
+                    gpu=gpu, device=device, time=not no_time, tokens=tokens, db=db)
+    said = prof.target.messages if prof.target else []
+    for msg in said:
+        note(msg)
+    prof.require_ops(script.name)
+    _say(f"{prof.summary.calls or 0} op calls in {len(prof.records)} records, analysed in "
+         f"{time.perf_counter() - started:.1f} s")
+    if ncu:
+        _counters(prof, script, args or [], ncu, ncu_csv)
+    if energy:
+        _energy(prof)
+    doc = prof.document()
+    save_and_print(doc, output, force, json_ and rank == 0)
+    if rank and output is not None:
+        note(f"rank {rank}: results written to {output}")
+    elif not rank and not json_:
+        _views(doc, prof, said, top, by, depth)
+        if output is not None:
+            note(f"results written to {output}")
 
-    def starting(target: Any) -> None:
-        """Once the target is resolved and before the script runs: refuse, or say what follows."""
+
+def _starting(script: Path, device: str | None, no_time: bool, ncu: str | None,
+              energy: bool) -> Callable[[Target], None]:
+    """What runs once the target is resolved and before the script does: refuse (--counters, --energy where
+    they cannot run), or say what follows."""
+
+    def starting(target: Target) -> None:
         if ncu:
             from roofline.cli.counters import counters_target
 
@@ -80,57 +107,51 @@ def profile_cmd(
             from roofline.cli.energy import profile_energy_target
 
             profile_energy_target(target)
-        timed = getattr(target, "time_device", None) is not None  # --gpu of a GPU not here: analytic too
+        timed = target.time_device is not None  # --gpu of a GPU not here: analytic too
         _say(f"profiling {script.name} ({'timed' if timed else 'analytic'}; the script's output follows)")
         _warn_if_shared(device, no_time)
 
-    # with --json stdout carries the document alone: the script's own prints go to stderr
+    return starting
+
+
+def _profile(script: Path, args: list[str], regions: Sequence[str], json_: bool, rank: int,
+             check: Callable[[Target], None], **options: Any) -> Profile:
+    """The script profiled (capture/script.py): with --json its own prints go to stderr (stdout carries the
+    document alone); the analysis after its run (seconds on a GPU: the profiler's trace) under a moving status
+    line on rank 0, drawn from the first step the profile reports after the run; a script that raised has its
+    traceback written before the one-line error."""
+    from roofline.capture.script import ScriptError, profile_script  # torch: after the refusals (3 s here)
+
     quiet = contextlib.redirect_stdout(sys.stderr) if json_ else contextlib.nullcontext()
-    # the analysis after the script's run (seconds on a GPU: the profiler's trace) under a moving status line,
-    # drawn from the first step the profile reports after the run (the script's own output is not under it)
     line = StatusLine(shorter="--region keeps fewer op calls") if rank == 0 else contextlib.nullcontext(QUIET)
     try:
         with quiet, line as progress:
-            prof = profile_script(script, args or [], regions=region or (), check=starting, progress=progress,
-                                  **options)
+            return profile_script(script, args, regions=regions, check=check, progress=progress, **options)
     except ScriptError as exc:
         sys.stderr.write(exc.script_traceback)
         raise
-    for msg in prof.target.messages if prof.target else []:
-        note(msg)
-    if not prof.records:  # empty tables would read as a profile; a CI step should not pass on nothing
-        inside = " inside its regions" if region or prof.summary.get("regions") else ""
-        raise RooflineError(f"{script.name} ran no torch operator{inside}: nothing to profile")
-    s = prof.summary
-    _say(f"{s.get('calls', 0)} op calls in {len(prof.records)} records, analysed in "
-         f"{time.perf_counter() - started:.1f} s")
-    if ncu:
-        _counters(prof, script, args or [], ncu, ncu_csv)
-    if energy:
-        from roofline.capture.energy import model_profile_energy
-        from roofline.cli.energy import profile_energy_note
 
-        model_profile_energy(prof)
-        note(profile_energy_note(prof.records, prof.summary["energy"]))
-    doc = prof.document()
-    save_and_print(doc, output, force, json_ and rank == 0)
-    if rank:
-        if output is not None:
-            note(f"rank {rank}: results written to {output}")
-    elif not json_:
-        from roofline.analysis.profile_view import profile_view
-        from roofline.report.profile import profile_views
-        from roofline.report.text import console
 
-        con = console()
-        view = profile_view(doc, top=top, by=by, depth=depth)
-        said = prof.target.messages if prof.target else []  # noted above: the header does not repeat them
-        view = dataclasses.replace(view, summary={**view.summary, "notes": unsaid(view.summary.get("notes") or [],
-                                                                                   said)})
-        for part in profile_views(view, width=con.width):
-            con.print(part)
-        if output is not None:
-            note(f"results written to {output}")
+def _energy(prof: Profile) -> None:
+    """`--energy`: each record's modeled energy, and the step's in one note."""
+    from roofline.capture.energy import model_profile_energy
+    from roofline.cli.energy import profile_energy_note
+
+    model_profile_energy(prof)
+    if prof.summary.energy is not None:
+        note(profile_energy_note(prof.records, prof.summary.energy.to_dict()))
+
+
+def _views(doc: Document, prof: Profile, said: Sequence[str], top: int, by: str, depth: int | None) -> None:
+    """The terminal views of the profile, less the notes said already (the target's, noted above)."""
+    from roofline.analysis.profile_view import profile_view
+    from roofline.report.profile import profile_views
+    from roofline.report.text import console
+
+    con = console()
+    view = profile_view(doc, top=top, by=by, depth=depth, summary=prof.summary).without_notes(said)
+    for part in profile_views(view, width=con.width):
+        con.print(part)
 
 
 def _counters_preflight(counters: bool, no_time: bool, ncu_csv: Path | None) -> str | None:
@@ -149,7 +170,7 @@ def _counters_preflight(counters: bool, no_time: bool, ncu_csv: Path | None) -> 
     return ncu
 
 
-def _counters(prof: Any, script: Path, args: list[str], ncu: str, keep: Path | None) -> None:
+def _counters(prof: Profile, script: Path, args: list[str], ncu: str, keep: Path | None) -> None:
     """The profile's records with their Nsight Compute counters (ncu/profile.py), under a progress line
     that says ncu is slow; a join that did not match is a note (the summary's notes say why)."""
     from roofline.ncu.profile import add_counters
@@ -160,12 +181,12 @@ def _counters(prof: Any, script: Path, args: list[str], ncu: str, keep: Path | N
     _say(f"counters: running {script.name} again under Nsight Compute ({SLOW})")
     with StatusLine(shorter="leave out --counters: the timed profile alone is much quicker") as line:
         add_counters(prof, script, args, ncu, line, keep)
-    got = prof.summary.get("counters") or {}
-    if got.get("error"):
-        note(f"counters left off: {got['error']} (in {got['profiled']})")
-    else:
-        _say(f"counters of {got.get('kernels', 0)} kernels on {got.get('records', 0)} records "
-             f"({got.get('profiled')}), in {time.perf_counter() - started:.1f} s")
+    got = prof.summary.counters
+    if got is not None and got.error:
+        note(f"counters left off: {got.error} (in {got.profiled})")
+    elif got is not None:
+        _say(f"counters of {got.kernels or 0} kernels on {got.records or 0} records ({got.profiled}), in "
+             f"{time.perf_counter() - started:.1f} s")
     if keep is not None:
         note(f"ncu's raw CSV written to {keep}")
 

@@ -16,22 +16,30 @@ against its own FLOPs and minimum bytes (`core.counters.with_counters`), and its
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from roofline.capture.profile import Profile
 from roofline.core.counters import with_counters
 from roofline.core.files import atomic_write
+from roofline.core.notes import Note
 from roofline.core.progress import QUIET, Reporter
+from roofline.core.summary import CountersSummary
 from roofline.ncu.join import JoinError, Launches, is_copy, record_counters
 from roofline.ncu.read_csv import NcuKernel
 from roofline.ncu.run import kernels_from_output, run_program
 from roofline.ncu.target_profile import PROGRAM, WHOLE_RUN, write_plan
 
+# The codes of the notes `--counters` adds to the summary (core/notes.py).
+LEFT_OFF = "counters.left_off"  # the join failed: no record has counters
+OUTSIDE = "counters.outside"  # records whose kernels ran only outside the profiled entries
+JOINED = "counters.joined"  # what was profiled and joined
+NO_KERNEL = "counters.no_kernel"  # nothing for ncu to profile
+
 
 def chosen_entries(prof: Profile) -> dict[str, int] | None:
     """The 0-based entry profiled per region kept by the profile (each one's last), or None: the whole run."""
-    kept = sorted(prof.summary.get("regions") or {})
+    kept = sorted(prof.summary.regions)
     if not kept:
         return WHOLE_RUN
     return {name: len(prof.region_spans[name]) - 1 for name in kept if prof.region_spans.get(name)}
@@ -75,28 +83,24 @@ def attach(prof: Profile, kernels: Sequence[NcuKernel], entries: dict[str, int] 
 
     calls = launches(prof, entries)
     where = _where(entries, prof)
-    info: dict[str, Any] = {"source": source, "profiled": where, "kernels": len(kernels), "records": 0}
-    notes = prof.summary.setdefault("notes", [])
     try:
         found = record_counters(calls, kernels, source)
     except JoinError as exc:
-        outside = sum(u.get("launches", 0) for u in prof.summary.get("unattributed") or []
-                      if not is_copy(str(u.get("kernel", ""))))
+        outside = sum(u.launches or 0 for u in prof.summary.unattributed if not is_copy(str(u.kernel or "")))
         why = f"; {outside} kernel launch(es) ran outside any recorded op" if outside else ""
-        notes.append(f"counters left off: {exc} in {where}{why}")
-        info["error"] = str(exc)
-        prof.summary["counters"] = info
+        prof.summary = replace(prof.summary.with_notes(Note(LEFT_OFF, f"counters left off: {exc} in {where}{why}")),
+                               counters=CountersSummary(source, where, len(kernels), 0, str(exc)))
         return
     spec = prof.target.spec if prof.target else None
     for r, c in found.items():
         prof.records[r] = with_advice(with_counters(prof.records[r], c), spec)
-    info["records"] = len(found)
     timed_without = sum(1 for i, rec in enumerate(prof.records)
                         if i not in found and any(not is_copy(k) for k in rec.kernels or []))
-    if timed_without:
-        notes.append(f"{timed_without} record(s) launched kernels only outside {where}: no counters")
-    notes.append(f"counters: {len(kernels)} kernels of {where} under Nsight Compute, per call")
-    prof.summary["counters"] = info
+    notes = [Note(OUTSIDE, f"{timed_without} record(s) launched kernels only outside {where}: no counters")
+             ] if timed_without else []
+    notes.append(Note(JOINED, f"counters: {len(kernels)} kernels of {where} under Nsight Compute, per call"))
+    prof.summary = replace(prof.summary.with_notes(*notes),
+                           counters=CountersSummary(source, where, len(kernels), len(found)))
 
 
 def add_counters(prof: Profile, script: Path, args: Sequence[str], ncu: str, reporter: Reporter = QUIET,
@@ -106,9 +110,9 @@ def add_counters(prof: Profile, script: Path, args: Sequence[str], ncu: str, rep
     entries = chosen_entries(prof)
     expected = sum(1 for c in launches(prof, entries) for k in c.kernels if not is_copy(k))
     if not expected:  # nothing for ncu to profile (ncu would print no CSV at all)
-        prof.summary.setdefault("notes", []).append(f"counters: no kernel ran in {_where(entries, prof)}")
-        prof.summary["counters"] = {"source": f"ncu ({ncu})", "profiled": _where(entries, prof), "kernels": 0,
-                                    "records": 0}
+        where = _where(entries, prof)
+        prof.summary = replace(prof.summary.with_notes(Note(NO_KERNEL, f"counters: no kernel ran in {where}")),
+                               counters=CountersSummary(f"ncu ({ncu})", where, 0, 0))
         return prof
     kernels = profile_kernels(prof, script, args, entries, ncu, expected, reporter, keep_csv)
     attach(prof, kernels, entries, f"ncu ({ncu})")

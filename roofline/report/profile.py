@@ -13,9 +13,8 @@ ones by roofline time, said "predicted".
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from rich import box
 from rich.console import Group, RenderableType
@@ -28,6 +27,7 @@ from roofline.analysis.whatif import KIND_ORDER, KINDS, WhatIf
 from roofline.core.format import count, duration, percent, si
 from roofline.core.model import above_roof, pipe_label
 from roofline.core.record import PHASES, ROOT_MODULE
+from roofline.core.summary import StepPrediction, Utilization
 
 ROOT = ROOT_MODULE  # the module name shown for ops the root module runs itself
 ELLIPSIS = "…"
@@ -159,20 +159,22 @@ def _fusion_cell(cell: str, width: int) -> str:
 
 # -- views --------------------------------------------------------------------------------------------------
 
-def utilization_line(u: Mapping[str, Any]) -> str | None:
+def utilization_line(u: Utilization | None) -> str | None:
     """'MFU 41.3%, MBU 12.0% (kernel time, datasheet BF16 tensor 989 TFLOP/s), 4.21k tokens/s': the first time
     and roof that have a figure (analysis/utilization.py); None when none has."""
-    peak = u.get("peak") or {}
+    if u is None:
+        return None
     for kind in TIMES:
         for roof in ("datasheet", "measured"):
-            mfu = (u.get("mfu", {}).get(kind) or {}).get(roof)
-            mbu = (u.get("mbu", {}).get(kind) or {}).get(roof)
+            mfu = (u.mfu.get(kind) or {}).get(roof)
+            mbu = (u.mbu.get(kind) or {}).get(roof)
             if mfu is None and mbu is None:
                 continue
             said = ", ".join(f"{name} {percent(x)}" for name, x in (("MFU", mfu), ("MBU", mbu)) if x is not None)
-            rate = peak.get(f"{roof}_flops_per_s")
-            where = f"{roof} {pipe_label(peak['pipe'])} {si(rate, 'FLOP/s')}" if rate and peak.get("pipe") else roof
-            tokens = (u.get("tokens_per_s") or {}).get(kind)
+            pipe = u.peak.pipe if u.peak is not None else None
+            rate = u.peak.flops_per_s.get(roof) if u.peak is not None else None
+            where = f"{roof} {pipe_label(pipe)} {si(rate, 'FLOP/s')}" if rate and pipe else roof
+            tokens = (u.tokens_per_s or {}).get(kind)
             named = "roofline" if kind == "predicted" else kind  # an analytic run's: the sum of roofline times
             return f"{said} ({named} time, {where})" + (f", {si(tokens).replace(' ', '')} tokens/s" if tokens else "")
     return None
@@ -181,65 +183,65 @@ def utilization_line(u: Mapping[str, Any]) -> str | None:
 def _from_db(view: ProfileView) -> bool:
     """An analytic profile with an operator database's prediction beside the bound (prediction_pairs): its sums
     of roofline times are named the bound, not "predicted", which the database's times are."""
-    return bool((view.summary.get("prediction") or {}).get("calls_from_db"))
+    p = view.summary.prediction
+    return bool(p is not None and p.calls_from_db)
 
 
 def header(view: ProfileView, width: int = 80) -> Text:
     """Name, device, wall and kernel time, GPU idle, coverage, ops without formula, FLOPs, the collectives'
     share: packed in lines of `width`; the summary's notes after them."""
     s, predicted = view.summary, view.predicted
-    where = s.get("time_device") or ("analytic, no data" if predicted else "")
-    out = Text(f"{s.get('name') or 'profile'}: {'predicted' if predicted else 'measured'} on "
+    where = s.time_device or ("analytic, no data" if predicted else "")
+    out = Text(f"{s.name or 'profile'}: {'predicted' if predicted else 'measured'} on "
                f"{view.device or 'an unknown device'}" + (f" ({where})" if where else ""), style="bold")
     pairs: list[str] = []
     if predicted:
-        low = bool(s.get("lower_bound"))  # ops without formula hold time the sum leaves out
+        low = bool(s.lower_bound)  # ops without formula hold time the sum leaves out
         # with an operator database's prediction beside it (prediction_pairs), the sum is the bound, named so
         what = "roofline step" if _from_db(view) else "predicted step"
         pairs.append(f"{what} {'at least ' if low else ''}{duration(view.total_s)} (sum of roofline times"
                      + ("; a lower bound: ops without formula" if low else "") + ")")
-        cov = s.get("analytic_coverage") or {}
-        if cov.get("time") is not None:
-            pairs.append(f"coverage {percent(cov['time'], nonzero=True)} of the time, "
-                         f"{percent(cov.get('calls'), nonzero=True)} of calls")
+        cov = s.analytic_coverage
+        if cov is not None and cov.time is not None:
+            pairs.append(f"coverage {percent(cov.time, nonzero=True)} of the time, "
+                         f"{percent(cov.calls, nonzero=True)} of calls")
     else:
-        if s.get("wall_s") is not None:
-            plain = s.get("wall_uninstrumented_s")
-            pairs.append(f"wall {duration(s['wall_s'])}" + (f" (plain call {duration(plain)})" if plain else ""))
-        if s.get("kernel_time_s") is not None:
-            pairs.append(f"kernel time {duration(s['kernel_time_s'])}")
-        if s.get("gpu_idle_s") is not None:
-            wall = s.get("wall_s")
-            pairs.append(f"GPU idle {duration(s['gpu_idle_s'])}" + (f" ({percent(s['gpu_idle_s'] / wall, 0)} of wall)"
-                                                                      if wall else ""))
-        if s.get("coverage") is not None:
-            pairs.append(f"coverage {percent(s['coverage'], nonzero=True)}")
-    missing = s.get("without_formula") or []
-    calls = sum(int(m.get("calls") or 0) for m in missing)
+        if s.wall_s is not None:
+            plain = s.wall_uninstrumented_s
+            pairs.append(f"wall {duration(s.wall_s)}" + (f" (plain call {duration(plain)})" if plain else ""))
+        if s.kernel_time_s is not None:
+            pairs.append(f"kernel time {duration(s.kernel_time_s)}")
+        if s.gpu_idle_s is not None:
+            wall = s.wall_s
+            pairs.append(f"GPU idle {duration(s.gpu_idle_s)}" + (f" ({percent(s.gpu_idle_s / wall, 0)} of wall)"
+                                                                   if wall else ""))
+        if s.coverage is not None:
+            pairs.append(f"coverage {percent(s.coverage, nonzero=True)}")
+    missing = s.without_formula
+    calls = sum(int(m.calls or 0) for m in missing)
     pairs.append(f"ops without formula {len(missing)}"
                  + (f" ({count(calls)} call{'' if calls == 1 else 's'})" if missing else ""))
-    if s.get("flops") is not None:
-        pairs.append(f"FLOPs {si(s['flops'])}" + (f" (matmul {si(s['flops_matmul'])})" if s.get("flops_matmul")
-                                                 else ""))
-    if s.get("bytes") is not None:
-        pairs.append(f"bytes {si(s['bytes'], 'B')}")
-    comm = s.get("communication")
-    if isinstance(comm, Mapping):
-        share = comm.get("roofline_share" if predicted else "share")
-        pairs.append(f"communication {percent(share, nonzero=True)} ({count(comm.get('calls') or 0)} "
-                     f"collective call{'' if comm.get('calls') == 1 else 's'})")
-    util = utilization_line(s.get("utilization") or {})
+    if s.flops is not None:
+        pairs.append(f"FLOPs {si(s.flops)}" + (f" (matmul {si(s.flops_matmul)})" if s.flops_matmul else ""))
+    if s.bytes is not None:
+        pairs.append(f"bytes {si(s.bytes, 'B')}")
+    comm = s.communication
+    if comm is not None:
+        share = comm.roofline_share if predicted else comm.share
+        pairs.append(f"communication {percent(share, nonzero=True)} ({count(comm.calls or 0)} "
+                     f"collective call{'' if comm.calls == 1 else 's'})")
+    util = utilization_line(s.utilization)
     if util:
         pairs.append(util)
-    phases = s.get("phases") or {}
+    phases = s.phases
     if len(phases) > 1:
-        key = "roofline_time_s" if predicted else "time_s"
-        pairs.append("phases " + ", ".join(f"{name} {duration(phases[name].get(key))}"
-                                           for name in PHASES if name in phases))
-    if s.get("regions"):
-        pairs.append("regions " + ", ".join(sorted(s["regions"])))
+        pairs.append("phases " + ", ".join(
+            f"{name} {duration(phases[name].roofline_time_s if predicted else phases[name].time_s)}"
+            for name in PHASES if name in phases))
+    if s.regions:
+        pairs.append("regions " + ", ".join(sorted(s.regions)))
     pairs.append(f"{count(view.records)} records, {count(view.calls)} calls")
-    pairs += prediction_pairs(s.get("prediction"))
+    pairs += prediction_pairs(s.prediction)
     line = ""
     for p in pairs:
         if line and len(line) + 3 + len(p) > width:
@@ -248,29 +250,29 @@ def header(view: ProfileView, width: int = 80) -> Text:
         line = f"{line}   {p}" if line else p
     if line:
         out.append("\n" + line)
-    for note in s.get("notes") or []:
+    for note in s.notes:
         out.append("\n" + note, style="dim")
     return out
 
 
-def prediction_pairs(p: Mapping[str, Any] | None) -> list[str]:
+def prediction_pairs(p: StepPrediction | None) -> list[str]:
     """The header's predicted step (analysis/predict_step.py): the kernels' prediction and interval, beside the
     bound and the measured kernel time, and where it came from."""
-    if not isinstance(p, Mapping) or p.get("predicted_kernel_time_s") is None:
+    if p is None or p.predicted_kernel_time_s is None:
         return []
-    if not p.get("calls_from_db"):  # no database (or none of its families): the bound, said in one line
-        return [f"prediction: {p.get('prediction_source')}"]
-    k = p["predicted_kernel_time_s"]
-    measured = p.get("measured_kernel_time_s")
-    out = [f"predicted kernels {duration(k)} ({duration(p.get('predicted_kernel_low_s'))}-"
-           f"{duration(p.get('predicted_kernel_high_s'))}), bound {duration(p.get('bound_time_s'))}"]
+    if not p.calls_from_db:  # no database (or none of its families): the bound, said in one line
+        return [f"prediction: {p.prediction_source}"]
+    k = p.predicted_kernel_time_s
+    measured = p.measured_kernel_time_s
+    out = [f"predicted kernels {duration(k)} ({duration(p.predicted_kernel_low_s)}-"
+           f"{duration(p.predicted_kernel_high_s)}), bound {duration(p.bound_time_s)}"]
     if measured and k:  # its own pair: the header packs pairs in 80 columns
-        lo, hi = p.get("predicted_kernel_low_s") or 0.0, p.get("predicted_kernel_high_s") or 0.0
+        lo, hi = p.predicted_kernel_low_s or 0.0, p.predicted_kernel_high_s or 0.0
         out.append(f"measured {measured / k:.2f}x the prediction ({'inside' if lo <= measured <= hi else 'outside'} "
                    "its interval)")
-    if p.get("predicted_launch_gaps_s"):
-        out.append(f"eager step {duration(p.get('predicted_step_s'))} with launch gaps")
-    out.append(f"predicted from {p.get('prediction_source')}")
+    if p.predicted_launch_gaps_s:
+        out.append(f"eager step {duration(p.predicted_step_s)} with launch gaps")
+    out.append(f"predicted from {p.prediction_source}")
     return out
 
 
@@ -306,7 +308,7 @@ def top_table(view: ProfileView, width: int = 80) -> Table:
     what = ("roofline time" if _from_db(view) else "predicted time (roofline)") if predicted else "measured time"
     caption = None if predicted else "headroom: time - roofline time"
     if not predicted and any(above_roof(x.roof_fraction) for x in lines):
-        caption += f"; {ABOVE_MARK}: above its roof (its roof or model is wrong)"
+        caption = f"{caption}; {ABOVE_MARK}: above its roof (its roof or model is wrong)"
     if basis is not None:
         caption = f"{caption + '; ' if caption else ''}bytes ×min: ncu {basis} bytes / minimum"
     if pred:
