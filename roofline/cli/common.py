@@ -151,12 +151,6 @@ def note(msg: str) -> None:
     console(stderr=True).print(f"[yellow]note:[/yellow] {msg}", soft_wrap=True)
 
 
-def unsaid(notes: list[str] | tuple[str, ...], said: list[str]) -> list[str]:
-    """The notes a view shows when `said` went to stderr already (a target's messages, which every command
-    prints as a note: 'measured this CPU's roofline (cached in ...)'): each said once. The document keeps all."""
-    return [n for n in notes if n not in said]
-
-
 def check_choice(flag: str, value: str | None, choices: tuple[str, ...]) -> None:
     """A usage error unless `value` is None or one of `choices`."""
     if value is not None and value not in choices:
