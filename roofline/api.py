@@ -15,8 +15,8 @@ from roofline.measuring.runner import measure
 from roofline.report.chart.model import ROOF_CHOICES
 
 if TYPE_CHECKING:
-    from roofline.measuring.target import RoofChoice
     from roofline.core.record import Record
+    from roofline.measuring.target import RoofChoice
     from roofline.ops.base import Operator
 
 __all__ = ["analyze", "measure"]

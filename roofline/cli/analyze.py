@@ -106,7 +106,8 @@ def run_analyze(op_name: str, shape: dict[str, Any], *, dtype: str | None, gpu: 
                       counters=counters, db=db)
     labels = {id(op): f"{op_name} {' '.join(f'{k}={s[k]}' for k in swept)}" for op, s in zip(ops, shapes, strict=True)}
     where = Where(gpu, device, not no_time, cast("RoofChoice | None", roof))  # checked: one of ROOF_CHOICES
-    placed = place_ops(entries, where, options, say=note, shorter=SHORTER, step=lambda e: labels[id(e.op)], extra={"sweep": swept} if swept else None)
+    placed = place_ops(entries, where, options, say=note, shorter=SHORTER, step=lambda e: labels[id(e.op)],
+                       extra={"sweep": swept} if swept else None)
     save_and_print(placed.document, output, force, json_)
     if not json_:
         show_placed(placed, f"{op_name} sweep of {', '.join(swept)} on {placed.target.ceilings.device_name}")
