@@ -441,7 +441,7 @@ def test_an_eager_and_a_compiled_profile_share_their_region() -> None:
     from roofline.core.document import read_document
 
     where = Path(__file__).parent.parent / "docs" / "results" / "compiled-models"
-    compiled, eager = (read_document(where / f"compiled_mlp_{k}.json") for k in ("compiled", "eager"))
+    compiled, eager = (read_document(where / f"compiled_mlp_{k}.json.gz") for k in ("compiled", "eager"))
     report = judge(compiled, eager)
     region = [r for r in report.rows if r.name.startswith("region")]
     assert len(region) == 1 and region[0].change == pytest.approx(2.187 / 2.503 - 1, abs=1e-3)

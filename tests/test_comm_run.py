@@ -280,7 +280,7 @@ def test_the_collectives_table_reads_its_rates_in_one_unit_that_fits_them() -> N
     the same records at 1/10,000 of those rates read in MB/s (34.6, not 0.0346 GB/s)."""
     from roofline.report.comm import collectives_table
 
-    doc = read_document(ROOT / "docs" / "results" / "collectives" / "comm.json")
+    doc = read_document(ROOT / "docs" / "results" / "collectives" / "comm.json.gz")
     text = rendered(collectives_table(doc), 80)
     assert "busbw\nGB/s" not in text and "GB/s" in text.splitlines()[2] and "346" in text
     rates = ("algbw_bytes_per_s", "busbw_bytes_per_s")

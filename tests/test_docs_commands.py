@@ -36,7 +36,7 @@ FIXTURES = {
     "results.json": H200 / "timing-vs-ncu" / "2026-11-30_kernels1.json",
     "before.json": H200 / "timing-vs-ncu" / "2026-11-30_kernels1.json",
     "after.json": H200 / "timing-vs-ncu" / "2026-11-30_kernels2.json",
-    "model_profile.json": H200 / "model-profiles" / "vit_profile.json",
+    "model_profile.json": ROOT / "tests" / "data" / "vit_profile.json",
     "baselines/h200.json": H200 / "timing-vs-ncu" / "2026-11-30_kernels1.json",
     # `ncu --csv --page raw` of examples/cnn.py --preset tiny's forward on the H200 (2026-12-01, 110 kernels)
     "app.csv": ROOT / "tests" / "data" / "ncu_forward.csv",
@@ -80,8 +80,8 @@ def cpu_settings(argv: list[str]) -> list[str] | None:
         return None
     if argv[0] == "analyze" and "--no-time" not in argv:
         return [*argv, "--no-time"]
-    if argv[0] == "calibrate" and "--ops" not in argv:  # --ops refuses --quick: its --budget is the size
-        return [*argv, "--quick"]
+    if argv[0] == "calibrate" and argv[1:2] not in (["ops"], ["energy"]) and "--ops" not in argv:
+        return [*argv, "--quick"]  # the ceilings alone: the modes take no --quick (the sweep's --budget is its size)
     if argv[0] == "run":
         return [*argv, "--no-kernels"]
     if argv[0] == "collectives" and "--sizes" not in argv:  # gloo over 1KiB..64MiB is ~20 s on 2 cores

@@ -2,7 +2,7 @@
 chart model's, checked as text here and in a real browser (headless Chromium driven by Selenium) below.
 
 Data: tests/data/results_h200.json (6 timed records on an H200, datasheet and measured ceilings),
-tests/data/results_analytic.json (5 analytic records), and the H200 ViT profile committed under docs/results
+tests/data/results_analytic.json (5 analytic records), and the H200 ViT profile tests/data/vit_profile.json
 (151 records with a what-if and module roll-up). Browser tests skip, saying why, where no Chromium, ChromeDriver
 or selenium is installed (.ci/run installs them). Set ROOFLINE_SCREENSHOTS=DIR to keep the screenshots.
 """
@@ -30,7 +30,7 @@ from roofline.report.html import ROLLUP_ROWS, TIP_NAMES, report_html
 
 H200 = DATA / "results_h200.json"
 ANALYTIC = DATA / "results_analytic.json"
-VIT = ROOT / "docs" / "results" / "model-profiles" / "vit_profile.json"
+VIT = DATA / "vit_profile.json"
 # Issue 20: "a few hundred KB at most for a 300-op profile".
 MAX_300_OP_BYTES = 400_000
 

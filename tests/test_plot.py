@@ -958,12 +958,12 @@ def test_table_labels_too_long_for_the_figure_are_shortened() -> None:
 
 
 def test_the_note_on_records_not_drawn_stays_inside_the_figure() -> None:
-    """docs/results/model-profiles/vit_profile.json: 39 records not drawn (2,753 characters named one by one).
+    """tests/data/vit_profile.json (ViT-B/16 on the H200): 39 records not drawn (2,753 characters named one by one).
     The note was cut at 160 characters and ran off a 10 in figure's right edge: it is grouped by reason, wraps,
     and every line ends inside the figure."""
     from roofline.core.document import read_document
 
-    fig = build_figure([read_document(ROOT / "docs/results/model-profiles/vit_profile.json")])
+    fig = build_figure([read_document(DATA / "vit_profile.json")])
     (note,) = artists(fig, "note:skipped").values()
     renderer = fig.canvas.get_renderer()
     box = note.get_window_extent(renderer)

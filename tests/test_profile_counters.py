@@ -1,6 +1,6 @@
 """`roofline profile --counters` on the CPU: ncu's kernels joined to a profile's by position and name, on real H200
 data. tests/data/ncu_forward.csv is `ncu --nvtx --nvtx-include forward/` of `examples/cnn.py --preset tiny` (110
-kernels); docs/results/model-profiles/ holds a real profile of examples/vit.py (vit_profile.json, CUPTI's
+kernels); tests/data/ holds a real H200 profile of examples/vit.py (vit_profile.json, CUPTI's
 kernel names through torch.profiler) and ncu's CSV of the same forward (vit_ncu.csv.gz): the two tools' own
 spellings of the same kernels. Then the per-call counters, the entry gate of the child, the CLI's refusals and
 the counter gate on a profile document."""
@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import gzip
 import json
+from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -17,12 +18,13 @@ import pytest
 from helpers import DATA, ROOT, run, write
 
 from roofline.core.record import Record
+from roofline.core.summary import ProfileSummary, RegionSummary, UnattributedKernel
 from roofline.ncu.join import JoinError, Launches, is_copy, kernel_key, pair, record_counters
 from roofline.ncu.read_csv import DRAM_READ, DRAM_WRITE, read_raw_csv
 from roofline.ncu.target_profile import EntryGate
 
 FORWARD = DATA / "ncu_forward.csv"
-VIT = ROOT / "docs" / "results" / "model-profiles"
+VIT = DATA  # vit_profile.json and vit_ncu.csv.gz
 
 
 def cupti_form(name: str) -> str:
@@ -145,11 +147,11 @@ def _fake_profile(kernels: list, regions: bool = True) -> SimpleNamespace:
                       bytes_written=500.0, bytes=1000.0, kernels=["k"], count=2) for _ in kernels]
     return SimpleNamespace(calls=calls, records=records, target=None,
                            region_spans={"forward": [(0, 110), (110, 220)]} if regions else {},
-                           summary={"regions": {"forward": {}} if regions else {}, "notes": [], "unattributed": []})
+                           summary=ProfileSummary(regions={"forward": RegionSummary()} if regions else {}))
 
 
 def test_the_last_entry_is_joined_and_each_record_derived() -> None:
-    from roofline.ncu.profile import attach, chosen_entries, launches
+    from roofline.ncu.profile import JOINED, attach, chosen_entries, launches
 
     kernels = read_raw_csv(FORWARD)
     prof = _fake_profile(kernels)
@@ -159,8 +161,9 @@ def test_the_last_entry_is_joined_and_each_record_derived() -> None:
     attach(prof, kernels, entries, "ncu (test)")
     rec = prof.records[108]
     assert rec.counters is not None and rec.counters.excess_traffic == pytest.approx(77.824)  # 77,824 / 1,000
-    assert prof.summary["counters"]["records"] == 110
-    assert "region 'forward' (entry 2 of 2)" in prof.summary["counters"]["profiled"]
+    assert prof.summary.counters.records == 110
+    assert "region 'forward' (entry 2 of 2)" in prof.summary.counters.profiled
+    assert [n.code for n in prof.summary.notes] == [JOINED]
     assert prof.records[108].advice is not None  # advice redone with the counters
 
 
@@ -172,14 +175,15 @@ def test_without_regions_the_whole_run_is_joined() -> None:
 
 
 def test_a_mismatch_leaves_every_record_without_counters_and_says_why() -> None:
-    from roofline.ncu.profile import attach
+    from roofline.ncu.profile import LEFT_OFF, attach
 
     kernels = read_raw_csv(FORWARD)
     prof = _fake_profile(kernels)
-    prof.summary["unattributed"] = [{"kernel": "triton_poi_fused_0", "launches": 3, "time_s": 1e-5}]
+    prof.summary = replace(prof.summary, unattributed=(UnattributedKernel("triton_poi_fused_0", 3, 1e-5),))
     attach(prof, kernels[:-1], {"forward": 1}, "ncu (test)")
     assert all(r.counters is None for r in prof.records)
-    (msg,) = prof.summary["notes"]
+    (msg,) = prof.summary.notes
+    assert msg.code == LEFT_OFF and prof.summary.counters.error in msg
     assert msg.startswith("counters left off: ncu profiled 109 kernels where the profile saw 110")
     assert "3 kernel launch(es) ran outside any recorded op" in msg
 
@@ -202,7 +206,7 @@ esac
     prof.target = SimpleNamespace(device_info={"name": "NVIDIA H200"}, spec=None)
     keep = tmp_path / "forward.csv"
     add_counters(prof, ROOT / "examples" / "cnn.py", ["--preset", "tiny"], str(ncu), keep_csv=keep)
-    assert prof.summary["counters"]["records"] == 110 and keep.read_text() == FORWARD.read_text()
+    assert prof.summary.counters.records == 110 and keep.read_text() == FORWARD.read_text()
     args = (tmp_path / "args").read_text().split()
     assert args[:8] == ["--profile-from-start", "off", "--clock-control", "none", "--print-units", "base", "--nvtx",
                         "--metrics"]

@@ -24,7 +24,7 @@ def existing_file(path: str | os.PathLike[str], what: str) -> Path:
 def read_text(path: str | os.PathLike[str], what: str, error: type[RooflineError] = UsageError,
               missing: str | None = None, newline: str | None = None) -> str:
     """The text of a file the user names (`what`: 'results file'), decompressed when its name ends in .gz (a
-    database or a results file kept gzipped, as docs/results keeps them); one that is missing (`missing`, default
+    database or a results file kept gzipped: roofline/_opdata's, docs/results'); one that is missing (`missing`, default
     'no such results file'), a folder ('/tmp: a folder, not a results file'), unreadable or a broken gzip stream
     is one `error` line naming the path once. Text that is not UTF-8 raises UnicodeDecodeError, which each reader
     words."""

@@ -2,7 +2,7 @@
 model's op from the sweep's warm and flushed points; on the H200 it gives ResNet-50's batch norms at batch 32
 15-20% slow.)
 
-    python scripts/experiments/l2_states.py OUT.json [--profiles docs/results/predict/profiles-1708]
+    python scripts/experiments/l2_states.py OUT.json [--profiles docs/results/predict/profiles-h100-0742]
 
 The batch norms, ReLUs, casts, multiplies and adds of the stored ResNet-50 (batch 32) and Llama prefill profiles,
 each catalog shape once, timed by CUDA events around the op alone in four states of the L2 before each call:
@@ -54,7 +54,7 @@ def _records(profiles: Path) -> list[dict[str, Any]]:
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
-    ap.add_argument("--profiles", type=Path, default=Path("docs/results/predict/profiles-1708"))
+    ap.add_argument("--profiles", type=Path, default=Path("docs/results/predict/profiles-h100-0742"))
     a = ap.parse_args()
     import torch
 

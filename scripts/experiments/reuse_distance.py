@@ -1,8 +1,10 @@
 """Does a reuse-distance rule for which inputs are still in the L2 predict a model's step better than
 `warm_blend`'s share of bytes written? (issue 32; offline, on stored profiles; ~75 s on the CPU)
 
-    python scripts/experiments/reuse_distance.py [--profiles docs/results/predict/profiles-1708]
-                                                 [--db docs/results/predict/h200-ops-1708-copy.json.gz]
+    python scripts/experiments/reuse_distance.py [--profiles docs/results/predict/profiles-h100-0742]
+                                                 [--db roofline/_opdata/h100-sxm.json.gz]
+
+(Its answer was read on the H200's profiles of 2026-12-02, which git keeps: docs/history.md.)
 
 For each record, the bytes it reads of an earlier record's output (the profile's dataflow rows) that an LRU L2 of
 `capacity` would still hold: min(edge bytes, capacity - the bytes the records between them moved); the rest of
@@ -84,8 +86,8 @@ def step_errors(profiles: Path, db: opdb.OpDB, mode: str, capacity_share: float)
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--profiles", type=Path, default=Path("docs/results/predict/profiles-1708"))
-    ap.add_argument("--db", type=Path, default=Path("docs/results/predict/h200-ops-1708-copy.json.gz"))
+    ap.add_argument("--profiles", type=Path, default=Path("docs/results/predict/profiles-h100-0742"))
+    ap.add_argument("--db", type=Path, default=Path("roofline/_opdata/h100-sxm.json.gz"))
     a = ap.parse_args()
     db = opdb.read(a.db)
     print(f"{'':24s}" + " ".join(f"{c[:6]:>6s}" for c in CASES))

@@ -6,10 +6,10 @@
 # accuracy script 1-3 minutes, cut at PREDICT_ACCURACY_S (default 240 s; it writes its JSON after every case).
 # One 10-minute device call runs `bash scripts/gpu_check.sh predict` whole from nothing (398 s on an H100,
 # 2026-12-06: the sweep 296 s, the cases 92 s). The database is copied to $OUT/h200-ops.json as soon as the sweep ends; with W set to the same folder a later call resumes it,
-# and on a fresh machine PREDICT_SEED=docs/results/predict/h200-ops-HHMM*.json.gz starts from a stored one (the
-# newest: h200-ops-1708-copy.json.gz, 2953 points; its 1165 points timed by events, the sweep's timer for operators
-# over 20 us before 2026-12-06, are timed again by their kernels' timestamps, ~2 minutes); on an H100,
-# h100-ops-0718-scratch.json.gz (3087 points and the L2 write-back readings, swept from nothing on 2026-12-06).
+# and on a fresh machine PREDICT_SEED starts from a database the package ships (roofline/_opdata, one per spec id):
+# PREDICT_SEED=roofline/_opdata/h200-sxm.json.gz (2953 points; the 1165 of them timed by events, as the sweep then
+# timed operators over 20 us, are timed again by their kernels' timestamps, ~2 minutes), or on an H100
+# PREDICT_SEED=roofline/_opdata/h100-sxm.json.gz (3087 points and the L2 write-back readings: nothing left to sweep).
 # Sourced by scripts/gpu_check.sh, in its shell: $OUT, $W, $S, $RL, log.
 log "predict: operator sweep (roofline calibrate --ops --budget ${PREDICT_BUDGET:-8m}) then scripts/predict_accuracy.py"
 if [ -n "${PREDICT_SEED:-}" ] && [ ! -s "$W/h200-ops.json" ]; then  # a stored database: the sweep adds what it lacks
