@@ -18,10 +18,11 @@ from roofline.core.validate import command_line
 
 HELP = "How fast each deep-learning operator could run on a GPU, how fast it does, and why."
 # The commands, in the order `roofline --help` lists them: (name, module, attribute, whether it is a group).
-# A group's attribute is its typer app, or a function of the sub-command the command line names (analyze).
+# A group's attribute is its typer app, or a function of the sub-command the command line names (analyze); a
+# group whose app has a callback (calibrate) runs it alone too, with the callback's docstring as its help.
 COMMANDS: list[tuple[str, str, str, bool]] = [
     ("device", "roofline.cli.specs", "device_cmd", False),
-    ("calibrate", "roofline.cli.calibrate", "calibrate_cmd", False),
+    ("calibrate", "roofline.cli.calibrate", "calibrate_app", True),
     ("run", "roofline.cli.run", "run_cmd", False),
     ("profile", "roofline.cli.profile", "profile_cmd", False),
     ("sol", "roofline.cli.sol", "sol_cmd", False),
@@ -79,19 +80,29 @@ def build_app(argv: list[str] | None = None) -> Any:
             for info in sub_app.registered_commands:  # each sub-command's help as its own command's
                 doc = info.help or (info.callback.__doc__ if info.callback else None)
                 info.help, info.short_help = help_paragraphs(doc), info.short_help or short_help(doc)
-            app.add_typer(sub_app, name=name)
+            own = sub_app.registered_callback.callback.__doc__ if sub_app.registered_callback else None
+            if own:  # a group that runs alone too (calibrate): its callback's docstring is its help
+                app.add_typer(sub_app, name=name, help=help_paragraphs(own), short_help=short_help(own))
+            else:
+                app.add_typer(sub_app, name=name)
         else:
             app.command(name, help=help_paragraphs(obj.__doc__), short_help=short_help(obj.__doc__))(obj)
     return app
 
 
 def _commands_class() -> Any:
-    """The app's group class: a Ctrl-C inside any command becomes an `Interrupted`, which `main` reports in one
-    line (typer turns a KeyboardInterrupt into a silent exit 130, and the command's own word on what it kept
-    into nothing)."""
+    """The app's group class: its commands in the order of `COMMANDS` (typer puts the groups after the plain
+    commands), and a Ctrl-C inside any command becomes an `Interrupted`, which `main` reports in one line (typer
+    turns a KeyboardInterrupt into a silent exit 130, and the command's own word on what it kept into nothing)."""
     from typer.core import TyperGroup
 
+    order = {name: i for i, (name, *_) in enumerate(COMMANDS)}
+
     class Commands(TyperGroup):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self.commands = dict(sorted(self.commands.items(), key=lambda item: order.get(item[0], len(order))))
+
         def invoke(self, ctx: Any) -> Any:
             try:
                 return super().invoke(ctx)
@@ -137,28 +148,37 @@ def main(argv: list[str] | None = None, answered: dict[str, bool] | None = None)
         sys.stderr.write(f"error: could not write the output: {exc.strerror}\n")
         return 1
     except Exception as exc:
-        if type(exc).__name__ in ("Exit", "Abort"):  # typer.Exit, typer.Abort (typer may vendor click)
-            return int(getattr(exc, "exit_code", Interrupted.exit_code))
-        # click's exceptions (typer may vendor its own click): usage errors are one line, exit 2.
-        if type(exc).__name__ == "NoArgsIsHelpError":  # `roofline analyze`: the group's help
-            try:
-                sys.stdout.write(exc.format_message() + "\n")  # type: ignore[attr-defined]
-                sys.stdout.flush()
-            except BrokenPipeError:  # `roofline analyze | head`, as the commands' own output above
-                pass
-            return 0
-        if hasattr(exc, "format_message") and hasattr(exc, "exit_code"):
-            msg = " ".join(exc.format_message().split())
-            if type(exc).__name__ == "NoSuchOption" and argv[:1] == ["profile"] and "--" not in argv:
-                msg += " (the script's own options go after --: roofline profile SCRIPT -- --preset tiny)"
-            sys.stderr.write(f"error: {msg}\n")
-            return int(exc.exit_code)
-        raise
+        code = typer_exit(exc, argv)
+        if code is None:
+            raise
+        return code
     return rv if isinstance(rv, int) else 0
 
 
+def typer_exit(exc: Exception, argv: list[str]) -> int | None:
+    """The exit status of an exception typer or click raised (typer may vendor its own click, so they are known
+    by name): `typer.Exit` and `Abort` their own, a usage error one line on stderr and 2, `roofline analyze`
+    alone its group's help on stdout and 0; None for any other exception."""
+    if type(exc).__name__ in ("Exit", "Abort"):  # typer.Exit, typer.Abort
+        return int(getattr(exc, "exit_code", Interrupted.exit_code))
+    if type(exc).__name__ == "NoArgsIsHelpError":  # `roofline analyze`: the group's help
+        try:
+            sys.stdout.write(exc.format_message() + "\n")  # type: ignore[attr-defined]
+            sys.stdout.flush()
+        except BrokenPipeError:  # `roofline analyze | head`, as the commands' own output above
+            pass
+        return 0
+    if hasattr(exc, "format_message") and hasattr(exc, "exit_code"):
+        msg = " ".join(exc.format_message().split())
+        if type(exc).__name__ == "NoSuchOption" and argv[:1] == ["profile"] and "--" not in argv:
+            msg += " (the script's own options go after --: roofline profile SCRIPT -- --preset tiny)"
+        sys.stderr.write(f"error: {msg}\n")
+        return int(exc.exit_code)
+    return None
+
+
 def interrupted(exc: Interrupted) -> int:
-    """Ctrl-C: one line on stderr, with what the command kept when it says (`calibrate --ops`: the points it
+    """Ctrl-C: one line on stderr, with what the command kept when it says (`calibrate ops`: the points it
     measured), and exit status 130."""
     said = str(exc)
     below = "\n" if sys.stderr.isatty() else ""  # on a terminal, below the ^C it echoed; a log gets no blank line

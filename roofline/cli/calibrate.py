@@ -1,4 +1,11 @@
-"""`roofline calibrate`: measure this machine's ceilings and store them for `analyze`, `run` and `plot`."""
+"""`roofline calibrate`: measure this machine's ceilings and store them for `analyze`, `run` and `plot`;
+`calibrate ops`: the operator database predicted times come from; `calibrate energy`: the GPU's energy model.
+
+Each mode checks its options, calls the one library function that measures and stores (`measuring.calibrate.
+calibrate`, `measuring.opsweep.calibrate_ops`, `measuring.energy_calibrate.calibrate_and_store`) and prints
+what it returned. `calibrate --ops` and `calibrate --energy`, the spellings from before the modes were
+sub-commands, still run as they did (hidden from `--help`), with one note that names the new spelling.
+"""
 
 from __future__ import annotations
 
@@ -13,47 +20,115 @@ from roofline.core.device import cuda_index
 from roofline.core.errors import Interrupted, UsageError
 from roofline.core.model import Ceilings
 
+# The options of more than one mode, declared once (each mode's own --json and -o say what they hold).
+Device = Annotated[str | None, typer.Option("--device", help="cpu, cuda or cuda:N (default: the GPU, else the "
+                                            "CPU).")]
+Force = Annotated[bool, typer.Option("--force", help="Overwrite --output if it exists.")]
+# `calibrate --ops ...`, `calibrate --energy ...`: what the old spelling says before the mode runs.
+OLD_SPELLING = "`calibrate {old}` is the old spelling: use `roofline calibrate {new}`"
 
+calibrate_app = typer.Typer()
+
+
+@calibrate_app.callback(invoke_without_command=True)
 def calibrate_cmd(
+    ctx: typer.Context,
     quick: Annotated[bool, typer.Option("--quick", help="Fewer shapes: no L2 sweep on a GPU (about 10 s), one "
                                                      "matmul size per dtype on the CPU (under 1 s).")] = False,
-    device: Annotated[str | None, typer.Option("--device", help="cpu, cuda or cuda:N (default: the GPU, "
-                                                  "else the CPU).")] = None,
+    device: Device = None,
     json_: Annotated[bool, typer.Option("--json", help="Print the measured ceilings as JSON.")] = False,
     output: Annotated[Path | None, typer.Option("-o", "--output", help="Also write the measured ceilings "
                                                    "(the JSON of --json) to this file.")] = None,
-    force: Annotated[bool, typer.Option("--force", help="Overwrite --output if it exists.")] = False,
+    force: Force = False,
     threads: Annotated[str | None, THREADS.annotated()] = None,
     replace: Annotated[bool, typer.Option("--replace", help="Store this CPU calibration even when it ran on a busy "
                                           "machine and measured less than the stored roof (kept by default).")]
     = False,
-    ops: Annotated[bool, typer.Option("--ops", help="Sweep the catalog's operators over shapes (suites/sweeps/ops.toml"
-                                      ") and store their measured efficiency, for predicted times "
-                                      "(docs/prediction.md).")] = False,
-    suite: Annotated[Path | None, typer.Option("--suite", help="--ops: the sweep file (default "
-                                                "suites/sweeps/ops.toml).")] = None,
-    budget: Annotated[str | None, typer.Option("--budget", help="--ops: stop starting points after this long "
-                                               "(10m, 90s, 1h30m; default 10m); run again to resume.")] = None,
-    db: Annotated[Path | None, typer.Option("--db", help="--ops: the database file to add to (default: this "
-                                            "device's in the cache).")] = None,
-    energy: Annotated[bool, typer.Option("--energy", help="Fit the GPU's energy model instead (about 20 s): pJ per "
-                                         "FLOP per pipe, pJ per HBM byte, static watts, the power cap; stored "
-                                         "beside the ceilings, which stay as they are (docs/energy.md).")] = False,
+    # the old spellings of `calibrate ops` and `calibrate energy`, and the options of the first
+    ops: Annotated[bool, typer.Option("--ops", hidden=True, help="Old spelling of `calibrate ops`.")] = False,
+    suite: Annotated[Path | None, typer.Option("--suite", hidden=True)] = None,
+    budget: Annotated[str | None, typer.Option("--budget", hidden=True)] = None,
+    db: Annotated[Path | None, typer.Option("--db", hidden=True)] = None,
+    energy: Annotated[bool, typer.Option("--energy", hidden=True, help="Old spelling of `calibrate energy`.")]
+    = False,
 ) -> None:
     """Measure this machine's ceilings (HBM, L2, shared memory, matmul per dtype, FP32 FMA) and store them;
-    `analyze` and `plot` then draw measured roofs beside the datasheet's. With --ops, measure how close each
-    operator family comes to its roof instead (the operator database predictions use)."""
-    if ops and energy:
-        raise UsageError("--ops and --energy are two calibrations: run one at a time")
-    if ops:
-        for flag, given in (("--quick", quick), ("-o/--output", output), ("--force", force), ("--replace", replace),
-                            ("--threads", threads)):
-            if given:  # the sweep writes only --db: an -o it ignored would leave no file where one was asked for
-                raise UsageError(f"{flag} is not an option of --ops (its database is --db FILE)")
-        return _calibrate_ops(suite, device, db, budget, json_)
-    for flag, given in (("--suite", suite), ("--budget", budget), ("--db", db)):
-        if given is not None:
+    `analyze` and `plot` then draw measured roofs beside the datasheet's. `calibrate ops` measures how close each
+    operator family comes to its roof instead (the operator database predictions use), `calibrate energy` the
+    GPU's energy model."""
+    given: dict[str, Any] = {"--quick": quick, "--device": device, "--json": json_, "-o/--output": output,
+                             "--force": force, "--threads": threads, "--replace": replace, "--ops": ops,
+                             "--suite": suite, "--budget": budget, "--db": db, "--energy": energy}
+    if ctx.invoked_subcommand is not None:  # `calibrate --device cpu ops`: the mode's options go after it
+        for flag, value in given.items():
+            if value not in (None, False):
+                raise UsageError(f"{flag} before `{ctx.invoked_subcommand}`: a mode's options go after it "
+                                 f"(roofline calibrate {ctx.invoked_subcommand} --help)")
+        return
+    if ops or energy:
+        _old_spelling(given)
+        return
+    for flag in ("--suite", "--budget", "--db"):
+        if given[flag] is not None:
             raise UsageError(f"{flag} is an option of --ops")
+    measure_ceilings(quick, device, json_, output, force, threads, replace)
+
+
+@calibrate_app.command("ops")
+def ops_cmd(
+    suite: Annotated[Path | None, typer.Option("--suite", help="The sweep file (default "
+                                                "suites/sweeps/ops.toml).")] = None,
+    device: Device = None,
+    budget: Annotated[str | None, typer.Option("--budget", help="Stop starting points after this long (10m, 90s, "
+                                               "1h30m; default 10m); run again to resume.")] = None,
+    db: Annotated[Path | None, typer.Option("--db", help="The database file to add to (default: this device's "
+                                            "in the cache).")] = None,
+    json_: Annotated[bool, typer.Option("--json", help="Print the sweep's summary as JSON.")] = False,
+) -> None:
+    """Sweep the catalog's operators over shapes (suites/sweeps/ops.toml) and store how close each comes to its
+    roof: the operator database predicted times come from (docs/prediction.md). The database is written as the
+    sweep goes: run again to resume."""
+    sweep_ops(suite, device, db, budget, json_)
+
+
+@calibrate_app.command("energy")
+def energy_cmd(
+    device: Device = None,
+    json_: Annotated[bool, typer.Option("--json", help="Print the energy model as JSON.")] = False,
+    output: Annotated[Path | None, typer.Option("-o", "--output", help="Also write the energy model (the JSON "
+                                                   "of --json) to this file.")] = None,
+    force: Force = False,
+    replace: Annotated[bool, typer.Option("--replace", help="Store this fit even when the stored model fits "
+                                          "better (kept by default).")] = False,
+) -> None:
+    """Fit the GPU's energy model (about 20 s): pJ per FLOP per pipe, pJ per HBM byte, static watts, the power
+    cap; stored beside the ceilings, which stay as they are (docs/energy.md)."""
+    fit_energy(device, json_, output, force, replace)
+
+
+def _old_spelling(given: dict[str, Any]) -> None:
+    """`calibrate --ops ...` and `calibrate --energy ...` as they ran before the modes were sub-commands: the
+    same checks, each a usage error, then a note with the new spelling and the mode."""
+    if given["--ops"] and given["--energy"]:
+        raise UsageError("--ops and --energy are two calibrations: run one at a time")
+    if given["--ops"]:
+        for flag in ("--quick", "-o/--output", "--force", "--replace", "--threads"):
+            if given[flag]:  # the sweep writes only --db: an -o it ignored would leave no file where one was asked
+                raise UsageError(f"{flag} is not an option of --ops (its database is --db FILE)")
+        sweep_ops(given["--suite"], given["--device"], given["--db"], given["--budget"], given["--json"],
+                  said=OLD_SPELLING.format(old="--ops", new="ops"))
+        return
+    for flag in ("--suite", "--budget", "--db"):
+        if given[flag] is not None:
+            raise UsageError(f"{flag} is an option of --ops")
+    # --quick and --threads were taken and not used by --energy: still so
+    fit_energy(given["--device"], given["--json"], given["-o/--output"], given["--force"], given["--replace"],
+               said=OLD_SPELLING.format(old="--energy", new="energy"))
+
+
+def measure_ceilings(quick: bool, device: str | None, json_: bool, output: Path | None, force: bool,
+                     threads: str | None, replace: bool) -> None:
+    """`calibrate`: the ceilings (`measuring.calibrate.calibrate`), stored, shown as tables or JSON."""
     from roofline.ceilings.store import store_path
     from roofline.measuring.calibrate import calibrate
     from roofline.measuring.device import detect_gpus
@@ -63,9 +138,6 @@ def calibrate_cmd(
 
     local_device(device, detect_gpus())  # `cuda:x`, or a GPU this machine lacks: one line, exit 2
     check_outputs(force, files=(output,))  # before the work: a calibration takes seconds to minutes
-    if energy:
-        _energy(device, json_, output, replace)
-        return
     use_threads(threads)  # measure_cpu records torch.get_num_threads() in the details and notes
     # the command line's one status line (report/progress.py): its clock moves, and a pipe or a log gets no
     # blank line where rich's own transient bar left one
@@ -75,10 +147,7 @@ def calibrate_cmd(
     tables = [] if json_ else [calibration_table(ceilings, details),
                                *([l2_sweep_table(details["l2_sweep"])] if details.get("l2_sweep") else [])]
     _emit(calibration_json(ceilings, details), output, json_, tables)
-    if details.get("kept_stored"):
-        note(details["kept_stored"])
-    else:
-        note(f"stored in {store_path()}" + (f"; written to {output}" if output is not None else ""))
+    note(details.get("kept_stored") or f"stored in {store_path()}" + _written(output))
 
 
 def calibration_json(ceilings: Ceilings, details: dict[str, Any]) -> str:
@@ -88,7 +157,10 @@ def calibration_json(ceilings: Ceilings, details: dict[str, Any]) -> str:
                        "details": details}, indent=2, default=str)
 
 
-def _calibrate_ops(suite: Path | None, device: str | None, db: Path | None, budget: str | None, json_: bool) -> None:
+def sweep_ops(suite: Path | None, device: str | None, db: Path | None, budget: str | None, json_: bool,
+              said: str | None = None) -> None:
+    """`calibrate ops`: the operator sweep (`measuring.opsweep.calibrate_ops`) into its database, resumed where
+    one is there; its summary as a table or JSON. `said`: a note for once the options are checked."""
     from roofline.core import validate
     from roofline.measuring.opsweep import DEFAULT_BUDGET_S, SweepInterrupted, calibrate_ops
     from roofline.report.predict import sweep_summary
@@ -98,6 +170,8 @@ def _calibrate_ops(suite: Path | None, device: str | None, db: Path | None, budg
     if device is not None and device != "cpu" and not device.startswith("cuda"):
         raise UsageError(f"unknown device '{device}' (use cpu, cuda or cuda:N)")
     budget_s = DEFAULT_BUDGET_S if budget is None else validate.duration_arg("", "budget", budget)
+    if said:
+        note(said)
     try:
         with StatusLine(shorter="a shorter --budget is quicker") as line:
             store, result = calibrate_ops(suite, device, db, budget_s, line)
@@ -115,29 +189,35 @@ def _calibrate_ops(suite: Path | None, device: str | None, db: Path | None, budg
                                                if result.left else ""))
 
 
-def _energy(device: str | None, json_: bool, output: Path | None, replace: bool) -> None:
-    """`calibrate --energy`: the energy model of the GPU (`measuring.energy_calibrate`), stored and shown."""
+def fit_energy(device: str | None, json_: bool, output: Path | None, force: bool, replace: bool,
+               said: str | None = None) -> None:
+    """`calibrate energy`: the GPU's energy model (`measuring.energy_calibrate.calibrate_and_store`), stored,
+    shown as a table or JSON. `said`: a note for once the options are checked."""
     from roofline.ceilings.store import energy_store_path
+    from roofline.measuring.device import detect_gpus
     from roofline.measuring.energy import require_counter
     from roofline.measuring.energy_calibrate import calibrate_and_store
+    from roofline.measuring.target import local_device
     from roofline.report.energy import energy_model_table
     from roofline.report.progress import StatusLine
 
-    if device == "cpu" or (device is None and not _has_gpu()):
+    gpus = detect_gpus()
+    local_device(device, gpus)  # `cuda:x`, or a GPU this machine lacks: one line, exit 2
+    check_outputs(force, files=(output,))  # before the work
+    if device == "cpu" or (device is None and not gpus):
         require_counter("cpu")  # one line, exit 2
-    index = cuda_index(device)
+    if said:
+        note(said)
     with StatusLine() as line:
-        model, details = calibrate_and_store(index, line.status, replace=replace)
+        model, details = calibrate_and_store(cuda_index(device), line.status, replace=replace)
     text = json.dumps({"energy_model": model.to_dict(), "details": details}, indent=2, default=str)
     _emit(text, output, json_, [] if json_ else [energy_model_table(model, details)])
-    note(details.get("kept_stored") or f"stored in {energy_store_path()}"
-         + (f"; written to {output}" if output is not None else ""))
+    note(details.get("kept_stored") or f"stored in {energy_store_path()}" + _written(output))
 
 
-def _has_gpu() -> bool:
-    from roofline.measuring.device import detect_gpus
-
-    return bool(detect_gpus())
+def _written(output: Path | None) -> str:
+    """The end of the closing note when -o wrote the document too."""
+    return f"; written to {output}" if output is not None else ""
 
 
 def _emit(text: str, output: Path | None, json_: bool, tables: list[Any]) -> None:
