@@ -39,11 +39,11 @@ def parse_sizes(text: str) -> tuple[int, ...]:
         lo, hi = one(lo_text), one(hi_text)
         if hi < lo:
             raise UsageError(f"--sizes {text}: the range ends below its start")
-        sizes = []
+        steps = []
         while lo <= hi:
-            sizes.append(lo)
+            steps.append(lo)
             lo *= 2
-        return tuple(sizes)
+        return tuple(steps)
     sizes = tuple(one(p) for p in text.split(",") if p.strip())
     if not sizes:
         raise UsageError("--sizes: no size given")

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional, cast
 
 import typer
 
 from roofline.cli.common import at_least, check_choice, check_outputs, note, out
 from roofline.core.errors import UsageError
+
+if TYPE_CHECKING:
+    from roofline.analysis.occupancy import SweepKind
 
 
 def occupancy_cmd(
@@ -46,7 +49,8 @@ def occupancy_cmd(
         raise UsageError("no GPU here: pass --gpu ID")
     o = occupancy(spec, threads, registers, smem, carveout)  # the text: a size too large is named as given
     s = o.shared_memory_per_block_bytes
-    points = run_sweep(spec, sweep, threads, registers, s, carveout) if sweep else []
+    # --sweep checked above: one of SWEEP_KINDS
+    points = run_sweep(spec, cast("SweepKind", sweep), threads, registers, s, carveout) if sweep else []
     if json_:
         out(json.dumps({"occupancy": o.to_dict(), "sweep": [{k: v for k, v in p.to_dict().items()
                         if k not in ("working", "reasons")} for p in points]}, indent=2))
