@@ -42,7 +42,8 @@ models: setup
 	--extra-index-url $(CPU_INDEX) -c $(VENV)/torch-constraint.txt (a CPU torch), see pytorch.org" >&2; exit 1; }
 
 lint: setup
-	$(BIN)/ruff check roofline tests
+	$(BIN)/ruff check roofline tests scripts
+	$(BIN)/mypy
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info
