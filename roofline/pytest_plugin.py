@@ -13,7 +13,7 @@
 - Every record carries its test's node id in `params["test"]` (and `params["call"]` from a test's second call
   of the same kernel on), so `Record.key()`, and with it `check`, matches records across runs test by test.
 - Every record gets its predicted time (docs/prediction.md): from `--roofline-db FILE`, else the timing
-  device's own operator database (`roofline calibrate --ops`), else the bound, said in `prediction_source`.
+  device's own operator database (`roofline calibrate ops`), else the bound, said in `prediction_source`.
 - Timing device: `--roofline-device` (cpu, cuda, cuda:N); by default the machine's GPU, else the CPU, whose
   measured roofline is as real a roof as a GPU's. A test that cannot time there is skipped with the reason.
 - `-p no:roofline` turns the plugin off.
@@ -152,7 +152,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          + DEFAULT_FAIL_ON.replace("%", "%%") + ")")  # argparse formats help with %
     group.addoption("--roofline-db", metavar="FILE", default=None,
                     help="operator database of the records' predicted times (default: the timing device's own, "
-                         "from `roofline calibrate --ops`; without one the prediction is the bound)")
+                         "from `roofline calibrate ops`; without one the prediction is the bound)")
     group.addoption("--roofline-rep-ms", metavar="MS", type=float, default=None,
                     help="time budget for each measurement's samples in milliseconds (default: the timers' "
                          "25 ms)")

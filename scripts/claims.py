@@ -423,7 +423,7 @@ def zoo_gpu() -> Claim:
 
 def energy_figure(rel: str) -> str:
     """scripts/energy_accuracy.py's run: the repeatability of joules per call over windows, the model against the
-    suite's kernels (its terms fitted on `calibrate --energy`'s own kernels) and the power roof's clock."""
+    suite's kernels (its terms fitted on `calibrate energy`'s own kernels) and the power roof's clock."""
     doc = load(rel)
     repeated = [k["cv"] for k in doc["kernels"] if len(k["windows"]) > 1]
     errors = [k["model_error"] for k in doc["kernels"] if k.get("model_error") is not None]

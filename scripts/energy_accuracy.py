@@ -8,7 +8,7 @@
    windows each; the coefficient of variation of each (target: within 2%). Zeus's ZeusMonitor over the same
    windows beside ours where Zeus can be imported (on the lent H200, which has no network, as wheels carried
    to it: docs/energy.md, "Zeus"); where not, the import's error is said.
-3. The energy model (stored by `roofline calibrate --energy`; fitted now if none) predicting every suite
+3. The energy model (stored by `roofline calibrate energy`; fitted now if none) predicting every suite
    kernel's energy per call from its FLOPs, bytes and time (target: within 10%).
 4. The power roof: the SM clock a long bf16 GEMM can hold under the cap, predicted from a burst run's rate and
    clock, against the clock measured during it (target: within 5%): the in-kernel trace of a `--power
@@ -207,7 +207,7 @@ def main() -> int:
               f"{v['least_step_mj']} mJ", flush=True)
     model = stored_model(0)
     if model is None:
-        print("== no stored energy model: fitting one (roofline calibrate --energy)", flush=True)
+        print("== no stored energy model: fitting one (roofline calibrate energy)", flush=True)
         model, _ = calibrate_and_store(0, lambda m: print(f"  {m}", flush=True))
     out["model"] = model.to_dict()
     static = static_watts(0)

@@ -8,7 +8,7 @@
 # speed of light and the untrusted timer, issue 31), predict (the operator efficiency database and predicted step
 # times, issue 32), energy (joules per operator, the power roof, issue 33), zoo (a MoE and a sliding-window
 # model timed, issue 29), cost (the cost of profiling against a plain profiler, issue 28), newuser (the profile's
-# analysis status line and Ctrl-C in calibrate --ops, issue 30), heldout (the held-out zoo predicted and
+# analysis status line and Ctrl-C in calibrate ops, issue 30), heldout (the held-out zoo predicted and
 # measured, issue 48).
 #   bash scripts/gpu_check.sh tests timing
 # Results: $OUT/summary.txt (the figures that matter) and $OUT/gpu_check.tar.gz (every file).

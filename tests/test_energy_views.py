@@ -182,7 +182,7 @@ def test_profile_energy_modeled_without_a_model_is_refused():
     from roofline.analysis.energy_profile import profile_energy
     from roofline.core.errors import UsageError
 
-    with pytest.raises(UsageError, match="calibrate --energy"):
+    with pytest.raises(UsageError, match="calibrate energy"):
         profile_energy(_profile_records(), {}, None, None)
 
 

@@ -45,7 +45,7 @@ def test_every_roofline_import_of_the_script_resolves() -> None:
 
 def test_the_gpu_stage_runs_the_script_with_its_arguments() -> None:
     stage = (ROOT / "scripts" / "gpu_check" / "predict.sh").read_text()
-    assert "scripts/predict_accuracy.py --db" in stage and "calibrate --ops --budget" in stage
+    assert "scripts/predict_accuracy.py --db" in stage and "calibrate ops --budget" in stage
     assert "[predict]=predict" in (ROOT / "scripts" / "gpu_check.sh").read_text()  # registered in STAGES
 
 

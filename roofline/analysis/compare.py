@@ -327,7 +327,7 @@ def _measured_notes(timed: Measured | None, ops: list[Operator], specs: list[GPU
 
 
 def databases(specs: Sequence[GPUSpec], db: str | os.PathLike[str] | None = None) -> dict[str, opdb.OpDB]:
-    """Each compared GPU's operator database: its default file (`roofline calibrate --ops`), and `db` for the GPU
+    """Each compared GPU's operator database: its default file (`roofline calibrate ops`), and `db` for the GPU
     it was measured on (compare never transfers one GPU's database to another)."""
     out = {spec.id: found for spec in specs if (found := opdb.load_for(spec.id)) is not None}
     if db is not None:

@@ -44,7 +44,7 @@ def profile_energy(records: list[Record], summary: ProfileSummary | Mapping[str,
     energy fields (`core.energy.energy_fields`) or None."""
     if measured is None and model is None:
         raise UsageError("profile --energy from a script attributes the step by the stored energy model: run "
-                         "`roofline calibrate --energy` first, or measure the step with roofline.profile(step, "
+                         "`roofline calibrate energy` first, or measure the step with roofline.profile(step, "
                          "energy=True)")
     s = summary if isinstance(summary, ProfileSummary) else ProfileSummary.from_dict(summary)
     kernel_s = float(s.kernel_time_s or sum((r.time_s or 0.0) * (r.count or 1) for r in records))

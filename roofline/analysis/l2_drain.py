@@ -2,7 +2,7 @@
 
 The sweep times an op alone after a clean flush (a read of a buffer twice the L2) or warm (again on its own
 buffers, its rewrites hitting its own dirty lines); in a model it starts on the lines its predecessor wrote, which
-go back to memory as its own traffic evicts them. `roofline calibrate --ops` measures this once per database
+go back to memory as its own traffic evicts them. `roofline calibrate ops` measures this once per database
 (measuring/l2_drain.py): a memory-bound add timed after a clean L2 and after a fill of W bytes elsewhere, for W
 up to twice the L2. From those raw readings (`OpDB.l2_drain`), this derives, purely:
 - bytes_per_s: the add's own bandwidth after the clean start (what a drained byte costs);

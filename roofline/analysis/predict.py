@@ -311,7 +311,7 @@ class Predictor:
     def name(self) -> str:
         """What the predictions came from, for a summary line."""
         if self.db is None:
-            return f"the bound (no operator database for {self.device_id}; `roofline calibrate --ops`)"
+            return f"the bound (no operator database for {self.device_id}; `roofline calibrate ops`)"
         where = self.db.path.name if self.db.path is not None else "the database"
         stale = (f"; {self.stale} swept with older formulas left out: sweep again into a new --db"
                  if self.stale else "")

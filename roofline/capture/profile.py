@@ -410,7 +410,7 @@ def profile(fn: Callable[[], Any] | None = None, *, name: str | None = None, war
     have) runs it without data under FakeTensorMode (see the module docstring). `tokens`: the tokens the step
     processes (batch x sequence for a prefill or a training step, the batch for a decode step), for tokens/s and
     FLOPs per token beside MFU. `db`: the operator database the records' and the summary's predicted times
-    come from (default: this device's, from `roofline calibrate --ops`; docs/prediction.md). `energy` (with
+    come from (default: this device's, from `roofline calibrate ops`; docs/prediction.md). `energy` (with
     `fn`): the step's joules on the GPU's NVML energy counter, `fn` run back to back, and each op's share
     (`analysis.energy_profile`; docs/energy.md). An `fn` that ran no torch operator (inside `regions`) raises
     RooflineError, as the command does; a `with` block that ran none gives an empty Profile."""

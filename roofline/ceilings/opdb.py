@@ -164,7 +164,7 @@ def now() -> str:
 
 
 def default_path(device_id: str) -> Path:
-    """Where `calibrate --ops` stores a device's database without `--db`, and predictions look for it."""
+    """Where `calibrate ops` stores a device's database without `--db`, and predictions look for it."""
     return cache_dir() / "ops" / f"{device_id}.json"
 
 
@@ -271,7 +271,7 @@ def read(path: str | Path) -> OpDB:
     p = Path(path)
     try:
         text = read_text(p, "operator database", missing="no such operator database (make one with `roofline "
-                         f"calibrate --ops --db {p}`)")
+                         f"calibrate ops --db {p}`)")
     except UnicodeDecodeError as exc:
         raise UsageError(f"{p}: cannot read: {exc}") from None
     db = parse(text, str(p))

@@ -133,7 +133,7 @@ def load_gpu_calibration(gpu: Any) -> Ceilings | None:
     return found[0] if found else None
 
 
-# The energy models (`roofline calibrate --energy`), beside the ceilings: one more file in the same folder, keyed
+# The energy models (`roofline calibrate energy`), beside the ceilings: one more file in the same folder, keyed
 # as the ceilings are (GPU name, driver, torch), so that a calibration of the ceilings never touches them.
 def energy_store_path() -> Path:
     return cache_dir() / "energy.json"
@@ -144,7 +144,7 @@ def read_energy_entries() -> list[dict[str, Any]]:
     from roofline.core.energy import EnergyModel
 
     return _read_store(energy_store_path(), lambda e: EnergyModel.from_dict(e["model"]),
-                       "run `roofline calibrate --energy` again")
+                       "run `roofline calibrate energy` again")
 
 
 def lookup_energy(key: dict[str, str]) -> tuple[dict[str, Any], dict[str, Any]] | None:

@@ -79,7 +79,7 @@ def check_against_prediction(records: Sequence[Any], db: Any, margin: float, whe
             why = "; ".join(sorted({v.source for v in verdicts})[:2])
             raise UsageError(f"{where}: {db} predicts none of the {len(timed)} timed record(s): {why}")
         raise UsageError(f"{where}: no record has a prediction from an operator database for {device} "
-                         "(`roofline calibrate --ops`, or name one with --db)")
+                         "(`roofline calibrate ops`, or name one with --db)")
     return verdicts
 
 

@@ -65,7 +65,7 @@ COMMON: list[OptionSpec] = [
     ("roof", Optional[str], Opt(None, "--roof", help="datasheet, measured or both (default both when a "
                                 "calibration exists).")),
     ("db", Optional[Path], Opt(None, "--db", help="Operator database for the predicted time (default: this "
-                               "GPU's, from `roofline calibrate --ops`; another GPU's is applied as a transfer).")),
+                               "GPU's, from `roofline calibrate ops`; another GPU's is applied as a transfer).")),
     ("json_", bool, Opt(False, "--json", help="Print the results document as JSON.")),
     ("output", Optional[Path], Opt(None, "-o", "--output", help="Write the results document here.")),
     ("force", bool, Opt(False, "--force", help="Overwrite --output if it exists.")),

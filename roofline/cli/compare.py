@@ -31,7 +31,7 @@ COMMON: list[OptionSpec] = [
                                                     "(e.g. batch x sequence): J per token beside the measured J "
                                                     "per call.")),
     ("datasheet", bool, typer.Option(False, "--datasheet", help="Ignore stored calibrations: datasheet roofs only.")),
-    ("db", Optional[Path], typer.Option(None, "--db", help="An operator database (`calibrate --ops`): its GPU is "
+    ("db", Optional[Path], typer.Option(None, "--db", help="An operator database (`calibrate ops`): its GPU is "
                                         "ranked by predicted time (each GPU's own database is used by default).")),
     ("json_", bool, typer.Option(False, "--json", help="Print the comparison as JSON.")),
     ("wide", bool, typer.Option(False, "--wide", help="Every column of the table, at full width.")),

@@ -53,9 +53,9 @@ def profile_cmd(
                                                "step processes (batch x sequence; a decode step: the batch): "
                                                "tokens/s and FLOPs per token beside MFU.")] = None,
     db: Annotated[Path | None, typer.Option("--db", help="Operator database for predicted times (default: "
-                                            "this GPU's, from `roofline calibrate --ops`).")] = None,
+                                            "this GPU's, from `roofline calibrate ops`).")] = None,
     energy: Annotated[bool, typer.Option("--energy", help="Each operator's energy: the stored energy model's "
-                                         "estimate (`roofline calibrate --energy`; a script's step runs once, so "
+                                         "estimate (`roofline calibrate energy`; a script's step runs once, so "
                                          "it is modeled, not measured: docs/energy.md).")] = False,
 ) -> None:
     """Profile a script: every aten operator it runs, with FLOPs, minimum bytes, device time and what fixing

@@ -47,7 +47,7 @@ def run_cmd(
     devices_mode: Annotated[str, typer.Option("--devices-mode", help="parallel (all GPUs at once, the default) "
                                               "or serial (one after another).")] = "parallel",
     db: Annotated[Path | None, typer.Option("--db", help="Operator database for predicted times (default: this "
-                                            "GPU's, from `roofline calibrate --ops`).")] = None,
+                                            "GPU's, from `roofline calibrate ops`).")] = None,
 ) -> None:
     """Run every entry of a suite (timed when a device is there) into one results document."""
     from functools import partial

@@ -172,7 +172,7 @@ class CalibrationPoint:
 
 @dataclass(frozen=True)
 class EnergyModel:
-    """The machine's energy model (`roofline calibrate --energy`): pJ per FLOP per compute pipe (the ceilings'
+    """The machine's energy model (`roofline calibrate energy`): pJ per FLOP per compute pipe (the ceilings'
     pipe keys), pJ per HBM byte read and written, the watts of any kernel running (`active_w`) above the static
     watts (the board ready, no kernel running), the deep-idle watts, the enforced power cap, the clocks, and
     the fit's points and relative RMS residual. `op_w`: catalog operator -> the watts its kernels draw beyond

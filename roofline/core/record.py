@@ -257,7 +257,7 @@ class Record(_Serial):
     collective: dict[str, Any] | None = None
     # `roofline run --devices`: the GPU index the record was timed on (one record per entry and device).
     device_index: int | None = None
-    # Predicted from a measured operator database (`roofline calibrate --ops`; analysis/predict.py): the time,
+    # Predicted from a measured operator database (`roofline calibrate ops`; analysis/predict.py): the time,
     # its interval, and which family and points it came from ("bound ..." when the database has no such op).
     predicted_time_s: float | None = None
     predicted_low_s: float | None = None

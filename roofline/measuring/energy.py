@@ -308,7 +308,7 @@ def this_gpu(index: int) -> Any:
 
 
 def stored_model(index: int) -> EnergyModel | None:
-    """The stored energy model of GPU `index` with this driver and torch, if `calibrate --energy` ran."""
+    """The stored energy model of GPU `index` with this driver and torch, if `calibrate energy` ran."""
     from roofline.ceilings.store import gpu_key, lookup_energy
 
     gpu = this_gpu(index)
@@ -331,7 +331,7 @@ def static_watts(index: int) -> tuple[float, str]:
     """The static watts and where they come from: the stored energy model of this GPU, else measured now."""
     model = stored_model(index)
     if model is not None:
-        return model.static_w, "roofline calibrate --energy"
+        return model.static_w, "roofline calibrate --energy"  # a stored value: documents keep the spelling
     return ready_idle_w(index), "ready-idle power measured in this run"
 
 

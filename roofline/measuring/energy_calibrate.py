@@ -1,4 +1,4 @@
-"""`roofline calibrate --energy`: the machine's energy model from the calibration kernels.
+"""`roofline calibrate energy`: the machine's energy model from the calibration kernels.
 
 Each kernel runs back to back under one energy window (`measuring.energy`): the bf16 tensor GEMM, the fp8
 one where the GPU has fp8 tensor cores, an FP32 GEMM (the FP32 pipe), and HBM read, write and copy streams,
@@ -251,7 +251,7 @@ def kept_stored_model(new: EnergyModel, stored: EnergyModel | None) -> str | Non
     if new.residual <= stored.residual + KEEP_STORED_MARGIN:
         return None
     return (f"kept the stored energy model (fit residual {stored.residual:.1%}): this one fits worse "
-            f"({new.residual:.1%}); `roofline calibrate --energy --replace` stores it anyway")
+            f"({new.residual:.1%}); `roofline calibrate energy --replace` stores it anyway")
 
 
 def calibrate_and_store(index: int, progress: Progress | None = None, replace: bool = False

@@ -1,4 +1,4 @@
-"""`roofline calibrate --ops`: time catalog operators over a grid of shapes and dtypes on this device and
+"""`roofline calibrate ops`: time catalog operators over a grid of shapes and dtypes on this device and
 store each one's efficiency in the operator database (`roofline.ceilings.opdb`), for the predictor.
 
 The plan comes from a sweep file (suites/sweeps/ops.toml: which operators, their fixed parameters, and per
@@ -357,7 +357,7 @@ def calibrate_ops(suite: str | Path | None = None, device: str | None = None, db
 
     target = resolve_target(device=device, progress=progress.status)
     if target.time_device is None:
-        raise RooflineError("calibrate --ops needs a device to time on")
+        raise RooflineError("calibrate ops needs a device to time on")
     identity = device_identity(target)
     name, points = load_plan(suite or default_suite(), identity["kind"])
     path = Path(db_path) if db_path is not None else opdb.default_path(identity["id"])

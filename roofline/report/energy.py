@@ -1,4 +1,4 @@
-"""The energy model's table (`roofline calibrate --energy`); a record's energy rows are in `report.rows`.
+"""The energy model's table (`roofline calibrate energy`); a record's energy rows are in `report.rows`.
 Rendering only: the figures are `core.energy`'s and `measuring.energy`'s."""
 
 from __future__ import annotations

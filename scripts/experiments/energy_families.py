@@ -6,7 +6,7 @@ elements, shape by shape? (issue 33: the model's terms are FLOPs, HBM bytes and 
 
 Each operator at three shapes (one of them the kernels suite's), one counter window each (measuring.energy's
 measure_fn, CUDA-graph chunks), beside the stored energy model's figure: the joules it misses, per element and
-per second of the kernel. Needs a CUDA GPU and a stored energy model (`roofline calibrate --energy`)."""
+per second of the kernel. Needs a CUDA GPU and a stored energy model (`roofline calibrate energy`)."""
 
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ def main() -> int:
         return 2
     model = stored_model(0)
     if model is None:
-        print("no stored energy model: run `roofline calibrate --energy` first", file=sys.stderr)
+        print("no stored energy model: run `roofline calibrate energy` first", file=sys.stderr)
         return 2
     counter, static = counter_for(0), static_watts(0)
     target = resolve_target(device="cuda", time=True)

@@ -3,7 +3,7 @@
     python scripts/experiments/energy_model_forms.py [--rows]
 
 Reads what the H200 recorded on 2026-12-01 (nothing is re-measured):
-- docs/results/energy/call3_model.json: the 9 calibration kernels of `calibrate --energy` (each one's board
+- docs/results/energy/call3_model.json: the 9 calibration kernels of `calibrate energy` (each one's board
   power, FLOP/s by pipe, HBM bytes read and written per second) and the static watts;
 - docs/results/energy/call{1,2}_accuracy.txt: the 16 kernels of suites/kernels-h200.toml, each one's joules per
   call and watts (its time per call = J / W, the printed ms being rounded);
@@ -12,7 +12,7 @@ The suite kernels' FLOPs and bytes are the analytic records of the same entries 
 
 Each candidate form is a linear model of the board power less the static watts, fitted by non-negative least
 squares on relative errors. Two out-of-sample tests:
-- cal->suite: fitted on the 9 calibration kernels only (what `calibrate --energy` can do), predicting the 40
+- cal->suite: fitted on the 9 calibration kernels only (what `calibrate energy` can do), predicting the 40
   suite readings; the form must be identifiable from the calibration (the condition number of its scaled
   calibration columns is printed: above COND_LIMIT the calibration cannot tell its terms apart);
 - LOKO: leave one suite kernel out (all its readings), fit on the calibration and the other kernels, predict it:
@@ -238,7 +238,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", action="store_true", help="each suite reading's error under every form")
     ap.add_argument("--calibration", type=Path, default=RESULTS / "call3_model.json",
-                    help="`calibrate --energy -o` output whose points to fit (default: call 3's)")
+                    help="`calibrate energy -o` output whose points to fit (default: call 3's)")
     args = ap.parse_args()
     cal, static_w = calibration(args.calibration)
     st = suite()

@@ -1,5 +1,5 @@
 # Stage `energy` of scripts/gpu_check.sh: energy per operator on the NVML energy counter (issue 33). The energy
-# model (`calibrate --energy`), `--energy` on analyze, run and profile, the refusal on the CPU, the chart with its
+# model (`calibrate energy`), `--energy` on analyze, run and profile, the refusal on the CPU, the chart with its
 # power roof, and scripts/energy_accuracy.py (counter update period and resolution, repeatability over five
 # windows, the model's prediction of every kernels-h200 kernel, the power roof's clock of a long bf16 GEMM).
 # About 4-5 minutes on the H200 (calibrate ~30 s, the commands ~100 s, the benchmark ~115 s; the first version,
@@ -8,8 +8,8 @@
 E=$W/energy
 mkdir -p "$E"
 t0=$(secs)
-log "roofline calibrate --energy (the energy model; ceilings untouched)"
-timeout 120 $RL calibrate --energy -o "$E/model.json" --force 2>&1 | tail -12 | tee -a "$S"
+log "roofline calibrate energy (the energy model; ceilings untouched)"
+timeout 120 $RL calibrate energy -o "$E/model.json" --force 2>&1 | tail -12 | tee -a "$S"
 log "analyze gemm --m 8192 --dtype bf16 --energy; analyze rmsnorm --energy"
 timeout 60 $RL analyze gemm --m 8192 --dtype bf16 --energy -o "$E/gemm.json" --force 2>&1 | grep -E \
   "energy|static|per joule|window|clock|advice|error" | tee -a "$S"

@@ -1,5 +1,5 @@
 # Stage `predict` of scripts/gpu_check.sh (issue 32): build the operator efficiency database from the sweep alone
-# (`roofline calibrate --ops`, suites/sweeps/ops.toml, coarse grid first; resumable: a second run adds only the
+# (`roofline calibrate ops`, suites/sweeps/ops.toml, coarse grid first; resumable: a second run adds only the
 # points the first did not reach), then predict real models' steps from it without running them and measure them
 # (scripts/predict_accuracy.py, 10 cases). Expected: the sweep stops starting points at PREDICT_BUDGET (default
 # 8m; the whole GPU grid, 3087 points of 3569 planned, the rest too large or not warm: 296 s on an H100), the
@@ -11,13 +11,13 @@
 # timed operators over 20 us, are timed again by their kernels' timestamps, ~2 minutes), or on an H100
 # PREDICT_SEED=roofline/_opdata/h100-sxm.json.gz (3087 points and the L2 write-back readings: nothing left to sweep).
 # Sourced by scripts/gpu_check.sh, in its shell: $OUT, $W, $S, $RL, log.
-log "predict: operator sweep (roofline calibrate --ops --budget ${PREDICT_BUDGET:-8m}) then scripts/predict_accuracy.py"
+log "predict: operator sweep (roofline calibrate ops --budget ${PREDICT_BUDGET:-8m}) then scripts/predict_accuracy.py"
 if [ -n "${PREDICT_SEED:-}" ] && [ ! -s "$W/h200-ops.json" ]; then  # a stored database: the sweep adds what it lacks
   gunzip -c "$PREDICT_SEED" > "$W/h200-ops.json" && echo "seeded from $PREDICT_SEED" | tee -a "$S"
 fi
 t0=$(secs)
-$RL calibrate --ops --budget "${PREDICT_BUDGET:-8m}" --db "$W/h200-ops.json" > "$W/predict-sweep.txt" 2> "$W/predict-sweep.err"
-echo "calibrate --ops exit $? in $(python3 -c "print(f'{$(secs) - $t0:.0f}')") s" | tee -a "$S"
+$RL calibrate ops --budget "${PREDICT_BUDGET:-8m}" --db "$W/h200-ops.json" > "$W/predict-sweep.txt" 2> "$W/predict-sweep.err"
+echo "calibrate ops exit $? in $(python3 -c "print(f'{$(secs) - $t0:.0f}')") s" | tee -a "$S"
 tail -n 25 "$W/predict-sweep.txt" | tee -a "$S"
 grep -v '^\s*$' "$W/predict-sweep.err" | tail -n 5 | tee -a "$S"
 cp "$W/h200-ops.json" "$OUT/h200-ops.json" 2>/dev/null

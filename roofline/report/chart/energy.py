@@ -1,5 +1,5 @@
 """The power roof and the energy roofline as plain data (no drawing): from the energy model a results document
-keeps in its device block (`energy_model`, written by `--energy` when `roofline calibrate --energy` ran).
+keeps in its device block (`energy_model`, written by `--energy` when `roofline calibrate energy` ran).
 
 - `power_roofs`: per compute pipe the chart draws, the FLOP/s the power cap lets a kernel of each intensity
   sustain (`core.energy.power_roof_flops_per_s`), sampled over the chart's x range: a curve that leans on the
@@ -154,7 +154,7 @@ def energy_view(docs: Sequence[Document], title: str | None = None) -> EnergyVie
     if not values:
         from roofline.core.errors import UsageError
 
-        raise UsageError("no energy to draw: run with --energy (and `roofline calibrate --energy` for the roof)")
+        raise UsageError("no energy to draw: run with --energy (and `roofline calibrate energy` for the roof)")
     y_range = (min(values) / 3, max(values) * 3)
     names = sorted({str((d.device or {}).get("name") or "device") for d in docs})
     return EnergyView(title or f"energy roofline: {', '.join(names)}", tuple(curves), tuple(points), x_range,
