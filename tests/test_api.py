@@ -163,7 +163,7 @@ def test_occupancy_takes_a_spec_name() -> None:
 
 
 def test_compare_takes_names_and_torch_dtypes() -> None:
-    c = compare_op(make("gemm", m=1024), torch.bfloat16, "h100,h200")  # one string: two GPUs, not nine
+    c = compare_op(make("gemm", m=1024), torch.bfloat16, "h100,h200", dbs={})  # one string: two GPUs, not nine
     assert [r.gpu for r in c.rows] == ["h100-sxm", "h200-sxm"] and c.dtype == "bf16"
     assert [r.gpu for r in compare_op(make("gemm", m=1024), "fp16", [resolve("a100"), "l4"]).rows] == \
         ["a100-sxm4-80gb", "l4"]

@@ -144,7 +144,7 @@ def test_prices_cost_per_call_and_per_million(tmp_path: Path) -> None:
     prices = load_prices(write(tmp_path / "prices.toml", PRICES))
     assert prices.currency == "USD" and prices.date == "2026-11-01"
     assert prices.per_hour == {"h100-sxm": 3.0, "h200-sxm": 3.6}  # aliases resolved to spec ids
-    c = compare_op(gemv(), "bf16", ["h100", "h200"], prices)
+    c = compare_op(gemv(), "bf16", ["h100", "h200"], prices, dbs={})  # the roofline time: no database
     h200 = c.row("h200")
     # 27.97 µs x 3.6 USD/h / 3600 s/h = 2.797e-8 USD per call; x 1e6 = 0.02797 USD per million calls
     per_call = GEMV_BYTES / 4800e9 * 3.6 / 3600
@@ -213,7 +213,7 @@ def _calibration(driver: str, dram: float, compute: dict[str, float]) -> None:
 def test_measured_ceilings_are_used_and_marked() -> None:
     _calibration("580.1", 3.0e12, {"bf16_tensor_dense_tflops": 700e12})
     assert set(store.newest_gpu_ceilings()) == {"h100-sxm"}  # the CPU entry conftest seeds is not a GPU
-    c = compare_op(gemv(), "bf16", ["h100", "h200"], None)
+    c = compare_op(gemv(), "bf16", ["h100", "h200"], None, dbs={})  # the roofline time: no database
     h100, h200 = c.row("h100"), c.row("h200")
     assert h100.roof == "measured" and h200.roof == "datasheet"
     assert h100.time_s == pytest.approx(GEMV_BYTES / 3.0e12)  # the measured 3.0 TB/s, not the datasheet 3352 GB/s
@@ -227,7 +227,7 @@ def test_newest_calibration_per_gpu_wins() -> None:
     _calibration("580.1", 2.5e12, {"bf16_tensor_dense_tflops": 700e12})
     _calibration("590.2", 3.1e12, {"bf16_tensor_dense_tflops": 720e12})  # saved later: newer
     assert store.newest_gpu_ceilings()["h100-sxm"].dram_bytes_per_s == 3.1e12
-    assert compare_op(gemv(), "bf16", ["h100"], None).row("h100").time_s == pytest.approx(GEMV_BYTES / 3.1e12)
+    assert compare_op(gemv(), "bf16", ["h100"], None, dbs={}).row("h100").time_s == pytest.approx(GEMV_BYTES / 3.1e12)
 
 
 def test_calibration_without_the_pipe_is_mixed() -> None:

@@ -84,7 +84,9 @@ def test_another_gpus_database_is_refused_unless_named(tmp_path: Path, monkeypat
     named = a_db(tmp_path / "h100.json", h100)
     db = opdb.load_for("h200-sxm", named)  # named: applied, as a transfer
     assert db is not None and db.transferred == "measured on NVIDIA H100, applied to h200-sxm"
-    assert opdb.load_for("h200-sxm") is None  # no default file: none
+    shipped = opdb.load_for("h200-sxm")  # no default file: the one the package ships for the H200, labelled
+    assert shipped is not None and shipped.device_id == "h200-sxm" and shipped.held_out
+    assert opdb.load_for("a100-sxm4-80gb") is None  # none in the cache, none shipped: none
     default = opdb.default_path("h200-sxm")
     default.parent.mkdir(parents=True)
     default.write_text(named.read_text())  # the H100's points under the H200's name

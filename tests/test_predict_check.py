@@ -13,10 +13,12 @@ from roofline.ceilings import opdb
 from roofline.ceilings.specs import gpu_ceilings, resolve
 from roofline.core.document import Document, write_document
 from roofline.core.dtypes import get_dtype
+from roofline.core.model import Ceilings
 from roofline.core.record import analytic_record, with_time
 from roofline.ops import make
 
 H200 = gpu_ceilings(resolve("h200"))
+A100 = gpu_ceilings(resolve("a100"))  # a GPU no database ships for
 
 
 def _db(path: Path) -> Path:
@@ -29,10 +31,10 @@ def _db(path: Path) -> Path:
     return path
 
 
-def _run(tmp_path: Path, slowdowns: list[float]) -> Path:
+def _run(tmp_path: Path, slowdowns: list[float], roof: Ceilings = H200) -> Path:
     recs = []
     for m, slow in zip((1024, 4096), slowdowns, strict=False):
-        r = analytic_record(make("gemm", m=m), get_dtype("bf16"), H200)
+        r = analytic_record(make("gemm", m=m), get_dtype("bf16"), roof)
         recs.append(with_time(r, slow * r.roofline_time_s))
     path = tmp_path / f"run-{'-'.join(map(str, slowdowns))}.json"
     write_document(Document(device={"kind": "gpu", "name": "NVIDIA H200"}, records=recs), path, force=True)
@@ -55,8 +57,8 @@ def test_a_record_slower_than_its_interval_fails_and_one_inside_passes(tmp_path:
 
 
 def test_nothing_to_judge_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = run(capsys, "check", str(_run(tmp_path, [2.0, 4.0])), "--against-prediction")
-    assert code == 2 and "no record has a prediction from an operator database for h200-sxm" in err
+    code, _, err = run(capsys, "check", str(_run(tmp_path, [2.0, 4.0], A100)), "--against-prediction")
+    assert code == 2 and "no record has a prediction from an operator database for a100-sxm4-80gb" in err
     code, _, err = run(capsys, "check", str(_run(tmp_path, [2.0])))
     assert code == 2 and "--baseline is required" in err
     # a database named that predicts none of them (gemm bf16 points only, an fp32 run): it said "or name one with
@@ -75,7 +77,8 @@ def test_compare_ranks_a_gpu_with_a_database_by_its_prediction_and_says_so(tmp_p
     import json
 
     db = _db(tmp_path / "db.json")  # every H200 gemm at 50% of the roof: predicted at twice the bound
-    code, out, err = run(capsys, "compare", "gemm", "--m", "4096", "--dtype", "bf16", "--gpu", "h100,h200",
+    # the A100 has no database: the H100's shipped one is left out (a prediction beside bounds), the named one used
+    code, out, err = run(capsys, "compare", "gemm", "--m", "4096", "--dtype", "bf16", "--gpu", "h100,h200,a100",
                          "--db", str(db), "--json")
     assert code == 0, err
     rows = {r["gpu"]: r for r in json.loads(out)["gpus"]}
@@ -132,11 +135,11 @@ def test_views_show_the_bound_and_the_prediction_side_by_side(tmp_path: Path,
     top, rollup = rendered(top_table(view), 80), rendered(rollup_table(view), 80)
     assert "by roofline time" in top and "predicted time" not in top
     assert "By op type (roofline time)" in rollup and "(predicted)" not in rollup
-    bare = roofline.profile(lambda: mlp(x), time=False, gpu="h200")  # no database for the H200 here
+    bare = roofline.profile(lambda: mlp(x), time=False, gpu="a100")  # no database for the A100 anywhere
     text = " ".join(rendered(header(profile_view(bare.document())), 80).split())
-    assert "prediction: the bound (no operator database for h200-sxm" in text
+    assert "prediction: the bound (no operator database for a100-sxm4-80gb" in text
     # every record carries the bound as its prediction, said so; the top table adds no redundant column
-    assert all(r.prediction_source == "bound (no operator database for h200-sxm)" and r.predicted_time_s
+    assert all(r.prediction_source == "bound (no operator database for a100-sxm4-80gb)" and r.predicted_time_s
                == r.roofline_time_s for r in bare.records if r.roofline_time_s)
     top = rendered(top_table(profile_view(bare.document())), 80)
     assert "pred" not in top.replace("predicted", "")

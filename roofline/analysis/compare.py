@@ -328,8 +328,12 @@ def _measured_notes(timed: Measured | None, ops: list[Operator], specs: list[GPU
 
 def databases(specs: Sequence[GPUSpec], db: str | os.PathLike[str] | None = None) -> dict[str, opdb.OpDB]:
     """Each compared GPU's operator database: its default file (`roofline calibrate ops`), and `db` for the GPU
-    it was measured on (compare never transfers one GPU's database to another)."""
+    it was measured on (compare never transfers one GPU's database to another). The databases the package ships
+    (`opdb.shipped`) are used only when every compared GPU has a database: a GPU ranked by its prediction beside
+    others ranked by their bound would lose to them for the work the bound leaves out."""
     out = {spec.id: found for spec in specs if (found := opdb.load_for(spec.id)) is not None}
+    if len(out) < len(specs):  # the package's own databases rank only GPUs that all have one: a prediction
+        out = {g: d for g, d in out.items() if d.held_out is None}  # beside bounds would favour the bounds
     if db is not None:
         named = opdb.read(Path(db))
         if named.device_id not in {spec.id for spec in specs}:
@@ -341,7 +345,9 @@ def databases(specs: Sequence[GPUSpec], db: str | os.PathLike[str] | None = None
 def prediction_notes(dbs: dict[str, opdb.OpDB], specs: Sequence[GPUSpec]) -> list[str]:
     """Which GPUs' times are predicted from a database, and that the others' are bounds."""
     if not dbs:
-        return []
+        ships = [s.id for s in specs if opdb.ships(s.id)]
+        return [f"time: the roofline bound on every GPU (the package's databases of {', '.join(ships)} rank only "
+                "GPUs that all have one: compare those alone to rank by predicted time)"] if ships else []
     others = [s.id for s in specs if s.id not in dbs]
     return [f"time: predicted from the operator database on {', '.join(sorted(dbs))}"
             + (f"; the roofline bound on {', '.join(others)}" if others else "")]

@@ -313,6 +313,8 @@ class Predictor:
         if self.db is None:
             return f"the bound (no operator database for {self.device_id}; `roofline calibrate ops`)"
         where = self.db.path.name if self.db.path is not None else "the database"
+        if self.db.held_out is not None:
+            where = f"the shipped database ({shipped_label(self.db)})"
         stale = (f"; {self.stale} swept with older formulas left out: sweep again into a new --db"
                  if self.stale else "")
         cut = f"; its sweep left {self.db.unswept} unmeasured" if self.db.unswept else ""  # fits 80 columns
@@ -401,8 +403,16 @@ class Predictor:
                        " (few points)")
         if self.db.transferred:
             source += f"; transferred ({self.db.transferred})"
+        if self.db.held_out is not None:
+            source += f"; the shipped database ({shipped_label(self.db)})"
         return Prediction(time_s, time_s * math.exp(-hi), time_s * math.exp(-lo), source, family, used, outside,
                           bool(model.warm), TRANSFER if self.db.transferred else DB)
+
+
+def shipped_label(db: OpDB) -> str:
+    """What a shipped database is: its GPU, when it was swept, the driver, its held-out accuracy."""
+    return (f"{db.device.get('name') or db.device_id}, swept {db.created[:10]}, driver "
+            f"{db.device.get('driver') or '?'}; held out: {db.held_out}")
 
 
 def warm_blend(warm: Prediction, flushed: Prediction, record: RecordLike) -> Prediction:

@@ -6,9 +6,11 @@ torch), when, the sweep's suite, and one point per timed operator shape (raw sam
 derived by the predictor). Reading it never imports torch. A file that is not such a database (corrupt,
 truncated, a point missing a field) is one `UsageError` naming the file (exit 2).
 
-Where it lives: `--db FILE`, or by default `<cache>/ops/<device id>.json` (`default_path`). A default file
-holding another device's points is refused; a database named with `--db` may come from another device, and
-is then applied as a transfer (`transferred` says so, and every prediction's source repeats it).
+Where it lives: `--db FILE`, or by default `<cache>/ops/<device id>.json` (`default_path`), else the database the
+package ships for that GPU (roofline/_opdata, one per GPU the project measured, each labelled with its held-out
+accuracy in held_out.toml: `shipped`). A default file holding another device's points is refused; a database named
+with `--db` may come from another device, and is then applied as a transfer (`transferred` says so, and every
+prediction's source repeats it).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from typing import Any
 
 from roofline.ceilings.store import cache_dir
 from roofline.core.errors import RooflineError, UsageError
-from roofline.core.files import atomic_write, read_text, refuse_existing
+from roofline.core.files import atomic_write, data_dir, read_text, refuse_existing
 
 FORMAT = "roofline-ops-db"
 VERSION = 1
@@ -37,6 +39,10 @@ KEPT_SAMPLES = 32
 # the previous call left there: an op inside a model reads what the op before it wrote, when it fits).
 FLUSHED, WARM = "flushed", "warm"
 L2_STATES = (FLUSHED, WARM)
+# The databases the package ships: roofline/_opdata in a wheel and in a checkout, one `<spec id>.json.gz` per GPU,
+# and their labels.
+SHIPPED = ("_opdata", "roofline/_opdata")
+LABELS = "held_out.toml"
 
 
 def l2_state(warm_l2: bool) -> str:
@@ -111,6 +117,8 @@ class OpDB:
     # the raw readings of the sweep's L2 write-back measurement (measuring/l2_drain.py; derived by
     # analysis/l2_drain.py): {"op": ..., "op_bytes": ..., "samples": [{"written_bytes": W, "times_s": [...]}]}
     l2_drain: dict[str, Any] | None = None
+    # set on load for a database the package ships: its accuracy on the held-out zoo (held_out.toml)
+    held_out: str | None = None
 
     @property
     def device_id(self) -> str:
@@ -290,7 +298,7 @@ def load_for(device_id: str, path: str | Path | None = None) -> OpDB | None:
         return db
     p = default_path(device_id)
     if not p.exists():
-        return None
+        return shipped(device_id)
     db = read(p)
     if db.device_id != device_id:
         raise UsageError(f"{p}: measured on {db.device.get('name') or db.device_id}, not {device_id}; name it "
@@ -333,3 +341,37 @@ def write(db: OpDB) -> Path:
     assert db.path is not None
     db.updated = now()
     return atomic_write(db.path, json.dumps(db.to_dict(), indent=1, default=str) + "\n", make_parents=True)
+
+
+def shipped_labels() -> dict[str, str]:
+    """The held-out accuracy of each shipped database, by spec id (held_out.toml, validated)."""
+    from roofline.core.tomlfile import read_toml
+
+    path = data_dir(*SHIPPED) / LABELS
+    data = read_toml(path, "the shipped databases' labels")
+    out = {}
+    for spec, entry in data.items():
+        if not isinstance(entry, Mapping) or not isinstance(entry.get("held_out"), str) or not entry["held_out"]:
+            raise RooflineError(f"{path}: [{spec}] needs held_out, a phrase")
+        out[spec] = str(entry["held_out"])
+    return out
+
+
+def ships(device_id: str) -> bool:
+    """Whether the package ships a database for `device_id`."""
+    return (data_dir(*SHIPPED) / f"{device_id}.json.gz").exists()
+
+
+def shipped(device_id: str) -> OpDB | None:
+    """The database the package ships for `device_id` (None when it ships none), labelled with its held-out
+    accuracy; one whose points are another device's, or without a label, is a packaging error."""
+    path = data_dir(*SHIPPED) / f"{device_id}.json.gz"
+    if not path.exists():
+        return None
+    db = read(path)
+    labels = shipped_labels()
+    if db.device_id != device_id or device_id not in labels:
+        raise RooflineError(f"{path}: the shipped database of {device_id} holds {db.device_id}'s points or has no "
+                            f"label in {LABELS}")
+    db.held_out = labels[device_id]
+    return db
