@@ -632,3 +632,34 @@ def test_a_layernorm_is_predicted_from_layernorm_points_and_its_rows() -> None:
         got = p.predict(rec)
         assert got is not None and got.family == "norm"
         assert got.time_s == pytest.approx(rec.roofline_time_s / eff, rel=0.02), op
+
+
+def _gemm_point(m: int, n: int, k: int, eff: float) -> Point:
+    """A real catalog GEMM shape (so its FLOPs and bytes are today's) timed at `eff` of its H200 roof."""
+    r = analytic_record(make("gemm", m=m, n=n, k=k), get_dtype("bf16"), H200)
+    return Point(family="gemm", op="gemm", dtype="bf16", params=dict(r.params), flops=r.flops, bytes=r.bytes,
+                 roofline_time_s=r.roofline_time_s, time_s=r.roofline_time_s / eff)
+
+
+def test_a_gemm_with_an_unaligned_leading_dimension_is_predicted_from_unaligned_points() -> None:
+    # aligned points at 80% of the roof, points with n = 8193 (not a multiple of 8) at 10%: an unaligned head
+    # (n = 50257) is predicted at 10x its bound, an aligned one of the same size at 1.25x; a profile's transposed
+    # operand whose leading dimension is 50257 (the head's weight gradient) is unaligned too, by its strides
+    aligned = [_gemm_point(m, n, 4096, 0.8) for m in (512, 2048, 8192) for n in (8192, 32768, 65536)]
+    unaligned = [_gemm_point(m, n, 4096, 0.1) for m in (512, 2048, 8192) for n in (8193, 32769, 65537)]
+    p = Predictor(db_of(*aligned, *unaligned), "h200-sxm")
+    head = analytic_record(make("gemm", m=2048, n=50257, k=4096), get_dtype("bf16"), H200)
+    even = analytic_record(make("gemm", m=2048, n=50256, k=4096), get_dtype("bf16"), H200)
+    got, ok = p.predict(head), p.predict(even)
+    assert got is not None and got.time_s == pytest.approx(head.roofline_time_s / 0.1, rel=1e-6)
+    assert ok is not None and ok.time_s == pytest.approx(even.roofline_time_s / 0.8, rel=1e-6)
+    grad_w = evolve(analytic_record(make("gemm", m=50256, n=4096, k=2048), get_dtype("bf16"), H200),
+                    input_shapes=[[50256, 2048], [2048, 4096]], input_strides=[[1, 50257], [4096, 1]],
+                    output_shapes=[[50256, 4096]])
+    got = p.predict(grad_w)
+    assert got is not None and got.time_s == pytest.approx(grad_w.roofline_time_s / 0.1, rel=0.05)
+    # a database without unaligned points (every point aligned): the coordinate teaches nothing, the aligned
+    # points predict it and it is not called an extrapolation
+    got = Predictor(db_of(*aligned), "h200-sxm").predict(head)
+    assert got is not None and got.time_s == pytest.approx(head.roofline_time_s / 0.8, rel=1e-6)
+    assert "extrapolated" not in got.source

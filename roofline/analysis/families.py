@@ -8,7 +8,7 @@ pass for the rest. Pure and torch-free."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -146,9 +146,26 @@ def query_params(family: str, record: RecordLike) -> dict[str, Any]:
         (_, c, h, w), strides = in_shapes[0], ins[0]
         if c > 1 and h * w > 1 and strides[1] != 1 and dense(in_shapes[0], strides):
             params["nchw"] = True  # a row-major (not channels-last) input
+    if family == "gemm" and ins and in_shapes:
+        lds = [leading(shape, strides) for shape, strides in zip(in_shapes, ins, strict=False) if len(shape) >= 2]
+        if out_shapes and len(out_shapes[0]) >= 2:
+            lds.append(out_shapes[0][-1])  # the output is written row-major
+        params["ld"] = tuple(ld for ld in lds if ld is not None)
     if family == "elementwise" and outs and ins and out_shapes and in_shapes:
         params["run"], params["bcast"] = strided_run((out_shapes[0], outs[0]), zip(in_shapes, ins, strict=False))
     return params
+
+
+def leading(shape: Sequence[int], strides: Sequence[int]) -> int | None:
+    """The leading dimension of a matrix operand (its last two dimensions): the stride of the one that is not
+    contiguous, or None when neither is (a view a GEMM copies first)."""
+    rows, cols = shape[-2], shape[-1]
+    s_rows, s_cols = strides[-2], strides[-1]
+    if s_cols == 1 or cols == 1:
+        return int(s_rows) if rows > 1 else int(cols)
+    if s_rows == 1 or rows == 1:
+        return int(s_cols)
+    return None
 
 
 def _changes_dtype(record: RecordLike) -> bool:

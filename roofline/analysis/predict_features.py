@@ -17,8 +17,19 @@ def features(roofline_time_s: float, intensity: float) -> tuple[float, float]:
 
 
 def gemm_dims(params: Mapping[str, Any]) -> tuple[float, ...]:
-    """Decades of the product's rows (batch included), columns and reduction depth."""
-    return math.log10(params["m"] * params.get("batch", 1)), math.log10(params["n"]), math.log10(params["k"])
+    """Decades of the product's rows (batch included), columns and reduction depth; ALIGN_DISTANCE more when a
+    leading dimension is not a multiple of ALIGN_ELEMENTS (`misaligned`)."""
+    return (math.log10(params["m"] * params.get("batch", 1)), math.log10(params["n"]), math.log10(params["k"]),
+            ALIGN_DISTANCE * float(misaligned(params)))
+
+
+def misaligned(params: Mapping[str, Any]) -> bool:
+    """Whether a GEMM's operands have a leading dimension that is not a multiple of ALIGN_ELEMENTS: the ones a
+    profile recorded (`ld`, from the inputs' strides: a transposed operand's is its other dimension), else those
+    of row-major operands (A: k, B and the output: n). cuBLAS's tensor-core kernels load 16-byte vectors; an
+    unaligned leading dimension sends the product to slower kernels (a vocabulary of 50257 columns)."""
+    lds = params.get("ld") or (params["k"], params["n"])
+    return any(int(ld) % ALIGN_ELEMENTS for ld in lds)
 
 
 def conv_dims(params: Mapping[str, Any]) -> tuple[float, ...]:
@@ -68,6 +79,11 @@ def optimizer_dims(params: Mapping[str, Any]) -> tuple[float, ...]:
     return (math.log10(params["numel"] / params["tensors"]),)
 
 
+# A leading dimension a multiple of this many elements keeps 16-byte loads of 16-bit operands.
+ALIGN_ELEMENTS = 8
+# How far (in decades) a GEMM with an unaligned leading dimension sits from an aligned one of the same size: beyond
+# the neighbours' spread, so each is predicted from its own points where there are some.
+ALIGN_DISTANCE = 2.0
 # How far (in decades) a column reduction sits from a row reduction of the same size: beyond the neighbours' spread.
 COLUMNS_DISTANCE = 2.0
 # How far (in decades) an NCHW convolution sits from a channels-last one of the same implicit GEMM: beyond the
