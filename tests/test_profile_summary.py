@@ -188,3 +188,21 @@ def test_the_command_says_the_targets_notes_once(capsys: pytest.CaptureFixture[s
     assert err.count("analytic only") == 1 and "analytic only" not in out
     code, out, err = run(capsys, "profile", SCRIPT, "--gpu", "h200", "--json")
     assert code == 0 and any(n.startswith("analytic only") for n in json.loads(out)["profile"]["notes"])
+
+
+def test_a_step_whose_gpu_sits_idle_most_of_its_wall_is_said_host_bound() -> None:
+    # 40 ms of wall without the profiler, the GPU idle 30 of them (75% > HOST_BOUND_SHARE): host-bound, said with
+    # the figures; idle 10 of 40 (25%): nothing said; without the plain run's figures, the profiled run's are used
+    from roofline.capture.profile_summary import HOST_BOUND, HOST_BOUND_SHARE, host_bound_note
+    from roofline.core.summary import ProfileSummary
+
+    assert HOST_BOUND_SHARE == 0.5
+    s = ProfileSummary.from_dict({"wall_s": 0.05, "gpu_idle_s": 0.045, "wall_uninstrumented_s": 0.04,
+                                  "gpu_idle_uninstrumented_s": 0.03})
+    note = host_bound_note(s)
+    assert note is not None and note.code == HOST_BOUND
+    assert "idle 75.0% of the step (30 of 40 ms without the profiler)" in note
+    assert host_bound_note(ProfileSummary.from_dict({"wall_uninstrumented_s": 0.04,
+                                                     "gpu_idle_uninstrumented_s": 0.01, "wall_s": 0.04})) is None
+    profiled = host_bound_note(ProfileSummary.from_dict({"wall_s": 0.02, "gpu_idle_s": 0.015}))
+    assert profiled is not None and "(15 of 20 ms)" in profiled

@@ -59,8 +59,13 @@ GRAPH_REPLAY = "profile.graph_replay"  # kernels of CUDA graph replays, unattrib
 TRACE_READS = "profile.trace_reads"  # the trace's own value reads, left out of the kernel time
 OVERCOUNT = "profile.overcount"  # kernel time attributed twice
 NO_KERNELS = "profile.no_kernels"  # a GPU profile that ran no device kernel
+HOST_BOUND = "profile.host_bound"  # the GPU idle most of the step: the host's time, not the kernels'
+# A timed GPU step whose device sat idle more than this share of its wall (without the profiler, where measured) is
+# host-bound: Python, launches and synchronisations set its time, and its kernels' sum (and their prediction)
+# says little of it. Half: past it, more of the step is the host's than the kernels'.
+HOST_BOUND_SHARE = 0.5
 PROFILE_NOTES = (INSTRUMENTED, MASKED_ATTENTION, BUILD_CALLS, COMPILED_UNATTRIBUTED, COMPILED_EAGER, COMPILED_CPU,
-                 STAND_INS, GRAPH_REPLAY, TRACE_READS, OVERCOUNT, NO_KERNELS)
+                 STAND_INS, GRAPH_REPLAY, TRACE_READS, OVERCOUNT, NO_KERNELS, HOST_BOUND)
 
 
 @dataclass(frozen=True)
@@ -239,7 +244,21 @@ def summary_notes(s: ProfileSummary, run: Run, on_gpu: bool) -> list[str]:
         notes.append(Note(OVERCOUNT, f"{timeline.overcount_s * 1e6:.3g} µs more kernel time was attributed to ops "
                           "than the device ran: some kernels were counted twice (a profiler event of a kind this "
                           "tool does not know); the ops' times are that much high"))
+    if (note := host_bound_note(s)) is not None and on_gpu:
+        notes.append(note)
     if on_gpu and run.calls and not s.kernel_time_s:
         notes.append(Note(NO_KERNELS, f"no device kernel ran on {run.target.time_device}: if the program runs on the "
                           "CPU, profile it with device='cpu'"))
     return notes
+
+
+def host_bound_note(s: ProfileSummary) -> Note | None:
+    """The note of a host-bound step (HOST_BOUND_SHARE): how long the GPU sat idle and of what wall, the run without
+    the profiler where it was measured."""
+    plain = s.wall_uninstrumented_s is not None and s.gpu_idle_uninstrumented_s is not None
+    wall, idle = (s.wall_uninstrumented_s, s.gpu_idle_uninstrumented_s) if plain else (s.wall_s, s.gpu_idle_s)
+    if not wall or idle is None or idle / wall <= HOST_BOUND_SHARE:
+        return None
+    return Note(HOST_BOUND, f"host-bound: the GPU sat idle {percent(idle / wall)} of the step ({idle * 1e3:.3g} of "
+                f"{wall * 1e3:.3g} ms{' without the profiler' if plain else ''}); Python, launches and "
+                "synchronisations set its time, not its kernels (their sum, and its prediction, say little of it)")

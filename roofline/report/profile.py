@@ -271,7 +271,7 @@ def prediction_pairs(p: StepPrediction | None) -> list[str]:
         out.append(f"measured {measured / k:.2f}x the prediction ({'inside' if lo <= measured <= hi else 'outside'} "
                    "its interval)")
     if p.predicted_launch_gaps_s:
-        out.append(f"eager step {duration(p.predicted_step_s)} with launch gaps")
+        out.append(f"eager step {duration(p.predicted_step_s)} with launch gaps, if the host keeps up")
     out.append(f"predicted from {p.prediction_source}")
     return out
 
