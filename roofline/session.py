@@ -107,12 +107,22 @@ def check_options(options: Options, time: bool) -> str | None:
     """The refusals that need no device, before a target is resolved (a CPU calibration can take seconds): energy
     or counters without timing; counters without Nsight Compute on PATH. Returns the ncu to run (None without
     counters)."""
-    if options.energy and not time:
-        raise UsageError(f"{validate.setting('energy')} measures the operator on a GPU: it cannot go with {no_time()}")
-    if not options.counters:
-        return None
+    if options.energy:
+        refuse_energy_untimed(time)
+    return ncu_to_run(time) if options.counters else None
+
+
+def refuse_energy_untimed(time: bool) -> None:
+    """Energy without timing: nothing runs, so nothing draws power to measure (a usage error)."""
     if not time:
-        raise UsageError(f"{validate.setting('counters')} runs the operator under Nsight Compute: it cannot go with "
+        raise UsageError(f"{validate.setting('energy')} measures the operator on a GPU: it cannot go with {no_time()}")
+
+
+def ncu_to_run(time: bool, runs: str = "the operator") -> str:
+    """The Nsight Compute to run `runs` under (counters), checked before any work: a usage error without timing
+    (nothing runs on a GPU to count) or without ncu on PATH."""
+    if not time:
+        raise UsageError(f"{validate.setting('counters')} runs {runs} under Nsight Compute: it cannot go with "
                          f"{no_time()} (nothing runs on a GPU to count)")
     from roofline.ncu.run import find_ncu
 
