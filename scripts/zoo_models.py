@@ -49,7 +49,8 @@ def frozen() -> tuple[str, str]:
 
 
 def _tiny(entry: dict[str, Any]) -> dict[str, Any]:
-    e = {**entry, **{k: v for k, v in TINY_SIZES.items() if k in entry}}
+    fixed_size = entry.get("group") == "vit" or "deit" in entry["model"]  # a transformer's patch grid is its own
+    e = {**entry, **{k: v for k, v in TINY_SIZES.items() if k in entry and not (k == "image" and fixed_size)}}
     if "config" in entry:
         cfg = {k: (TINY_CONFIG.get(k, v)) for k, v in entry["config"].items()}
         for key in ("vocab_size",):
@@ -105,13 +106,20 @@ def _vision(entry: dict[str, Any], device: str) -> Callable[[], None]:
     if entry.get("channels_last") and x.dim() == 4:
         model = model.to(memory_format=torch.channels_last)
         x = x.to(memory_format=torch.channels_last)
+    target = torch.randint(0, 1000, (entry["batch"],), device=device)
+    return _step(entry, model, lambda: model(x), lambda: torch.nn.functional.cross_entropy(model(x).float(), target))
+
+
+def _step(entry: dict[str, Any], model: Any, forward: Callable[[], Any], loss: Callable[[], Any]) -> Callable[[], None]:
+    """The entry's step: a forward without grad (inference), or the loss's backward and an optimizer step."""
+    import torch
+
     if entry["kind"] == "training":
         model.train()
-        target = torch.randint(0, 1000, (entry["batch"],), device=device)
         opt = _optimizer(entry, model)
 
         def train() -> None:
-            torch.nn.functional.cross_entropy(model(x).float(), target).backward()
+            loss().backward()
             opt.step()
             opt.zero_grad(set_to_none=True)
         return train
@@ -119,7 +127,7 @@ def _vision(entry: dict[str, Any], device: str) -> Callable[[], None]:
 
     def infer() -> None:
         with torch.no_grad():
-            model(x)
+            forward()
     return infer
 
 
@@ -170,21 +178,8 @@ def _transformers(entry: dict[str, Any], device: str) -> Callable[[], None]:
     extra = {}
     if "decoder_seq" in entry:
         extra["decoder_input_ids"] = torch.randint(0, vocab, (batch, entry["decoder_seq"]), device=device)
-    if kind == "training":
-        model.train()
-        opt = _optimizer(entry, model)
-
-        def train() -> None:
-            model(input_ids=ids, labels=ids, **extra).loss.backward()
-            opt.step()
-            opt.zero_grad(set_to_none=True)
-        return train
-    model.eval()
-
-    def infer() -> None:
-        with torch.no_grad():
-            model(input_ids=ids, use_cache=False, **extra)
-    return infer
+    return _step(entry, model, lambda: model(input_ids=ids, use_cache=False, **extra),
+                 lambda: model(input_ids=ids, labels=ids, **extra).loss)
 
 
 def _decode(model: Any, vocab: int, batch: int, context: int, device: str) -> Callable[[], None]:
