@@ -74,3 +74,37 @@ def test_the_predictor_borrows_another_dtype_only_for_a_memory_bound_family(monk
     got = Predictor(db, "h200-sxm").predict(Rec("softmax"))
     assert got is not None and not got.from_db and got.time_s == pytest.approx(1e-5)
     assert family_of(Rec("softmax")) == "softmax"
+
+
+def test_an_moes_grouped_products_are_predicted_by_the_grouped_gemm_family() -> None:
+    # torch._grouped_mm of a tiny Mixtral (4 experts, top 2, 2 x 64 tokens: 256 rows, 64 an expert) profiled
+    # analytically on the H200's roof; a database of grouped GEMM points at 30% of their roof predicts each at
+    # bound / 0.3 (its shape placed among the points by the groups, rows per group, N and K its inputs recorded)
+    import torch
+    from transformers import MixtralConfig, MixtralForCausalLM
+
+    import roofline
+    from roofline.ceilings.specs import gpu_ceilings, resolve
+    from roofline.core.dtypes import get_dtype
+    from roofline.core.record import analytic_record
+    from roofline.ops import make
+
+    h200 = gpu_ceilings(resolve("h200"))
+    pts = []
+    for g in (2, 4, 8):
+        for m in (16, 64, 256):
+            for n, k in ((256, 1024), (1024, 256), (512, 512)):
+                r = analytic_record(make("grouped_gemm", groups=g, m=m, n=n, k=k), get_dtype("bf16"), h200)
+                pts.append(Point(family="grouped_gemm", op="grouped_gemm", dtype="bf16", params=dict(r.params),
+                                 flops=r.flops, bytes=r.bytes, roofline_time_s=r.roofline_time_s,
+                                 time_s=r.roofline_time_s / 0.3))
+    cfg = MixtralConfig(hidden_size=256, intermediate_size=512, num_hidden_layers=1, num_attention_heads=8,
+                        num_key_value_heads=2, num_local_experts=4, num_experts_per_tok=2, vocab_size=1000)
+    model = MixtralForCausalLM(cfg).to(torch.bfloat16).eval()
+    ids = torch.randint(0, 1000, (2, 64))
+    with torch.no_grad():
+        prof = roofline.profile(lambda: model(ids), time=False, gpu="h200", db=OpDB(device=H200, points=pts))
+    grouped = [r for r in prof.records if r.op == "aten::_grouped_mm"]
+    assert len(grouped) == 2 and all(family_of(r) == "grouped_gemm" for r in grouped)
+    for r in grouped:
+        assert r.prediction_kind == "db" and r.predicted_time_s == pytest.approx(r.roofline_time_s / 0.3, rel=1e-6)

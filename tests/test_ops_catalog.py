@@ -289,6 +289,7 @@ TINY: list[tuple[str, dict[str, Any], list[tuple[int, ...]]]] = [
     ("gemm", {"m": 5, "n": 6, "k": 7, "epilogue": "bias"}, [(5, 6)]),
     ("gemm", {"m": 5, "n": 6, "k": 7, "epilogue": "gelu", "variant": "unfused"}, [(5, 6)]),
     ("gemv", {"m": 1, "n": 6, "k": 7}, [(1, 6)]),
+    ("grouped_gemm", {"groups": 3, "m": 4, "n": 8, "k": 8}, [(12, 8)]),  # 3 groups of 4 rows; 16-byte strides
     *[(f, {"numel": 10}, [(10,)]) for f in ("relu", "add", "mul", "gelu", "silu", "copy")],
     ("swiglu", {"numel": 10}, [(10,)]),
     ("swiglu", {"numel": 10, "variant": "unfused"}, [(10,)]),

@@ -64,6 +64,7 @@ def family(name: str, **declared: Any) -> Family:
 
 # Collectives have none: their time is the link's, not the kernels'.
 family("gemm", ops=("gemm", "gemv"), coordinates=shape.gemm_dims)
+family("grouped_gemm", ops=("grouped_gemm",), coordinates=shape.grouped_dims)
 family("attention", ops=("attention",), work=shape.padded_pairs_ratio)
 family("attention_backward", ops=("attention",), forward="attention", work=shape.padded_pairs_ratio)
 family("decode_attention", ops=("decode_attention",))
@@ -92,9 +93,10 @@ BACKWARD_FAMILY = {f.forward: f.name for f in FAMILIES.values() if f.forward is 
 CAST_OPS = ("aten::_to_copy", "aten::copy_")
 # Profile ops counted by a rule, not a catalog shape, that still run a family's kernels: SDPA with a mask tensor
 # or top-left causal alignment (the flash kernels), and its backward (the backward's kernels); a log-softmax and
-# a softmax's backward (softmax kernels, row by row).
+# a softmax's backward (softmax kernels, row by row); torch._grouped_mm (an MoE's experts: `grouped_params`).
 RULE_FAMILY = {"rule:attention": "attention", "rule:attention backward": "attention_backward",
-               "rule:log_softmax": "softmax", "rule:softmax backward": "softmax"}
+               "rule:log_softmax": "softmax", "rule:softmax backward": "softmax",
+               "rule:grouped gemm": "grouped_gemm"}
 # The family a memory-bound profile op without a catalog operator borrows: one pass over its bytes.
 MEMORY_PASS = "elementwise"
 
@@ -151,9 +153,20 @@ def query_params(family: str, record: RecordLike) -> dict[str, Any]:
         if out_shapes and len(out_shapes[0]) >= 2:
             lds.append(out_shapes[0][-1])  # the output is written row-major
         params["ld"] = tuple(ld for ld in lds if ld is not None)
+    if family == "grouped_gemm" and "groups" not in params and in_shapes:
+        params.update(grouped_params(in_shapes))
     if family == "elementwise" and outs and ins and out_shapes and in_shapes:
         params["run"], params["bcast"] = strided_run((out_shapes[0], outs[0]), zip(in_shapes, ins, strict=False))
     return params
+
+
+def grouped_params(in_shapes: Sequence[Sequence[int]]) -> dict[str, int]:
+    """A grouped GEMM's catalog parameters from the shapes a profile recorded: the experts' form, A (M, K) times B
+    (groups, K, N), its M spread evenly over the groups (the formula's assumed routing); {} for another form."""
+    if len(in_shapes) < 2 or len(in_shapes[0]) != 2 or len(in_shapes[1]) != 3:
+        return {}
+    (rows, k), (groups, _, n) = in_shapes[0], in_shapes[1]
+    return {"groups": int(groups), "m": max(1, round(rows / groups)), "n": int(n), "k": int(k)} if groups else {}
 
 
 def leading(shape: Sequence[int], strides: Sequence[int]) -> int | None:

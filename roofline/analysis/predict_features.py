@@ -23,6 +23,13 @@ def gemm_dims(params: Mapping[str, Any]) -> tuple[float, ...]:
             ALIGN_DISTANCE * float(misaligned(params)))
 
 
+def grouped_dims(params: Mapping[str, Any]) -> tuple[float, ...]:
+    """Decades of a grouped GEMM's groups, rows per group, columns and depth, and its alignment (`gemm_dims`): the
+    grouped kernels tile each group apart, so a few rows per group (a decode's experts) fill few tiles."""
+    return (math.log10(params["groups"]), math.log10(params["m"]), math.log10(params["n"]), math.log10(params["k"]),
+            ALIGN_DISTANCE * float(misaligned(params)))
+
+
 def misaligned(params: Mapping[str, Any]) -> bool:
     """Whether a GEMM's operands have a leading dimension that is not a multiple of ALIGN_ELEMENTS: the ones a
     profile recorded (`ld`, from the inputs' strides: a transposed operand's is its other dimension), else those

@@ -166,7 +166,7 @@ CATALOG: dict[str, str] = {
     "conv2d": "roofline.ops.conv",
     **dict.fromkeys(("relu", "add", "mul", "gelu", "silu", "copy", "swiglu", "chain", "cat", "cast"),
                     "roofline.ops.elementwise"),
-    **dict.fromkeys(("gemm", "gemv"), "roofline.ops.gemm"),
+    **dict.fromkeys(("gemm", "gemv", "grouped_gemm"), "roofline.ops.gemm"),
     **dict.fromkeys(("layernorm", "rmsnorm", "add_layernorm", "add_rmsnorm", "batchnorm"), "roofline.ops.norm"),
     "rope": "roofline.ops.rope",
     "pool2d": "roofline.ops.pool",

@@ -101,3 +101,29 @@ class GEMV(Operator):
 
     def traffic(self, dtype: DType) -> Traffic:
         return mm_traffic(self.m, self.n, self.k, 1, dtype, out_bytes_for(dtype))
+
+
+# torch._grouped_mm takes 16-bit operands (and fp32 on the CPU); its offsets are int32.
+GROUPED_DTYPES = ("fp32", "fp16", "bf16")
+
+
+@operator("grouped_gemm", "gemm")
+@dataclass(frozen=True)
+class GroupedGEMM(Operator):
+    """A mixture of experts' expert products: `groups` groups of `m` rows of A (M = groups x m, K), each times its own
+    K x N weight (torch._grouped_mm with offsets, as transformers runs its experts)."""
+
+    summary = "grouped GEMM: groups of m rows of A, each times its own K x N weight (an MoE's experts)"
+    ignores = "NB: every group the same number of rows (balanced routing); operands read once."
+    dtypes = GROUPED_DTYPES
+    uses_tensor_cores = True
+    groups: int = param(8, "groups (experts)")
+    m: int = param(512, "rows of A per group (the tokens routed to each expert)")
+    n: int = param(2048, "columns of each group's weight and of C")
+    k: int = param(2048, "inner dimension (rows of each group's weight)")
+
+    def flops(self) -> float:
+        return mm_flops(self.m, self.n, self.k, self.groups)
+
+    def traffic(self, dtype: DType) -> Traffic:
+        return mm_traffic(self.m, self.n, self.k, self.groups, dtype)

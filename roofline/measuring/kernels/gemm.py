@@ -11,7 +11,7 @@ from roofline.core.dtypes import DType
 from roofline.core.errors import UsageError
 from roofline.measuring.kernels.common import rand, set_tf32
 from roofline.measuring.kernels.registry import Built, builder
-from roofline.ops.gemm import GEMM, GEMV
+from roofline.ops.gemm import GEMM, GEMV, GroupedGEMM
 
 _EPILOGUE: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {"gelu": F.gelu, "silu": F.silu}
 
@@ -75,3 +75,14 @@ def build_gemv(op: GEMV, dtype: DType, device: str) -> Built:
     x, w = rand((m, k), dtype, device), rand((k, n), dtype, device)
     mm, impl, keep = _mm(x, w, dtype, device)
     return Built(mm, impl, [x, w, *keep])
+
+
+@builder("grouped_gemm")
+def build_grouped_gemm(op: GroupedGEMM, dtype: DType, device: str) -> Built:
+    """torch._grouped_mm of A (groups x m rows, k) and B (groups, k, n) with every group's end offset."""
+    op.check_dtype(dtype)
+    set_tf32(dtype)
+    a = rand((op.groups * op.m, op.k), dtype, device)
+    b = rand((op.groups, op.k, op.n), dtype, device)
+    offs = torch.arange(1, op.groups + 1, device=device, dtype=torch.int32) * op.m
+    return Built(lambda: torch._grouped_mm(a, b, offs=offs), "torch._grouped_mm", [a, b, offs])
