@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 
 import pytest
 from helpers import DATA
@@ -79,3 +80,53 @@ def test_a_document_refuses_a_record_without_its_fields() -> None:
         validate_document({"schema_version": 1, "records": [{"op": "gemm"}]}, "x.json")
     doc = validate_document({"schema_version": 1, "records": [], "device": {}, "note": "kept"}, "x.json")
     assert isinstance(doc, Document) and json.loads(dumps(doc))["note"] == "kept"
+
+
+# ---------------------------------------------------------------- numbers that are no measurement (issue 50)
+def _timed() -> dict:
+    return with_time(_gemm(), 200e-6).to_dict() | {"time_samples_s": [190e-6, 200e-6, 210e-6]}
+
+
+@pytest.mark.parametrize(("edit", "said"), [
+    # JSON has no Infinity or NaN (dumps writes them as null); Python's reader takes both, and 1e999 as inf
+    (lambda r: r["time_samples_s"].__setitem__(1, float("inf")), "record 0 (gemm): time_samples_s[1] is Infinity"),
+    (lambda r: r["time_samples_s"].__setitem__(2, float("nan")), "record 0 (gemm): time_samples_s[2] is NaN"),
+    (lambda r: r.update(time_s=float("-inf")), "record 0 (gemm): time_s is -Infinity"),
+    (lambda r: r.update(roofline_time_s=float("nan")), "record 0 (gemm): roofline_time_s is NaN"),
+    (lambda r: r.update(run_noise={"relative_sd": {"median": float("inf")}}),
+     "record 0 (gemm): run_noise.relative_sd.median is Infinity"),
+    (lambda r: r.update(kernel_times_s=[[1e-6, float("inf")]]), "record 0 (gemm): kernel_times_s[0][1] is Infinity"),
+    (lambda r: r.update(time_s=0.0), "record 0 (gemm): time_s must be a positive number (seconds), got 0.0"),
+    (lambda r: r.update(time_s=-2e-4), "record 0 (gemm): time_s must be a positive number"),
+    (lambda r: r.update(time_s="2e-4"), "record 0 (gemm): time_s must be a positive number (seconds), got '2e-4'"),
+    (lambda r: r.update(time_s=True), "record 0 (gemm): time_s must be a positive number"),
+    (lambda r: r.update(time_samples_s=[True, 1e-4]), "record 0 (gemm): time_samples_s must be positive numbers"),
+    (lambda r: r.update(energy={"samples_j": [0.1, -0.1]}), "record 0 (gemm): energy.samples_j must be positive"),
+    (lambda r: r.update(energy={"samples_j": ["0.1"]}), "record 0 (gemm): energy.samples_j must be positive"),
+])
+def test_a_record_whose_numbers_are_no_measurement_is_refused(edit, said) -> None:  # type: ignore[no-untyped-def]
+    rec = _timed()
+    edit(rec)
+    text = json.dumps({"schema_version": 1, "device": {}, "records": [rec]})  # Infinity and NaN, as a file has them
+    with pytest.raises(RooflineError, match=re.escape(f"x.json: {said}")) as exc:
+        validate_document(json.loads(text), "x.json")
+    assert exc.value.exit_code == 2 and "\n" not in str(exc.value)
+
+
+def test_a_huge_literal_and_a_non_finite_region_are_refused(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    rec = json.dumps(_timed()).replace("0.00021", "1e999")  # a literal past the largest double reads as inf
+    path = tmp_path / "r.json"
+    path.write_text(f'{{"schema_version": 1, "device": {{}}, "records": [{rec}]}}')
+    with pytest.raises(RooflineError, match=re.escape("record 0 (gemm): time_samples_s[2] is Infinity")):
+        read_document(path)
+    # outside the records too: a profile's regions are judged on their times
+    doc = {"schema_version": 1, "device": {}, "records": [_timed()],
+           "profile": {"regions": {"step": {"time_s": float("nan")}}}}
+    with pytest.raises(RooflineError, match=re.escape("x.json: profile.regions.step.time_s is NaN")):
+        validate_document(json.loads(json.dumps(doc)), "x.json")
+
+
+def test_a_measurement_reads_as_before() -> None:
+    rec = _timed() | {"energy": {"energy_j": 0.1, "samples_j": [0.1, 0.11]}}
+    doc = validate_document({"schema_version": 1, "device": {}, "records": [rec]}, "x.json")
+    assert doc.records[0].time_samples_s == [190e-6, 200e-6, 210e-6] and doc.records[0].time_s == 200e-6

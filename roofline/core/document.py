@@ -80,22 +80,63 @@ def write_document(doc: Document, path: str | os.PathLike[str], force: bool = Fa
     return atomic_write(refuse_existing(path, force, flag="force=True"), dumps(doc))
 
 
-def _check_record(rec: Any, i: int, where: str) -> None:
+def _finite_problem(value: Any, path: str) -> str | None:
+    """The first non-finite number in `value` (nested lists and objects) as 'PATH is Infinity', or None. JSON has
+    no such numbers (roofline writes them as null: `clean_json`); Python's reader takes Infinity, NaN and a
+    literal past the largest double (1e999) all the same, and a sample of inf or NaN compares as no time does."""
+    if isinstance(value, float):
+        if math.isfinite(value):
+            return None
+        return f"{path} is {'NaN' if math.isnan(value) else 'Infinity' if value > 0 else '-Infinity'}"
+    if isinstance(value, list):
+        try:  # fast: a list of finite numbers sums to a finite number (a list of thousands of samples)
+            if math.isfinite(sum(value)):
+                return None
+        except (TypeError, OverflowError, ValueError):
+            pass
+        for j, v in enumerate(value):
+            if (found := _finite_problem(v, f"{path}[{j}]")) is not None:
+                return found
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            if (found := _finite_problem(v, f"{path}.{k}" if path else str(k))) is not None:
+                return found
+    return None
+
+
+def _positive_times(values: Any) -> bool:
+    """A list of times or energies a measurement gives: numbers (not booleans) above 0."""
+    return isinstance(values, list) and all(isinstance(s, (int, float)) and not isinstance(s, bool) and s > 0
+                                            for s in values)
+
+
+def check_record(rec: Any, i: int, where: str) -> None:
+    """A record as read (a dict): one UsageError naming the record and the field when it is not a record of
+    schema v1 or its numbers are no measurement (non-finite anywhere; times, samples, energies not above 0)."""
     if not isinstance(rec, dict):
         raise UsageError(f"{where}: record {i} is not an object")
     missing = [f for f in REQUIRED if f not in rec]
     if missing:
         raise UsageError(f"{where}: record {i} lacks {', '.join(missing)}")
+    name = f"{where}: record {i} ({rec.get('op')})"
+    bad = _finite_problem(rec, "")
+    if bad is not None:
+        raise UsageError(f"{name}: {bad}: not a measurement (roofline writes no such number)")
     for f in NUMERIC:
         v = rec[f]
         if v is None and f in NULLABLE and rec.get("count") is not None:
             continue
         if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0:
-            raise UsageError(f"{where}: record {i} ({rec.get('op')}): {f} must be a non-negative number")
+            raise UsageError(f"{name}: {f} must be a non-negative number")
+    time_s = rec.get("time_s")
+    if time_s is not None and not _positive_times([time_s]):
+        raise UsageError(f"{name}: time_s must be a positive number (seconds), got {time_s!r}")
     samples = rec.get("time_samples_s")
-    if samples is not None and (not isinstance(samples, list)
-                                or not all(isinstance(s, (int, float)) and s > 0 for s in samples)):
-        raise UsageError(f"{where}: record {i} ({rec.get('op')}): time_samples_s must be positive numbers")
+    if samples is not None and not _positive_times(samples):
+        raise UsageError(f"{name}: time_samples_s must be positive numbers")
+    energy = rec.get("energy")
+    if isinstance(energy, dict) and energy.get("samples_j") is not None and not _positive_times(energy["samples_j"]):
+        raise UsageError(f"{name}: energy.samples_j must be positive numbers (joules per call)")
 
 
 def validate_document(doc: Any, where: str) -> Document:
@@ -118,7 +159,10 @@ def validate_document(doc: Any, where: str) -> Document:
     if not isinstance(device, dict):
         raise UsageError(f"{where}: 'device' must be an object")
     for i, rec in enumerate(records):
-        _check_record(rec, i, where)
+        check_record(rec, i, where)
+    bad = _finite_problem({k: v for k, v in doc.items() if k != "records"}, "")
+    if bad is not None:  # a profile's regions are judged too (their times and per-entry walls)
+        raise UsageError(f"{where}: {bad}: not a measurement (roofline writes no such number)")
     known = ("schema_version", "tool_version", "created", "device", "records")
     return Document(device=device, records=[Record.from_dict(r) for r in records], schema_version=version,
                     tool_version=str(doc.get("tool_version", "")), created=str(doc.get("created", "")),
