@@ -221,23 +221,20 @@ def run_one(entry: dict[str, Any]) -> dict[str, Any]:
         if inputs is None:  # timm: the input size from the model's config (a meta build reads it)
             with torch.device("meta"):
                 inputs = timm_inputs(entry["build"]())
-        built: dict[str, Any] = {}
-
-        def program() -> None:  # the build and the forward, both inside the analytic profile
+        # the build and the forward, both inside the analytic profile; a with block keeps the model it binds (the
+        # objects a profiled function reaches are put back as they were after an analytic run)
+        with roofline.profile(time=False, gpu=GPU, name=entry["name"]) as prof:
             model = entry["build"]().eval()
-            built["model"] = model
             args = inputs("cpu")
             with torch.no_grad():
                 model(**args) if isinstance(args, dict) else model(args)
-
-        prof = roofline.profile(program, time=False, gpu=GPU, name=entry["name"])
         s = prof.summary
         out.update(flops=s["flops_matmul"], calls=s["calls"], build_calls=s["build_calls"],
                    without_formula=[m["op"] for m in s["without_formula"]],
                    coverage=s["analytic_coverage"], lower_bound=s["lower_bound"])
         if entry["reference"] == "closed_form":
             cfg = entry["config"]()
-            ref, how = closed_form(built["model"], cfg, 1, SEQ), "closed form"
+            ref, how = closed_form(model, cfg, 1, SEQ), "closed form"
         else:
             ref, how = flop_counter(entry["build"], inputs)
         ratio = out["flops"] / ref if ref else math.nan

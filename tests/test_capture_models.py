@@ -69,11 +69,12 @@ def test_grouped_mm_forms() -> None:
 
 def test_grouped_mm_without_data_assumes_a_routing_and_says_which() -> None:
     """Analytic: 32 rows over 4 experts, balanced (8 each) by default; shares 1, 1, 0, 0 leave two experts idle:
-    the same FLOPs, half the weights read."""
+    the same FLOPs, half the weights read. The offsets have no values (an empty tensor: a router's output
+    without data); offsets the program wrote (`torch.tensor([8, 16, 24, 32])`) would be read as with data."""
     with fake_mode():
         a = torch.randn(32, 16, dtype=torch.bfloat16)
         b = torch.randn(4, 16, 32, dtype=torch.bfloat16)
-        offs = torch.tensor([8, 16, 24, 32], dtype=torch.int32)
+        offs = torch.empty(4, dtype=torch.int32)
 
     def run() -> None:
         F.grouped_mm(a, b, offs=offs)
@@ -316,9 +317,9 @@ def test_masked_backward_counts_the_kept_scores() -> None:
 
 
 def test_analytic_masks_unknown_without_data_read_with_it() -> None:
-    with fake_mode():
-        q = torch.randn(1, 2, S, 8)
-        fake = torch.ones(S, S, dtype=torch.bool).tril()
+    with fake_mode():  # a mask without values (uninitialised: one computed from data the run does not have);
+        q = torch.randn(1, 2, S, 8)  # torch.ones(S, S).tril() here would be a constant, read as with data
+        fake = torch.empty(S, S, dtype=torch.bool)
     unknown = profile(lambda: F.scaled_dot_product_attention(q, q, q, attn_mask=fake), time=False, gpu="h100")
     (cost,) = _costs(unknown, "aten::scaled_dot_product_attention")
     assert cost.explicit_mask and cost.mask == "unknown" and cost.flops == 2 * 256 * 32  # the full square

@@ -252,13 +252,14 @@ def test_module_names() -> None:
 
 
 def test_attention_with_a_mask_without_data_counts_every_score_and_says_so() -> None:
-    """Without data (a mask made under the fake mode) the mask's pattern is unknown: the full square is counted.
-    With data the mask is read (tests/test_capture_models.py)."""
+    """Without data (a mask without values: uninitialised, as one computed from data the run does not have) the
+    mask's pattern is unknown: the full square is counted. With data, or built from constants under the fake
+    mode, the mask is read (tests/test_capture_models.py)."""
     from roofline.capture import fake_mode
 
     with fake_mode():
         q = torch.randn(1, 2, 8, 8)
-        mask = torch.ones(8, 8, dtype=torch.bool).tril()
+        mask = torch.empty(8, 8, dtype=torch.bool)
     prof = profile(lambda: F.scaled_dot_product_attention(q, q, q, attn_mask=mask), time=False, gpu="h100",
                    name="masked")
     (rec,) = [r for r in prof.records if r.flops_source == "catalog:attention"]

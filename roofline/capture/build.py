@@ -1,15 +1,20 @@
 """A model built inside a profile: what its construction needs without data, and which of its calls are left out.
 
-Analytic runs (no data, capture/profile.py) construct a model under FakeTensorMode. Construction code reads
-values that a fake tensor does not have: timm's and torchvision's drop-path rates
+Analytic runs (no data, capture/profile.py) and `fake_mode()`'s builds construct a model under FakeTensorMode.
+Construction code reads values that a fake tensor does not have: timm's and torchvision's drop-path rates
 (`torch.linspace(0, rate, depth).tolist()`), widths computed from a tensor, `nn.init.trunc_normal_`'s
-rejection loop (`if not mask.any()`). So, while analytic:
-- Small constants are real: a factory op without tensor inputs (arange, linspace, zeros, ones, full, tensor,
-  randn) whose outputs have at most `CONSTANT_NUMEL` elements (`MASK_NUMEL` for booleans: a causal or
-  sliding-window mask of up to 8192 x 8192 scores) returns a fake tensor that keeps its real value
-  (FakeTensorMode's constants), and FakeTensorMode's constant propagation (raised to the same size while
-  the profile runs) computes the ops on such constants for real: `.tolist()`, `.item()` and `if` on them
-  read real values. Everything else stays fake; a constant that an op with fake inputs writes is forgotten.
+rejection loop (`if not mask.any()`). So, without data (capture/fake.py's NoData mode applies these rules):
+- Small constants are real: a factory op without tensor inputs (arange, linspace, zeros, ones, full, tensor)
+  whose outputs have at most `CONSTANT_NUMEL` elements (`MASK_NUMEL` for booleans: a causal or sliding-window
+  mask of up to 8192 x 8192 scores; `RANDOM_NUMEL` for a random draw, whose values are data, not control)
+  returns a fake tensor that keeps its real value (FakeTensorMode's constants); a real integer or boolean
+  tensor the program made before (an index, a mask, offsets), or a real one of one element, enters as a
+  constant holding a copy of its values (`keeps_values`). `.tolist()`, `.item()` and `if` on constants read
+  real values. An op whose tensor inputs are all constants is computed for real (FakeTensorMode's constant
+  propagation, raised to the same sizes while the block runs) only when its work is bounded by its elements:
+  not a contraction (`is_contraction`: a matrix product, convolution, attention, linear algebra) and its
+  outputs within the same limits, known from its fake run first (capture/fake.py). Everything else stays fake:
+  a product of two constants is fake; a constant that an op with fake inputs writes is forgotten.
 - A scalar read of a value no constant holds, before the first module forward began, outside every module and
   inside a constructor or an initialiser (`in_initialiser`: `mask.any()` of a weight being initialised), reads
   as 0 (`BUILD_STAND_IN`), which ends trunc_normal_'s rejection loop at once; counted and said in the summary's
@@ -43,10 +48,32 @@ CONSTANT_NUMEL = 1 << 20
 # Elements a boolean constant may have: an attention mask (1 byte a score) of up to 8192 x 8192 (64 MiB), as
 # Hugging Face builds its causal and sliding-window masks from aranges; read by capture/masks.py.
 MASK_NUMEL = 1 << 26
+# Elements a random draw (randn, rand, randint, randperm, ...) may have to become a constant: a draw that steers
+# the program (a stochastic-depth coin, a random choice among a few) is a scalar or a handful; a larger one is
+# data (an input batch, an initialisation) whose values nothing reads, so it stays fake and is never drawn.
+RANDOM_NUMEL = 1 << 10
 # What a scalar read of an unknown value reads as during the build: 0 (False) ends rejection loops
 # (`if not mask.any(): break`); FLOPs and bytes of the forward do not depend on initial values.
 BUILD_STAND_IN = 0
 SCALAR_READ = "aten::_local_scalar_dense"
+# Factories whose results have no values to keep (uninitialised memory).
+NO_VALUES = frozenset({"empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided",
+                       "empty_permuted"})
+# Ops whose work grows faster than their elements (each output element sums over an input dimension, or a
+# factorisation): never computed on constants, whatever their size (two 2**20-element constants make a 2**30-element
+# product, or one of 1024 x 1024 that costs 2**31 multiply-adds). Composite ops (matmul, linear, einsum) decompose
+# into these; the names are packets (the overloads share them).
+CONTRACTIONS = frozenset({
+    "mm", "bmm", "addmm", "addmm_", "addbmm", "addbmm_", "baddbmm", "baddbmm_", "addmv", "addmv_", "mv", "dot",
+    "vdot", "addr", "inner", "outer", "ger", "matmul", "linear", "bilinear", "einsum", "tensordot", "kron",
+    "chain_matmul", "_addmm_activation", "_int_mm", "_scaled_mm", "_scaled_mm_v2", "_grouped_mm",
+    "_scaled_grouped_mm", "_scaled_grouped_mm_v2", "_foreach_mm", "cholesky", "cholesky_solve",
+    "cholesky_inverse", "triangular_solve", "svd", "ormqr", "lu_unpack", "inverse", "det", "logdet", "slogdet",
+    "matrix_power", "matrix_exp", "pinverse"})
+CONTRACTION_PREFIXES = ("conv", "_conv", "cudnn_", "mkldnn_", "miopen_", "linalg_", "_linalg_", "_cdist",
+                        "_scaled_dot_product", "scaled_dot_product", "_flash_attention", "_efficient_attention",
+                        "_native_multi_head_attention", "_transformer_encoder", "_weight_int", "_sparse_semi",
+                        "_cslt", "_cholesky", "slow_conv", "thnn_conv")
 
 
 def numel_limit(dtype: Any) -> int:
@@ -105,6 +132,13 @@ def fake_swaps() -> Iterator[None]:
         torch.utils.swap_tensors = swap
 
 
+def stand_in(dtype: Any) -> bool | int | float:
+    """BUILD_STAND_IN as a value of `dtype` (what `.item()` returns)."""
+    if dtype.is_floating_point:
+        return float(BUILD_STAND_IN)
+    return bool(BUILD_STAND_IN) if str(dtype) == "torch.bool" else int(BUILD_STAND_IN)
+
+
 def in_initialiser() -> bool:
     """Whether the program is constructing or initialising a module now: a frame of `torch.nn.init`, of an
     `__init__`, or of a function named for initialisation (`reset_parameters`, timm's `_init_weights`) is on the
@@ -118,6 +152,38 @@ def in_initialiser() -> bool:
             return True
         frame = frame.f_back
     return False
+
+
+def is_contraction(func: Any) -> bool:
+    """An op whose work grows faster than its elements (CONTRACTIONS): never computed on constants."""
+    name = func.overloadpacket.__name__ if hasattr(func, "overloadpacket") else str(func)
+    return name in CONTRACTIONS or name.startswith(CONTRACTION_PREFIXES)
+
+
+def is_random(func: Any) -> bool:
+    import torch
+
+    return torch.Tag.nondeterministic_seeded in getattr(func, "tags", ())
+
+
+def keeps_values(t: Any) -> bool:
+    """Whether a real tensor enters a run without data as a constant (module docstring): an integer or boolean one
+    (an index, a mask, offsets, position ids) of at most `numel_limit` elements, or one of a single element (a
+    scalar the program may read); never an nn.Parameter (a weight: FakeTensorMode keeps none constant)."""
+    import torch
+
+    if type(t) is torch.nn.Parameter or t.layout != torch.strided or t.is_nested:
+        return False
+    n = t.numel()
+    return n <= 1 or (not (t.is_floating_point() or t.is_complex()) and n <= numel_limit(t.dtype))
+
+
+def within_limits(out: Any) -> bool:
+    """Whether every tensor of `out` is small enough to be a constant (`numel_limit` of its dtype)."""
+    import torch
+    from torch.utils._pytree import tree_leaves
+
+    return all(t.numel() <= numel_limit(t.dtype) for t in tree_leaves(out) if isinstance(t, torch.Tensor))
 
 
 def is_constant(t: Any) -> TypeGuard[FakeTensor]:
@@ -141,9 +207,13 @@ def _fake_outputs(out: Any) -> list[Any] | None:
 
 def as_constant(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any) -> Any:
     """`out` (the fake result of a factory op without tensor inputs) as constants: the op run again for real,
-    its results faked keeping their values. `out` unchanged when too large, not fake, or the op cannot run for
-    real here (a device this machine does not have)."""
-    if _fake_outputs(out) is None:
+    its results faked keeping their values. `out` unchanged when too large (a random draw past RANDOM_NUMEL),
+    without values (empty), already constant, not fake, or the op cannot run for real here (a device this
+    machine does not have)."""
+    leaves = _fake_outputs(out)
+    if leaves is None or func.overloadpacket.__name__ in NO_VALUES or all(is_constant(t) for t in leaves):
+        return out
+    if is_random(func) and sum(t.numel() for t in leaves) > RANDOM_NUMEL:
         return out
     import torch
     from torch._subclasses.fake_tensor import FakeTensor, unset_fake_temporarily
@@ -159,13 +229,6 @@ def as_constant(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], out: A
         return out
     convert = mode.fake_tensor_converter
     return tree_map_only(torch.Tensor, lambda t: convert.from_real_tensor(mode, t, make_constant=True), real)
-
-
-def has_tensor(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
-    import torch
-    from torch.utils._pytree import tree_leaves
-
-    return any(isinstance(x, torch.Tensor) for x in tree_leaves((args, kwargs)))
 
 
 def build_calls(items: Sequence[Any], first_forward: int | None, state: set[int], constants: set[int]) -> set[int]:

@@ -25,6 +25,7 @@ from typing import Any
 
 import torch
 
+from roofline.capture import stand_ins
 from roofline.capture.formulas import _attention, counted, describe_mask
 from roofline.capture.masks import MaskPattern, has_data, known, read_mask
 from roofline.capture.registry import Cost, arg, catalog_cost, formula, rule, tensor
@@ -49,6 +50,17 @@ def routing(shares: str | Sequence[float]) -> Iterator[None]:
         yield
     finally:
         ROUTING = before
+
+
+def assumed_shares(groups: int) -> list[float]:
+    """The shares per group of the assumed routing: ROUTING's when it has one per group, else balanced. A router
+    without data chooses by them (capture/stand_ins.py), as grouped GEMMs without offsets count by them."""
+    if ROUTING == "balanced" or len(ROUTING) != groups:
+        return [1.0] * groups
+    return [float(s) for s in ROUTING]
+
+
+stand_ins.assumed_shares = assumed_shares
 
 
 def _offsets(args: dict[str, Any]) -> dict[str, Any]:
@@ -109,6 +121,8 @@ def _encoder_values(args: dict[str, Any]) -> dict[str, Any]:
     src, out = args.get("src"), _fused_mask(args)
     if isinstance(src, torch.Tensor) and src.is_nested and has_data(src):
         out["lengths"] = tuple(int(n) for n in src._nested_tensor_size()[:, 0].tolist())
+    elif (packed := stand_ins.packed_lengths(src)) is not None:  # a nested batch packed without data
+        out["lengths"] = packed
     return out
 
 

@@ -38,6 +38,7 @@ from typing import Any
 import torch
 
 from roofline.capture import build
+from roofline.capture.fake import with_data
 from roofline.capture.masks import READ_CHUNK, MaskPattern, forget, has_data, pattern_of, remember, row_stats
 
 SOURCE = "from the mask function transformers built it with"
@@ -101,8 +102,6 @@ def _closures_real(fn: Any, stand_ins: dict[int, torch.Tensor] | None = None) ->
 def evaluate(sdpa_mask: Callable[..., Any], bound: dict[str, Any]) -> MaskPattern | None:
     """The pattern of the mask `sdpa_mask(**bound)` builds, evaluated for real by blocks of query rows; None when
     its inputs have no data or the builder fails on them."""
-    from torch._subclasses.fake_tensor import unset_fake_temporarily
-
     attention_mask = bound.get("attention_mask")
     real_mask = _real(attention_mask)
     stand_ins, source = {}, SOURCE
@@ -110,14 +109,14 @@ def evaluate(sdpa_mask: Callable[..., Any], bound: dict[str, Any]) -> MaskPatter
         if attention_mask.dim() != 2:
             return None
         # a 2-D padding mask computed from fake tensors (a tokenizer's, faked): no token is padding, said so
-        with unset_fake_temporarily():
+        with with_data():
             real_mask = torch.ones(tuple(attention_mask.shape), dtype=torch.bool)
         stand_ins, source = {id(attention_mask): real_mask}, SOURCE + NO_PADDING
     args = {k: v for k, v in bound.items() if k not in ("dtype", "allow_is_causal_skip",
                                                         "allow_is_bidirectional_skip", "device")}
     parts = []
     try:
-        with unset_fake_temporarily(), torch.no_grad(), _closures_real(bound.get("mask_function"), stand_ins):
+        with with_data(), torch.no_grad(), _closures_real(bound.get("mask_function"), stand_ins):
             # lengths and offsets: ints, or (a static cache's) tensors holding one
             q_length, kv_length, q_offset = (int(_real(bound.get(k, 0))) for k in ("q_length", "kv_length",
                                                                                     "q_offset"))

@@ -12,9 +12,11 @@ ops inside regions are kept, and ops outside regions are no longer recorded (the
 none is marked).
 
 Analytic (`time=False`, or `gpu=` a GPU this machine does not have): the program runs under torch's
-FakeTensorMode: shapes flow, no memory is allocated and nothing is computed; the same records without times,
-placed on the spec's roofs; the summary's roofline_time_s is the predicted step time. Recipe for a model too
-large for this machine:
+FakeTensorMode: shapes flow and tensors hold no data; the same records without times, placed on the spec's
+roofs; the summary's roofline_time_s is the predicted step time. The run leaves the program as it found it
+(what the step, or a `with` block's variables, reach is saved and put back: capture/isolate.py), never writes
+or computes on a real tensor, and computes nothing but small constants (capture/fake.py, capture/build.py;
+docs/profile.md "What an analytic run guarantees"). Recipe for a model too large for this machine:
 
     from roofline.capture import fake_mode
     with fake_mode():                        # parameters are fake tensors: no memory
@@ -41,6 +43,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import sys
 import time
 import warnings
 from collections import Counter
@@ -55,9 +58,10 @@ from roofline.analysis.predict import predicted, predictor_for
 from roofline.analysis.predict_step import step_prediction
 from roofline.capture import kernels as kernel_times
 from roofline.capture.build import CONSTANT_NUMEL, build_calls, constants_kept, fake_swaps
-from roofline.capture.fake import active_fake_mode, fake_errors, fake_mode, modules_convert_by_replacing
+from roofline.capture.fake import fake_errors, without_data
 from roofline.capture.hf_masks import builders_known
 from roofline.capture.inductor import with_launches
+from roofline.capture.isolate import frame_roots
 from roofline.capture.modules import StepTracker
 from roofline.capture.profile_summary import Run, compiled_code, profile_summary
 from roofline.capture.records import Edge, ProfiledCall, build_records, dataflow, profiled_calls
@@ -182,9 +186,9 @@ class Profile:
         self._freeze()
         try:
             if target.time_device is None:
-                if active_fake_mode() is None:
-                    stack.enter_context(fake_mode())
-                stack.enter_context(modules_convert_by_replacing())
+                # without data, the program left as found: what the caller's variables reach (Profile.run's: the
+                # step) saved and put back; real tensors never written nor computed on (capture/fake.py)
+                stack.enter_context(without_data(frame_roots(sys._getframe(1))))
                 # torch.compile'd code runs eager: compiled kernels would read fake tensors' data (Inductor's C++
                 # kernels crashed the process on the CPU with a segmentation fault)
                 from torch import _dynamo  # not `import torch._dynamo`: that makes `torch` local to this method

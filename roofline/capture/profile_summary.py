@@ -59,13 +59,14 @@ GRAPH_REPLAY = "profile.graph_replay"  # kernels of CUDA graph replays, unattrib
 TRACE_READS = "profile.trace_reads"  # the trace's own value reads, left out of the kernel time
 OVERCOUNT = "profile.overcount"  # kernel time attributed twice
 NO_KERNELS = "profile.no_kernels"  # a GPU profile that ran no device kernel
+ROUTING = "profile.routing"  # an eager MoE's router choices took the assumed routing
 HOST_BOUND = "profile.host_bound"  # the GPU idle most of the step: the host's time, not the kernels'
 # A timed GPU step whose device sat idle more than this share of its wall (without the profiler, where measured) is
 # host-bound: Python, launches and synchronisations set its time, and its kernels' sum (and their prediction)
 # says little of it. Half: past it, more of the step is the host's than the kernels'.
 HOST_BOUND_SHARE = 0.5
 PROFILE_NOTES = (INSTRUMENTED, MASKED_ATTENTION, BUILD_CALLS, COMPILED_UNATTRIBUTED, COMPILED_EAGER, COMPILED_CPU,
-                 STAND_INS, GRAPH_REPLAY, TRACE_READS, OVERCOUNT, NO_KERNELS, HOST_BOUND)
+                 STAND_INS, ROUTING, GRAPH_REPLAY, TRACE_READS, OVERCOUNT, NO_KERNELS, HOST_BOUND)
 
 
 @dataclass(frozen=True)
@@ -223,8 +224,13 @@ def summary_notes(s: ProfileSummary, run: Run, on_gpu: bool) -> list[str]:
                           "initialisers, constants) left out; run the build inside roofline.region(...) to keep them"))
     notes += compiled_notes(run.compiled, timeline is not None, on_gpu)
     notes += s.utilization.refused if s.utilization is not None else ()
-    if run.stood_in:
-        said = ", ".join(f"{n} {phase}" for phase, n in sorted(run.stood_in.items()))
+    routed = run.stood_in.get("routing", 0)
+    if routed:
+        notes.append(Note(ROUTING, f"{routed} router choice(s) without data (topk, argmax) took the assumed routing "
+                          "(roofline.capture.formulas_models.ROUTING): an eager MoE's experts each get their share"))
+    scalars = {phase: n for phase, n in run.stood_in.items() if phase != "routing"}
+    if scalars:
+        said = ", ".join(f"{n} {phase}" for phase, n in sorted(scalars.items()))
         notes.append(Note(STAND_INS, f"scalar reads without data ({said}) read as stand-ins: 1 inside an optimizer "
                           "step (its step count), 0 after the backward (a GradScaler's found-inf) and during the "
                           "model's build (an initialiser's check): FLOPs and bytes do not depend on them"))

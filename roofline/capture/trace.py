@@ -15,7 +15,8 @@ Rules:
 - Ops of the `prim` and `profiler` namespaces (fake tensors' metadata queries, profiler ranges) are ignored.
 - Formulas see no tensor data, save what `VALUE_READERS` read for them (a grouped GEMM's offsets, the pattern of
   an attention mask): `OpCall.values`, empty without data; an analytic run's constants (capture/build.py: a
-  causal or sliding-window mask built from aranges, a boolean one of up to build.MASK_NUMEL scores) are read too.
+  causal or sliding-window mask built from aranges, a boolean one of up to build.MASK_NUMEL scores) are read too,
+  save those whose values are assumed (a router's stand-in choice: capture/stand_ins.py).
 - Storage keys: the address of the tensor's StorageImpl (`untyped_storage()._cdata`), held by a weak
   reference for the whole pass so a freed storage's address is never reused by a new one (the weak
   reference keeps the bookkeeping object, not the memory). Two views of one storage share a key.
@@ -50,8 +51,9 @@ from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten, tree_map
 
-from roofline.capture import build
+from roofline.capture import build, stand_ins
 from roofline.capture.collective_ops import COLLECTIVES
+from roofline.capture.fake import real_storage, with_data
 from roofline.core.aten_names import namespace, packet
 
 # Ops whose schema says they may alias but which copy when the layout asks for it: never skipped.
@@ -307,7 +309,7 @@ class Tracer(TorchDispatchMode):
         super().__init__()
         # Analytic runs: a scalar read (`.item()`) of a tensor without data, inside an optimizer step, after
         # the backward or during the build, reads as a stand-in value instead of failing (`scalar_stand_in`);
-        # counted by phase. Small factories are constants (capture/build.py).
+        # counted by phase, with a router's choices without data ("routing": capture/stand_ins.py).
         self.stand_in_scalars = stand_in_scalars
         self.stood_in: Counter[str] = Counter()
         self.first_forward: int | None = None  # the index of the first call inside a module (build.py)
@@ -339,7 +341,7 @@ class Tracer(TorchDispatchMode):
         """(key, storage bytes); tensors without a storage (some subclasses) are keyed by identity."""
         try:
             st = t.untyped_storage()
-            key = st._cdata
+            key = real_storage(st._cdata)  # a fake standing for a real tensor (fake.py) is keyed as the real one
             if key not in self._weak:
                 from torch.multiprocessing.reductions import StorageWeakRef
 
@@ -411,8 +413,9 @@ class Tracer(TorchDispatchMode):
             out = self._scalar(func, args, kwargs)
         else:
             out = func(*args, **kwargs)
-            if self.stand_in_scalars and not build.has_tensor(args, kwargs):  # a small factory: a constant
-                out = build.as_constant(func, args, kwargs, out)
+            if self.stand_in_scalars and info.name in stand_ins.ROUTERS and stand_ins.is_assumed(
+                    out[1] if isinstance(out, tuple) else out):  # a router's choice without data (stand_ins.py)
+                self.stood_in["routing"] += 1
         comm = func.namespace in COMM_NAMESPACES
         completion = _Completion(out, info.name, start) if comm and self.clock else None
         elapsed = time.perf_counter() - start if self.clock else None
@@ -516,12 +519,10 @@ class Tracer(TorchDispatchMode):
         reader = VALUE_READERS.get(info.name) or VALUE_READERS.get(info.name.split(".")[0])
         if reader is None:
             return {}
-        from torch._subclasses.fake_tensor import unset_fake_temporarily
-
         self._paused += 1
         try:
-            with unset_fake_temporarily():  # a constant (build.py) is read for its value: a mask built from aranges
-                named = {k: v.constant if build.is_constant(v) else v
+            with with_data():  # a constant (build.py) is read for its value: a mask built from aranges
+                named = {k: v.constant if build.is_constant(v) and not stand_ins.is_assumed(v) else v
                          for k, v in bind(info.names, args, kwargs).items()}
                 if not self.ranges:
                     return reader(named)
