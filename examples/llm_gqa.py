@@ -2,7 +2,7 @@
 
     roofline profile examples/llm_gqa.py -- --preset 1b                          # prefill on this GPU
     roofline profile examples/llm_gqa.py -- --preset 8b --mode decode            # one token, 2048 cached
-    roofline profile examples/llm_gqa.py --gpu b200 --no-time -- --preset 70b    # analytic: no memory used
+    roofline profile examples/llm_gqa.py --gpu b200 --no-time -- --preset 70b    # analytic: no data
     roofline profile examples/llm_gqa.py --gpu b200 --no-time -- --preset 405b   # fits no single GPU
     python examples/llm_gqa.py --preset tiny                                     # plain run, no profile
 

@@ -43,7 +43,9 @@ def profile_cmd(
     gpu: Annotated[str | None, typer.Option("--gpu", help="Spec for the roof (another GPU: analytic only).")] = None,
     device: Annotated[str | None, typer.Option("--device", help="cpu, cuda or cuda:N.")] = None,
     no_time: Annotated[bool, typer.Option("--no-time", help="Run without data (FakeTensorMode): FLOPs, bytes "
-                                          "and the predicted time only, no memory used.")] = False,
+                                          "and the predicted time only; tensors hold no data, nothing is computed "
+                                          "but small constants, the program is left as found (docs/profile.md)."
+                                          )] = False,
     counters: Annotated[bool, typer.Option("--counters", help="Then run the script once more under Nsight "
                                            "Compute (ncu): each record gets its kernels' DRAM/L2/L1 bytes and "
                                            "FLOPs (the last entry of each region; docs/counters.md).")] = False,
