@@ -63,3 +63,16 @@ def test_a_shipped_database_without_its_label_or_of_another_gpu_is_refused(tmp_p
     (shipped / opdb.LABELS).write_text('[h100-sxm]\nheld_out = ""\n')
     with pytest.raises(RooflineError, match="needs held_out"):
         opdb.shipped_labels()
+
+
+def test_a_transfer_between_shipped_gpus_says_its_measured_error(capsys: pytest.CaptureFixture[str]) -> None:
+    # the H200's database on the H100's roof: its step error on the H100's stored profiles is in held_out.toml
+    # (docs/results/predict/transfer-2026-12-07.json: 12.2%), and the prediction repeats it
+    h200 = opdb.shipped("h200-sxm")
+    assert h200 is not None and h200.path is not None
+    code, out, _ = run(capsys, "analyze", "gemm", "--m", "4096", "--dtype", "bf16", "--gpu", "h100", "--no-time",
+                       "--db", str(h200.path), "--json")
+    source = json.loads(out)["records"][0]["prediction_source"]
+    assert code == 0 and "transferred (measured on NVIDIA H200, applied to h100-sxm; measured on the H100: step " \
+        "median |error| 12.2%" in source
+    assert json.loads(out)["records"][0]["prediction_kind"] == "transfer"

@@ -280,6 +280,9 @@ class Predictor:
         # a model's ops (l2 warm) of families timed only after a clean flush pay what their predecessor left dirty
         self.drain = drain_model(db.l2_drain) if db is not None and l2 != FLUSHED and in_sequence else None
         self.warm_families = {p.family for p in db.points if p.warm} if db is not None else set()
+        # a transfer between GPUs whose error was measured (the shipped databases' labels) says it
+        label = transfer_label(db.device_id, device_id) if db is not None and db.transferred else None
+        self._transfer = f"; measured {label}" if label else ""
         if self._flushed is not None:  # the two views share most points: each is checked once
             self._flushed._fresh = self._fresh
 
@@ -402,11 +405,27 @@ class Predictor:
             source += (f", interval -{1 - math.exp(-FEW_POINTS_SPREAD):.0%} / +{math.exp(FEW_POINTS_SPREAD) - 1:.0%}"
                        " (few points)")
         if self.db.transferred:
-            source += f"; transferred ({self.db.transferred})"
+            source += f"; transferred ({self.db.transferred}{self._transfer})"
         if self.db.held_out is not None:
             source += f"; the shipped database ({shipped_label(self.db)})"
         return Prediction(time_s, time_s * math.exp(-hi), time_s * math.exp(-lo), source, family, used, outside,
                           bool(model.warm), TRANSFER if self.db.transferred else DB)
+
+
+def transfer_label(source_id: str, target_id: str) -> str | None:
+    """The measured error of `source_id`'s database applied to `target_id`'s roof, when the shipped databases' labels
+    (roofline/_opdata/held_out.toml, `transfer`) have one."""
+    from roofline.ceilings.opdb import LABELS, SHIPPED
+    from roofline.core.files import data_dir
+    from roofline.core.tomlfile import read_toml
+
+    path = data_dir(*SHIPPED) / LABELS
+    if not path.exists():
+        return None
+    entry = read_toml(path, "the shipped databases' labels").get(source_id)
+    transfer = entry.get("transfer") if isinstance(entry, dict) else None
+    label = transfer.get(target_id) if isinstance(transfer, dict) else None
+    return label if isinstance(label, str) and label else None
 
 
 def shipped_label(db: OpDB) -> str:
