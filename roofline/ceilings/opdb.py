@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -25,7 +26,7 @@ from typing import Any
 
 from roofline.ceilings.store import cache_dir
 from roofline.core.errors import RooflineError, UsageError
-from roofline.core.files import atomic_write, data_dir, read_text, refuse_existing
+from roofline.core.files import atomic_write, data_dir, locked, read_text, refuse_existing
 
 FORMAT = "roofline-ops-db"
 VERSION = 1
@@ -119,6 +120,12 @@ class OpDB:
     l2_drain: dict[str, Any] | None = None
     # set on load for a database the package ships: its accuracy on the held-out zoo (held_out.toml)
     held_out: str | None = None
+    # what `write` needs to merge with another writer of the same file (never written): the file as this process
+    # last read or wrote it (`_stamp`: unchanged, nothing to merge), the keys of points dropped on purpose (a
+    # sweep's retimed points: another writer's copy of them is not taken back) and how many points merging took in
+    stamp: tuple[int, int, int] | None = field(default=None, compare=False, repr=False)
+    dropped: set[str] = field(default_factory=set, compare=False, repr=False)
+    merged: int = field(default=0, compare=False, repr=False)
 
     @property
     def device_id(self) -> str:
@@ -282,8 +289,9 @@ def read(path: str | Path) -> OpDB:
                          f"calibrate ops --db {p}`)")
     except UnicodeDecodeError as exc:
         raise UsageError(f"{p}: cannot read: {exc}") from None
+    stamp = _stamp(p)
     db = parse(text, str(p))
-    db.path = p
+    db.path, db.stamp = p, stamp
     return db
 
 
@@ -318,12 +326,17 @@ def open_for_sweep(device: dict[str, Any], path: str | Path, suite: str | None) 
         stamp = now()
         return OpDB(device=dict(device), created=stamp, updated=stamp, suite=suite, path=p)
     db = read(p)
-    if db.device_id != device["id"] or db.device.get("kind") != device["kind"] or \
-            db.device.get("name") != device.get("name"):  # one CPU's points are not another's ("cpu" both)
+    if not same_device(db.device, device):
         raise UsageError(f"{p}: measured on {db.device.get('name') or db.device_id}, not this "
                          f"{device.get('name') or device['id']}: a sweep adds only to its own device's database "
                          "(choose another --db)")
     return db
+
+
+def same_device(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    """Whether two databases' `device` are one device: its id, kind and name (one CPU's points are not another's,
+    though both are "cpu")."""
+    return a.get("id") == b.get("id") and a.get("kind") == b.get("kind") and a.get("name") == b.get("name")
 
 
 def _writable(p: Path) -> None:
@@ -337,10 +350,49 @@ def _writable(p: Path) -> None:
 
 
 def write(db: OpDB) -> Path:
-    """Write the database to its path (atomically: a sweep cut short leaves the last complete file)."""
+    """Write the database to its path, atomically (a sweep cut short leaves the last complete file) and merged,
+    under the folder's lock from the read to the rename, with what another writer put in the file since this one
+    last read or wrote it (`merge`: two sweeps into one file keep both sweeps' points). Another device's database
+    put there meanwhile is refused in one line, as when a sweep opens one."""
     assert db.path is not None
-    db.updated = now()
-    return atomic_write(db.path, json.dumps(db.to_dict(), indent=1, default=str) + "\n", make_parents=True)
+    with locked(db.path, make_parents=True):
+        stamp = _stamp(db.path)
+        if stamp is not None and stamp != db.stamp:  # another writer's since this one's last read or write
+            there = read(db.path)
+            if not same_device(there.device, db.device):
+                raise RooflineError(f"{db.path}: {there.device.get('name') or there.device_id}'s database was "
+                                    "written there during this sweep: not merged (choose another --db)")
+            merge(db, there)
+        db.updated = now()
+        atomic_write(db.path, json.dumps(db.to_dict(), indent=1, default=str) + "\n")
+        db.stamp = _stamp(db.path)
+    return db.path
+
+
+def merge(db: OpDB, there: OpDB) -> int:
+    """Take into `db` the points of `there` (its file as another writer left it) that `db` lacks, by point key: a
+    point both hold stays `db`'s (this writer's measurement), one `db` dropped on purpose stays dropped. `db` keeps
+    the earlier creation date and, where it has none, `there`'s L2 write-back readings. Returns how many points it
+    took (also added to `db.merged`)."""
+    have = db.keys() | db.dropped
+    new = [pt for pt in there.points if pt.key() not in have]
+    db.points.extend(new)
+    db.merged += len(new)
+    if db.l2_drain is None:
+        db.l2_drain = there.l2_drain
+    if there.created and (not db.created or there.created < db.created):
+        db.created = there.created
+    return len(new)
+
+
+def _stamp(p: Path) -> tuple[int, int, int] | None:
+    """What tells one version of a file from another: a write renames a new file into place (a new inode), and its
+    size and modification time; None when there is none."""
+    try:
+        st = os.stat(p)
+    except OSError:
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns
 
 
 def shipped_labels() -> dict[str, str]:

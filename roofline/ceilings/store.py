@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from roofline.core.files import atomic_write
+from roofline.core.files import atomic_write, locked
 from roofline.core.model import Ceilings
 
 STORE_VERSION = 1
@@ -115,16 +115,17 @@ def newest_gpu_ceilings() -> dict[str, Ceilings]:
 
 
 def save(key: dict[str, str], ceilings: Ceilings, details: dict[str, Any]) -> Path:
-    """Add or replace the entry for this key. The store is a cache: replacing is its purpose."""
-    entries = [e for e in read_entries() if e.get("key") != key]
-    entries.append({"key": key, "ceilings": {
+    """Add or replace the entry for this key. The store is a cache: replacing is its purpose. Read and written
+    under the folder's lock, so two calibrations saving at once keep both entries."""
+    entry = {"key": key, "ceilings": {
         "device_id": ceilings.device_id, "device_name": ceilings.device_name, "kind": ceilings.kind,
         "compute": ceilings.compute, "memory": ceilings.memory, "sm_clock_mhz": ceilings.sm_clock_mhz,
         "notes": list(ceilings.notes), **({"cache_bytes": ceilings.cache_bytes} if ceilings.cache_bytes else {}),
         **({"cache_whole_bytes": ceilings.cache_whole_bytes} if ceilings.cache_whole_bytes else {})},
-        "details": details})
-    return atomic_write(store_path(), json.dumps({"version": STORE_VERSION, "entries": entries}, indent=1),
-                        make_parents=True)
+        "details": details}
+    with locked(store_path(), make_parents=True):
+        entries = [e for e in read_entries() if e.get("key") != key] + [entry]
+        return atomic_write(store_path(), json.dumps({"version": STORE_VERSION, "entries": entries}, indent=1))
 
 
 def load_gpu_calibration(gpu: Any) -> Ceilings | None:
@@ -156,8 +157,10 @@ def lookup_energy(key: dict[str, str]) -> tuple[dict[str, Any], dict[str, Any]] 
 
 
 def save_energy(key: dict[str, str], model: dict[str, Any], details: dict[str, Any]) -> Path:
-    """Add or replace the energy model of this key (the caller decides whether to replace: `calibrate`)."""
-    entries = [e for e in read_energy_entries() if e.get("key") != key]
-    entries.append({"key": key, "model": model, "details": details})
-    return atomic_write(energy_store_path(), json.dumps({"version": STORE_VERSION, "entries": entries}, indent=1),
-                        make_parents=True)
+    """Add or replace the energy model of this key (the caller decides whether to replace: `calibrate`), under the
+    folder's lock as `save`."""
+    with locked(energy_store_path(), make_parents=True):
+        entries = [e for e in read_energy_entries() if e.get("key") != key]
+        entries.append({"key": key, "model": model, "details": details})
+        return atomic_write(energy_store_path(), json.dumps({"version": STORE_VERSION, "entries": entries},
+                                                            indent=1))

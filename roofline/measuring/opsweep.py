@@ -12,7 +12,8 @@ clock sampling, on a GPU by its kernels' device timestamps (SWEEP_CUDA_METHOD, a
 after an L2 flush, and on a GPU a family marked `warm_l2` once more with a warm L2 (its own
 points, where the footprint fits in the L2: what a model's ops meet, analysis/predict.py); points already in
 the database are skipped (a sweep resumes), and the file is rewritten every SAVE_EVERY_S and at the end, so a
-run cut short keeps what it measured.
+run cut short (Ctrl-C, SIGTERM) keeps what it measured; each write merges what another sweep into the same file
+wrote meanwhile (`opdb.write`), whose points this one then skips.
 """
 
 from __future__ import annotations
@@ -278,6 +279,7 @@ def sweep(points: list[PlannedPoint], target: Target, db: opdb.OpDB, budget_s: f
         # again (a point's efficiency must be in a profile's framing); dropped now, so a cut run leaves none
         gone = {id(pt) for pt in stale}
         db.points[:] = [pt for pt in db.points if id(pt) not in gone]
+        db.dropped.update(pt.key() for pt in stale)  # another sweep's copy of them is not merged back (opdb.merge)
         result.retimed = len(stale)
         progress.notice(f"{len(stale)} stored points timed by device events (an older sweep's) are timed again "
                         "by their kernels' timestamps")
@@ -304,6 +306,10 @@ def sweep(points: list[PlannedPoint], target: Target, db: opdb.OpDB, budget_s: f
             if spent >= budget_s:
                 result.left = len(todo) - i
                 break
+            if k in known:  # another sweep into the same file measured it meanwhile (merged by opdb.write)
+                result.skipped_known += 1
+                done += 1
+                continue
             if p.level != level:  # a line that stays, also where stderr is no terminal (logs)
                 level = p.level
                 progress.notice(f"level {level}: {len(todo) - i} points to go, {result.measured} measured, "
@@ -326,6 +332,7 @@ def sweep(points: list[PlannedPoint], target: Target, db: opdb.OpDB, budget_s: f
             if clock() - last_save > SAVE_EVERY_S:
                 db.unswept = len(todo) - done
                 opdb.write(db)
+                known |= db.keys()
                 last_save = clock()
     finally:
         db.unswept = len(todo) - done
@@ -366,11 +373,12 @@ def calibrate_ops(suite: str | Path | None = None, device: str | None = None, db
     try:
         return db, sweep(points, target, db, budget_s, progress)
     except KeyboardInterrupt as exc:  # sweep() wrote the database before this: the caller says what it kept
-        raise SweepInterrupted(db, len(db.points) - had) from exc
+        raise SweepInterrupted(db, len(db.points) - had - db.merged) from exc  # not another sweep's points
 
 
 class SweepInterrupted(KeyboardInterrupt):
-    """Ctrl-C during a sweep, the database written: it and the points this run measured into it."""
+    """Ctrl-C or SIGTERM (roofline.core.process.Terminated) during a sweep, the database written: it and the
+    points this run measured into it."""
 
     def __init__(self, db: opdb.OpDB, measured: int) -> None:
         super().__init__()

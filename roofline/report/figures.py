@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from roofline._version import __version__
-from roofline.core.errors import RooflineError, UsageError
+from roofline.core.errors import UsageError
+from roofline.core.files import atomic_write
 
 FORMATS = {".png": "png", ".svg": "svg", ".pdf": "pdf"}
 # Resolution of raster output: sharp on a laptop screen and in a README.
@@ -25,15 +26,17 @@ def figure_format(path: str | os.PathLike[str]) -> str:
 
 
 def save_figure(fig: Any, path: str | os.PathLike[str], title: str | None = None, dpi: int = DPI,
-                **savefig: Any) -> Path:
+                exclusive: bool = False, **savefig: Any) -> Path:
     """Write `fig` (a matplotlib Figure) as PNG, SVG or PDF by the path's suffix, with the title and
-    'roofline <version>' in the file's metadata."""
+    'roofline <version>' in the file's metadata: drawn in memory, then written as every output file is
+    (`atomic_write`: whole or not at all, only over a regular file; created only where none is when `exclusive`,
+    a chart without --force)."""
+    import io
+
     p = Path(path)
     fmt = figure_format(p)
     meta = {"Title": title if title is not None else fig.get_suptitle(),
             "Software" if fmt == "png" else "Creator": f"roofline {__version__}"}
-    try:
-        fig.savefig(p, format=fmt, dpi=dpi, bbox_inches="tight", metadata=meta, **savefig)
-    except OSError as exc:
-        raise RooflineError(f"cannot write {p}: {exc.strerror or exc}") from None
-    return p
+    drawn = io.BytesIO()
+    fig.savefig(drawn, format=fmt, dpi=dpi, bbox_inches="tight", metadata=meta, **savefig)
+    return atomic_write(p, drawn.getvalue(), exclusive=exclusive)

@@ -490,8 +490,9 @@ def report_html(docs: Sequence[Document], *, paths: Sequence[str | os.PathLike[s
 
 
 def write_report(text: str, path: str | os.PathLike[str], force: bool = False) -> Path:
-    """Write a page; an existing file is kept unless `force` (the user asked, or a CI artifact)."""
-    return atomic_write(refuse_existing(path, force), text)
+    """Write a page; an existing file is kept unless `force` (the user asked, or a CI artifact): without it the page
+    is created exclusively (`atomic_write`), so two writers racing to one name never both say it is written."""
+    return atomic_write(refuse_existing(path, force), text, exclusive=not force)
 
 
 def check_report_html(report: Report, results: Document, baseline: Document, *,
