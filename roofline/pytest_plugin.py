@@ -53,7 +53,8 @@ DEFAULT_FAIL_ON = "median:5%"  # roofline.ci.judge.DEFAULT_FAIL_ON, not imported
 # The name of a saved document in a --roofline-save folder: the session's start (UTC), made unique.
 SAVE_STEM = "roofline_%Y%m%d-%H%M%S"
 # Verdicts printed in the terminal summary (every row with -v); the rest are counted in its summary line.
-SHOWN_VERDICTS = ("worse", "worse_busy_machine", "worse_not_significant", "better", "not_comparable", "new")
+SHOWN_VERDICTS = ("worse", "worse_busy_machine", "worse_not_significant", "better", "not_comparable", "new",
+                  "unjudged")
 
 
 @dataclass
@@ -324,6 +325,8 @@ def _compare(state: RooflineSession, doc: Document, config: pytest.Config) -> bo
                   "baseline with --roofline-save)", yellow=True)
         return False
     report = state.report = judge(doc, state.baseline, state.fail_on)
+    if report.refused:  # the session compared too little to judge: said, and the session fails
+        state.say(f"roofline: {report.refused}", red=True)
     state.say(f"compared with {state.baseline_path}: {report.summary()}", bold=True, red=not report.passed,
               green=report.passed)
     verbose = (config.getoption("verbose", 0) or 0) > 0

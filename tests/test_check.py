@@ -16,18 +16,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import DATA, profile_with_counters, rendered, write
+from helpers import DATA, profile_with_counters, rendered, run, write
 
 from roofline.ci.baseline import update_baseline
 from roofline.ci.judge import (
     ALPHA,
     BETTER,
     BETTER_NOT_SIGNIFICANT,
+    MIN_COMPARED_SHARE,
     MIN_SAMPLES,
     MISSING,
     NEW,
     NOT_COMPARABLE,
     SAME,
+    UNJUDGED,
     WORSE,
     WORSE_BUSY,
     WORSE_NOT_SIGNIFICANT,
@@ -208,18 +210,35 @@ def test_worse_seven_percent_slower_is_a_regression() -> None:
     assert report.regressions == (row,)
 
 
-def test_worse_not_significant_with_three_samples() -> None:
-    report = judge(document([record(scaled(lognormal(3, seed=2), 1.07))]), document([record(lognormal(3))]))
+def test_three_samples_are_unjudged_and_fail_unless_allowed() -> None:
+    # A gemm of 3 samples a side (7% slower) beside a relu of 50 that did not move. Before issue 50 the gemm was
+    # worse_not_significant and the check passed: a +200% change on 3 samples passed alike.
+    relu = record(lognormal(seed=3), op="relu", params=RELU)
+    cur = document([record(scaled(lognormal(3), 1.07)), relu])  # the baseline's 3 samples, each 7% longer
+    base = document([record(lognormal(3)), relu])
+    report = judge(cur, base)
     row = report.rows[0]
-    assert row.verdict == WORSE_NOT_SIGNIFICANT
-    assert row.p_value is None
-    assert "too few samples" in row.reason and f"need {MIN_SAMPLES}" in row.reason
-    assert report.exit_code == 0
+    assert (row.op, row.verdict, row.p_value) == ("gemm", UNJUDGED, None)
+    assert f"too few samples to judge: 3 baseline, 3 results (a check needs {MIN_SAMPLES} a side)" in row.reason
+    assert row.change == pytest.approx(0.07) and (row.n_baseline, row.n_current) == (3, 3)
+    assert report.exit_code == 1 and report.regressions == (row,)
+    allowed = judge(cur, base, allow_unjudged=True)  # relu compared: 1 of 2, at least MIN_COMPARED_SHARE
+    assert allowed.exit_code == 0 and allowed.rows[0].verdict == UNJUDGED and not allowed.refused
+    assert any("1 of 2 records the results share with the baseline were compared (1 unjudged" in n
+               for n in allowed.notes)
 
 
-def test_few_samples_on_one_side_only_is_not_tested() -> None:
+def test_few_samples_on_one_side_only_is_unjudged() -> None:
     row = one(scaled(lognormal(3, seed=2), 1.07), lognormal(50))
-    assert row.verdict == WORSE_NOT_SIGNIFICANT and row.p_value is None
+    assert row.verdict == UNJUDGED and row.p_value is None
+
+
+def test_a_check_of_unjudged_records_alone_is_refused() -> None:
+    # Nothing compared: 0 of 1 is below MIN_COMPARED_SHARE, exit 2 even with --allow-unjudged.
+    report = judge(document([record(lognormal(3, seed=2))]), document([record(lognormal(3))]), allow_unjudged=True)
+    assert report.exit_code == 2 and not report.passed and report.summary().startswith("roofline check REFUSED")
+    assert report.refused.startswith("0 of 1 records the results share with the baseline were compared (1 "
+                                     "unjudged: too few samples to judge)")
 
 
 def test_worse_not_significant_with_huge_noise() -> None:
@@ -241,8 +260,10 @@ def test_better() -> None:
 
 
 def test_better_not_significant() -> None:
-    row = one(scaled(lognormal(3, seed=2), 0.92), lognormal(3))
-    assert row.verdict == BETTER_NOT_SIGNIFICANT
+    # as test_worse_not_significant_with_huge_noise, 8% faster: past the threshold, not significant at 60% noise
+    base = lognormal(noise=0.6, seed=3)
+    row = one(scaled(base, 0.92), base)
+    assert row.verdict == BETTER_NOT_SIGNIFICANT and row.p_value is not None and row.p_value >= ALPHA
 
 
 def test_significant_but_small_change_is_same() -> None:
@@ -257,7 +278,10 @@ def test_not_comparable_other_gpu() -> None:
     row = report.rows[0]
     assert row.verdict == NOT_COMPARABLE
     assert "GPU differs (baseline h200-sxm, results h100-sxm)" in row.reason
-    assert report.exit_code == 0
+    # nothing compared: refused (exit 2), where it passed with exit 0 before issue 50
+    assert report.exit_code == 2 and not report.passed
+    assert report.refused.startswith("0 of 1 records the results share with the baseline were compared (1 "
+                                     "not_comparable: GPU differs (baseline h200-sxm, results h100-sxm)")
     assert any("--metric fraction" in n for n in report.notes)
 
 
@@ -320,11 +344,18 @@ def test_params_are_matched_canonically() -> None:
     assert [r.verdict for r in report.rows] == [SAME]
 
 
-def test_record_threshold_overrides_the_default() -> None:
+def test_the_baseline_records_threshold_overrides_the_default_the_results_does_not() -> None:
     cur, base = scaled(lognormal(seed=2), 1.07), lognormal(seed=1)
     assert one(cur, base).verdict == WORSE
-    row = judge(document([record(cur, threshold="median:8%")]), document([record(base)])).rows[0]
+    # the suite entry's threshold, stored in the baseline by `baseline update`: 7% is within 8%
+    row = judge(document([record(cur, threshold="median:8%")]),
+                document([record(base, threshold="median:8%")])).rows[0]
     assert row.verdict == SAME and row.threshold == "median:8%"
+    # the results' alone is not read (it chose median:8% for itself before issue 50): --fail-on's 5% judges
+    report = judge(document([record(cur, threshold="median:8%")]), document([record(base)]))
+    assert report.rows[0].verdict == WORSE and report.rows[0].threshold == "median:5%"
+    assert any(n.startswith("the results' own thresholds (median:8% on 1 record(s)) are not the baseline's: not "
+                            "read") for n in report.notes)
 
 
 def test_bad_record_threshold_is_a_usage_error() -> None:
@@ -363,12 +394,18 @@ def test_fraction_min_is_the_best_sample() -> None:
     assert statistic([1.0, 2.0, 3.0], "min") == 1.0
 
 
-def test_untimed_record_is_not_comparable() -> None:
+def test_a_record_untimed_on_one_side_is_unjudged_on_both_not_comparable() -> None:
     analytic = record(lognormal(seed=5), op="relu", params=RELU, time_s=None, time_samples_s=None)
     cur = document([record(lognormal(seed=2)), analytic])
     base = document([record(lognormal(seed=1)), record(lognormal(seed=3), op="relu", params=RELU)])
-    rows = {r.op: r for r in judge(cur, base).rows}
-    assert rows["relu"].verdict == NOT_COMPARABLE and "not timed" in rows["relu"].reason
+    report = judge(cur, base)  # was not_comparable, and passed
+    rows = {r.op: r for r in report.rows}
+    assert rows["relu"].verdict == UNJUDGED and "the results record was not timed" in rows["relu"].reason
+    assert report.exit_code == 1 and report.regressions == (rows["relu"],)
+    # an analytic entry on both sides is not comparable, and outside the share a check must compare (1 of 1)
+    both = judge(cur, document([base.records[0], analytic]))
+    assert [r.verdict for r in both.rows] == [SAME, NOT_COMPARABLE] and both.exit_code == 0
+    assert "neither side's record was timed" in both.rows[1].reason
 
 
 def test_judge_does_not_modify_its_inputs() -> None:
@@ -542,6 +579,40 @@ def test_json_report() -> None:
                 "threshold", "verdict", "reason"):
         assert key in row
     assert row["shape"] == "m=4096 n=4096 k=4096 batch=1 epilogue=none"
+
+
+def test_a_refused_check_says_why_in_every_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Another GPU on every record: nothing compared. Before issue 50: "passed: 2 not_comparable", exit 0.
+    h100 = {"gpu": "h100-sxm"}
+    cur = document([record(scaled(lognormal(seed=2), 3.0), **h100), record(lognormal(seed=4), op="relu",
+                    params=RELU, **h100)], name="NVIDIA H100 80GB HBM3", spec_id="h100-sxm")
+    base = document([record(lognormal(seed=1)), record(lognormal(seed=3), op="relu", params=RELU)])
+    report = judge(cur, base)
+    why = "0 of 2 records the results share with the baseline were compared (2 not_comparable: GPU differs"
+    assert report.refused.startswith(why) and report.exit_code == 2 and not report.passed
+    assert to_json(report)["refused"] == report.refused and to_json(report)["exit_code"] == 2
+    assert f"**Refused** (exit 2): {why}" in to_markdown(report)
+    suite = ET.fromstring(to_junit(report)).find("testsuite")
+    assert suite is not None and suite.get("errors") == "1" and suite.get("tests") == "3"
+    error = suite.find("testcase/error")
+    assert error is not None and error.get("message") == report.refused
+    # the CLI: the table, the reports, then one line and exit 2
+    res, bas = write(tmp_path / "r.json", dumps(cur)), write(tmp_path / "b.json", dumps(base))
+    code, out, err = run(capsys, "check", str(res), "--baseline", str(bas), "--json", str(tmp_path / "c.json"))
+    assert code == 2 and "REFUSED" in out and err.startswith(f"error: {why}") and len(err.strip().splitlines()) == 1
+    assert json.loads((tmp_path / "c.json").read_text())["refused"] == report.refused
+
+
+def test_a_check_that_compared_at_least_half_stands_and_says_what_it_left() -> None:
+    # 2 of 3 compared (MIN_COMPARED_SHARE 50%); the third's spec peak was edited: not comparable, said in a note
+    relu, softmax = (record(lognormal(seed=s), op=op, params=p) for s, op, p in
+                     ((3, "relu", RELU), (5, "softmax", {"rows": 4096})))
+    base = document([record(lognormal(seed=1)), relu, softmax])
+    report = judge(document([record(lognormal(seed=2), peak_flops=990e12), relu, softmax]), base)
+    assert not report.refused and report.exit_code == 0
+    assert any(n.startswith("2 of 3 records the results share with the baseline were compared (1 not_comparable: "
+                            "spec peak FLOP/s differs") for n in report.notes)
+    assert MIN_COMPARED_SHARE == 0.5
 
 
 def test_render_table() -> None:

@@ -117,7 +117,7 @@ def test_runs_and_noise_of_a_record() -> None:
     plain = record("relu", [1.0, 2.0, 3.0])
     assert run_samples(plain) == [[1.0, 2.0, 3.0]] and noise_of(plain) is None
     # run medians 2, 2.2, 1.8: relative sd 0.1 over 2 dof, as in test_relative_sd_by_hand
-    several = record("relu", [1.0, 2.0, 3.0], **{RUN_SAMPLES: [[1.0, 2.0, 3.0], [2.2], [1.8, 1.8]]})
+    several = record("relu", [1.0, 2.0, 3.0, 2.2, 1.8, 1.8], **{RUN_SAMPLES: [[1.0, 2.0, 3.0], [2.2], [1.8, 1.8]]})
     noise = noise_of(several)
     assert noise is not None and noise.dof == 2 and noise.runs == 3
     assert noise.relative_sd["median"] == pytest.approx(0.1)
@@ -248,6 +248,61 @@ def test_a_stored_noise_figure_sets_the_floor() -> None:
         row = judge(cur, base, "median:3%").rows[0]
         assert row.noise_floor == pytest.approx(3.250 * 0.01 * 2 ** 0.5, rel=1e-3)
         assert row.verdict == verdict, row.reason
+
+
+def test_the_results_cannot_bring_their_own_noise(tmp_path: Path) -> None:
+    # The same history stored on the results instead: before issue 50 it was pooled with the baseline's (none)
+    # and a 5.5% slowdown, past median:3%, fell within a floor of 4.6% (or any floor the file chose). Now the
+    # results' noise is what their runs show (one run: unknown), and a file storing another is refused.
+    rng = np.random.default_rng(5)
+    history = {"runs": 10, "dof": 9, "relative_sd": dict.fromkeys(("median", "mean", "min", "p90"), 0.01)}
+    base = document([record("relu", [float(x) for x in 1e-3 * np.exp(rng.normal(0, 0.002, N))])])
+    cur = document([record("relu", [float(x) for x in 1.055e-3 * np.exp(rng.normal(0, 0.002, N))],
+                           run_noise=history)])
+    row = judge(cur, base, "median:3%").rows[0]
+    assert row.verdict == WORSE and row.noise_floor is None, row.reason
+    path = write(tmp_path / "cur.json", dumps(cur))
+    with pytest.raises(UsageError, match=r"record 0 \(relu\): run_noise on a record of one run: a results "
+                       "document's between-run noise is learned from its runs"):
+        load_for_check(path, as_results=True)
+    assert load_for_check(path).records[0].extra[RUN_NOISE] == history  # as a baseline: A/A history, kept
+
+
+def test_a_results_noise_must_be_what_its_runs_show(tmp_path: Path) -> None:
+    merged = runs(np.random.default_rng(3), 3)  # run --repeat 3: each record's run_noise learned from its runs
+    honest = write(tmp_path / "honest.json", dumps(merged))
+    assert load_for_check(honest, as_results=True).records == merged.records
+    data = json.loads(honest.read_text())
+    data["records"][1][RUN_NOISE]["relative_sd"]["median"] *= 10
+    with pytest.raises(UsageError, match=r"record 1 \(rmsnorm\): run_noise \(median sd .*\) is not what its 3 "
+                       "runs show"):
+        load_for_check(write(tmp_path / "edited.json", json.dumps(data)), as_results=True)
+
+
+def test_runs_must_be_the_records_samples(tmp_path: Path) -> None:
+    # `with_runs` writes time_samples_s as the runs one after another; runs that are not (a run at the
+    # baseline's speed under slower samples) would be judged in their place: refused on load, ignored by judge
+    slow = [2e-3] * 10
+    forged = record("relu", slow, **{RUN_SAMPLES: [[1e-3] * 5, [1e-3] * 5]})
+    assert run_samples(forged) == [slow]
+    with pytest.raises(UsageError, match=r"record 0 \(relu\): run_samples_s does not hold the record's samples"):
+        load_for_check(write(tmp_path / "r.json", dumps(document([forged]))))
+
+
+def test_baseline_update_refuses_records_check_cannot_judge(tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    few = write(tmp_path / "few.json", dumps(document([record("relu", [1e-3, 1.1e-3]), record("gemv", [2e-3] * 9)])))
+    base = tmp_path / "b.json"
+    code, _, err = run(capsys, "baseline", "update", str(few), "--baseline", str(base))
+    assert code == 2 and not base.exists() and len(err.strip().splitlines()) == 1
+    assert "record 0 (relu bf16 numel=65536): 2 samples, fewer than the 5 samples check needs" in err
+    code, out, err = run(capsys, "baseline", "update", str(few), "--baseline", str(base), "--allow-unjudged")
+    assert code == 0 and base.read_bytes() == few.read_bytes(), err
+    # a suite entry's threshold is stored, and said: check reads it in place of --fail-on
+    own = write(tmp_path / "own.json", dumps(document([record("gemv", [2e-3] * 9, threshold="median:8%")])))
+    code, out, err = run(capsys, "baseline", "update", str(own), "--baseline", str(tmp_path / "t.json"))
+    assert code == 0 and "thresholds of their own, which check uses in place of --fail-on: median:8% (1 record)" \
+        in " ".join(out.split()), out
 
 
 def test_json_report_has_the_runs_and_the_floor() -> None:

@@ -10,7 +10,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from roofline.ci.judge import device_differences, load_for_check, record_differences, record_name, records_by_key
+from roofline.ci.inputs import MIN_SAMPLES, load_for_check, record_name, records_by_key, too_few_samples
+from roofline.ci.judge import device_differences, record_differences
 from roofline.ci.runs import learn_noise, noise_of, pool_noise, run_count, run_samples, with_noise, with_runs
 from roofline.core.document import Document, dumps, now_iso
 from roofline.core.errors import UsageError
@@ -32,6 +33,7 @@ class BaselineUpdate:
     device_changes: tuple[str, ...] = ()
     runs: int = 1  # the most runs any record of the new baseline holds
     noise: tuple[str, ...] = ()  # what the new baseline knows of its records' between-run noise
+    thresholds: tuple[str, ...] = ()  # the records' own thresholds the baseline stores ('median:8% (2 records)')
 
     def lines(self, width: int | None = None) -> list[str]:
         """What was done, a line each; `width`: the noise lines (prose, no path) wrapped to it under a hanging
@@ -44,9 +46,13 @@ class BaselineUpdate:
                    f"{self.kept} kept (with new samples){runs}"]
             out += [f"  + {k}" for k in self.added] + [f"  - {k}" for k in self.removed]
             out += [f"  device: {d}" for d in self.device_changes]
+        said = list(self.noise)
+        if self.thresholds:  # check reads them in place of --fail-on: said, so the reviewer of the commit sees them
+            said.append("thresholds of their own, which check uses in place of --fail-on: "
+                        + ", ".join(self.thresholds))
         if width is None:
-            return out + [f"  {n}" for n in self.noise]
-        return out + [w for n in self.noise for w in textwrap.wrap(
+            return out + [f"  {n}" for n in said]
+        return out + [w for n in said for w in textwrap.wrap(
             n, width, initial_indent="  ", subsequent_indent="    ", break_long_words=False, break_on_hyphens=False)]
 
 
@@ -152,13 +158,15 @@ def _noise_lines(doc: Document, old: Document | None, keep_noise: bool) -> tuple
 # ---------------------------------------------------------------- baseline update
 def update_baseline(results_path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
                     baseline_path: str | os.PathLike[str], *, force: bool = False,
-                    keep_noise: bool = False) -> BaselineUpdate:
+                    keep_noise: bool = False, allow_unjudged: bool = False) -> BaselineUpdate:
     """Make the results the baseline: running `roofline baseline update` is the user asking for it.
 
     - `results_path`: one results document, or several (A/A runs of one suite on one machine, e.g. from
       `roofline run --repeat` or repeated `roofline run`), merged into one baseline holding every run
       (`merge_runs`); each record learns its between-run noise from them.
-    - The results must be valid, timed results documents (else UsageError; the baseline is untouched).
+    - The results must be valid, timed results documents, read as `check` reads its results (else UsageError;
+      the baseline is untouched): what check refuses is never stored. A record of a suite with fewer than
+      MIN_SAMPLES samples, which check could never judge, is refused too unless `allow_unjudged`.
     - No baseline yet: it is created (and its folder). A baseline there: it is replaced, written to a temp file
       beside it and moved into place (never half-written; a failed write is a one-line RooflineError). One
       results file and no `keep_noise`: the baseline is that file's exact bytes.
@@ -174,9 +182,14 @@ def update_baseline(results_path: str | os.PathLike[str] | Sequence[str | os.Pat
     if len({p.resolve() for p in paths}) < len(paths):
         raise UsageError("a results file is given twice: each run counts once in the between-run noise")
     base_path = Path(baseline_path)
-    docs = [(str(p), load_for_check(p)) for p in paths]
+    docs = [(str(p), load_for_check(p, as_results=True)) for p in paths]
     merged = len(paths) > 1 or keep_noise
     results = merge_runs(docs) if len(paths) > 1 else docs[0][1]
+    few = too_few_samples(results, str(paths[0]) if len(paths) == 1 else "the merged runs")
+    if few and not allow_unjudged:
+        more = f" (and {len(few) - 1} more record{'s' * (len(few) > 2)})" if len(few) > 1 else ""
+        raise UsageError(f"{few[0]}, fewer than the {MIN_SAMPLES} samples check needs to judge a record{more}: it "
+                         "would be unjudged; time it with more repetitions, or pass --allow-unjudged to store it")
     cur_names = _names(results, str(paths[0]))
     old: Document | None = None
     if base_path.exists():
@@ -188,11 +201,11 @@ def update_baseline(results_path: str | os.PathLike[str] | Sequence[str | os.Pat
             _write(base_path, results, paths[0], merged)
             return BaselineUpdate(base_path, False, added=tuple(cur_names.values()),
                                   device_changes=("the old baseline was unreadable",), runs=_most_runs(results),
-                                  noise=_noise_lines(results, None, keep_noise))
+                                  noise=_noise_lines(results, None, keep_noise), thresholds=_thresholds(results))
     if old is None:
         _write(base_path, results, paths[0], merged)
         return BaselineUpdate(base_path, True, added=tuple(cur_names.values()), runs=_most_runs(results),
-                              noise=_noise_lines(results, None, keep_noise))
+                              noise=_noise_lines(results, None, keep_noise), thresholds=_thresholds(results))
     diffs = device_differences(results, old)
     other_gpu = [d for d in diffs if not d.startswith("driver")]
     if other_gpu and not force:
@@ -205,7 +218,8 @@ def update_baseline(results_path: str | os.PathLike[str] | Sequence[str | os.Pat
     return BaselineUpdate(base_path, False, added=tuple(v for k, v in cur_names.items() if k not in old_names),
                           removed=tuple(v for k, v in old_names.items() if k not in cur_names),
                           kept=len(cur_names.keys() & old_names.keys()), device_changes=tuple(diffs),
-                          runs=_most_runs(results), noise=_noise_lines(results, old, keep_noise))
+                          runs=_most_runs(results), noise=_noise_lines(results, old, keep_noise),
+                          thresholds=_thresholds(results))
 
 
 def _write(path: Path, doc: Document, source: Path, merged: bool) -> None:
@@ -216,3 +230,12 @@ def _write(path: Path, doc: Document, source: Path, merged: bool) -> None:
 def _most_runs(doc: Document) -> int:
     return max((run_count(r) for r in doc.records), default=1)
 
+
+
+def _thresholds(doc: Document) -> tuple[str, ...]:
+    """The records' own thresholds (their suite entries'), each with how many records carry it."""
+    counts: dict[str, int] = {}
+    for rec in doc.records:
+        if rec.threshold:
+            counts[str(rec.threshold)] = counts.get(str(rec.threshold), 0) + 1
+    return tuple(f"{t} ({n} record{'s' * (n != 1)})" for t, n in counts.items())

@@ -14,20 +14,29 @@ A record timed on a busy machine (either side; its notes say so: `core.record.BU
 is `worse_busy_machine`, not a plain `worse`: it fails the check unless `busy="ok"` (`--busy ok`), and the
 report's notes say how many records of each side were timed on a busy machine.
 
-Verdicts: better, better_not_significant, same, worse_not_significant, worse, worse_busy_machine, not_comparable,
-missing, new (the
-names, `Row` and `Report` are in `ci.verdicts`; counter rules, one value a side, are judged by `ci.counters`).
+Verdicts: better, better_not_significant, same, worse_not_significant, worse, worse_busy_machine, unjudged,
+not_comparable, missing, new (the names, `Row` and `Report` are in `ci.verdicts`; counter rules, one value a
+side, are judged by `ci.counters`).
+
+The gate never passes on what it did not compare:
+- a record of a suite with fewer than MIN_SAMPLES samples on a side (or timed on one side only) is `unjudged`:
+  it fails unless the user allows it (`allow_unjudged`, `--allow-unjudged`);
+- when fewer than MIN_COMPARED_SHARE of the records both documents hold were compared (not comparable:
+  another device, driver, GPU, roof or spec peak; unjudged), the report is refused (`Report.refused`, exit 2);
+- the rules are `--fail-on`'s, or a baseline record's own `threshold` (its suite entry's, stored by `baseline
+  update`); a threshold in the results is never read, and the results' noise is what their runs show.
 
 Whole-model profiles (`roofline profile` documents): records match by op, module, region and input shapes
 (`Record.key()`), each judged on its per-call samples (an op called fewer than MIN_SAMPLES times per side
-cannot be tested, as any record). Each region adds a row of kind "region" judged the same way on the
-region's per-entry wall times (a script that runs its region N times gives N samples); a region that ran
-once on either side is compared on its kernel time per entry against the threshold, a single-sample
-comparison with no p-value, so it can pass or warn but never fail. A profile that marks no region is one
-region, "(whole run)", compared on its total kernel time.
-Bad input (unreadable or corrupted files, a newer schema, a document with no records, files that share no record)
-raises UsageError (exit 2). A record of the baseline missing from the results fails (it may be the one that
-crashed) unless the user allows it (`allow_missing`, `--allow-missing`); a new record never fails.
+cannot be tested: it is judged on the threshold alone, never failing, as its region's row gates it). Each
+region adds a row of kind "region" judged the same way on the region's per-entry wall times (a script that
+runs its region N times gives N samples); a region that ran once on either side is compared on its kernel
+time per entry against the threshold, a single-sample comparison with no p-value, so it can pass or warn but
+never fail. A profile that marks no region is one region, "(whole run)", compared on its total kernel time.
+Bad input (unreadable or corrupted files, a newer schema, a document with no records, numbers that are no
+measurement, files that share no record: `ci.inputs`) raises UsageError (exit 2). A record of the baseline
+missing from the results fails (it may be the one that crashed) unless the user allows it (`allow_missing`,
+`--allow-missing`); a new record never fails.
 Judging writes nothing: the report's formats are in `report.check`, and only `ci.baseline.update_baseline` (the
 user's `roofline baseline update`) writes a baseline.
 """
@@ -40,43 +49,47 @@ from dataclasses import replace
 from typing import Any
 
 from roofline.ci.counters import judge_counters, require_counters, spread_notes
+from roofline.ci.inputs import MIN_SAMPLES as MIN_SAMPLES  # re-exported: callers take it from ci.judge
+from roofline.ci.inputs import load_for_check as load_for_check
+from roofline.ci.inputs import measurement_problem, record_rules, records_by_key, require_timed
+from roofline.ci.inputs import record_name as record_name
 from roofline.ci.regions import RegionRun, profile_regions
 from roofline.ci.rules import COUNTERS, DEFAULT_FAIL_ON, FailOn, parse_fail_on
 from roofline.ci.rules import STATISTICS as STATISTICS  # re-exported: callers take the rules from ci.judge
 from roofline.ci.rules import Rule as Rule
-from roofline.ci.runs import Noise, check_runs, noise_factor, noise_of, pool_noise, run_samples
+from roofline.ci.runs import Noise, noise_factor, noise_of, own_noise, pool_noise, run_samples
 from roofline.ci.verdicts import (
     BETTER,
     BETTER_NOT_SIGNIFICANT,
     BUSY_CHOICES,
     BUSY_FAIL,
+    MIN_COMPARED_SHARE,
     MISSING,
     NEW,
     NOT_COMPARABLE,
     REGION,
     SAME,
     SEVERITY,
+    UNJUDGED,
     WORSE,
     WORSE_BUSY,
     WORSE_NOT_SIGNIFICANT,
     Report,
     Row,
-    where_text,
 )
 from roofline.ci.verdicts import VERDICTS as VERDICTS  # re-exported: callers take the verdicts from ci.judge
-from roofline.core.document import Document, read_document
-from roofline.core.errors import RooflineError, UsageError
+from roofline.ci.verdicts import where_text as where_text
+from roofline.core.document import Document
+from roofline.core.errors import UsageError
 from roofline.core.format import percent
 from roofline.core.record import BUSY_NOTE, Key, Record
 from roofline.core.stats import mann_whitney_u, median, statistic
 
 # Significance level of the two-sided Mann–Whitney U test. A suite holds tens of records and CI runs on
 # every PR: at 0.01 a noise-only record is flagged as significant about once in a hundred checks, and the
-# threshold must be crossed as well, so a false failure needs two unlikely things at once.
+# threshold must be crossed as well, so a false failure needs two unlikely things at once. (MIN_SAMPLES, the
+# samples a side needs for the test to reach it, is in `ci.inputs`.)
 ALPHA = 0.01
-# Below this many samples per side the test is not run: with 4 against 4 the smallest two-sided exact
-# p-value is 2/C(8,4) = 0.029 > ALPHA, so significance could never be shown; 5 against 5 gives 2/252 = 0.0079.
-MIN_SAMPLES = 5
 # Peaks that differ by less than this relative amount are the same spec value (float round trips).
 PEAK_RTOL = 1e-6
 
@@ -90,77 +103,6 @@ METRICS = ("time", "fraction", "energy")
 # t(40) x sqrt(2) x 1.8% = 6.9% at alpha 0.01, past which a change must be to fail.
 ENERGY_WINDOW_CV = 0.018
 ENERGY_WINDOW_NOISE = Noise({s: ENERGY_WINDOW_CV for s in STATISTICS}, dof=40, runs=5)
-
-
-
-# ---------------------------------------------------------------- loading
-def load_for_check(path: str | os.PathLike[str]) -> Document:
-    """Read a results document or baseline for `check`; anything unusable is a one-line UsageError (exit 2)."""
-    try:
-        doc = read_document(path)
-    except UsageError:
-        raise
-    except RooflineError as exc:
-        raise UsageError(str(exc)) from None
-    _require_timed(doc, str(path))
-    for i, rec in enumerate(doc.records):
-        problem = check_runs(rec)
-        if problem:
-            raise UsageError(f"{path}: record {i} ({rec.op}): {problem}")
-    records_by_key(doc, str(path))
-    return doc
-
-
-def _require_timed(doc: Document, where: str) -> None:
-    """A side of the check must hold timed records: a document with none (a run that crashed before its first
-    record, a truncated write) would otherwise pass the gate, every record of the other side new or missing."""
-    if not doc.records:
-        raise UsageError(f"{where}: a results document with no records (did the run fail?): a check and a "
-                         "baseline need timed records")
-    if not doc.timed:  # `baseline update` reads its inputs here too: the words fit both commands
-        raise UsageError(f"{where}: no timed record (analytic only: was it run with --no-time?): a check and a "
-                         "baseline need timed records")
-
-
-def record_name(rec: Record, case: str = "") -> str:
-    """'gemm fp16 m=4096 n=4096 k=4096', with the case that tells two such records apart: ' [tensor_cores=False]';
-    a profile record's with where it ran: ' in step: fc1'."""
-    where = f" in {where_text(rec.module, rec.region)}" if rec.count is not None else ""
-    return f"{rec.label} {rec.shape}{where}" + (f" [{case}]" if case else "")
-
-
-def _profile_cases(recs: list[Record]) -> list[str]:
-    """Cases telling apart profile records that share a key (one op, module and inputs; e.g. two reductions
-    over other dims): their output shapes, then input dtypes, then their order in the program."""
-    cases = [f"out={r.output_shapes}" for r in recs]
-    cases = [c if cases.count(c) == 1 else f"{c} in={r.input_dtypes}" for c, r in zip(cases, recs, strict=True)]
-    seen: dict[str, int] = {}
-    out = []
-    for c in cases:
-        seen[c] = seen.get(c, 0) + 1
-        out.append(c if cases.count(c) == 1 else f"{c} #{seen[c]}")
-    return out
-
-
-def records_by_key(doc: Document, where: str) -> dict[Key, Record]:
-    """Records by `Record.key()`. Records sharing a key are told apart by their tensor_cores flag (profile
-    records: by `_profile_cases`), else UsageError."""
-    groups: dict[Key, list[Record]] = {}
-    for rec in doc.records:
-        groups.setdefault(rec.key(), []).append(rec)
-    out: dict[Key, Record] = {}
-    for key, recs in groups.items():
-        if len(recs) > 1 and all(r.count is not None for r in recs):
-            for rec, case in zip(recs, _profile_cases(recs), strict=True):
-                out[rec.key(case)] = rec
-            continue
-        flags = [r.tensor_cores for r in recs]
-        if len(recs) > 1 and len(set(flags)) < len(flags):
-            raise UsageError(f"{where}: two records for {record_name(recs[0])}: records must be unique by operator, "
-                             "variant, shape and dtype (and tensor-core use)")
-        for rec in recs:
-            out[key if len(recs) == 1 else rec.key(f"tensor_cores={rec.tensor_cores}")] = rec
-    return out
 
 
 # ---------------------------------------------------------------- comparison
@@ -230,14 +172,13 @@ def _samples(rec: Record, metric: str) -> list[float] | None:
 
 
 def _rules_for(cur: Record | None, base: Record | None, default: FailOn) -> FailOn:
-    """A record's own `threshold` (from its suite entry; the results' first) overrides the default rules."""
-    for rec in (cur, base):
-        if rec is not None and rec.threshold:
-            try:
-                return parse_fail_on(str(rec.threshold))
-            except UsageError as exc:
-                raise UsageError(f"{record_name(rec)}: bad threshold: {exc}") from None
-    return default
+    """The rules of a record: the baseline record's own `threshold` (its suite entry's, stored by `baseline
+    update`), else the default (`--fail-on`). The results' threshold is never read: the document under judgement
+    does not choose its rule (one that does not parse is refused all the same)."""
+    if cur is not None:
+        record_rules(cur)
+    own = record_rules(base) if base is not None else None
+    return own if own is not None else default
 
 
 def _identity(rec: Record, key: Key, metric: str, rules: FailOn) -> dict[str, Any]:
@@ -271,17 +212,39 @@ def _judge_timed(cur: Record, base: Record, key: Key, rules: FailOn, alpha: floa
                  across: list[str]) -> Row:
     common = _identity(cur, key, metric, rules)
     cs, bs = _runs(cur, metric), _runs(base, metric)
-    if cs is None or bs is None:
+    if cs is None or bs is None:  # (neither side timed: judge's not_comparable)
         rec, side = (cur, "results") if cs is None else (base, "baseline")
-        why = "was not timed" if rec.time_s is None else "has no roofline time"
-        if metric == "energy":
-            why = "has no energy samples (measure it with --energy)"
+        if not cur.timed and not base.timed:  # an analytic entry of the suite: judge leaves it out of the share
+            return Row(**common, verdict=NOT_COMPARABLE, reason="neither side's record was timed")
+        if not rec.timed:  # the other side was: the record is there, its measurement is not (as if it crashed)
+            return Row(**common, verdict=UNJUDGED, reason=f"the {side} record was not timed, the other side's "
+                       "was: nothing to judge it on")
+        why = "has no energy samples (measure it with --energy)" if metric == "energy" else "has no roofline time"
         return Row(**common, verdict=NOT_COMPARABLE, reason=f"the {side} record {why}")
+    n_base, n_cur = sum(map(len, bs)), sum(map(len, cs))
+    if cur.count is None and base.count is None and min(n_base, n_cur) < MIN_SAMPLES:
+        return _unjudged(common, cs, bs, rules, metric)
     # Both sides' A/A evidence: each side's runs differ only by noise, so their spreads pool (a t-test's
-    # pooled variance); a baseline's stored figure may also hold history beyond its own runs.
+    # pooled variance); a baseline's stored figure may also hold history beyond its own runs, the results'
+    # noise is what its runs show (a figure the results store is not taken: `ci.runs.check_noise`).
     # run noise is of time; energy's is the measured between-window noise (ENERGY_WINDOW_NOISE)
-    noise = pool_noise([noise_of(base), noise_of(cur)]) if metric != "energy" else ENERGY_WINDOW_NOISE
+    noise = pool_noise([noise_of(base), own_noise(cur)]) if metric != "energy" else ENERGY_WINDOW_NOISE
     return _judge_samples(common, cs, bs, rules, alpha, metric, across, noise=noise)
+
+
+def _unjudged(common: dict[str, Any], cs_runs: list[list[float]], bs_runs: list[list[float]], rules: FailOn,
+              metric: str) -> Row:
+    """A suite's record with fewer than MIN_SAMPLES samples on a side: no test can judge it, whatever its change
+    (shown, with the first rule's statistic)."""
+    cs, bs = [x for run in cs_runs for x in run], [x for run in bs_runs for x in run]
+    stat = rules.rules[0].statistic
+    b, c = (_center(runs, stat, metric == "fraction") for runs in (bs_runs, cs_runs))
+    return Row(**common, verdict=UNJUDGED, statistic=stat, baseline_median=median(bs), current_median=median(cs),
+               baseline_value=b, current_value=c, change=(c - b) / b if b else None, n_baseline=len(bs),
+               n_current=len(cs), runs_baseline=len(bs_runs), runs_current=len(cs_runs),
+               reason=f"too few samples to judge: {len(bs)} baseline, {len(cs)} results (a check needs "
+                      f"{MIN_SAMPLES} a side); time it with more repetitions (--allow-unjudged reports it without "
+                      "failing)")
 
 
 def _center(runs: list[list[float]], name: str, higher_is_better: bool) -> float:
@@ -416,16 +379,20 @@ def _region_rows(cur_regions: dict[str, RegionRun], base_regions: dict[str, Regi
 
 
 def judge(results: Document, baseline: Document, rules: FailOn | str = DEFAULT_FAIL_ON, alpha: float = ALPHA,
-          metric: str = "time", *, allow_missing: bool = False, busy: str = BUSY_FAIL) -> Report:
+          metric: str = "time", *, allow_missing: bool = False, busy: str = BUSY_FAIL,
+          allow_unjudged: bool = False) -> Report:
     """Judge every record of `results` against `baseline` (both schema-v1 documents, e.g. from load_for_check).
 
     metric="time": raw time samples, lower is better; records from another GPU, driver or spec peak are
     not_comparable. metric="fraction": each sample's fraction of its own roofline, higher is better; the
     user asked for it to compare across devices, so device differences are noted, not refused.
     A baseline record missing from the results fails the check unless `allow_missing`; a worse record timed on
-    a busy machine is worse_busy_machine, failing unless busy="ok".
-    Pure: neither document is modified. Raises UsageError for bad arguments, a side with no records or files
-    sharing no record.
+    a busy machine is worse_busy_machine, failing unless busy="ok"; a suite's record with fewer than
+    MIN_SAMPLES samples on a side (or timed on one side only) is unjudged, failing unless `allow_unjudged`.
+    Rules: `rules`, or a baseline record's own threshold; never the results'. When fewer than MIN_COMPARED_SHARE
+    of the records both documents hold were compared, the report is refused (`Report.refused`, exit 2).
+    Pure: neither document is modified. Raises UsageError for bad arguments, a record whose numbers are no
+    measurement (`ci.inputs.measurement_problem`), a side with no records or files sharing no record.
     """
     fail_on = parse_fail_on(rules) if isinstance(rules, str) else rules
     if metric not in METRICS:
@@ -434,8 +401,11 @@ def judge(results: Document, baseline: Document, rules: FailOn | str = DEFAULT_F
         raise UsageError(f"alpha must be between 0 and 1, got {alpha!r}")
     if busy not in BUSY_CHOICES:
         raise UsageError(f"--busy must be one of {', '.join(BUSY_CHOICES)}, got {busy!r}")
-    _require_timed(results, "results")
-    _require_timed(baseline, "baseline")
+    for doc, where in ((results, "results"), (baseline, "baseline")):
+        require_timed(doc, where)
+        for i, rec in enumerate(doc.records):  # what the reader refuses, for documents built in memory
+            if (problem := measurement_problem(rec)) is not None:
+                raise UsageError(f"{where}: record {i} ({rec.op}): {problem}")
     if metric == "energy":  # every row not comparable would pass: a gate never passes on nothing
         for doc, where in ((results, "results"), (baseline, "baseline")):
             if not any((r.energy or {}).get("samples_j") for r in doc.records):
@@ -468,9 +438,13 @@ def judge(results: Document, baseline: Document, rules: FailOn | str = DEFAULT_F
 
     rows = (_region_rows(cur_regions, base_regions, fail_on.timing, float(alpha), metric, dev_diffs)
             if fail_on.timing.rules and metric != "energy" else [])
+    analytic: list[Row] = []  # rows of entries timed on neither side: outside the share a check must compare
+    ignored: dict[str, int] = {}  # the results' own thresholds, not the baseline's: not read (_rules_for)
     for key, cur in cur_idx.items():
         base = base_idx.get(key)
         rec_rules = _rules_for(cur, base, fail_on)
+        if cur.threshold and (base is None or cur.threshold != base.threshold):
+            ignored[str(cur.threshold)] = ignored.get(str(cur.threshold), 0) + 1
         if base is None:
             rows.append(Row(**_identity(cur, key, metric, rec_rules), verdict=NEW,
                             current_median=_median_or_none(_samples(cur, metric)),
@@ -486,15 +460,49 @@ def judge(results: Document, baseline: Document, rules: FailOn | str = DEFAULT_F
             continue
         row = _judge_record(cur, base, key, rec_rules, alpha, metric, diffs if metric == "fraction" else [])
         rows.append(_busy_row(row, cur, base))
+        if not cur.timed and not base.timed and row.verdict == NOT_COMPARABLE:
+            analytic.append(row)
     for key, base in base_idx.items():
         if key not in cur_idx:
             rows.append(Row(**_identity(base, key, metric, _rules_for(None, base, fail_on)), verdict=MISSING,
                             baseline_median=_median_or_none(_samples(base, metric)),
                             n_baseline=len(_samples(base, metric) or []),
                             reason="in the baseline, not in the results: dropped from the suite, or it failed to run"))
+    if ignored:
+        notes.append(f"the results' own thresholds ({', '.join(f'{t} on {n}' for t, n in ignored.items())} "
+                     "record(s)) are not the baseline's: not read; thresholds come from --fail-on and the baseline "
+                     "(`roofline baseline update` stores a suite's)")
     notes += _busy_notes(cur_idx.values(), base_idx.values(), rows, busy)
     notes += _noise_notes(rows)
-    return Report(tuple(rows), fail_on, float(alpha), metric, tuple(notes), allow_missing, busy)
+    refused, compared_note = _compared(rows, analytic)
+    notes += [compared_note] if compared_note else []
+    return Report(tuple(rows), fail_on, float(alpha), metric, tuple(notes), allow_missing, busy, allow_unjudged,
+                  refused)
+
+
+def _compared(rows: list[Row], analytic: list[Row]) -> tuple[str, str]:
+    """Why the check is refused (fewer than MIN_COMPARED_SHARE of the rows both documents hold compared: not
+    comparable or unjudged), or ""; and a note on the rows left uncompared when it is not."""
+    skip = {id(r) for r in analytic}
+    held = [r for r in rows if r.verdict not in (NEW, MISSING) and id(r) not in skip]
+    left = [r for r in held if r.verdict in (NOT_COMPARABLE, UNJUDGED)]
+    compared = len(held) - len(left)
+    if not left:
+        return "", ""
+    why = []
+    for verdict in (NOT_COMPARABLE, UNJUDGED):
+        # an unjudged row's reason before its figures: 'too few samples to judge', 'the results record was not
+        # timed, the other side's was'
+        reasons = list(dict.fromkeys(r.reason.split(":")[0] if verdict == UNJUDGED else r.reason
+                                     for r in left if r.verdict == verdict))
+        if reasons:
+            more = f"; {len(reasons) - 2} other reasons" if len(reasons) > 2 else ""
+            why.append(f"{sum(r.verdict == verdict for r in left)} {verdict}: {'; '.join(reasons[:2])}{more}")
+    said = f"{compared} of {len(held)} records the results share with the baseline were compared ({'; '.join(why)})"
+    if compared and compared >= MIN_COMPARED_SHARE * len(held):
+        return "", said
+    return (f"{said}: a check must compare at least {MIN_COMPARED_SHARE:.0%} of them, or its pass would speak for "
+            "what it did not compare"), ""
 
 
 def busy_reason(rec: Record) -> str | None:
@@ -545,7 +553,7 @@ def _noise_notes(rows: list[Row]) -> list[str]:
     """What the report says about between-run noise: for how many compared records it was known (and from how
     many runs), and for how many it was not (their verdicts then rest on the threshold and the samples)."""
     # A profile is one program run by nature (its rows say so when they fail): the notes are about suites.
-    compared = [r for r in rows if not r.profile and r.runs_baseline and r.runs_current]
+    compared = [r for r in rows if not r.profile and r.runs_baseline and r.runs_current and r.verdict != UNJUDGED]
     known = [r for r in compared if r.noise_floor is not None]
     unknown = len(compared) - len(known)
     out = []
@@ -568,8 +576,9 @@ def _median_or_none(samples: list[float] | None) -> float | None:
 
 def run_check(results_path: str | os.PathLike[str], baseline_path: str | os.PathLike[str],
               fail_on: FailOn | str = DEFAULT_FAIL_ON, metric: str = "time", alpha: float = ALPHA, *,
-              allow_missing: bool = False, busy: str = BUSY_FAIL) -> Report:
-    """`roofline check` in one call: parse the rules first (cheap usage errors), load both files, judge."""
+              allow_missing: bool = False, busy: str = BUSY_FAIL, allow_unjudged: bool = False) -> Report:
+    """`roofline check` in one call: parse the rules first (cheap usage errors), load both files, judge. A
+    refused report (too little compared) is returned, its `exit_code` 2; unusable files raise UsageError."""
     rules = parse_fail_on(fail_on) if isinstance(fail_on, str) else fail_on
-    return judge(load_for_check(results_path), load_for_check(baseline_path), rules, alpha, metric,
-                 allow_missing=allow_missing, busy=busy)
+    return judge(load_for_check(results_path, as_results=True), load_for_check(baseline_path), rules, alpha, metric,
+                 allow_missing=allow_missing, busy=busy, allow_unjudged=allow_unjudged)

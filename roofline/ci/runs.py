@@ -33,17 +33,55 @@ RUN_SAMPLES = "run_samples_s"
 RUN_NOISE = "run_noise"
 # The statistics a failure rule can judge (`--fail-on median:5%`); a noise figure holds one spread for each.
 STATISTICS = ("median", "mean", "min", "p90")
+# A stored noise figure agrees with the one learned again from the same runs to float round-off (JSON keeps a
+# double exactly; the tolerance is for a writer that rounds).
+NOISE_RTOL = 1e-9
 
 
 def check_runs(rec: Record) -> str | None:
-    """What is wrong with a record's `run_samples_s` (not a list of non-empty lists of positive numbers), or None."""
+    """What is wrong with a record's `run_samples_s`, or None: it must be a list of non-empty lists of positive
+    numbers whose concatenation is the record's `time_samples_s` (`with_runs` writes both so: runs that are
+    not its samples would be judged in their place)."""
     runs = rec.extra.get(RUN_SAMPLES)
     if runs is None:
         return None
-    if not isinstance(runs, list) or not runs or not all(
-            isinstance(r, list) and r and all(isinstance(t, (int, float)) and not isinstance(t, bool) and t > 0
-                                              for t in r) for r in runs):
+    if not isinstance(runs, list) or not runs or not all(isinstance(r, list) and _positive(r) for r in runs):
         return f"{RUN_SAMPLES} must be a list of runs, each a non-empty list of positive numbers"
+    if rec.time_samples_s is None or [t for r in runs for t in r] != list(rec.time_samples_s):
+        return (f"{RUN_SAMPLES} does not hold the record's samples: its runs, one after another, must be its "
+                "time_samples_s (as `run --repeat` and `baseline update` write them)")
+    return None
+
+
+def _positive(run: list[Any]) -> bool:
+    """A run of samples: numbers above 0, at least one (min and sum run in C over thousands of samples; a string
+    raises TypeError; a boolean counts as the number it equals, as in the sample list it must equal)."""
+    try:
+        return bool(run) and min(run) > 0 and math.isfinite(sum(run))
+    except (TypeError, OverflowError):
+        return False
+
+
+def check_noise(rec: Record) -> str | None:
+    """What is wrong with a results record's stored `run_noise`, or None: a results document's between-run noise
+    is what its own runs show (`merge_runs` writes it so); a figure that is not would set the noise floor in
+    their place. A baseline's stored figure may hold A/A history beyond its runs (`--keep-noise`): not checked."""
+    stored = rec.extra.get(RUN_NOISE)
+    if stored is None:
+        return None
+    noise = Noise.from_dict(stored)
+    if noise is None:
+        return f"{RUN_NOISE} must be {{runs, dof, relative_sd: {{{', '.join(STATISTICS)}}}}} (numbers)"
+    own = own_noise(rec)
+    if own is None:
+        return (f"{RUN_NOISE} on a record of one run: a results document's between-run noise is learned from its "
+                f"runs ({RUN_SAMPLES}), never given")
+    if (own.dof, own.runs) != (noise.dof, noise.runs) or not all(
+            math.isclose(own.relative_sd[k], noise.relative_sd[k], rel_tol=NOISE_RTOL, abs_tol=NOISE_RTOL)
+            for k in STATISTICS):
+        return (f"{RUN_NOISE} (median sd {noise.relative_sd['median']:.3g}, {noise.runs} runs) is not what its "
+                f"{own.runs} runs show ({own.relative_sd['median']:.3g}): a results document's between-run noise is "
+                "learned from its runs, never given")
     return None
 
 
@@ -131,10 +169,16 @@ def noise_factor(noise: Noise | None, runs_baseline: int, runs_current: int, alp
 
 def noise_of(rec: Record) -> Noise | None:
     """A record's between-run noise: its stored `run_noise` (which may hold A/A history beyond its runs), else
-    what its own runs show (two or more), else None (unknown)."""
+    what its own runs show (two or more), else None (unknown). The check reads a baseline record's so; a results
+    record's is `own_noise` (no figure the results give is trusted)."""
     stored = Noise.from_dict(rec.extra.get(RUN_NOISE))
     if stored is not None:
         return stored
+    return own_noise(rec)
+
+
+def own_noise(rec: Record) -> Noise | None:
+    """What the record's own runs show of its between-run noise (two runs or more), whatever it stores."""
     runs = run_samples(rec)
     return learn_noise([runs]) if runs and len(runs) >= 2 else None
 

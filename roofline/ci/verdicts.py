@@ -2,7 +2,11 @@
 all rows. `ci.judge` reaches the verdicts (`ci.counters` those of counter rules); `report.check` renders them.
 
 Verdicts: better, better_not_significant, same, worse_not_significant, worse, worse_busy_machine (worse, on a
-record timed on a busy machine: the slowdown may be the machine's), not_comparable, missing, new.
+record timed on a busy machine: the slowdown may be the machine's), unjudged (a record of a suite with too few
+samples on a side to be judged: it fails unless allowed), not_comparable, missing, new.
+
+A report may also be refused (`Report.refused`, exit status 2): when fewer than MIN_COMPARED_SHARE of the
+records both documents hold were compared, its pass would speak for what it did not compare.
 """
 
 from __future__ import annotations
@@ -19,20 +23,29 @@ SAME = "same"
 WORSE_NOT_SIGNIFICANT = "worse_not_significant"
 WORSE = "worse"
 WORSE_BUSY = "worse_busy_machine"
+UNJUDGED = "unjudged"
 NOT_COMPARABLE = "not_comparable"
 MISSING = "missing"
 NEW = "new"
 # Row kinds: a record's row, or a whole region of a profile (synthetic: from the document's summary).
 RECORD = "record"
 REGION = "region"
-VERDICTS = (WORSE, WORSE_BUSY, WORSE_NOT_SIGNIFICANT, NOT_COMPARABLE, MISSING, NEW, BETTER, BETTER_NOT_SIGNIFICANT,
-            SAME)
+VERDICTS = (WORSE, WORSE_BUSY, UNJUDGED, WORSE_NOT_SIGNIFICANT, NOT_COMPARABLE, MISSING, NEW, BETTER,
+            BETTER_NOT_SIGNIFICANT, SAME)
 # What `--busy` makes of a worse_busy_machine verdict: it fails the check (the default), or it is reported only.
 BUSY_FAIL = "fail"
 BUSY_OK = "ok"
 BUSY_CHOICES = (BUSY_FAIL, BUSY_OK)
-# When several rules judge one record, the most severe verdict stands.
-SEVERITY = {SAME: 0, BETTER_NOT_SIGNIFICANT: 1, BETTER: 2, WORSE_NOT_SIGNIFICANT: 3, WORSE: 4}
+# When several rules judge one record, the most severe verdict stands (unjudged fails unless allowed: above
+# worse_not_significant, below a worse that a counter rule found without samples).
+SEVERITY = {SAME: 0, BETTER_NOT_SIGNIFICANT: 1, BETTER: 2, WORSE_NOT_SIGNIFICANT: 3, UNJUDGED: 4, WORSE: 5}
+# A check must have compared at least this share of the records (and regions) both documents hold, timed on at
+# least one side, or it is refused (exit 2): a pass says the suite did not regress, and it cannot say so of
+# what it did not compare. The honest reasons a record is not compared (a spec peak corrected for one dtype, a
+# record without energy samples or roofline time, one with too few samples) touch a few records of a suite;
+# another device, driver, roof or suite touches all of them. Half keeps the first working and refuses the
+# second, and any check that compared nothing.
+MIN_COMPARED_SHARE = 0.5
 
 
 def where_text(module: str | None, region: str | None) -> str:
@@ -133,13 +146,18 @@ class Report:
     notes: tuple[str, ...] = ()
     allow_missing: bool = False  # a baseline record missing from the results fails unless the user allows it
     busy: str = BUSY_FAIL  # whether a worse verdict on a record timed on a busy machine fails (`--busy`)
+    allow_unjudged: bool = False  # an unjudged record (too few samples) fails unless the user allows it
+    # Why the check is refused (exit 2: too few of the records both documents hold were compared), one line; empty
+    # when it stands.
+    refused: str = ""
 
     @property
     def failing_verdicts(self) -> frozenset[str]:
         """The verdicts that fail the check: worse; worse_busy_machine unless `--busy ok`; missing unless
-        `--allow-missing`."""
+        `--allow-missing`; unjudged unless `--allow-unjudged`."""
         return frozenset({WORSE} | ({WORSE_BUSY} if self.busy == BUSY_FAIL else set())
-                         | (set() if self.allow_missing else {MISSING}))
+                         | (set() if self.allow_missing else {MISSING})
+                         | (set() if self.allow_unjudged else {UNJUDGED}))
 
     @property
     def regressions(self) -> tuple[Row, ...]:
@@ -148,12 +166,13 @@ class Report:
 
     @property
     def passed(self) -> bool:
-        return not self.regressions
+        return not self.regressions and not self.refused
 
     @property
     def exit_code(self) -> int:
-        """0 when nothing regressed, 1 on a regression (bad input never gets here: it raised UsageError)."""
-        return 0 if self.passed else 1
+        """0 when nothing regressed, 1 on a regression, 2 when the check is refused (too little compared; other
+        bad input never gets here: it raised UsageError)."""
+        return 2 if self.refused else 0 if self.passed else 1
 
     def counts(self) -> dict[str, int]:
         return {v: n for v in VERDICTS if (n := sum(r.verdict == v for r in self.rows))}
@@ -165,7 +184,7 @@ class Report:
 
     def summary(self) -> str:
         counts = ", ".join(f"{n} {v}" for v, n in self.counts().items()) or "no records"
-        status = "FAILED" if not self.passed else "passed"
+        status = "REFUSED" if self.refused else "FAILED" if not self.passed else "passed"
         regions = sum(r.kind == REGION for r in self.rows)
         of = f"; {regions} of the rows {'are whole regions' if regions > 1 else 'is a whole region'}" if regions else ""
         what = f"{self.metric}, " if self.rules.timing.rules else ""

@@ -28,6 +28,9 @@ def check_cmd(
                                                 "results (dropped from the suite on purpose) does not fail the "
                                                 "check; by default it does, as a record that crashed would.")]
     = False,
+    allow_unjudged: Annotated[bool, typer.Option("--allow-unjudged", help="A record of the suite with too few "
+                                                 "samples to judge (fewer than 5 a side, or timed on one side "
+                                                 "only) does not fail the check; by default it does.")] = False,
     fail_on_missing: Annotated[bool, typer.Option("--fail-on-missing", hidden=True,
                                                   help="The default now (kept for old scripts).")] = False,
     busy: Annotated[str, typer.Option("--busy", help="fail or ok: whether a record that is worse and was timed on a "
@@ -51,8 +54,10 @@ def check_cmd(
     """Compare a run with a baseline; exit 1 only on a regression that is past the threshold AND past the
     between-run noise (when the documents hold several runs) AND significant on the raw samples
     (Mann-Whitney U) (worse_busy_machine when either side was timed on a busy machine: it fails unless --busy
-    ok), or on a baseline record missing from the results (unless --allow-missing); 2 on bad
-    input (an unreadable, truncated or empty document)."""
+    ok), on a baseline record missing from the results (unless --allow-missing), or on a record with too few
+    samples to judge (unless --allow-unjudged); 2 on bad input (an unreadable, truncated or empty document,
+    times that are no measurement) and when fewer than half the records both documents hold were compared.
+    Thresholds are --fail-on's, or a baseline record's own (its suite entry's), never the results'."""
     from roofline.ci.judge import METRICS, run_check
     from roofline.ci.verdicts import BUSY_CHOICES
     from roofline.core.errors import UsageError
@@ -79,11 +84,13 @@ def check_cmd(
 
         check_html_path(html)
     report = run_check(results, baseline, fail_on, metric=metric,
-                       allow_missing=allow_missing and not fail_on_missing, busy=busy)
+                       allow_missing=allow_missing and not fail_on_missing, busy=busy, allow_unjudged=allow_unjudged)
     show(render_table(report, wide=wide), wide=wide)
     write_outputs(report, markdown=markdown, junit=junit, json_path=json_path)
     if html is not None:
         _write_html(report, results, baseline, html, fail_on, metric)
+    if report.refused:  # the table and reports say what was not compared; the error line says why it counts
+        raise UsageError(report.refused)
     raise typer.Exit(report.exit_code)
 
 
@@ -141,12 +148,17 @@ def baseline_update_cmd(
                                              "the old baseline's (A/A history across updates).")] = False,
     force: Annotated[bool, typer.Option("--force", help="Also replace a baseline from another GPU, or an "
                                         "unreadable one.")] = False,
+    allow_unjudged: Annotated[bool, typer.Option("--allow-unjudged", help="Store records of the suite with too "
+                                                 "few samples for check to judge (fewer than 5); check then "
+                                                 "reports them unjudged.")] = False,
 ) -> None:
     """Create or replace a baseline from one or more results documents (the only command that writes
-    baselines)."""
+    baselines). What check refuses is refused here (exit 2), and records too few samples to judge unless
+    --allow-unjudged."""
     from roofline.ci.baseline import update_baseline
     from roofline.report.text import console
 
     width = console().width  # the noise lines are prose: wrapped to the terminal, as check's notes are
-    for line in update_baseline(results, baseline, force=force, keep_noise=keep_noise).lines(width):
+    for line in update_baseline(results, baseline, force=force, keep_noise=keep_noise,
+                                allow_unjudged=allow_unjudged).lines(width):
         out(line)

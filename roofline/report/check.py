@@ -11,7 +11,6 @@ import json
 import os
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from roofline.ci.judge import (
@@ -23,6 +22,7 @@ from roofline.ci.judge import (
     NOT_COMPARABLE,
     REGION,
     SAME,
+    UNJUDGED,
     VERDICTS,
     WORSE,
     WORSE_BUSY,
@@ -31,7 +31,7 @@ from roofline.ci.judge import (
 )
 from roofline.ci.rules import COUNTERS
 from roofline.core.errors import RooflineError
-from roofline.core.files import atomic_write
+from roofline.core.files import atomic_write, locked, refuse_existing
 from roofline.core.format import duration, joules, si
 
 # Significant figures of a time in the report: a 5% threshold needs the third and fourth digit to show why a
@@ -147,6 +147,8 @@ def to_markdown(report: Report) -> str:
     """A PR comment or $GITHUB_STEP_SUMMARY section: status, notes, the rows that changed, then every row."""
     icon = ":x:" if not report.passed else ":white_check_mark:"
     lines = [f"### {icon} {_md_cell(report.summary())}", ""]
+    if report.refused:
+        lines += [f"**Refused** (exit 2): {_md_cell(report.refused)}", ""]
     unit = {"fraction": "fraction of each device's roofline (higher is better)",
             "energy": "joules per call (lower is better)"}.get(report.metric, "time")
     if report.rules.timing.rules:
@@ -175,9 +177,13 @@ def to_markdown(report: Report) -> str:
 
 # ---------------------------------------------------------------- JUnit
 def to_junit(report: Report) -> str:
-    """JUnit XML: one testcase per record; a regression is a <failure>, unjudged records are <skipped>."""
-    suite = ET.Element("testsuite", name="roofline check", tests=str(len(report.rows)))
+    """JUnit XML: one testcase per record; a regression is a <failure>, records not compared are <skipped>; a
+    refused check adds a testcase with an <error> saying why."""
+    suite = ET.Element("testsuite", name="roofline check", tests=str(len(report.rows) + bool(report.refused)))
     failures = skipped = 0
+    if report.refused:
+        case = ET.SubElement(suite, "testcase", classname="roofline.check", name="records compared")
+        ET.SubElement(case, "error", message=report.refused, type="refused")
     cols = columns(report)
     for row in report.rows:
         case = ET.SubElement(suite, "testcase", classname=f"roofline.{row.op}", name=row.name)
@@ -185,15 +191,15 @@ def to_junit(report: Report) -> str:
         if row.verdict in report.failing_verdicts:
             failures += 1
             ET.SubElement(case, "failure", message=row.reason, type=row.verdict).text = detail
-        elif row.verdict in (NOT_COMPARABLE, MISSING, NEW, WORSE_BUSY):
+        elif row.verdict in (NOT_COMPARABLE, MISSING, NEW, WORSE_BUSY, UNJUDGED):
             skipped += 1
             ET.SubElement(case, "skipped", message=f"{row.verdict}: {row.reason}")
         else:
             ET.SubElement(case, "system-out").text = detail
     suite.set("failures", str(failures))
-    suite.set("errors", "0")
+    suite.set("errors", str(int(bool(report.refused))))
     suite.set("skipped", str(skipped))
-    root = ET.Element("testsuites", name="roofline", tests=str(len(report.rows)), failures=str(failures))
+    root = ET.Element("testsuites", name="roofline", tests=suite.get("tests", "0"), failures=str(failures))
     root.append(suite)
     ET.indent(root)
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
@@ -205,22 +211,27 @@ def to_json(report: Report) -> dict[str, Any]:
     return {"schema": "roofline-check", "schema_version": 1, "passed": report.passed, "exit_code": report.exit_code,
             "metric": report.metric, "alpha": report.alpha, "fail_on": str(report.rules),
             "allow_missing": report.allow_missing, "busy": report.busy, "min_samples": MIN_SAMPLES,
-            "notes": list(report.notes),
+            "allow_unjudged": report.allow_unjudged, "refused": report.refused or None, "notes": list(report.notes),
             "counts": report.counts(), "summary": report.summary(), "rows": [r.to_dict() for r in report.rows]}
 
 
 # ---------------------------------------------------------------- files
 def write_outputs(report: Report, *, markdown: str | os.PathLike[str] | None = None,
                   junit: str | os.PathLike[str] | None = None, json_path: str | os.PathLike[str] | None = None) -> None:
-    """Write the requested report files. Markdown is appended (GitHub's $GITHUB_STEP_SUMMARY convention);
-    JUnit and JSON files are replaced atomically. Errors are one-line RooflineErrors."""
+    """Write the requested report files. Markdown is appended (GitHub's $GITHUB_STEP_SUMMARY convention), under
+    its folder's lock (two checks appending to one summary do not interleave); JUnit and JSON files are replaced
+    atomically. Only a regular file is appended to or replaced (a symbolic link, a FIFO, a device is refused).
+    Errors are one-line RooflineErrors."""
     if markdown is not None:
-        try:  # its folder made, as the JUnit and JSON reports' are (atomic_write's make_parents)
-            Path(markdown).parent.mkdir(parents=True, exist_ok=True)
-            with open(markdown, "a", encoding="utf-8") as fh:
-                fh.write(to_markdown(report))
-        except OSError as exc:  # which of the reports, and why
-            raise RooflineError(f"cannot write {markdown}: {exc.strerror or exc}") from None
+        text = to_markdown(report).encode("utf-8")
+        with locked(markdown, make_parents=True):  # its folder made, as the JUnit and JSON reports' are
+            refuse_existing(markdown, force=True)
+            try:  # O_NOFOLLOW: a symbolic link put there since is refused too
+                fd = os.open(markdown, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o666)
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(text)
+            except OSError as exc:  # which of the reports, and why
+                raise RooflineError(f"cannot write {markdown}: {exc.strerror or exc}") from None
     if junit is not None:
         atomic_write(junit, to_junit(report), make_parents=True)
     if json_path is not None:
