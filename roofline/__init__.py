@@ -7,6 +7,7 @@ times), so importing the math (`roofline.core`, `roofline.ops`) stays light:
 - `measure(fn, flops=..., bytes=...)`: time your own zero-argument callable and place it on the roofline;
 - `analyze(op, **params)`: a catalog operator, as `roofline analyze OP` places it;
 - `profile(...)`, `region(name)`, `Profile`: every aten op of a model (docs/profile.md);
+- `trace(paths)`: the same from torch.profiler traces a run already wrote, one or one per rank (docs/trace.md);
 - `occupancy(gpu, threads, registers, shared_memory)`: resident blocks and warps per SM;
 - `advise(record, gpu)`: a record's advice against a GPU;
 - `Record`, `Document`, `read_document(path)`, `write_document(doc, path)`: the results (schema v1);
@@ -36,6 +37,7 @@ if TYPE_CHECKING:  # what type checkers read (roofline/py.typed); at run time ea
     from roofline.core.errors import RooflineError as RooflineError
     from roofline.core.errors import UsageError as UsageError
     from roofline.core.record import Record as Record
+    from roofline.traces.job import trace as trace
 
 # Public name -> the module that defines it (the facade's two functions: roofline.api).
 _API = {"measure": "roofline.api", "analyze": "roofline.api", "profile": "roofline.capture.profile",
@@ -44,7 +46,7 @@ _API = {"measure": "roofline.api", "analyze": "roofline.api", "profile": "roofli
         "Record": "roofline.core.record", "Document": "roofline.core.document",
         "read_document": "roofline.core.document", "write_document": "roofline.core.document",
         "GPUSpec": "roofline.ceilings.specs", "RooflineError": "roofline.core.errors",
-        "UsageError": "roofline.core.errors", "sol": "roofline.capture.sol"}
+        "UsageError": "roofline.core.errors", "sol": "roofline.capture.sol", "trace": "roofline.traces.job"}
 
 __all__ = ["__version__", *_API]
 

@@ -206,6 +206,8 @@ def _files(tmp: Path) -> dict[str, str]:
     (["compare", "gemm", "--gpus", "h100", "--prices", "{bad_toml}"], 2),
     (["compare", "suite", "{missing}"], 2),
     (["profile", "{missing}"], 2),
+    (["trace", "{missing}"], 2),
+    (["trace", "{garbage}"], 2),
     (["plot", "{missing}", "--terminal"], 2),
     (["plot", "{garbage}", "--terminal"], 2),
     (["report", "{missing}", "-o", "{page}"], 2),

@@ -30,7 +30,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("ci",),         # the gate as data: match, noise, rules, verdicts, baselines
     ("measuring",),  # everything that runs kernels: timers, clocks, builders, calibration
     ("capture",),    # whole-model profiling: tracer, formula registry and families, Profile
-    ("ncu",),        # Nsight Compute: run, target programs, readers, join
+    ("ncu", "traces"),  # Nsight Compute: run, target programs, readers, join; torch.profiler traces read in
     ("report",),     # every renderer: text, charts, terminal, HTML, profile views, check formats
     ("session",),              # the use cases the facade, the pytest plugin and the CLI share
     ("api", "pytest_plugin"),  # the facade (measure, analyze) and the pytest plugin: both call session

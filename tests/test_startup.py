@@ -98,8 +98,8 @@ def test_only_the_named_command_is_built() -> None:
     app = typer.main.get_command(roofline.cli.app.build_app(["analyze", "gemm", "--m", "4"]))
     assert list(app.commands) == ["analyze"] and list(app.commands["analyze"].commands) == ["gemm"]
     whole = typer.main.get_command(roofline.cli.app.build_app(["--help"]))
-    # every command of the registry, in its order (device ... compare: 16 since import-ncu, collectives and sol)
-    assert list(whole.commands) == [name for name, *_ in roofline.cli.app.COMMANDS] and len(whole.commands) == 16
+    # every command of the registry, in its order (device ... compare: 17 since import-ncu, collectives, sol, trace)
+    assert list(whole.commands) == [name for name, *_ in roofline.cli.app.COMMANDS] and len(whole.commands) == 17
     assert len(whole.commands["analyze"].commands) > 20  # every operator
 
 

@@ -14,8 +14,11 @@ import sys
 from typing import Any
 
 from roofline.core.errors import Interrupted, RooflineError
+from roofline.core.process import Stop, stop_on_sigterm
 from roofline.core.validate import command_line
 
+# A shell's status for a process a signal ended: 128 + the signal's number (130 for SIGINT, 143 for SIGTERM).
+SIGNAL_STATUS = 128
 HELP = "How fast each deep-learning operator could run on a GPU, how fast it does, and why."
 # The commands, in the order `roofline --help` lists them: (name, module, attribute, whether it is a group).
 # A group's attribute is its typer app, or a function of the sub-command the command line names (analyze); a
@@ -25,6 +28,7 @@ COMMANDS: list[tuple[str, str, str, bool]] = [
     ("calibrate", "roofline.cli.calibrate", "calibrate_app", True),
     ("run", "roofline.cli.run", "run_cmd", False),
     ("profile", "roofline.cli.profile", "profile_cmd", False),
+    ("trace", "roofline.cli.trace", "trace_cmd", False),
     ("sol", "roofline.cli.sol", "sol_cmd", False),
     ("check", "roofline.cli.check", "check_cmd", False),
     ("plot", "roofline.cli.plot", "plot_cmd", False),
@@ -124,6 +128,12 @@ def main(argv: list[str] | None = None, answered: dict[str, bool] | None = None)
     (when given) says whether `roofline.cli.fast` ran the command (no typer app was built)."""
     if argv is None:
         argv = sys.argv[1:]
+    with stop_on_sigterm() as stop:  # SIGTERM ends a command as Ctrl-C does, with its own status
+        return _main(argv, answered, stop)
+
+
+def _main(argv: list[str], answered: dict[str, bool] | None, stop: Stop) -> int:
+    """`main` inside `stop_on_sigterm`: `stop` says whether SIGTERM stopped the command."""
     try:
         from roofline.cli.fast import fast_path
 
@@ -134,9 +144,9 @@ def main(argv: list[str] | None = None, answered: dict[str, bool] | None = None)
             if rv is None:
                 rv = build_app(argv)(args=argv, prog_name="roofline", standalone_mode=False)
     except Interrupted as exc:
-        return interrupted(exc)
+        return interrupted(exc, stop.signal)
     except KeyboardInterrupt:  # the fast path (inside a typer command it is an Interrupted: `_commands_class`)
-        return interrupted(Interrupted())
+        return interrupted(Interrupted(), stop.signal)
     except RooflineError as exc:
         sys.stderr.write(f"error: {exc}\n")
         return exc.exit_code
@@ -148,6 +158,8 @@ def main(argv: list[str] | None = None, answered: dict[str, bool] | None = None)
         sys.stderr.write(f"error: could not write the output: {exc.strerror}\n")
         return 1
     except Exception as exc:
+        if stop.signal is not None and type(exc).__name__ == "Abort":  # SIGTERM while click parsed the arguments
+            return interrupted(Interrupted(), stop.signal)
         code = typer_exit(exc, argv)
         if code is None:
             raise
@@ -177,13 +189,14 @@ def typer_exit(exc: Exception, argv: list[str]) -> int | None:
     return None
 
 
-def interrupted(exc: Interrupted) -> int:
-    """Ctrl-C: one line on stderr, with what the command kept when it says (`calibrate ops`: the points it
-    measured), and exit status 130."""
+def interrupted(exc: Interrupted, signum: int | None = None) -> int:
+    """Ctrl-C or SIGTERM (`signum`): one line on stderr, with what the command kept when it says (`calibrate ops`:
+    the points it measured), and exit status 130, or 128 + the signal's number (143) as a shell reports a process
+    that SIGTERM ended."""
     said = str(exc)
-    below = "\n" if sys.stderr.isatty() else ""  # on a terminal, below the ^C it echoed; a log gets no blank line
+    below = "\n" if sys.stderr.isatty() and signum is None else ""  # below the ^C a terminal echoed; else none
     sys.stderr.write(f"{below}interrupted{': ' + said if said else ''}\n")
-    return exc.exit_code
+    return SIGNAL_STATUS + signum if signum is not None else exc.exit_code
 
 
 def run() -> None:
