@@ -15,7 +15,7 @@ from roofline.ci.judge import device_differences, record_differences
 from roofline.ci.runs import learn_noise, noise_of, pool_noise, run_count, run_samples, with_noise, with_runs
 from roofline.core.document import Document, dumps, now_iso
 from roofline.core.errors import UsageError
-from roofline.core.files import atomic_write
+from roofline.core.files import atomic_write, locked
 from roofline.core.record import Counters, Key, Record
 
 RUNS = "runs"  # the document's list of its runs' provenance (ci.runs)
@@ -190,6 +190,14 @@ def update_baseline(results_path: str | os.PathLike[str] | Sequence[str | os.Pat
         more = f" (and {len(few) - 1} more record{'s' * (len(few) > 2)})" if len(few) > 1 else ""
         raise UsageError(f"{few[0]}, fewer than the {MIN_SAMPLES} samples check needs to judge a record{more}: it "
                          "would be unjudged; time it with more repetitions, or pass --allow-unjudged to store it")
+    with locked(base_path, make_parents=True):  # two updates at once run one after the other: the second reads the
+        return _replace(base_path, results, paths[0], merged, force, keep_noise)  # first's baseline and GPU guard
+
+
+def _replace(base_path: Path, results: Document, first: Path, merged: bool, force: bool,
+             keep_noise: bool) -> BaselineUpdate:
+    """`update_baseline` from the read of the old baseline to the rename, under the baseline's lock."""
+    paths = [first]
     cur_names = _names(results, str(paths[0]))
     old: Document | None = None
     if base_path.exists():

@@ -146,7 +146,7 @@ def measure_ceilings(quick: bool, device: str | None, json_: bool, output: Path 
         ceilings, details = calibrate(device, quick, line.status, replace=replace)
     tables = [] if json_ else [calibration_table(ceilings, details),
                                *([l2_sweep_table(details["l2_sweep"])] if details.get("l2_sweep") else [])]
-    _emit(calibration_json(ceilings, details), output, json_, tables)
+    _emit(calibration_json(ceilings, details), output, force, json_, tables)
     note(details.get("kept_stored") or f"stored in {store_path()}" + _written(output))
 
 
@@ -211,7 +211,7 @@ def fit_energy(device: str | None, json_: bool, output: Path | None, force: bool
     with StatusLine() as line:
         model, details = calibrate_and_store(cuda_index(device), line.status, replace=replace)
     text = json.dumps({"energy_model": model.to_dict(), "details": details}, indent=2, default=str)
-    _emit(text, output, json_, [] if json_ else [energy_model_table(model, details)])
+    _emit(text, output, force, json_, [] if json_ else [energy_model_table(model, details)])
     note(details.get("kept_stored") or f"stored in {energy_store_path()}" + _written(output))
 
 
@@ -220,13 +220,14 @@ def _written(output: Path | None) -> str:
     return f"; written to {output}" if output is not None else ""
 
 
-def _emit(text: str, output: Path | None, json_: bool, tables: list[Any]) -> None:
-    """A calibration's document written to `output` (when given), then printed as JSON or as its tables."""
+def _emit(text: str, output: Path | None, force: bool, json_: bool, tables: list[Any]) -> None:
+    """A calibration's document written to `output` (when given; a file another writer made meanwhile is refused
+    without `force`), then printed as JSON or as its tables."""
     from roofline.core.files import atomic_write
     from roofline.report.text import console
 
     if output is not None:
-        atomic_write(output, text + "\n")
+        atomic_write(output, text + "\n", exclusive=not force)
     if json_:
         out(text)
     for table in tables:

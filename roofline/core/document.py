@@ -77,7 +77,7 @@ def write_document(doc: Document, path: str | os.PathLike[str], force: bool = Fa
     for i, rec in enumerate(doc.records):
         if not isinstance(rec, Record):
             raise UsageError(f"write_document: record {i} is {a_noun(type(rec).__name__)}, not a roofline.Record")
-    return atomic_write(refuse_existing(path, force, flag="force=True"), dumps(doc))
+    return atomic_write(refuse_existing(path, force, flag="force=True"), dumps(doc), exclusive=not force)
 
 
 def _finite_problem(value: Any, path: str) -> str | None:
