@@ -76,6 +76,8 @@ CASES: list[tuple[str, str, dict[str, Any]]] = [
     ("gemm", "tf32", {"m": 777, "n": 333, "k": 555, "epilogue": "gelu", "variant": "unfused"}),
     ("gemv", "fp16", {}),
     ("gemv", "int8", {"m": 16, "n": 4096, "k": 14336}),
+    # Mixtral-8x7B's experts at a prefill of 4096 tokens, top 2: 1024 rows an expert; 2 x 8 x 1024 x 14336 x 4096
+    ("grouped_gemm", "bf16", {"groups": 8, "m": 1024, "n": 14336, "k": 4096}),
     # elementwise family
     ("relu", "fp16", {"numel": 2**24}),
     ("add", "fp32", {"numel": 1000003}),

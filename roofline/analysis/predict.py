@@ -281,7 +281,8 @@ class Predictor:
         self.drain = drain_model(db.l2_drain) if db is not None and l2 != FLUSHED and in_sequence else None
         self.warm_families = {p.family for p in db.points if p.warm} if db is not None else set()
         # a transfer between GPUs whose error was measured (the shipped databases' labels) says it
-        label = transfer_label(db.device_id, device_id) if db is not None and db.transferred else None
+        label = transfer_label(db.device_id, device_id) if db is not None and db.transferred and is_shipped(db) \
+            else None
         self._transfer = f"; measured {label}" if label else ""
         if self._flushed is not None:  # the two views share most points: each is checked once
             self._flushed._fresh = self._fresh
@@ -410,6 +411,14 @@ class Predictor:
             source += f"; the shipped database ({shipped_label(self.db)})"
         return Prediction(time_s, time_s * math.exp(-hi), time_s * math.exp(-lo), source, family, used, outside,
                           bool(model.warm), TRANSFER if self.db.transferred else DB)
+
+
+def is_shipped(db: OpDB) -> bool:
+    """Whether `db` is a database the package ships (found by default, or named by its path), whose labels apply."""
+    from roofline.ceilings.opdb import SHIPPED
+    from roofline.core.files import data_dir
+
+    return db.held_out is not None or (db.path is not None and db.path.resolve().parent == data_dir(*SHIPPED).resolve())
 
 
 def transfer_label(source_id: str, target_id: str) -> str | None:

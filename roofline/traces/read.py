@@ -274,7 +274,9 @@ def read_trace(path: str | os.PathLike[str], measure_memory: bool = False) -> Ra
 
 
 def _short(exc: BaseException) -> str:
-    return " ".join(str(exc).split())[:160] or type(exc).__name__
+    """The parser's message on one line, its own "error:" prefix left out (the command's line has its own)."""
+    text = " ".join(str(exc).split()).replace("lexical error:", "lexical:").replace("parse error:", "parse:")
+    return text[:160] or type(exc).__name__
 
 
 def _metadata(trace: RankTrace, meta: dict[str, Any]) -> None:
