@@ -2,7 +2,7 @@
 
     [meta]
     currency = "USD"
-    date = "2026-11-01"        # YYYY-MM-DD (a TOML date too): when these prices were true
+    date = "YYYY-MM-DD"        # a date (a TOML date too): when these prices were true
     source = "..."             # optional, as is note
     [prices]
     h100 = 3.0                 # a spec id or alias = price of one GPU for one hour
