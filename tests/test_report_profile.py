@@ -104,13 +104,18 @@ def row_of(text: str, *cells: str) -> str:
 
 def test_top_lines_rank_by_total_time_with_share_and_headroom() -> None:
     doc = timed_doc()
-    lines = top_lines(doc.records, doc.extra["profile"], top=3)
+    lines = top_lines(doc.records, doc.extra["profile"], top=3, group=False)  # the raw records
     assert [(x.key, x.records) for x in lines] == [("sdpa_flash", (2,)), ("mm", (0,)), ("mm", (1,))]
     sdpa = lines[0]
     assert sdpa.share == pytest.approx(300 / 650)  # of the kernel time, unattributed kernels included
     assert sdpa.headroom_s == pytest.approx(150 * US) and sdpa.roof_fraction == pytest.approx(0.5)  # 300 - 150
-    adds = top_lines(doc.records, doc.extra["profile"])[4]
+    adds = top_lines(doc.records, doc.extra["profile"], group=False)[4]
     assert (adds.key, adds.calls, adds.time_s) == ("add", 2, pytest.approx(40 * US))  # 20 µs x 2 calls
+    # grouped (the default): the two layers' q_proj GEMMs, same op and shapes, are one line of both records
+    mm = top_lines(doc.records, doc.extra["profile"], top=3)[1]
+    assert (mm.key, mm.module, mm.records, mm.repeats, mm.calls) == ("mm", "model.layers.{0,1}.self_attn.q_proj",
+                                                                     (0, 1), 2, 2)
+    assert mm.time_s == pytest.approx(200 * US) and mm.roof_fraction == pytest.approx(160 / 200)  # 2 x 80 of 2 x 100
 
 
 def test_rollups_by_op_module_and_kernel() -> None:
@@ -120,9 +125,11 @@ def test_rollups_by_op_module_and_kernel() -> None:
     assert by_op["add"] == (3, 60, (3, 4))  # add and add_ together: 40 + 20 µs
     assert by_op["mm"] == (2, 200, (0, 1))
     top = {x.key: round(x.time_s / US) for x in rollup(doc.records, s, "module", depth=2)}
-    assert top == {"model.layers.*": 570, "lm_head_sampler": 50}  # 100 + 100 + 300 + 40 + 20 + 10
+    assert top == {"model.layers.{0,1}": 570, "lm_head_sampler": 50}  # 100 + 100 + 300 + 40 + 20 + 10
     full = {x.key: round(x.time_s / US) for x in rollup(doc.records, s, "module")}
-    assert full["model.layers.*.self_attn.q_proj"] == 200  # the two layers' q_proj rolled together
+    assert full["model.layers.{0,1}.self_attn.q_proj"] == 200  # the two layers' q_proj rolled together
+    apart = {x.key: round(x.time_s / US) for x in rollup(doc.records, s, "module", depth=2, group=False)}
+    assert apart == {"model.layers.0": 450, "model.layers.1": 120, "lm_head_sampler": 50}  # 100+300+40+10, 100+20
     kernels = {x.key: (x.calls, round(x.time_s / US), x.ops) for x in rollup(doc.records, s, "kernel")}
     assert kernels[GEMM] == (2, 200, ("mm",)) and kernels[ADD] == (3, 60, ("add", "add_"))
     assert kernels["triton_poi_fused_add_0"] == (3, 30, ("(no op)",))  # from the summary's unattributed
@@ -137,9 +144,9 @@ def test_the_view_model_holds_what_every_renderer_shows() -> None:
     view = profile_view(doc, top=3, by="module", depth=2)
     assert (view.predicted, view.total_s, view.records, view.calls) == (False, pytest.approx(650 * US), 7, 8)
     assert view.device == "NVIDIA H200" and view.counters_basis is None  # no record has ncu counters
-    assert [x.key for x in view.top] == ["sdpa_flash", "mm", "mm"]
+    assert [x.key for x in view.top] == ["sdpa_flash", "mm", "topk"]  # the two layers' mm: one line
     assert view.rollup is view.rollups["module"] and set(view.rollups) == {"op", "module", "kernel", "phase"}
-    assert [x.key for x in view.rollup] == ["model.layers.*", "lm_head_sampler"]  # at depth 2
+    assert [x.key for x in view.rollup] == ["model.layers.{0,1}", "lm_head_sampler"]  # at depth 2
     mm = next(x for x in view.rollups["op"] if x.key == "mm")
     assert mm.roof_fraction == pytest.approx(160 / 200)  # a group's: 2 x 80 µs at the roof of 2 x 100 measured
     assert view.whatif.amdahl is not None and view.whatif.amdahl.total_s == pytest.approx(620 * US)
@@ -155,6 +162,7 @@ def test_module_group_counts_named_components_and_stars_indices() -> None:
         "model", "model.layers.*", "model.layers.*.mlp", "model.layers.*.mlp.down_proj",
         "model.layers.*.mlp.down_proj"]
     assert module_group("blocks.3.0.conv", 1) == "blocks.*.*" and module_group("", 2) == ""
+    assert module_group("blocks.3.0.conv", 1, indices=True) == "blocks.3.0"  # the raw rows keep the index
     with pytest.raises(UsageError, match="depth"):
         module_group(path, 0)
 
@@ -170,9 +178,8 @@ def test_formatting_helpers() -> None:
     assert shorten_left("model.layers.0.self_attn.q_proj", 20) == "layers.0.…q_proj"
     assert shorten_left("model.layers.1.self_attn.q_proj", 20) == "layers.1.…q_proj"
     assert shorten_left("model.layers.0.self_attn.q_proj", 26) == "…layers.0.self_attn.q_proj"  # never '…0.'
-    assert shorten_left("model.layers.11.post_attention_layernorm", 20) == "layers.11.…layernorm"  # 9 + 2 + 9
     assert shorten_left("model.norm.weight.scale", 12) == "…scale"  # no index: the longest whole tail
-    assert shorten_left("abcdefghijklmnop", 8) == "…jklmnop"
+    assert shorten_left("abcdefghijklmnop", 8) == "abcd…nop"  # one name: its middle cut, both ends kept
     assert short_kernel(ADD) == "vectorized_elementwise_kernel" and short_kernel(FLASH) == "flash_fwd_kernel"
     assert short_kernel(GEMM) == GEMM
 
@@ -187,16 +194,16 @@ def test_views_fit_80_columns_with_whole_numbers(by: str) -> None:
     # top records: share of 650 µs, time in µs, calls, op, module, bound, % of roof, headroom in µs
     row_of(text, "46.2%", "300", "1", "sdpa_flash", "model.layers.0.self_attn", "compute", "50%", "150")
     row_of(text, "7.7%", "50.0", "1", "topk", "lm_head_sampler", "-", "-")  # no formula: no roof, no headroom
-    # shortened from the left, the layer index kept, the last component cut at an underscore
-    assert "layers.0.…proj_with_suffix" in text and LONG not in text
+    # shortened from the left, the layer index kept, the last component cut in its middle: first word and end
+    assert "layers.0.…down…with_suffix" in text and LONG not in text
     assert "fusions by time saved" in text and "pointwise chain: add -> mul" in text
     assert "28% of the 900 µs wall time" in text and "CUDA graphs" in text  # 250 / 900 µs
     if by == "op":
         row_of(text, "9.2%", "60.0", "3", "2", "add")  # add and add_: 60 µs of 650
     if by == "module":
-        row_of(text, "87.7%", "570", "model.layers.*")  # 570 of 650 µs
+        row_of(text, "87.7%", "570", "model.layers.{0,1}")  # 570 of 650 µs
     if by == "kernel":
-        row_of(text, "30.8%", "200", "2", "mm")  # the GEMM kernel: 200 of 650 µs
+        row_of(text, "30.8%", "200", "2", "mm", GEMM[:52])  # the GEMM kernel: 200 of 650 µs (its name folds)
         row_of(text, "4.6%", "30.0", "3", "triton_poi_fused_add_0", "(no", "op)")
 
 
@@ -242,18 +249,24 @@ def test_the_top_view_of_a_profile_fits_and_names_ops_without_their_namespace() 
     doc = timed_doc()
     text = render(top_table(profile_view(doc, top=2), 80))
     assert_fits(text)
-    assert "Top 2 of 7 records" in text and "sdpa_flash" in text and "aten::" not in text
+    assert "Top 2 rows of 7 records" in text and "sdpa_flash" in text and "aten::" not in text  # 3 records in 2
+    assert "{…}: one row for the layers in braces (--no-group: each)" in " ".join(text.split())
 
 
 def test_the_top_table_keeps_a_long_op_whole_and_marks_one_above_its_roof() -> None:
     """`profile`'s top table cut every op name at 18 characters ('sdpa_flash_for_cp…' for
     'sdpa_flash_for_cpu_backward') with room to spare; an op faster than its roof (10 µs against a 15 µs
-    roofline time: 150%) read as a plain percentage: it is marked, and the caption says what the mark means."""
+    roofline time: 150%) read as a plain percentage: it is marked, and the caption says what the mark means.
+    Without room for both, the op and its module give up width alike once the op leads by LAST_LEAD (the
+    module was left 11 columns: '…oot) [bwd]')."""
     doc = Document(device={"kind": "cpu", "name": "AMD EPYC"}, records=[
         rec("aten::_scaled_dot_product_flash_attention_for_cpu_backward", "model.layers.0.self_attn", 300 * US,
             150 * US, bound="compute"),
         rec("aten::add.Tensor", "model.layers.0", 10 * US, 15 * US)],
         extra={"profile": {"name": "t", "mode": "timed", "calls": 2, "notes": []}})
-    text = render(top_table(profile_view(doc), 80))
+    text = render(top_table(profile_view(doc), 90), 90)
     assert "sdpa_flash_for_cpu_backward" in text  # whole: the module gives up its width first
+    assert "…layers.0.self_attn" in text  # 21 columns: the module whole but for 'model.'
     assert re.search(r"150%! ", text) and "!: above its roof (its roof or model is wrong)" in text
+    text = render(top_table(profile_view(doc), 80))  # 38 columns for both: op 22, module 16 (22 - LAST_LEAD)
+    assert "sdpa_flash_for_cpu_ba…" in text and "layers.0.self…ttn" in text

@@ -7,22 +7,38 @@ group and by device kernel, and the what-if (analysis/whatif.py). Timed profiles
 (time_s x count); analytic ones by roofline time ("predicted"). Every share is of the step's total: the kernel
 time (unattributed kernels included) when measured, the sum of roofline times when predicted.
 
+Repeated blocks (analysis/repeats.py) are one row by default (`group=True`): the top view's records equal but
+for a layer index ('model.layers.{0..15}.mlp.down_proj', its `repeats` 16), the module roll-up's layers, the
+what-if's fusions. `group=False` gives the raw rows: one per record, one per layer, one per fusion.
+
 Module roll-up (`module_group`): a numeric path component (a layer's index) is written '*' and rolled
 together, and does not count towards `depth`; `depth` counts named components, the index following the
 last one kept as '*': 'model.layers.0.mlp.down_proj' at depth 1 is 'model', at depth 2 'model.layers.*',
-at depth 3 'model.layers.*.mlp'; with no depth the whole path ('model.layers.*.mlp.down_proj').
+at depth 3 'model.layers.*.mlp'; with no depth the whole path ('model.layers.*.mlp.down_proj'). A row is
+labelled with its indices ('model.layers.{0..15}.mlp'); ungrouped, each layer is a row of its own.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from roofline.analysis.predict import from_database
-from roofline.analysis.whatif import BACKWARD_MARK, OPTIMIZER, WhatIf, module_label, phase_of, record_total, what_if
+from roofline.analysis.repeats import index_label, repeated
+from roofline.analysis.whatif import (
+    BACKWARD_MARK,
+    OPTIMIZER,
+    Fusion,
+    WhatIf,
+    module_label,
+    phase_of,
+    record_total,
+    what_if,
+)
 from roofline.core.aten_names import short_base_name, short_name
 from roofline.core.counters import excess_basis
 from roofline.core.document import Document, clean_json
@@ -54,6 +70,7 @@ class Line:
     intensity: float | None = None  # a top record's FLOP/byte (None without FLOPs)
     excess_traffic: float | None = None  # a top record's counted bytes / its minimum (`profile --counters`)
     predicted_s: float | None = None  # a top record's predicted time over all calls (an operator database's)
+    repeats: int = 1  # records it holds that are repeats of one another (one per layer: analysis/repeats.py)
 
 
 # A summary as the views take it: the record, or a stored one's dict (read with ProfileSummary.from_dict).
@@ -95,36 +112,48 @@ def _line(key: str, idx: list[int], records: Sequence[Record], predicted: bool, 
                 tuple(idx), **kw)
 
 
-def top_lines(records: Sequence[Record], summary: Summary, top: int = TOP) -> list[Line]:
-    """The `top` records by total time (roofline time when predicted)."""
+def top_lines(records: Sequence[Record], summary: Summary, top: int = TOP, group: bool = True) -> list[Line]:
+    """The `top` records by total time (roofline time when predicted); `group`: repeats of one record in
+    other layers one line (module docstring), its roof fraction and counted bytes those of their sums."""
     summary = ProfileSummary.of(summary)
     predicted = is_predicted(records, summary)
     total = step_total(records, summary)
-    order = sorted(range(len(records)), key=lambda i: (-record_total(records[i], predicted), i))[:max(top, 0)]
+    groups = repeated(records) if group else [[i] for i in range(len(records))]
+    order = sorted(groups, key=lambda g: (-sum(record_total(records[i], predicted) for i in g), g[0]))
     lines = []
-    for i in order:
-        r = records[i]
-        lines.append(_line(short_name(r.op), [i], records, predicted, total, module=module_label(r), bound=r.bound,
-                           roof_fraction=None if predicted else r.roofline_fraction,
+    for idx in order[:max(top, 0)]:
+        recs = [records[i] for i in idx]
+        r = recs[0]
+        one = {} if len(idx) > 1 or predicted else {"roof_fraction": r.roofline_fraction}
+        pred = [(x.count or 1) * x.predicted_time_s for x in recs
+                if from_database(x) and x.predicted_time_s is not None]
+        lines.append(_line(short_name(r.op), idx, records, predicted, total, bound=r.bound, repeats=len(idx),
+                           module=module_label(r, index_label([x.module or "" for x in recs])),
                            intensity=r.arithmetic_intensity if r.flops is not None else None,
-                           excess_traffic=r.counters.excess_traffic if r.counters is not None else None,
-                           predicted_s=(r.count or 1) * r.predicted_time_s
-                           if from_database(r) and r.predicted_time_s is not None else None))
+                           excess_traffic=_excess(recs), predicted_s=sum(pred) if pred else None, **one))
     return lines
 
 
-def module_group(path: str, depth: int | None = None) -> str:
-    """The roll-up key of a module path (module docstring): indices as '*', `depth` named components."""
+def _excess(recs: Sequence[Record]) -> float | None:
+    """Counted bytes over the minimum of repeats (one minimum: the same shapes), weighted by their calls."""
+    counted = [(r.counters.excess_traffic, r.count or 1) for r in recs
+               if r.counters is not None and r.counters.excess_traffic is not None]
+    return sum(e * n for e, n in counted) / sum(n for _, n in counted) if counted else None
+
+
+def module_group(path: str, depth: int | None = None, indices: bool = False) -> str:
+    """The roll-up key of a module path (module docstring): indices as '*' (kept with `indices`), `depth` named
+    components."""
     if not path:
         return ""
-    parts = ["*" if p.isdigit() else p for p in path.split(".")]
+    parts = [p if indices or not p.isdigit() else "*" for p in path.split(".")]
     if depth is None:
         return ".".join(parts)
     if depth < 1:
         raise UsageError(f"--depth must be at least 1, got {depth}")
     kept, named = [], 0
     for p in parts:
-        if p != "*":
+        if p != "*" and not p.isdigit():
             if named == depth:
                 break
             named += 1
@@ -132,10 +161,12 @@ def module_group(path: str, depth: int | None = None) -> str:
     return ".".join(kept)
 
 
-def rollup(records: Sequence[Record], summary: Summary, by: str = "op", depth: int | None = None) -> list[Line]:
+def rollup(records: Sequence[Record], summary: Summary, by: str = "op", depth: int | None = None,
+           group: bool = True) -> list[Line]:
     """Records grouped by op type ('add' and 'add_' together), module group (a module's backward ops apart,
-    marked [bwd]), device kernel or phase, by total time. The kernel view adds the kernels no op launched
-    (summary 'unattributed')."""
+    marked [bwd]; `group`: a layer's index rolled with the others' and the row labelled with them all,
+    'layers.{0..15}.mlp', else each layer apart), device kernel or phase, by total time. The kernel view adds
+    the kernels no op launched (summary 'unattributed')."""
     if by not in BY:
         raise UsageError(f"--by must be one of {', '.join(BY)}, got {by!r}")
     summary = ProfileSummary.of(summary)
@@ -146,12 +177,21 @@ def rollup(records: Sequence[Record], summary: Summary, by: str = "op", depth: i
     groups: dict[str, list[int]] = defaultdict(list)
     for i, r in enumerate(records):
         if by == "module":
-            key = module_label(r, module_group(r.module or "", depth))
+            key = module_label(r, module_group(r.module or "", depth, indices=not group))
         else:
             key = phase_of(r) if by == "phase" else short_base_name(r.op)
         groups[key].append(i)
-    lines = [_line(k, idx, records, predicted, total) for k, idx in groups.items()]
-    return sorted(lines, key=lambda x: (-x.time_s, x.key))
+    labels = {k: k for k in groups}
+    if by == "module" and group:  # 'layers.*.mlp' -> 'layers.{0..15}.mlp'
+        labels = {k: index_label(list(dict.fromkeys(module_label(records[i], module_group(
+            records[i].module or "", depth, indices=True)) for i in idx))) for k, idx in groups.items()}
+    lines = [_line(labels[k], idx, records, predicted, total) for k, idx in groups.items()]
+    return sorted(lines, key=lambda x: (-x.time_s, _natural(x.key)))
+
+
+def _natural(key: str) -> tuple[tuple[int, int | str], ...]:
+    """A sort key that puts 'layers.2' before 'layers.10'."""
+    return tuple((0, int(p)) if p.isdigit() else (1, p) for p in re.split(r"(\d+)", key) if p)
 
 
 def _kernel_lines(records: Sequence[Record], summary: ProfileSummary, total: float) -> list[Line]:
@@ -192,6 +232,7 @@ class ProfileView:
     depth: int | None
     whatif: WhatIf
     counters_basis: str | None  # what the top records' counted bytes are (ncu's "DRAM", ...); None: no counters
+    grouped: bool = True  # repeated blocks one row each (module docstring); False: the raw rows
 
     @property
     def rollup(self) -> tuple[Line, ...]:
@@ -206,29 +247,61 @@ class ProfileView:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-able form: top records, the roll-up `by`, the what-if."""
-        return clean_json({"predicted": self.predicted, "total_s": self.total_s,
+        return clean_json({"predicted": self.predicted, "total_s": self.total_s, "grouped": self.grouped,
                            "top": [asdict(x) for x in self.top],
                            "rollup": {"by": self.by, "depth": self.depth, "lines": [asdict(x) for x in self.rollup]},
                            "whatif": self.whatif.to_dict()})
 
 
 def profile_view(doc: Document, top: int = TOP, by: str = "op", depth: int | None = None,
-                 summary: ProfileSummary | None = None) -> ProfileView:
+                 summary: ProfileSummary | None = None, group: bool = True) -> ProfileView:
     """The view model of a profile document: the `top` records, the roll-ups (module groups at `depth`), the
     what-if; `by` names the roll-up a terminal shows (one of BY). `summary`: the profile's own, when the caller
-    has it (its notes keep their codes), else the document's, read."""
+    has it (its notes keep their codes), else the document's, read. `group`: repeated blocks one row each
+    (module docstring); False: the raw rows."""
     if by not in BY:
         raise UsageError(f"--by must be one of {', '.join(BY)}, got {by!r}")
     records, s = doc.records, summary if summary is not None else summary_of(doc)
-    lines = tuple(top_lines(records, s, top))
+    lines = tuple(top_lines(records, s, top, group))
     counted = any(records[x.records[0]].counters is not None for x in lines)
     basis = excess_basis(r.counters for r in records if r.counters is not None) if counted else None
     device = doc.device.get("name") or doc.device.get("spec_name") or doc.device.get("kind") or None
     return ProfileView(
         summary=s, device=device, predicted=is_predicted(records, s), total_s=step_total(records, s),
         records=len(records), calls=s.calls or sum(r.count or 1 for r in records), top=lines,
-        rollups={b: tuple(rollup(records, s, b, depth if b == "module" else None)) for b in BY}, by=by, depth=depth,
-        whatif=capped(what_if(records, s), top), counters_basis=basis)
+        rollups={b: tuple(rollup(records, s, b, depth if b == "module" else None, group)) for b in BY}, by=by,
+        depth=depth, whatif=capped(grouped(what_if(records, s), records) if group else what_if(records, s), top),
+        counters_basis=basis, grouped=group)
+
+
+def grouped(w: WhatIf, records: Sequence[Record]) -> WhatIf:
+    """The what-if with the fusions of repeated blocks one each (analysis/repeats.py)."""
+    return dataclasses.replace(w, fusions=tuple(group_fusions(w.fusions, records)))
+
+
+def group_fusions(fusions: Sequence[Fusion], records: Sequence[Record]) -> list[Fusion]:
+    """The fusions with each set of repeats (analysis/repeats.py) as one, ranked by time saved as what_if ranks
+    them: its occurrences, bytes, time and share summed, its records all of theirs, its module the label of
+    theirs ('model.layers.{0..15}.input_layernorm'), `repeats` how many it holds."""
+    group_of = {i: n for n, g in enumerate(repeated(records)) for i in g}
+    groups: dict[Any, list[Fusion]] = {}
+    for f in fusions:
+        groups.setdefault((f.kind, tuple(sorted(group_of.get(i, -1 - i) for i in f.records))), []).append(f)
+    out = []
+    for same in groups.values():
+        if len(same) == 1:
+            out.append(same[0])
+            continue
+        saved = [f.saved_s for f in same]
+        shares = [f.share for f in same]
+        out.append(dataclasses.replace(
+            same[0], module=index_label([f.module for f in same]),
+            records=tuple(sorted(i for f in same for i in f.records)),
+            occurrences=sum(f.occurrences for f in same), bytes_saved=sum(f.bytes_saved for f in same),
+            saved_s=None if None in saved else sum(s for s in saved if s is not None),
+            share=None if None in shares else sum(s for s in shares if s is not None),
+            repeats=sum(f.repeats for f in same)))
+    return sorted(out, key=lambda f: (-(f.saved_s or 0.0), -f.bytes_saved, f.records))
 
 
 def capped(w: WhatIf, top: int) -> WhatIf:
@@ -236,6 +309,7 @@ def capped(w: WhatIf, top: int) -> WhatIf:
     return dataclasses.replace(w, fusions=w.fusions[:max(top, 0)])
 
 
-__all__ = ["BACKWARD_MARK", "BY", "NO_OP", "OPTIMIZER", "TOP", "Line", "ProfileView", "capped", "is_predicted",
+__all__ = ["BACKWARD_MARK", "BY", "NO_OP", "OPTIMIZER", "TOP", "Line", "ProfileView", "capped", "group_fusions",
+           "grouped", "is_predicted",
            "module_group", "module_label", "profile_view", "rollup",
            "step_total", "summary_of", "top_lines"]

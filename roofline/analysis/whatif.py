@@ -33,6 +33,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from roofline.analysis.repeats import index_label, pattern
 from roofline.core.aten_names import base_name, op_name, short_name
 from roofline.core.document import Document, clean_json
 from roofline.core.format import duration, percent
@@ -127,6 +128,7 @@ class Fusion:
     share: float | None  # saved_s / the records' total
     detected: str  # how it was found: "dataflow", "structure", "module name"
     assumes: str  # the NB line of its kind
+    repeats: int = 1  # fusions it stands for: the same in each of repeated blocks (analysis/repeats.py)
 
     @property
     def label(self) -> str:
@@ -294,15 +296,19 @@ def _residual_add(r: Record) -> bool:
 
 
 def _common_module(mods: list[str]) -> str:
-    """The module path the records share ('layers.0.mlp'); without one, their modules listed ('conv1, bn1');
-    "" when every record ran in the root module itself."""
+    """The module path the records share ('layers.0.mlp'); without one, their modules listed ('conv1, bn1'),
+    those equal but for a layer index as one ('layers.{0..15}.self_attn': analysis/repeats.py); "" when every
+    record ran in the root module itself."""
     parts = [m.split(".") if m else [] for m in mods]
     common: list[str] = []
     for names in zip(*parts, strict=False):
         if len(set(names)) != 1:
             break
         common.append(names[0])
-    return ".".join(common) or ", ".join(dict.fromkeys(m for m in mods if m))
+    alike: dict[str, list[str]] = defaultdict(list)
+    for m in dict.fromkeys(m for m in mods if m):
+        alike[pattern(m)].append(m)
+    return ".".join(common) or ", ".join(index_label(same) for same in alike.values())
 
 
 class _Finder:

@@ -38,6 +38,9 @@ def profile_cmd(
     depth: Annotated[int | None, typer.Option("--depth", parser=at_least("--depth"), help="Module path components "
                                               "kept in the module roll-up (layers.0 and layers.1 roll together).")
                      ] = None,
+    no_group: Annotated[bool, typer.Option("--no-group", help="Each record, layer and fusion on a row of its own "
+                                           "(by default repeated layers are one row: layers.{0..15}.mlp).")
+                        ] = False,
     region: Annotated[list[str] | None, typer.Option("--region", help="Keep only this region (repeatable); "
                                                      "the script marks regions with roofline.region(NAME).")] = None,
     gpu: Annotated[str | None, typer.Option("--gpu", help="Spec for the roof (another GPU: analytic only).")] = None,
@@ -92,7 +95,7 @@ def profile_cmd(
     if rank and output is not None:
         note(f"rank {rank}: results written to {output}")
     elif not rank and not json_:
-        _views(doc, prof, said, top, by, depth)
+        _views(doc, prof, said, top, by, depth, not no_group)
         if output is not None:
             note(f"results written to {output}")
 
@@ -146,14 +149,16 @@ def _energy(prof: Profile) -> None:
         note(profile_energy_note(prof.records, prof.summary.energy.to_dict()))
 
 
-def _views(doc: Document, prof: Profile, said: Sequence[str], top: int, by: str, depth: int | None) -> None:
-    """The terminal views of the profile, less the notes said already (the target's, noted above)."""
+def _views(doc: Document, prof: Profile, said: Sequence[str], top: int, by: str, depth: int | None,
+           group: bool) -> None:
+    """The terminal views of the profile, less the notes said already (the target's, noted above); `group`:
+    repeated layers one row each (analysis/repeats.py)."""
     from roofline.analysis.profile_view import profile_view
     from roofline.report.profile import profile_views
     from roofline.report.text import console
 
     con = console()
-    view = profile_view(doc, top=top, by=by, depth=depth, summary=prof.summary).without_notes(said)
+    view = profile_view(doc, top=top, by=by, depth=depth, summary=prof.summary, group=group).without_notes(said)
     for part in profile_views(view, width=con.width):
         con.print(part)
 

@@ -17,6 +17,7 @@ import html
 import json
 import math
 import os
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -82,6 +83,16 @@ def _facts(pairs: Sequence[tuple[str, str]]) -> str:
     return f'<dl class="facts">{rows}</dl>'
 
 
+# Where a wrapping cell may break besides its spaces: after a dot, slash or comma before a name (a module
+# path between its components, never inside a name or a number: report.js's BREAK_AFTER).
+BREAK_AFTER = re.compile(r"(?<=[./,])(?=[A-Za-z_{(])")
+
+
+def _breakable(text: str) -> str:
+    """`text` escaped, with <wbr> where it may break (BREAK_AFTER)."""
+    return "<wbr>".join(_esc(part) for part in BREAK_AFTER.split(text))
+
+
 def _table(cols: Sequence[tuple[str, bool]], rows: Sequence[Sequence[Cell]], table_id: str = "",
            short: bool = True, filter: bool = False, wrap: Sequence[str] = ()) -> str:
     """A sortable table: cols are (header, numeric); a cell is its text, or (sort value, text[, css class]).
@@ -101,7 +112,7 @@ def _table(cols: Sequence[tuple[str, bool]], rows: Sequence[Sequence[Cell]], tab
                 text = cell
             attrs = (f' class="{" ".join(cls)}"' if cls else "") + (f' data-v="{_r(value)}"' if value is not None
                                                                       else "")
-            cells.append(f"<td{attrs}>{_esc(text)}</td>")
+            cells.append(f"<td{attrs}>{_breakable(text) if 'wrap' in cls else _esc(text)}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
     ident = f' id="{table_id}"' if table_id else ""
     classes = "data sortable" + (" filter" if filter else "")
@@ -379,7 +390,7 @@ def _whatif(view: ProfileView) -> str:
         parts.append("<p>Fusions the dataflow allows, by time saved:</p>")
         parts.append(_table([("fusion", False), ("ops", False), ("module", False), ("occurrences", True),
                              ("bytes saved", True), ("time saved", True), ("share", True)], rows, "fusions",
-                            short=len(rows) <= ROLLUP_ROWS, filter=len(rows) > ROLLUP_ROWS))
+                            short=len(rows) <= ROLLUP_ROWS, filter=len(rows) > ROLLUP_ROWS, wrap=("module",)))
     if w.idle is not None:
         parts.append(f"<p>{_esc(w.idle.message)}</p>")
     parts += [f'<p class="note">{_esc(n)}</p>' for n in w.notes]
@@ -388,14 +399,14 @@ def _whatif(view: ProfileView) -> str:
 
 def _rollups(view: ProfileView) -> str:
     parts = []
-    for by, title in (("module", "by module (layer indices rolled together as *)"), ("op", "by op type")):
+    for by, title in (("module", "by module (a layer's repeats as one row: layers.{0..15})"), ("op", "by op type")):
         lines = view.rollups[by]
         rows: list[list[Cell]] = [[x.key or ROOT_MODULE, (x.time_s, duration(x.time_s)), (x.share, percent(x.share)),
                                    (x.calls, count(x.calls)), (x.roofline_s, duration(x.roofline_s)),
                                    (x.headroom_s, _signed_duration(x.headroom_s))] for x in lines[:ROLLUP_ROWS]]
         parts.append(f"<h3>{_esc(title)}</h3>")
         parts.append(_table([(by, False), ("time", True), ("share", True), ("calls", True), ("roofline time", True),
-                             ("headroom", True)], rows, f"rollup-{by}", filter=len(rows) > 10))
+                             ("headroom", True)], rows, f"rollup-{by}", filter=len(rows) > 10, wrap=("module",)))
         if len(lines) > ROLLUP_ROWS:
             rest = lines[ROLLUP_ROWS:]
             parts.append(f'<p class="note">{len(rest)} more, {_esc(percent(sum(x.share or 0.0 for x in rest)))} of the '

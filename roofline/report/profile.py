@@ -23,7 +23,7 @@ from rich.text import Text
 
 from roofline.analysis.profile_view import ProfileView
 from roofline.analysis.utilization import TIMES
-from roofline.analysis.whatif import KIND_ORDER, KINDS, WhatIf
+from roofline.analysis.whatif import BACKWARD_MARK, KIND_ORDER, KINDS, WhatIf
 from roofline.core.format import count, duration, percent, si
 from roofline.core.model import above_roof, pipe_label
 from roofline.core.record import PHASES, ROOT_MODULE
@@ -58,39 +58,70 @@ def fixed(x: float | None) -> str:
     return f"{x:.1f}" if abs(x) >= 9.995 else f"{x:.2f}"
 
 
-# The fewest characters of a module's last component worth showing after its layer index.
-MIN_TAIL = 6
+# Marks a module cell ends with, kept whole whatever is cut: a backward op's module ('(root) [bwd]' read
+# '…oot) [bwd]').
+MARKS = (BACKWARD_MARK,)
+# A module path's components: split at its dots, but not inside an index set ('layers.{0..15}.mlp').
+_PARTS = re.compile(r"(?:\{[^}]*\}|[^.{])+")
+
+
+def _is_index(part: str) -> bool:
+    """A layer's index ('3') or a set of them ('{0..15}': analysis/repeats.py)."""
+    return part.isdigit() or (part.startswith("{") and part.endswith("}"))
 
 
 def shorten_left(path: str, width: int) -> str:
-    """A module path in `width` columns, keeping what tells two layers apart: its last layer index with the
-    component it indexes, then the longest tail of whole components that fits ('model.layers.0.self_attn.q_proj'
-    in 20 -> 'layers.0.…q_proj'; '…self_attn.q_proj', the tail alone, read the same for every layer). A path
-    without an index, or too long for one: the longest tail of whole components that fits, never starting at a
-    layer index (a cut '…0.mlp' would read as a cut number)."""
+    """A module path in `width` columns, cut where rows of one table read alike and kept where they differ:
+    its mark (' [bwd]') always; the common head ('model.', the root's class) first; then the components between
+    its last layer index and its own name ('layers.0.…q_proj': '…self_attn.q_proj' read the same for every
+    layer); then the middle of its own name, whose first word and end tell modules apart
+    ('layers.0.post…layernorm' and 'layers.0.input_layernorm': both read 'layers.0.…layernorm'). A cut is
+    marked '…'; a path never starts at a plain index ('…0.mlp' would read as a cut number)."""
     if len(path) <= width:
         return path
-    parts = path.split(".")
-    index = max((i for i, p in enumerate(parts) if p.isdigit() and i > 0), default=None)
-    if index is not None and index < len(parts) - 1:
-        layer = ".".join(parts[index - 1:index + 1])
-        for i in range(index + 1, len(parts)):
-            tail = ".".join(parts[i:])
-            if i > index + 1 and len(layer) + 2 + len(tail) <= width:
-                return f"{layer}.{ELLIPSIS}{tail}"
-            if i == index + 1 and len(layer) + 1 + len(tail) <= width:
-                return f"{ELLIPSIS}{layer}.{tail}" if len(layer) + 2 + len(tail) <= width else f"{layer}.{tail}"
-        room = width - len(layer) - 2
-        if room >= MIN_TAIL:  # the last component, cut at an underscore if one fits: 'layers.11.…layernorm'
-            words = parts[-1].split("_")
-            cut = next(("_".join(words[j:]) for j in range(1, len(words)) if len("_".join(words[j:])) <= room),
-                       parts[-1][-room:])
-            return f"{layer}.{ELLIPSIS}{cut}"
-    for i in range(1, len(parts)):
-        tail = ".".join(parts[i:])
-        if len(tail) + 1 <= width and not parts[i].isdigit():
-            return ELLIPSIS + tail
-    return ELLIPSIS + path[len(path) - width + 1:] if width > 1 else ELLIPSIS
+    mark = next((m for m in MARKS if path.endswith(m) and len(path) > len(m)), "")
+    body, room = path[:len(path) - len(mark)], width - len(mark)
+    if room < 1:
+        return shorten_right(path, width)
+    return next((f + mark for f in _forms(body, room) if len(f) <= room), shorten_right(body, room) + mark)
+
+
+def _forms(body: str, room: int) -> list[str]:
+    """The shortened forms of a module path, the most telling first (shorten_left), down to `room` columns."""
+    parts = _PARTS.findall(body)
+    n, name = len(parts), parts[-1] if parts else body
+    index = max((i for i, p in enumerate(parts) if _is_index(p) and 0 < i < n - 1), default=None)
+    tails = [ELLIPSIS + ".".join(parts[i:]) for i in range(1, n) if not parts[i].isdigit()]
+    # its own name alone: whole after a cut head, then cut in its middle (its own '…' says so)
+    alone = [ELLIPSIS + name] * (n > 1) + [_cut(name, r) for r in range(len(name) - 1, 0, -1)]
+    if index is None:
+        return tails + alone
+    layer = ".".join(parts[index - 1:index + 1])
+    forms = [*tails[:index - 1], ".".join(parts[index - 1:])]  # the head cut, the layer kept
+    forms += [f"{layer}.{ELLIPSIS}{'.'.join(parts[j:])}" for j in range(index + 2, n)]  # and the middle
+    forms += [f"{layer}.{ELLIPSIS if index < n - 2 else ''}{_cut(name, r)}"
+              for r in range(len(name) - 1, MIN_NAME - 1, -1)]  # and the middle of its own name
+    return forms + tails[index - 1:] + alone  # the layer dropped: '…{0..15}.mlp', '…mlp.down_proj'
+
+
+# The fewest characters of a module's own name worth showing after its layer index; below it the name alone.
+MIN_NAME = 6
+
+
+def _cut(name: str, room: int) -> str:
+    """A module's own name in `room` columns, its middle cut: its first word and the longest end of whole
+    words that fits ('post…layernorm'), else its first and last characters ('LlamaF…usalLM')."""
+    if len(name) <= room:
+        return name
+    words = name.split("_")
+    for j in range(1, len(words)):
+        end = "_".join(words[j:])
+        if len(words[0]) + 1 + len(end) <= room:
+            return words[0] + ELLIPSIS + end
+    if room < 2:
+        return ELLIPSIS[:room]
+    head = room // 2
+    return name[:head] + ELLIPSIS + name[len(name) - (room - 1 - head):]
 
 
 def shorten_right(name: str, width: int) -> str:
@@ -110,26 +141,45 @@ class Column:
     header: str  # may hold a second line: "time\nµs"
     numeric: bool = True  # right-aligned, never wrapped
     shorten: Callable[[str, int], str] | None = None  # how a text column gives up width
-    last: bool = False  # gives up width only after the other text columns (an op name: what the row is)
+    last: bool = False  # keeps LAST_LEAD columns more than the other text columns (an op name: what the row is)
+    least: Callable[[str], int] | None = None  # the fewest columns a cell reads in (TEXT_MIN without)
+
+
+# A `last` column (the op) gives up width only once the other text columns are this much narrower than it,
+# then alike: the op says what the row is, but the module its place ('sdpa_flash_for_cpu_backward' whole left
+# 11 columns to its module, which read '…oot) [bwd]').
+LAST_LEAD = 6
+
+
+def module_least(cell: str) -> int:
+    """The fewest columns a module cell reads in: its mark and the start of its own name ('(root) [bwd]'
+    whole)."""
+    mark = next((m for m in MARKS if cell.endswith(m) and len(cell) > len(m)), "")
+    return len(mark) + min(len(cell) - len(mark), MIN_NAME + 1)
 
 
 def table(title: str, columns: list[Column], rows: list[list[str]], width: int, caption: str | None = None,
           styles: list[str] | None = None) -> Table:
-    """A table that fits `width` columns: text columns shortened to the width the numbers leave, the widest
-    first, each to at least TEXT_MIN (past that rich wraps the text, never the numbers). Cells are plain text
-    (a kernel name's brackets are not markup); `styles`: one per row."""
+    """A table that fits `width` columns: text columns shortened to the width the numbers leave, a column at a
+    time from the widest (a `last` one counted LAST_LEAD narrower), each to at least its `least` cell and
+    TEXT_MIN (past that rich wraps the text, never the numbers). Cells are plain text (a kernel name's brackets
+    are not markup); `styles`: one per row."""
     widths = [max([len(x) for x in c.header.split("\n")] + [len(r[j]) for r in rows]) for j, c in enumerate(columns)]
+    floors = [max([TEXT_MIN, *(len(x) for x in c.header.split("\n"))] + [c.least(r[j]) for r in rows if c.least])
+              for j, c in enumerate(columns)]
+    full = list(widths)
     excess = sum(widths) + len(columns) - 1 - width
-    for j in sorted(range(len(columns)), key=lambda j: (columns[j].last, -widths[j])):
-        c = columns[j]
-        if excess <= 0 or c.shorten is None:
-            continue
-        new = max(TEXT_MIN, widths[j] - excess, *(len(x) for x in c.header.split("\n")))
-        if new < widths[j]:
-            excess -= widths[j] - new
-            widths[j] = new
+    while excess > 0:
+        can = [j for j, c in enumerate(columns) if c.shorten is not None and widths[j] > floors[j]]
+        if not can:
+            break
+        j = max(can, key=lambda j: (widths[j] - LAST_LEAD * columns[j].last, -j))
+        widths[j] -= 1
+        excess -= 1
+    for j, c in enumerate(columns):
+        if widths[j] < full[j] and c.shorten is not None:
             for r in rows:
-                r[j] = c.shorten(r[j], new)
+                r[j] = c.shorten(r[j], widths[j])
     longest = max(len(title), len(caption or ""))
     t = Table(title=title, caption=caption, box=box.SIMPLE_HEAD, show_edge=False, padding=(0, 0),
               title_justify="left", caption_justify="left", min_width=min(longest, width))  # titles unwrapped
@@ -284,7 +334,7 @@ def top_table(view: ProfileView, width: int = 80) -> Table:
     scale, unit = time_unit([x.time_s for x in lines])
     hscale, hunit = time_unit([x.headroom_s for x in lines])
     cols = [Column("share"), Column(f"time\n{unit}"), Column("calls"),
-            Column("op", False, shorten_right, last=True), Column("module", False, shorten_left),
+            Column("op", False, shorten_right, last=True), Column("module", False, shorten_left, least=module_least),
             Column("bound", False)]
     cols += [Column("FLOP/B")] if predicted else [Column("roof\n%"), Column(f"headroom\n{hunit}")]
     cols += [Column("bytes\n×min")] if basis is not None else []
@@ -313,7 +363,11 @@ def top_table(view: ProfileView, width: int = 80) -> Table:
         caption = f"{caption + '; ' if caption else ''}bytes ×min: ncu {basis} bytes / minimum"
     if pred:
         caption = f"{caption + '; ' if caption else ''}pred: predicted from the operator database"
-    return table(f"Top {len(lines)} of {view.records} records by {what}", cols, rows, width, caption=caption)
+    rows_of = ""
+    if any(x.repeats > 1 for x in lines):
+        caption = f"{caption + '; ' if caption else ''}{{…}}: one row for the layers in braces (--no-group: each)"
+        rows_of = " rows"
+    return table(f"Top {len(lines)}{rows_of} of {view.records} records by {what}", cols, rows, width, caption=caption)
 
 
 def rollup_table(view: ProfileView, width: int = 80) -> RenderableType:
@@ -331,7 +385,7 @@ def rollup_table(view: ProfileView, width: int = 80) -> RenderableType:
                  short_kernel(x.key)] for x in lines]
         return table("By kernel (calls: op calls that launched it)", cols, rows, width)
     hscale, hunit = time_unit([x.headroom_s for x in lines])
-    key = Column(by, False, shorten_left if by == "module" else shorten_right)
+    key = Column(by, False, *((shorten_left, False, module_least) if by == "module" else (shorten_right,)))
     cols = [Column("share"), Column(f"time\n{unit}"), Column("calls"), Column("recs")]
     cols += [] if predicted else [Column("roof\n%"), Column(f"headroom\n{hunit}")]
     rows = []

@@ -295,8 +295,10 @@ def _columns(rows: list[list[str]], right: set[int], width: int, drop: Sequence[
 
 def short_label(text: str, width: int) -> str:
     """A point's label in `width` columns: without 'aten::', then its module shortened as the profile's tables
-    shorten it (the layer index kept: 'mm fp32 in layers.1.…o_proj'), the op and dtype whole; a label that still
-    does not fit is cut in its middle ('aten::mm fp3…1.self_attn.o_proj' cut both the dtype and the index)."""
+    shorten it (the layer index kept: 'mm fp32 in layers.1.…o_proj'), the op, dtype and the parameters after the
+    module whole ('add.Tensor bf16 in … run=None' read the same for two records of other sizes); a label that
+    still does not fit is cut in its middle ('aten::mm fp3…1.self_attn.o_proj' cut both the dtype and the
+    index)."""
     from roofline.report.profile import shorten_left
 
     if len(text) <= width:
@@ -304,9 +306,13 @@ def short_label(text: str, width: int) -> str:
     text = text.replace("aten::", "")
     if len(text) <= width:
         return text
-    head, sep, module = text.partition(" in ")
-    if sep and width - len(head) - len(sep) >= MODULE_MIN:
-        return head + sep + shorten_left(module, width - len(head) - len(sep))
+    # 'op dtype in MODULE params': the module alone is shortened; what tells records of one module apart (the
+    # parameters chart/model.py adds: 'numel=32768 run=None', a region, '#2') is kept whole
+    head, sep, rest = text.partition(" in ")
+    module, space, after = rest.partition(" ")
+    room = width - len(head) - len(sep) - len(space) - len(after)
+    if sep and room >= MODULE_MIN:
+        return head + sep + shorten_left(module, room) + space + after
     room = width - 1
     return text[:room - room * 3 // 5] + "…" + text[-(room * 3 // 5):]
 

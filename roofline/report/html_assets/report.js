@@ -29,6 +29,16 @@
     if (parent) parent.appendChild(e);
     return e;
   }
+  // A wrapping cell's text with a break opportunity after each dot, slash and comma before a name: a module
+  // path wraps between its components ('LlamaForCausalLM.model.norm' read 'LlamaForCausalLM.model.no' / 'rm'),
+  // never inside a name unless the name alone is wider than the column, nor inside a number ('0.125').
+  const BREAK_AFTER = /(?<=[./,])(?=[A-Za-z_{(])/;
+  function breakable(e, text) {
+    String(text).split(BREAK_AFTER).forEach((part, k) => {
+      if (k) e.appendChild(document.createElement("wbr"));
+      e.appendChild(document.createTextNode(part));
+    });
+  }
   const sx = (x) => M.l + (log10(x) - view.x0) / (view.x1 - view.x0) * PW;
   const sy = (y) => M.t + PH - (log10(y) - view.y0) / (view.y1 - view.y0) * PH;
   const boundColour = (b) => C.colours.bounds[b] || C.colours.other;
@@ -482,7 +492,8 @@
       row.slice(1).forEach((cell, k) => {
         const col = T.cols[k];
         const text = Array.isArray(cell) ? cell[1] : cell;
-        const td = html("td", (col.num ? "num" : "") + (col.wrap ? " wrap" : ""), text, r);
+        const td = html("td", (col.num ? "num" : "") + (col.wrap ? " wrap" : ""), col.wrap ? null : text, r);
+        if (col.wrap) breakable(td, text);
         if (Array.isArray(cell) && cell[0] !== null) td.setAttribute("data-v", cell[0]);
         if (col.h === "bound") td.classList.add("bound-" + text);
       });
