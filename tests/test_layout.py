@@ -28,6 +28,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("ops",),        # the operator catalog: pure FLOP and byte formulas
     ("analysis",),   # answers on records: advice, what-if, compare, occupancy, suites
     ("ci",),         # the gate as data: match, noise, rules, verdicts, baselines
+    ("history",),    # the store of runs over commits (SQLite, PostgreSQL) and the change points in its series
     ("measuring",),  # everything that runs kernels: timers, clocks, builders, calibration
     ("capture",),    # whole-model profiling: tracer, formula registry and families, Profile
     ("ncu", "traces"),  # Nsight Compute: run, target programs, readers, join; torch.profiler traces read in
@@ -40,7 +41,7 @@ LAYERS: list[tuple[str, ...]] = [
 ]
 RANK = {name: i for i, names in enumerate(LAYERS) for name in names}
 # Torch-free by design: the model, the operators, spec and store reading, the answers built on them, the gate.
-ANALYTIC = ("core", "ceilings", "ops", "analysis", "ci")
+ANALYTIC = ("core", "ceilings", "ops", "analysis", "ci", "history")
 FORBIDDEN = ("torch", "matplotlib", "triton", "roofline.measuring")
 
 
