@@ -85,7 +85,7 @@ def test_the_harness_names_what_was_replaced_after_it_was_built(monkeypatch: pyt
 
     from roofline.measuring.untrusted_child import Harness
 
-    h = Harness("cpu")
+    h = Harness("cpu", {}.__setitem__)
     assert h.patched() == []
     monkeypatch.setattr(time, "perf_counter", lambda: 0.0)
     monkeypatch.setattr(torch.cuda.Event, "elapsed_time", lambda self, end: 1e-6)
@@ -96,10 +96,11 @@ def test_the_harness_times_each_call_on_fresh_inputs_with_the_clock_it_bound(tmp
                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     from roofline.measuring.untrusted_child import Harness
 
-    h = Harness("cpu")
+    kept: dict[str, Any] = {}
+    h = Harness("cpu", kept.__setitem__)
     seeds: list[int] = []
     plan = {"seed": 100, "checks": 2, "keep": 2, "warmup_s": 0.0, "rep_s": 0.0, "min_reps": 5, "max_reps": 5,
-            "later_s": 0.0, "out_dir": str(tmp_path)}
+            "later_s": 0.0}
     monkeypatch.setattr(time, "perf_counter_ns", lambda: 0)  # a candidate's patch after the harness was built
     result = h.run(lambda xs: xs[0] * 2, lambda s: seeds.append(s) or [float(s)], plan)
     assert result["reps"] == 5 and len(result["timed"]["samples_ns"]) == 5
@@ -108,6 +109,9 @@ def test_the_harness_times_each_call_on_fresh_inputs_with_the_clock_it_bound(tmp
     assert len(set(seeds)) == len(seeds) == 8  # 2 checks, the warm-up's one input set, 5 timed calls: all fresh
     assert result["kept"][-1]["rep"] == 4 and len(result["kept"]) in (2, 3)  # the last, and 2 drawn at random
     assert result["patched"] == ["time.perf_counter_ns"]
+    # every output handed to the sink, by the names the result gives: nothing written to a file
+    names = {e[k] for e in result["checks"] + result["kept"] for k in ("output", "later")}
+    assert names == set(kept) and list(tmp_path.iterdir()) == []
 
 
 # -- the red team, each candidate in its own child process (run side by side: the CPU has two cores to share)
@@ -236,7 +240,7 @@ def test_the_session_runs_through_the_bound_entry_points() -> None:
 
     from roofline.measuring.untrusted_child import Harness
 
-    h = Harness("cpu")
+    h = Harness("cpu", {}.__setitem__)
     h.bind_profiler(ProfilerActivity.CPU)
     h._sync = lambda: None
     h.kinds = frozenset({"cpu_op"})

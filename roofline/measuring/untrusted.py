@@ -28,8 +28,6 @@ import os
 import random
 import select
 import subprocess
-import sys
-import tempfile
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -50,6 +48,8 @@ CHECKS = 2
 LATER_S = 0.05
 # How long the child may take to answer one request (importing torch, building the candidate, the timing).
 TIMEOUT_S = 600.0
+# A relative tolerance of 1 or more passes an output of zeros (|0 - expected| <= 1 x |expected|): no check.
+MAX_RTOL = 1.0
 # Seeds are drawn below this (torch.manual_seed takes any 64-bit value; the offsets must stay in range).
 SEED_RANGE = 2**31
 
@@ -71,15 +71,22 @@ class TimerSettings:
     atol: float | None = None
 
     def __post_init__(self) -> None:
+        from roofline.core import validate
+
         for name in ("rtol", "atol"):
             value = getattr(self, name)
-            if value is not None and not value >= 0:  # NaN too: every output would compare wrong
-                raise UsageError(f"--{name} must be a number >= 0, got {value}")
+            if value is None:
+                continue
+            # NaN compared every output wrong; inf passed an output of zeros as right
+            validate.number("", name, value, minimum=0)
+            if name == "rtol" and value >= MAX_RTOL:
+                raise UsageError(f"{validate.arg_name('rtol')} must be below {MAX_RTOL:g}, got {value!r}: |actual - "
+                                 "expected| <= rtol x |expected| then passes an output of zeros")
 
-    def plan(self, seed: int, out_dir: str | Path) -> dict[str, Any]:
+    def plan(self, seed: int) -> dict[str, Any]:
         return {"seed": seed, "checks": max(1, self.checks), "keep": self.keep, "warmup_s": self.warmup_s,
                 "rep_s": self.rep_s, "min_reps": self.min_reps, "max_reps": self.max_reps,
-                "later_s": self.later_s, "out_dir": str(out_dir)}
+                "later_s": self.later_s}
 
 
 def new_seed() -> int:
@@ -216,17 +223,28 @@ def split_calls(timed: dict[str, Any], reps: int) -> Calls:
 
 # -- the child process
 class _Child:
-    """The child process and its two pipes; `close()` ends it (the one process this module started)."""
+    """The child process in its sandbox (measuring/sandbox.py), its two pipes and its stderr; `end()` ends it
+    and every process it left (the tree this module started)."""
 
-    def __init__(self, env: dict[str, str], stderr: Any) -> None:
+    def __init__(self, extra: dict[str, str], home: Path) -> None:
+        from roofline.measuring import sandbox
+
+        sandbox.prepare()
+        self._before = sandbox.children_now()
         to_child_r, self._w = os.pipe()
         self._r, from_child_w = os.pipe()
-        cmd = [sys.executable, "-m", "roofline.measuring.untrusted_child", str(to_child_r), str(from_child_w)]
+        err_r, err_w = os.pipe()
+        cmd = sandbox.python_command("roofline.measuring.untrusted_child", str(to_child_r), str(from_child_w))
         self.proc = subprocess.Popen(cmd, pass_fds=(to_child_r, from_child_w), stdin=subprocess.DEVNULL,
-                                     stdout=stderr, stderr=stderr, env=env)
-        os.close(to_child_r)
-        os.close(from_child_w)
+                                     stdout=err_w, stderr=err_w, cwd=home, start_new_session=True,
+                                     env=sandbox.sandbox_env(dict(os.environ), extra, home))
+        sandbox.started(self.proc.pid)
+        for fd in (to_child_r, from_child_w, err_w):
+            os.close(fd)
+        self.stderr = _Tail(err_r)
         self._buf = b""
+        self.outputs: dict[str, Any] = {}  # name -> the output as the harness sent it (CPU tensors)
+        self.escaped: set[int] = set()  # processes that left the child's tree (found when it ended)
 
     def send(self, message: dict[str, Any]) -> None:
         import json
@@ -239,76 +257,129 @@ class _Child:
             pass  # the child has gone: receive() says so
 
     def receive(self, timeout_s: float) -> dict[str, Any] | None:
-        """The child's next message; None when it exited or did not answer within `timeout_s`."""
+        """The child's next message (the outputs sent before it stored in `outputs`); None when it exited, did not
+        answer within `timeout_s`, or sent what is not the protocol."""
         import json
         import time
 
-        deadline = time.monotonic() + timeout_s
-        while b"\n" not in self._buf:
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([self._r], [], [], left)[0]:
-                return None
-            chunk = os.read(self._r, 1 << 16)
-            if not chunk:
-                return None
-            self._buf += chunk
-        line, self._buf = self._buf.split(b"\n", 1)
-        return json.loads(line)
+        from roofline.measuring import wire
 
-    def close(self) -> None:
+        deadline = time.monotonic() + timeout_s
+        while True:
+            while b"\n" not in self._buf:
+                left = deadline - time.monotonic()
+                if left <= 0 or not select.select([self._r], [], [], left)[0]:
+                    return None
+                chunk = os.read(self._r, 1 << 16)
+                if not chunk:
+                    return None
+                self._buf += chunk
+            line, self._buf = self._buf.split(b"\n", 1)
+            try:
+                message = json.loads(line)
+                if not isinstance(message, dict) or "output" not in message:
+                    return message if isinstance(message, dict) else None
+                value, self._buf = wire.receive(message, self._buf, self._r, deadline)
+            except (ValueError, KeyError, TypeError, AttributeError, EOFError, TimeoutError, OSError):
+                return None
+            self._store(str(message["output"]), value)
+
+    def _store(self, name: str, value: Any) -> None:
+        """Keep an output; a `-later` copy equal to its first one shares it (the memory of one)."""
+        import torch
+
+        first = self.outputs.get(name.removesuffix("-later")) if name.endswith("-later") else None
+        if isinstance(first, torch.Tensor) and isinstance(value, torch.Tensor) and first.dtype == value.dtype \
+                and first.shape == value.shape and torch.equal(first, value):
+            value = first
+        self.outputs[name] = value
+
+    def end(self) -> None:
+        """End the child and every process it left, before anything it sent is judged."""
+        from roofline.measuring import sandbox
+
         for fd in (self._w, self._r):
             try:
                 os.close(fd)
             except OSError:
                 pass
-        if self.proc.poll() is None:
-            self.proc.kill()
+        self.escaped = sandbox.escaped(self.proc.pid, self._before)
+        sandbox.end_tree(self.proc.pid, self._before)
         self.proc.wait()
+        self.stderr.join()
 
 
-def _child_env(extra: dict[str, str] | None) -> dict[str, str]:
-    """This process's environment, this roofline importable first, and `extra` (the problem's SOL_SCALE)."""
-    env = dict(os.environ, **(extra or {}))
-    root = str(Path(__file__).resolve().parents[2])  # the folder holding this roofline package
-    env["PYTHONPATH"] = os.pathsep.join([root, *([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])])
-    env.pop("ROOFLINE_NO_GPU", None)  # the child times the device it is given
-    return env
+class _Tail:
+    """The last bytes of the child's stderr, read from its pipe by a thread (no file the child could write)."""
 
+    KEEP = 1 << 14  # bytes: a few lines of a traceback
 
-def _tail(path: Path, lines: int = 3) -> str:
-    try:
-        text = [line for line in path.read_text(errors="replace").splitlines() if line.strip()]
-    except OSError:
-        return ""
-    return " | ".join(text[-lines:])
+    def __init__(self, fd: int) -> None:
+        import threading
+
+        self._fd, self.data = fd, b""
+        self._thread = threading.Thread(target=self._drain, daemon=True)
+        self._thread.start()
+
+    def _drain(self) -> None:
+        try:
+            while chunk := os.read(self._fd, 1 << 16):
+                self.data = (self.data + chunk)[-self.KEEP:]
+        except OSError:
+            pass
+        finally:
+            os.close(self._fd)
+
+    def join(self) -> None:
+        self._thread.join(timeout=5.0)  # every process holding the pipe is dead by now
+
+    def last(self, lines: int = 3) -> str:
+        text = [line for line in self.data.decode(errors="replace").splitlines() if line.strip()]
+        return " | ".join(text[-lines:])
 
 
 def time_candidate(problem_path: str | Path, candidate_path: str | Path, device: str, dtype: str | None,
                    reference: Callable[[int], Any], settings: TimerSettings, init_seed: int,
                    env: dict[str, str] | None = None) -> Timed:
-    """Time the candidate's ModelNew in a child process and check its outputs against `reference(seed)` (the
-    reference's output on the inputs of `seed`, computed here)."""
-    with tempfile.TemporaryDirectory(prefix="roofline-sol-") as tmp:
-        err_path = Path(tmp) / "stderr.txt"
-        with open(err_path, "wb") as err:
-            child = _Child(_child_env(env), err)
-            try:
-                child.send({"problem": str(Path(problem_path).resolve()),
-                            "candidate": str(Path(candidate_path).resolve()), "device": device, "dtype": dtype,
-                            "init_seed": init_seed, "flush": settings.flush})
-                ready = child.receive(settings.timeout_s)
-                if ready is None or "error" in ready:
-                    return _gone("candidate", ready, child, err_path, settings, "building ModelNew")
-                child.send(settings.plan(new_seed(), tmp))
-                result = child.receive(settings.timeout_s)
-                if result is None or "error" in result:
-                    return _gone("candidate", result, child, err_path, settings, "running ModelNew")
-                return conclude("candidate", result, reference, settings, device)
-            finally:
-                child.close()
+    """Time the candidate's ModelNew in a child process in its sandbox and check its outputs against
+    `reference(seed)` (the reference's output on the inputs of `seed`, computed here). The child and every
+    process it started are ended before anything it sent is judged."""
+    from roofline.measuring import sandbox
+
+    with sandbox.workdir() as home:
+        child = _Child(env or {}, home)
+        try:
+            message, doing = _exchange(child, problem_path, candidate_path, device, dtype, settings, init_seed)
+            alive = child.proc.poll() is None
+        finally:
+            child.end()
+    if message is None or "error" in message:
+        timed = _gone("candidate", message, child, alive, settings, doing)
+    else:
+        try:
+            timed = conclude("candidate", message, reference, settings, device, child.outputs)
+        except (KeyError, TypeError, ValueError, IndexError) as exc:  # fields or outputs missing: not the harness's
+            timed = Timed("candidate", failed=f"{doing}: the child's result is not the harness's ({type(exc).__name__}:"
+                                              f" {exc}): refused")
+    if child.escaped:
+        timed.refused.append(f"left {len(child.escaped)} process(es) running that had left its process tree (a "
+                             "double fork, setsid): ended before any result was read or written")
+    return timed
 
 
-def _gone(who: str, message: dict[str, Any] | None, child: _Child, err: Path, settings: TimerSettings,
+def _exchange(child: _Child, problem_path: str | Path, candidate_path: str | Path, device: str, dtype: str | None,
+              settings: TimerSettings, init_seed: int) -> tuple[dict[str, Any] | None, str]:
+    """The protocol: set up, build, run. The child's last message, and what it was doing."""
+    child.send({"problem": str(Path(problem_path).resolve()), "candidate": str(Path(candidate_path).resolve()),
+                "device": device, "dtype": dtype, "init_seed": init_seed, "flush": settings.flush})
+    ready = child.receive(settings.timeout_s)
+    if ready is None or "error" in ready:
+        return ready, "building ModelNew"
+    child.send(settings.plan(new_seed()))
+    return child.receive(settings.timeout_s), "running ModelNew"
+
+
+def _gone(who: str, message: dict[str, Any] | None, child: _Child, alive: bool, settings: TimerSettings,
           doing: str) -> Timed:
     """A child that reported an error, exited or did not answer: one line of why."""
     if message is not None:
@@ -316,30 +387,30 @@ def _gone(who: str, message: dict[str, Any] | None, child: _Child, err: Path, se
         if message.get("patched"):
             timed.refused.append(_patched_reason(message["patched"]))
         return timed
-    child.proc.poll()
-    code = child.proc.returncode
-    if code is None:
+    if alive:
         return Timed(who, failed=f"{doing}: no answer within {settings.timeout_s:.0f} s (stopped)")
-    said = _tail(err)
+    said = child.stderr.last()
+    code = child.proc.returncode
     return Timed(who, failed=f"{doing}: the child process exited with status {code}" + (f" ({said})" if said else ""))
 
 
 def time_reference(model: Any, inputs_for: Callable[[int], list[Any]], device: str, reference: Callable[[int], Any],
                    settings: TimerSettings) -> Timed:
     """The reference, timed by the same harness in this process (it is trusted), its outputs checked too (a
-    check of the harness: the same model on the same seeds)."""
+    check of the harness: the same model on the same seeds). Its outputs stay in memory (no file)."""
     import torch
 
     from roofline.measuring.untrusted_child import Harness
 
-    harness = Harness(device, flush=settings.flush)
-    with tempfile.TemporaryDirectory(prefix="roofline-sol-") as tmp, torch.no_grad():
+    outputs: dict[str, Any] = {}
+    harness = Harness(device, outputs.__setitem__, flush=settings.flush)
+    with torch.no_grad():
         try:
-            result = harness.run(lambda xs: model(*xs), inputs_for, settings.plan(new_seed(), tmp))
+            result = harness.run(lambda xs: model(*xs), inputs_for, settings.plan(new_seed()))
         except Exception as exc:  # the reference raised: the problem cannot be timed
             text = str(exc).strip().splitlines()
             return Timed("reference", failed=f"Model raised {type(exc).__name__}: {text[0] if text else ''}")
-        return conclude("reference", result, reference, settings, device)
+        return conclude("reference", result, reference, settings, device, outputs)
 
 
 def _patched_reason(names: list[str]) -> str:
@@ -348,7 +419,7 @@ def _patched_reason(names: list[str]) -> str:
 
 
 def conclude(who: str, result: dict[str, Any], reference: Callable[[int], Any], settings: TimerSettings,
-             device: str) -> Timed:
+             device: str, outputs: dict[str, Any]) -> Timed:
     """The child's raw run as this side reads it: times cut into calls, outputs checked, refusals stated."""
     timed = Timed(who, reps=int(result["reps"]), warmup_calls=int(result["warmup_calls"]))
     raw = result["timed"]
@@ -363,28 +434,70 @@ def conclude(who: str, result: dict[str, Any], reference: Callable[[int], Any], 
             timed.notes.append("the calls launched no device work")
     if result.get("patched"):
         timed.refused.insert(0, _patched_reason(result["patched"]))
-    timed.wrong = _check_outputs(result, reference, settings, device, timed)
+    timed.wrong = _check_outputs(result, reference, settings, device, timed, outputs)
+    if (lax := _checks_nothing(result, reference, settings)) is not None:
+        timed.refused.append(lax)
     return timed
 
 
-def _load(path: str, device: str) -> Any:
+def _zeros(value: Any) -> Any:
+    """`value` with every tensor (nested in lists, tuples, dicts) replaced by zeros of its shape and dtype."""
     import torch
 
-    return torch.load(path, weights_only=True, map_location=device)
+    if isinstance(value, torch.Tensor):
+        return torch.zeros_like(value)
+    if isinstance(value, dict):
+        return {k: _zeros(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_zeros(v) for v in value)
+    return value
+
+
+def _checks_nothing(result: dict[str, Any], reference: Callable[[int], Any], settings: TimerSettings) -> str | None:
+    """Why the output check, at the tolerances the user gave, would pass an output of zeros (an --atol at the
+    scale of the output: a candidate returning zeros read `ok`); None when it would not, or at the dtype's own."""
+    from roofline.core import validate
+    from roofline.measuring.correctness import compare
+
+    if settings.atol is None or not result.get("checks"):
+        return None
+    expected = reference(int(result["checks"][0]["seed"]))
+    if compare(_zeros(expected), expected, settings.rtol, settings.atol) is not None:
+        return None
+    return (f"{validate.setting('atol', settings.atol)} passes an output of zeros on these inputs: the check of the "
+            "outputs checks nothing (give a tolerance below the output's scale, or none for the dtype's)")
+
+
+def _on(value: Any, device: str) -> Any:
+    """An output the harness kept, its tensors moved to `device` (compared there, as the reference's)."""
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return value.to(device)
+    if isinstance(value, dict):
+        return {k: _on(v, device) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_on(v, device) for v in value]
+    return value
 
 
 def _check_outputs(result: dict[str, Any], reference: Callable[[int], Any], settings: TimerSettings, device: str,
-                   timed: Timed) -> str | None:
+                   timed: Timed, outputs: dict[str, Any]) -> str | None:
     """The first output that differs from the reference's on the same inputs (checks first, then the kept
     timed calls), as one sentence; None when all agree."""
     from roofline.measuring.correctness import compare
 
-    def differs(path: str, seed: int) -> Any:
+    def kept(name: Any) -> Any:
+        if str(name) not in outputs:
+            raise KeyError(name)
+        return _on(outputs[str(name)], device)
+
+    def differs(name: str, seed: int) -> Any:
         timed.checked += 1
-        return compare(_load(path, device), reference(seed), settings.rtol, settings.atol)
+        return compare(kept(name), reference(seed), settings.rtol, settings.atol)
 
     def deferred(entry: dict[str, Any], what: str, found: Any) -> str | None:
-        later = compare(_load(entry["later"], device), reference(int(entry["seed"])), settings.rtol, settings.atol)
+        later = compare(kept(entry["later"]), reference(int(entry["seed"])), settings.rtol, settings.atol)
         if later is not None:
             return None
         return (f"the output of {what} was computed after the call returned (work deferred past its return); "
@@ -392,13 +505,13 @@ def _check_outputs(result: dict[str, Any], reference: Callable[[int], Any], sett
 
     checks = result["checks"]
     for j, c in enumerate(checks):
-        found = differs(c["file"], int(c["seed"]))
+        found = differs(c["output"], int(c["seed"]))
         if found is not None:
             what = f"check {j + 1} of {len(checks)}"
             hint = " (its first call was right: an output kept from an earlier call?)" if j else ""
             return deferred(c, what, found) or f"wrong output on fresh inputs ({what}){hint}: {found.message()}"
     for k in result["kept"]:
-        found = differs(k["file"], int(k["seed"]))
+        found = differs(k["output"], int(k["seed"]))
         if found is not None:
             what = f"timed call {k['rep'] + 1} of {timed.reps}"
             return deferred(k, what, found) or f"wrong output of {what} (fresh inputs): {found.message()}"

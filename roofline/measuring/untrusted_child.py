@@ -17,8 +17,8 @@ One run (`Harness.run`), all on fresh inputs made from seeds the parent chose (`
 4. `later`: after each check and after the timed calls, a short wait and the end of the threads started since
    the harness was built (2 s at most), then the outputs are cloned again: an output that was wrong when its call
    returned and right later was computed by work deferred past the return.
-Every output goes to the parent as a file (torch.save of CPU copies, read back with weights_only=True): the
-parent, which holds the reference, the tolerances and the verdict, compares them.
+Every output goes to the parent over the pipe, as raw bytes (measuring/wire.py: no file is written): the parent,
+which holds the reference, the tolerances and the verdict, compares them.
 """
 
 from __future__ import annotations
@@ -30,7 +30,6 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 # Bound at import, before any candidate code runs in this process.
@@ -88,6 +87,27 @@ def _raw(obj: Any, name: str) -> Any:
     return getattr(obj, name)
 
 
+# The modules of the harness itself: a candidate that rebinds or adds a name in them (`_clock_ns`, a method of
+# Harness, the wire's `send`) is refused. `__main__` is the child's own module when it runs as one.
+HARNESS_MODULES = ("roofline.measuring.untrusted_child", "roofline.measuring.wire")
+CHILD_MODULE = "roofline.measuring.untrusted_child"
+
+
+def _harness_modules() -> dict[str, Any]:
+    """{label: namespace} of the harness's modules and classes as loaded now (the child's `__main__` too)."""
+    found: dict[str, Any] = {}
+    for name in HARNESS_MODULES:
+        if name in sys.modules:
+            found[name] = vars(sys.modules[name])
+    main = sys.modules.get("__main__")
+    if getattr(getattr(main, "__spec__", None), "name", None) == CHILD_MODULE:
+        found["__main__"] = vars(main)
+    for label, space in list(found.items()):
+        if isinstance(space.get("Harness"), type):
+            found[f"{label}.Harness"] = space["Harness"].__dict__
+    return found
+
+
 def guard_snapshot() -> dict[str, Any]:
     """{"time.perf_counter": the object} of every GUARDED name that exists now (the objects themselves: an id
     could be reused by a replacement once the original is freed)."""
@@ -96,6 +116,10 @@ def guard_snapshot() -> dict[str, Any]:
         obj = _resolve(owner)
         if obj is not None and hasattr(obj, name):
             out[f"{owner}.{name}"] = _raw(obj, name)
+    for label, space in _harness_modules().items():
+        for key, value in list(space.items()):
+            if not key.startswith("__"):
+                out[f"{label}.{key}"] = value
     return out
 
 
@@ -120,14 +144,17 @@ class Harness:
     """The timer's side of a run on `device` ('cpu' or 'cuda:N'): built (and bound) before the candidate is
     imported."""
 
-    def __init__(self, device: str, flush: bool = True) -> None:
+    def __init__(self, device: str, sink: Callable[[str, Any], None], flush: bool = True) -> None:
         import torch
 
         self.device = device
+        self._sink = sink  # where each kept output goes (measuring/wire.py in the child)
+        self._clock, self._pause, self._now = _clock_ns, _sleep, _monotonic
         self.cuda = device.startswith("cuda")
         self._torch = torch
         self._clone, self._detach, self._cpu = torch.Tensor.clone, torch.Tensor.detach, torch.Tensor.cpu
-        self._save, self._tensor = torch.save, torch.Tensor
+        self._tensor = torch.Tensor
+        self._snapshot, self._modules = guard_snapshot, _harness_modules
         self.guards = guard_snapshot()
         self._threads_before = set(_threads())  # the later look waits only for threads started after this
         self.kinds = WORK_KINDS
@@ -159,9 +186,13 @@ class Harness:
 
     # -- what the candidate may have replaced
     def patched(self) -> list[str]:
-        """The GUARDED names that are no longer what they were when the harness was built."""
-        now = guard_snapshot()
-        return sorted(k for k, v in self.guards.items() if now.get(k) is not v)
+        """The GUARDED names, and the names of the harness's own modules, that are no longer what they were when
+        the harness was built, or were added since."""
+        now = self._snapshot()
+        changed = {k for k, v in self.guards.items() if now.get(k) is not v}
+        prefixes = tuple(f"{label}." for label in self._modules())
+        added = {k for k in now if k not in self.guards and k.startswith(prefixes)}
+        return sorted(changed | added)
 
     # -- device work
     def _session(self, fn: Callable[[], Any]) -> list[list[Any]]:
@@ -210,31 +241,32 @@ class Harness:
             return [self._host(v) for v in value]
         return value
 
-    def _keep(self, value: Any, folder: Path, name: str) -> str:
-        path = folder / f"{name}.pt"
-        self._save(self._host(value), path)
-        return str(path)
+    def _keep(self, value: Any, name: str) -> str:
+        """Hand a copy of an output to the sink (the parent's pipe, or the caller's dict); its name."""
+        self._sink(name, self._host(value))
+        return name
 
     # -- one run
     def run(self, call: Callable[[list[Any]], Any], inputs_for: Callable[[int], list[Any]],
             plan: dict[str, Any]) -> dict[str, Any]:
         """Checks, warm-up, timed calls and the later look (module docstring); `plan`: seed, checks, keep,
-        warmup_s, rep_s, min_reps, max_reps, later_s, out_dir. Returns what the parent needs, as JSON data."""
-        seed, folder = int(plan["seed"]), Path(plan["out_dir"])
+        warmup_s, rep_s, min_reps, max_reps, later_s. Returns what the parent needs, as JSON data; the outputs go
+        to the sink, named as the result says."""
+        seed = int(plan["seed"])
         result: dict[str, Any] = {"device": self.device, "checks": []}
         for j in range(int(plan["checks"])):
             s = seed + CHECK_SEED_OFFSET + j
             out = call(inputs_for(s))
             self._wait()
-            at_return = self._keep(self.snapshot(out), folder, f"check{j}")
+            at_return = self._keep(self.snapshot(out), f"check{j}")
             self._settle(float(plan["later_s"]))
-            result["checks"].append({"seed": s, "file": at_return,
-                                     "later": self._keep(self.snapshot(out), folder, f"check{j}-later")})
+            result["checks"].append({"seed": s, "output": at_return,
+                                     "later": self._keep(self.snapshot(out), f"check{j}-later")})
         xs = inputs_for(seed + WARMUP_SEED_OFFSET)
-        t0 = _clock_ns()
+        t0 = self._clock()
         sample = call(xs)  # its structure tells the snapshot's device work apart (_timed_cuda)
         self._wait()
-        first_s = (_clock_ns() - t0) * 1e-9
+        first_s = (self._clock() - t0) * 1e-9
         warm = max(1, min(1000, int(float(plan["warmup_s"]) / max(first_s, 1e-7))))
         for _ in range(warm):
             call(xs)
@@ -247,8 +279,8 @@ class Harness:
         result["timed"] = timed(call, inputs_for, seed, reps, set(keep), kept, sample)
         self._settle(float(plan["later_s"]))
         result["kept"] = [{"rep": i, "seed": seed + i,
-                           "file": self._keep(snap, folder, f"rep{i}"),
-                           "later": self._keep(self.snapshot(live), folder, f"rep{i}-later")}
+                           "output": self._keep(snap, f"rep{i}"),
+                           "later": self._keep(self.snapshot(live), f"rep{i}-later")}
                           for i, (snap, live) in sorted(kept.items())]
         result["patched"] = self.patched()
         return result
@@ -260,12 +292,12 @@ class Harness:
     def _settle(self, seconds: float) -> None:
         """Before the later look: `seconds`, then the end of every thread started since the harness was built
         (the candidate's: work deferred past a return runs on one), SETTLE_MAX_S at most, then the device."""
-        _sleep(seconds)
-        deadline = _monotonic() + SETTLE_MAX_S
+        self._pause(seconds)
+        deadline = self._now() + SETTLE_MAX_S
         me = _current_thread()
         for t in _threads():
             if t is not me and t not in self._threads_before and t.is_alive():
-                t.join(max(0.0, deadline - _monotonic()))
+                t.join(max(0.0, deadline - self._now()))
         self._wait()
 
     def _timed_cpu(self, call: Callable[[list[Any]], Any], inputs_for: Callable[[int], list[Any]], seed: int,
@@ -273,9 +305,9 @@ class Harness:
         samples = []
         for i in range(reps):
             xs = inputs_for(seed + i)
-            t0 = _clock_ns()
+            t0 = self._clock()
             out = call(xs)
-            t1 = _clock_ns()
+            t1 = self._clock()
             if i in keep:
                 kept[i] = (self.snapshot(out), out)
             samples.append(t1 - t0)
@@ -311,6 +343,7 @@ class Channel:
 
     def __init__(self, read_fd: int, write_fd: int) -> None:
         self._r, self._w, self._buf = read_fd, write_fd, b""
+        self.write_fd = write_fd
 
     def receive(self) -> dict[str, Any]:
         while b"\n" not in self._buf:
@@ -348,7 +381,12 @@ def main(argv: list[str]) -> int:
         torch.backends.cudnn.allow_tf32 = False
         torch.backends.cudnn.benchmark = False
         torch.set_grad_enabled(False)
-        harness = Harness(setup["device"], flush=setup.get("flush", True))
+        import roofline.measuring.untrusted_child  # noqa: F401  both copies of the harness guarded from the start
+        from roofline.measuring.wire import send
+
+        write, fd = _write, chan.write_fd
+        harness = Harness(setup["device"], lambda name, value: send(write, fd, name, value),
+                          flush=setup.get("flush", True))
         from roofline.measuring.problem import build_model, load_problem, make_inputs
 
         problem = load_problem(setup["problem"], setup.get("candidate"))  # the candidate's code runs from here
