@@ -191,6 +191,103 @@ def test_status_line_draws_nothing_on_a_pipe() -> None:
     assert buf.getvalue() == "note: kept\n"  # no transient line, and no blank line left behind
 
 
+def test_a_log_gets_plain_progress_lines_one_per_step_never_a_redrawn_bar(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 52: a `run` or `sol --time` in a CI log (stderr no terminal) printed nothing for 74 s. A fake clock,
+    the log's own thread held off (LOG_POLL_S): nothing in the first LOG_AFTER_S (a quick command's log is
+    unchanged), then a step (a suite's entry) at once but at most one every LOG_STEP_EVERY_S, and statuses (a sol
+    folder's problems, a calibration) at most every LOG_EVERY_S; plain text, no cursor movement or carriage
+    return. Before: no line at all."""
+    from roofline.report import progress
+    from roofline.report.progress import LOG_AFTER_S, LOG_EVERY_S, LOG_STEP_EVERY_S
+
+    monkeypatch.setattr(progress, "LOG_POLL_S", 1e6)
+    now = [0.0]
+    buf = io.StringIO()
+    with StatusLine(Console(file=buf, force_terminal=False, width=80), total=4, clock=lambda: now[0]) as line:
+        line.step(0, "smoke: gemm")
+        line.status("sampling 1 of 10")
+        now[0] = LOG_AFTER_S + 1  # 6 s: the log starts with the next report
+        line.status("sampling 2 of 10")
+        line.status("sampling 3 of 10")  # within LOG_EVERY_S of the line before: none
+        now[0] += LOG_STEP_EVERY_S  # 7 s
+        line.step(1, "smoke: relu")  # a new step: at once
+        line.step(2, "smoke: add")  # within LOG_STEP_EVERY_S of the step before: none
+        now[0] += LOG_EVERY_S  # 17 s
+        line.status("first call")
+        now[0] += LOG_STEP_EVERY_S  # 18 s
+        line.step(3, "smoke: a step named [x]")  # brackets are text, not markup
+    assert buf.getvalue().splitlines() == [
+        "progress: 1/4 smoke: gemm: sampling 2 of 10 (0:06)",
+        "progress: 2/4 smoke: relu (0:07)",
+        "progress: 3/4 smoke: add: first call (0:17)",
+        "progress: 4/4 smoke: a step named [x] (0:18)"]
+    assert "\r" not in buf.getvalue() and "\x1b" not in buf.getvalue()
+
+
+def test_a_long_step_in_a_log_is_said_again_by_the_log_itself(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A step that reports once and then nothing (a profile's analysis, a minute-long first call) in a log: the
+    log's own thread says it again once LOG_AFTER_S, then LOG_EVERY_S, have passed on the (fake) clock. Only its
+    polling waits for real (LOG_POLL_S, made short); the test waits for the line, at most 30 s. Before: one line
+    at most, none when the status came in the first LOG_AFTER_S."""
+    from roofline.report import progress
+
+    monkeypatch.setattr(progress, "LOG_POLL_S", 0.01)
+    now = [0.0]
+    buf = io.StringIO()
+    threads = threading.active_count()
+
+    def wait_for(text: str) -> None:
+        deadline = time.monotonic() + 30.0
+        while text not in buf.getvalue() and time.monotonic() < deadline:
+            time.sleep(0.01)
+
+    with StatusLine(Console(file=buf, force_terminal=False, width=80), clock=lambda: now[0]) as line:
+        line.status("analysing 812 op calls: reading the profiler's kernels")  # at 0 s: no line yet
+        now[0] = 12.0
+        wait_for("(0:12)")
+        now[0] = 30.0
+        wait_for("(0:30)")
+    assert buf.getvalue().splitlines() == [
+        "progress: analysing 812 op calls: reading the profiler's kernels (0:12)",
+        "progress: analysing 812 op calls: reading the profiler's kernels (0:30)"]
+    assert threading.active_count() == threads  # the log's thread ended with the line
+
+
+def test_a_long_step_in_a_log_is_one_line_however_long(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A CI log does not wrap: a step's line is never cut or wrapped at the console's width."""
+    from roofline.report import progress
+
+    monkeypatch.setattr(progress, "LOG_POLL_S", 1e6)
+    now = [100.0]
+    buf = io.StringIO()
+    with StatusLine(Console(file=buf, force_terminal=False, width=40), clock=lambda: now[0]) as line:
+        now[0] += 60.0
+        line.status("measuring this CPU's roofline (once, then cached): CPU fp32 matmul 1024^3 (round 1 of up to 4)")
+    assert buf.getvalue() == ("progress: measuring this CPU's roofline (once, then cached): CPU fp32 matmul 1024^3 "
+                              "(round 1 of up to 4) (1:00)\n")
+
+
+def test_notes_from_code_handed_no_reporter_are_note_lines_under_any_open_reporter(
+        recwarn: pytest.WarningsRecorder) -> None:
+    """`core.progress.tell` (the calibration cache's notes): through the innermost open reporter, once each (a
+    command with no status line opens `Notices` for the whole command); with none open, a RooflineNotice that the
+    `warnings` filters govern (the Python API)."""
+    from roofline.core.progress import Notices, RooflineNotice, reporting, tell
+
+    said: list[str] = []
+    with reporting(Notices(said.append)):
+        tell("the cache is unreadable")
+        tell("the cache is unreadable")
+        buf = io.StringIO()
+        with StatusLine(Console(file=buf, force_terminal=False, width=80)):
+            tell("inner")
+        tell("after")
+    assert said == ["the cache is unreadable", "after"] and buf.getvalue() == "note: inner\n"
+    assert not recwarn.list
+    with pytest.warns(RooflineNotice, match="nobody listens"):
+        tell("nobody listens")
+
+
 def test_cuda_only_options_are_not_silently_ignored_on_the_cpu(capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run(capsys, "analyze", "relu", "--numel", "4096", "--timer", "graph", "--power", "sustained",
                        "--no-kernels")

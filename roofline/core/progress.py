@@ -8,7 +8,9 @@ REDRAW_S) and, so that its clock moves during a long step, once a second by itse
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Protocol
 
 # A step reporting more often than this is redrawn at this interval: a redraw costs the host ~1 ms.
@@ -60,3 +62,44 @@ class Throttle:
             return False
         self._last = now
         return True
+
+
+# ---------------------------------------------------------------- notes from code handed no Reporter
+class RooflineNotice(UserWarning):
+    """A note from code that is handed no Reporter (the calibration cache, unreadable or unwritable), said as a
+    warning where no reporter is open (the Python API: `warnings` filters it like any other)."""
+
+
+class Notices(Quiet):
+    """A Reporter that says notices only, each once, through `say` (the command line's `note:` line, open for a
+    whole command: notes from code outside any status line, `roofline compare` reading the calibration cache)."""
+
+    def __init__(self, say: Callable[[str], None]) -> None:
+        self._say, self._said = say, set[str]()
+
+    def notice(self, text: str) -> None:
+        if text not in self._said:
+            self._said.add(text)
+            self._say(text)
+
+
+_OPEN: list[Reporter] = []  # the reporters open now (`reporting`), innermost last
+
+
+@contextmanager
+def reporting(reporter: Reporter) -> Iterator[Reporter]:
+    """Within the block, `tell` says its notes through `reporter` (the command line's StatusLine opens itself so)."""
+    _OPEN.append(reporter)
+    try:
+        yield reporter
+    finally:
+        _OPEN.remove(reporter)
+
+
+def tell(text: str) -> None:
+    """A note from code that is handed no Reporter: the innermost open reporter's notice (on the command line one
+    `note:` line, said once), else a RooflineNotice."""
+    if _OPEN:
+        _OPEN[-1].notice(text)
+    else:
+        warnings.warn(text, RooflineNotice, stacklevel=3)
