@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from roofline.ceilings import store
 from roofline.core.model import Ceilings
+from roofline.core.progress import RooflineNotice
 from roofline.measuring import calibrate as calibrate_mod
 from roofline.measuring.calibrate import FULL_CPU_PLAN, QUICK_CPU_PLAN, CpuPlan, cpu_ceilings, measure_cpu
 
@@ -48,13 +51,13 @@ def test_a_cpu_calibration_of_an_older_method_is_measured_again() -> None:
     assert store.lookup(key) is None and key["method"] == store.CPU_METHOD
 
 
-def test_corrupted_store_warns_and_remeasures() -> None:
+def test_corrupted_store_warns_once_and_remeasures(recwarn: pytest.WarningsRecorder) -> None:
     store.store_path().parent.mkdir(parents=True, exist_ok=True)
     store.store_path().write_text("{not json")
-    with pytest.warns(UserWarning, match="unreadable"):
-        assert store.lookup(store.cpu_key("x", 1)) is None
-    with pytest.warns(UserWarning):
-        store.save(store.cpu_key("x", 1), _ceilings(1e9), {})
+    assert store.lookup(store.cpu_key("x", 1)) is None
+    store.save(store.cpu_key("x", 1), _ceilings(1e9), {})  # reads the file again: said once (it said it twice)
+    said = [str(w.message) for w in recwarn]
+    assert len(said) == 1 and "unreadable" in said[0] and recwarn[0].category is RooflineNotice
     assert store.lookup(store.cpu_key("x", 1)) is not None  # rewritten whole
 
 
@@ -111,3 +114,58 @@ def test_cpu_plans() -> None:
     assert all(max(QUICK_CPU_PLAN.matmul_n[d]) <= min(FULL_CPU_PLAN.matmul_n[d]) for d in QUICK_CPU_PLAN.matmul_n)
     with pytest.raises(ValueError, match="fp32, fp64, bf16"):
         CpuPlan(matmul_n={"fp32": (64,)}, bandwidth_bytes=2**20, reps=1, bf16_reps=1)
+
+
+def test_a_corrupted_store_is_one_note_line_under_the_command_lines_status_line(
+        recwarn: pytest.WarningsRecorder) -> None:
+    """Issue 52: a corrupted cache printed two raw UserWarnings, each with its source line (`store.py:100:
+    UserWarning: ...` and the code beneath). Under the command line's StatusLine (every command that resolves a
+    target runs under one) it is one `note:` line, and no warning."""
+    import io
+
+    from rich.console import Console
+
+    from roofline.report.progress import StatusLine
+
+    store.store_path().parent.mkdir(parents=True, exist_ok=True)
+    store.store_path().write_text("{not json")
+    buf = io.StringIO()
+    with StatusLine(Console(file=buf, force_terminal=False, width=80)):
+        assert store.lookup(store.cpu_key("x", 1)) is None
+        store.save(store.cpu_key("x", 1), _ceilings(1e9), {})
+    lines = buf.getvalue().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"note: the cache {store.store_path()} is unreadable ("), lines
+    assert "ignored (a roof it held is measured again" in lines[0] and not recwarn.list
+
+
+def test_an_unwritable_cache_folder_is_said_once_and_the_roof_measured_anyway(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, recwarn: pytest.WarningsRecorder) -> None:
+    """Issue 52: a cache folder that cannot be written failed a timed `analyze` (exit 1, "cannot write ...") after
+    measuring the CPU's roof. A folder under a regular file cannot be made by anyone, root included (a read-only
+    one can, by root)."""
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    monkeypatch.setenv("ROOFLINE_CACHE_DIR", str(blocker / "cache"))
+    ceilings = cpu_ceilings(plan=TINY)  # raised RooflineError: cannot write .../calibration.json: Not a directory
+    assert ceilings.compute["cpu_fp32"] > 0
+    said = [str(w.message) for w in recwarn]
+    assert len(said) == 1 and said[0].startswith(f"cannot write {blocker / 'cache' / 'calibration.json'}")
+    assert "not cached" in said[0]
+    assert store.save(store.cpu_key("x", 1), _ceilings(1e9), {}) is None  # said already: not again
+    assert len(recwarn) == 1
+
+
+def test_a_timed_analyze_with_an_unwritable_cache_exits_0_and_says_so(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """The command line: measured (a stand-in calibration: the wiring, not the CPU), placed, exit 0, and one note
+    that the cache was not written."""
+    from helpers import run
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    monkeypatch.setenv("ROOFLINE_CACHE_DIR", str(blocker / "cache"))
+    monkeypatch.setattr(calibrate_mod, "measure_cpu", lambda *a, **k: (_ceilings(1e10), {}))
+    code, out, err = run(capsys, "analyze", "relu", "--numel", "4096", "--no-kernels")
+    assert code == 0, err
+    said = " ".join(err.split())
+    assert said.count("not cached") == 1 and "cannot write" in said and "relu" in out

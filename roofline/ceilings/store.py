@@ -1,7 +1,9 @@
 """The calibration store: measured ceilings per device, in the user's cache directory.
 
 One JSON file; entries keyed by device name, driver and torch version. An entry whose key no longer
-matches this machine is stale and ignored; a corrupted file is reported (one warning) and re-measured.
+matches this machine is stale and ignored. The store is a cache: a corrupted file is said once (one note, on
+the command line a `note:` line: `core.progress.tell`) and re-measured; a folder that cannot be written (read
+only, a path under a file) is said once too, and what was measured is used all the same, not stored.
 Reading it never imports torch.
 """
 
@@ -10,13 +12,14 @@ from __future__ import annotations
 import functools
 import json
 import os
-import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from roofline.core.errors import RooflineError
 from roofline.core.files import atomic_write, locked
 from roofline.core.model import Ceilings
+from roofline.core.progress import tell
 
 STORE_VERSION = 1
 
@@ -59,12 +62,21 @@ def cpu_key(name: str, cores: int | None) -> dict[str, str]:
     return {"kind": "cpu", "name": name, "cores": str(cores), "torch": torch_version(), "method": CPU_METHOD}
 
 
+_said: set[str] = set()  # the notes said in this process: each once (a lookup and the save after it read one file)
+
+
+def _say_once(text: str) -> None:
+    if text not in _said:
+        _said.add(text)
+        tell(text)
+
+
 def _read_store(p: Path, check: Callable[[dict[str, Any]], Any], unreadable: str) -> list[dict[str, Any]]:
     """A store file's entries, each passed to `check` (which raises on a malformed one); a missing file reads as
-    empty, an unreadable one warns once (`unreadable`: what happens then) and reads as empty."""
-    if not p.exists():
-        return []
+    empty, an unreadable one is said once (`unreadable`: what happens then) and reads as empty."""
     try:
+        if not p.exists():
+            return []
         doc = json.loads(p.read_text())
         if not isinstance(doc, dict) or doc.get("version") != STORE_VERSION or not isinstance(doc.get("entries"), list):
             raise ValueError("unexpected layout")
@@ -72,13 +84,27 @@ def _read_store(p: Path, check: Callable[[dict[str, Any]], Any], unreadable: str
             check(e)
         return doc["entries"]
     except (ValueError, KeyError, TypeError, OSError) as exc:
-        warnings.warn(f"{p} is unreadable ({exc}); {unreadable}", stacklevel=3)
+        why = " ".join(str(exc).split())[:120]  # one line: a JSON error quotes no source, an OSError its path
+        _say_once(f"the cache {p} is unreadable ({why}): {unreadable}")
         return []
+
+
+def _write_store(p: Path, entries: Callable[[], list[dict[str, Any]]]) -> Path | None:
+    """`entries()` written as the store file `p`, read and written under the folder's lock; None, said once,
+    when the folder cannot be written (what was measured is used all the same: the store is a cache)."""
+    try:
+        with locked(p, make_parents=True):
+            return atomic_write(p, json.dumps({"version": STORE_VERSION, "entries": entries()}, indent=1))
+    except RooflineError as exc:  # files' errors are one line: "cannot write PATH: why"
+        _say_once(f"{exc}: measured all the same, not cached (it is measured again next time; ROOFLINE_CACHE_DIR "
+                  "names a writable folder)")
+        return None
 
 
 def read_entries() -> list[dict[str, Any]]:
     """Every entry, oldest first (`save` appends); an unreadable store warns once and reads as empty."""
-    return _read_store(store_path(), ceilings_from, "the calibration will be measured again")
+    return _read_store(store_path(), ceilings_from, "ignored (a roof it held is measured again where one is needed, "
+                       "and the file rewritten)")
 
 
 def ceilings_from(entry: dict[str, Any]) -> Ceilings:
@@ -114,18 +140,17 @@ def newest_gpu_ceilings() -> dict[str, Ceilings]:
     return found
 
 
-def save(key: dict[str, str], ceilings: Ceilings, details: dict[str, Any]) -> Path:
+def save(key: dict[str, str], ceilings: Ceilings, details: dict[str, Any]) -> Path | None:
     """Add or replace the entry for this key. The store is a cache: replacing is its purpose. Read and written
-    under the folder's lock, so two calibrations saving at once keep both entries."""
+    under the folder's lock, so two calibrations saving at once keep both entries. None when the folder cannot
+    be written (said once: `_write_store`)."""
     entry = {"key": key, "ceilings": {
         "device_id": ceilings.device_id, "device_name": ceilings.device_name, "kind": ceilings.kind,
         "compute": ceilings.compute, "memory": ceilings.memory, "sm_clock_mhz": ceilings.sm_clock_mhz,
         "notes": list(ceilings.notes), **({"cache_bytes": ceilings.cache_bytes} if ceilings.cache_bytes else {}),
         **({"cache_whole_bytes": ceilings.cache_whole_bytes} if ceilings.cache_whole_bytes else {})},
         "details": details}
-    with locked(store_path(), make_parents=True):
-        entries = [e for e in read_entries() if e.get("key") != key] + [entry]
-        return atomic_write(store_path(), json.dumps({"version": STORE_VERSION, "entries": entries}, indent=1))
+    return _write_store(store_path(), lambda: [e for e in read_entries() if e.get("key") != key] + [entry])
 
 
 def load_gpu_calibration(gpu: Any) -> Ceilings | None:
