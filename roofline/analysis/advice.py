@@ -22,8 +22,8 @@ from roofline.ceilings.specs import GPUSpec, as_spec, resolve
 from roofline.core.counters import excess_basis, moved_bytes
 from roofline.core.dtypes import DType, get_dtype
 from roofline.core.errors import RooflineError
-from roofline.core.format import duration, joules, si
-from roofline.core.record import Record
+from roofline.core.format import duration, joules, percent, si
+from roofline.core.record import BUSY_NOTE, Record
 from roofline.ops.base import Operator, Traffic, get_operator, make
 
 Advice = dict[str, Any]
@@ -546,6 +546,22 @@ def power_bound(record: Record, spec: GPUSpec | None) -> list[Advice]:
         "Fewer joules per FLOP raise the power roof: a lower precision (fp8 tensor cores take about half the "
         "energy per FLOP of bf16), or fewer bytes moved."), "sm_mhz": sm, "max_sm_mhz": top,
         "saving_s": saving}]
+
+
+@rule("cpu-threads", "a CPU timing far below its roof on a busy machine: fewer threads")
+def cpu_threads(record: Record, spec: GPUSpec | None) -> list[Advice]:
+    """NB: the record does not say how many threads ran (the document's device block does): said as a choice.
+    torch splits a CPU product over its threads and waits for the slowest, so one that shares its core with
+    another process holds up every call (a 256^3 GEMM on a busy 2-CPU machine: 32 ms on 2 threads, 0.37 ms on 1)."""
+    frac = record.roofline_fraction
+    if (record.device_kind != "cpu" or frac is None or frac >= BELOW_ROOF_FRACTION
+            or not any(n.startswith(BUSY_NOTE) for n in record.notes)):
+        return []
+    return [{"rule": "cpu-threads", "message": (
+        f"Timed at {percent(frac, 0, nonzero=True)} of its roof while other processes used the CPUs: torch splits "
+        "each product over its threads and waits for the slowest, so a thread sharing its core slows every call. "
+        "Time it again with --threads 1 (or fewer threads than idle cores), or on a quiet machine."),
+        "roofline_fraction": frac}]
 
 
 @rule("below-roof", "measured below half its roof and no other rule applies: profile it", fallback=True)

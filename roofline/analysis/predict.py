@@ -530,6 +530,20 @@ def bound_only_note(records: Iterable[RecordLike]) -> str | None:
     return f"predicted time: the bound for every record {why}".rstrip()
 
 
+# A predicted interval wider than this (high / low) says less than the bound: it spans about the bound to a kernel
+# at a tenth of it, what one guesses with no database (a 10 s sweep, 6 GEMM points: 0.0448 µs - 1.54 s at 256^3).
+WIDE_INTERVAL = 10.0
+
+
+def wide_interval_note(records: Iterable[RecordLike]) -> str | None:
+    """The line a view prints under predictions from a database too sparse to use (intervals over WIDE_INTERVAL)."""
+    preds = [p for r in records if (p := Prediction.of(r)) is not None and p.from_db]
+    wide = [x for p in preds if (x := p.high_s / p.low_s if p.low_s > 0 else math.inf) > WIDE_INTERVAL]
+    share = "the predicted interval spans" if len(preds) == 1 else f"{len(wide)} of {len(preds)} predictions span"
+    return (f"sparse operator database: {share} more than {WIDE_INTERVAL:g}x (up to {max(wide):.3g}x): too wide to "
+            "use; sweep it longer (`roofline calibrate ops --db FILE` resumes)") if wide else None
+
+
 def in_interval(record: Record) -> bool | None:
     """Whether the measured time fell inside the predicted interval (None without both)."""
     if record.time_s is None or record.predicted_low_s is None or record.predicted_high_s is None:

@@ -8,7 +8,8 @@ the spread of a statistic between runs of unchanged code (A/A runs) is that reco
 Schema v1 additions (fields added, none renamed):
 - record `run_samples_s`: each run's raw samples, one list per run in run order; written when a document holds
   two or more runs of the record. `time_samples_s` then holds all of them concatenated (a reader that knows
-  only it still sees every sample) and `time_s` their median.
+  only it still sees every sample) and `time_s` the mean of the runs' medians (`core.stats.of_runs`: the value
+  `check` compares; check reads the runs themselves, never `time_s`).
 - record `run_noise`: the between-run noise learned from A/A runs, `{"runs": k, "dof": d, "relative_sd":
   {"median": s, "mean": s, "min": s, "p90": s}}`: per statistic, the relative standard deviation of one run's
   value around the mean of its A/A group, with its degrees of freedom. Relative, so it serves the time and the
@@ -27,7 +28,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from roofline.core.record import Record
-from roofline.core.stats import pool_sd, relative_sd, statistic, t_quantile
+from roofline.core.stats import pool_sd, relative_sd, run_values, statistic, t_quantile
 
 RUN_SAMPLES = "run_samples_s"
 RUN_NOISE = "run_noise"
@@ -99,6 +100,13 @@ def run_samples(rec: Record) -> list[list[float]] | None:
 def run_count(rec: Record) -> int:
     """How many runs the record's samples come from (0 when it was not timed)."""
     return len(run_samples(rec) or [])
+
+
+def run_medians(rec: Record) -> list[float] | None:
+    """Each run's median, in run order, for a record of two runs or more (None otherwise): the between-run
+    spread shown beside its `time_s`, their mean."""
+    runs = run_samples(rec)
+    return run_values(runs) if runs and len(runs) >= 2 else None
 
 
 @dataclass(frozen=True)
@@ -184,10 +192,11 @@ def own_noise(rec: Record) -> Noise | None:
 
 
 def with_runs(rec: Record, runs: Sequence[Sequence[float]], noise: Noise | None) -> Record:
-    """The record holding `runs` (several: `run_samples_s`, all samples in `time_samples_s`, `time_s` their
-    median, rates and `timing.stats` from them) and its between-run noise (`run_noise`, dropped when None)."""
+    """The record holding `runs` (several: `run_samples_s`, all samples in `time_samples_s`, `time_s` the mean of
+    the runs' medians (`core.stats.of_runs`, as check reads it) and the rates from it, `timing.stats` of all the
+    samples) and its between-run noise (`run_noise`, dropped when None)."""
     from roofline.core.record import with_time
-    from roofline.core.stats import median, summarize
+    from roofline.core.stats import of_runs, summarize
 
     pooled = [float(t) for run in runs for t in run]
     extra = {k: v for k, v in rec.extra.items() if k not in (RUN_SAMPLES, RUN_NOISE)}
@@ -198,7 +207,7 @@ def with_runs(rec: Record, runs: Sequence[Sequence[float]], noise: Noise | None)
     timing = rec.timing
     if timing is not None and timing.stats is not None:
         timing = replace(timing, stats=summarize(pooled).to_dict())
-    return replace(with_time(rec, median(pooled)), time_samples_s=pooled, timing=timing, extra=extra)
+    return replace(with_time(rec, of_runs(runs)), time_samples_s=pooled, timing=timing, extra=extra)
 
 
 def with_noise(rec: Record, noise: Noise) -> Record:

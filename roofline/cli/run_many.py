@@ -172,7 +172,7 @@ def show_repeated(suite: Path, repeat: int, args: list[str], *, output: Path | N
     doc = run_repeated(suite, repeat, args)
     save_and_print(doc, output, force, json_)
     if not json_:
-        title = f"{name} on {doc.device.get('name') or '?'}, {repeat} runs (medians over all their samples)"
+        title = f"{name} on {doc.device.get('name') or '?'}, {repeat} runs (each time: the mean of its runs' medians)"
         show(records_table(doc.records, title=title, wide=wide), wide=wide)
         for line in noise_summary(doc):
             note(line)

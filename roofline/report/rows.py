@@ -49,7 +49,7 @@ def record_rows(r: Record) -> list[tuple[str, str]]:
 
 def prediction_rows(r: Record) -> list[tuple[str, str]]:
     """The predicted time beside the bound (and the measured time, when timed): analysis/predict.py."""
-    from roofline.analysis.predict import Prediction, bound_reason
+    from roofline.analysis.predict import Prediction, bound_reason, wide_interval_note
 
     p = Prediction.of(r)
     if p is None:
@@ -62,7 +62,8 @@ def prediction_rows(r: Record) -> list[tuple[str, str]]:
         bound = f"; measured / bound {r.time_s / r.roofline_time_s:.2f}x" if r.roofline_time_s else ""
         rows.append(("measured / predicted", f"{r.time_s / p.time_s:.2f}x "
                      f"({'inside' if inside else 'outside'} the interval{bound})"))
-    return rows
+    sparse = wide_interval_note([r])
+    return rows + ([("warning", sparse)] if sparse else [])
 
 
 def counter_rows(r: Record) -> list[tuple[str, str]]:

@@ -27,6 +27,7 @@ from roofline.ceilings.specs import GPUSpec
 from roofline.core.format import DEFAULT_WIDTH, duration, number, percent, si, table_scale
 from roofline.core.model import above_roof
 from roofline.core.record import Record, shape_text
+from roofline.core.stats import relative_sd
 from roofline.report.rows import bound_text, counter_rows, record_rows  # noqa: F401 - where they were
 
 if TYPE_CHECKING:  # typing only
@@ -101,13 +102,14 @@ class FitTable:
     text (no markup); the title and caption wrap at the console's width."""
 
     def __init__(self, columns: Sequence[Column], rows: Iterable[Sequence[str]], *, title: str = "",
-                 caption: Sequence[str] = (), wide: bool = False) -> None:
+                 caption: Sequence[str] = (), wide: bool = False, warnings: Sequence[str] = ()) -> None:
         self.columns = list(columns)
         self.rows = [list(r) for r in rows]
         for r in self.rows:
             if len(r) != len(self.columns):
                 raise ValueError(f"a row of {len(r)} cells in a table of {len(self.columns)} columns")
         self.title, self.caption, self.wide = title, list(caption), wide
+        self.warnings = list(warnings)  # what the numbers need said beside them (report.caveats), first, not dim
 
     # -- layout
     def _natural(self, j: int) -> int:
@@ -189,6 +191,8 @@ class FitTable:
         if self.title:
             yield Text(self.title, style="table.title")
         yield self.table(width)
+        for line in self.warnings:
+            yield Text.assemble(("warning:", "bold yellow"), f" {line}")
         for line in self.caption_lines(width):
             yield Text(line, style="table.caption")
 
@@ -383,10 +387,22 @@ def records_table(records: list[Record], title: str = "results", wide: bool = Fa
     if predicted:
         cols.append(Column("predicted\ntime", note="predicted time: from the operator database (docs/prediction.md)"))
     above = [above_roof(r.roofline_fraction) for r in records]
+    from roofline.ci.runs import run_medians
+
+    medians = [run_medians(r) for r in records]  # `run --repeat`: each record's runs, their spread shown
+    runs = max((len(m) for m in medians if m), default=0)
+    if timed and runs:  # the spread between runs, not within the samples: the noise check compares against
+        spread = Column("± sd\nof runs", drop=1 if predicted else 0,
+                        note=f"± sd of runs: the standard deviation of a run's median over the {runs} runs, % of "
+                             "their mean")
+    elif timed:
+        spread = Column("±\nIQR/2", drop=1 if predicted else 0,  # beside a prediction, the spread gives way
+                        note="± IQR/2: half the interquartile range of the samples, % of the median")
     if timed:
-        cols += [Column("measured\ntime"),
-                 Column("±\nIQR/2", drop=1 if predicted else 0,  # beside a prediction, the spread gives way
-                        note="± IQR/2: half the interquartile range of the samples, % of the median"),
+        cols += [Column("measured\ntime", note=f"measured time: the mean of the {runs} runs' medians (as check "
+                        "reads it)" if runs else ""), spread,
+                 *([Column("run\nmedians", left=True, drop=3, note="run medians: the fastest and slowest run's")]
+                   if runs else []),
                  Column(f"achieved\n{flop_unit}", drop=4), Column(f"achieved\n{byte_unit}", drop=4),
                  Column("% of\nroof", note="% of roof: roofline time / measured time"
                         + (f"; {ABOVE_MARK}: above its roof, so the roof or the model is wrong (the record's "
@@ -402,7 +418,7 @@ def records_table(records: list[Record], title: str = "results", wide: bool = Fa
         cols.append(Column("bytes\n× min", note=f"bytes × min: Nsight Compute's {basis} bytes / the model's "
                                                   "minimum"))
     rows = []
-    for r, shape in zip(records, shapes, strict=True):
+    for r, shape, meds in zip(records, shapes, medians, strict=True):
         row = [*([str(r.device_index) if r.device_index is not None else "-"] if per_gpu else []),
                r.op + (f" {r.variant}" if r.variant else ""), shape, r.dtype,
                number(r.arithmetic_intensity), bound_text(r), duration(r.roofline_time_s),
@@ -412,8 +428,8 @@ def records_table(records: list[Record], title: str = "results", wide: bool = Fa
         if timed:
             stats = (r.timing.stats if r.timing else None) or {}
             sm = r.sm_clock_mhz
-            row += [duration(r.time_s),
-                    f"{stats['relative_iqr'] * 50:.1f}%" if r.timed and "relative_iqr" in stats else "-",
+            row += [duration(r.time_s), _spread(stats, meds) if r.timed else "-",
+                    *([f"{duration(min(meds))}-{duration(max(meds))}" if meds else "-"] if runs else []),
                     number(r.achieved_flops_per_s / flop_scale) if r.achieved_flops_per_s is not None else "-",
                     number(r.achieved_bytes_per_s / byte_scale) if r.achieved_bytes_per_s is not None else "-",
                     (f"{r.roofline_fraction:.0%}" + (ABOVE_MARK if above_roof(r.roofline_fraction) else ""))
@@ -426,7 +442,21 @@ def records_table(records: list[Record], title: str = "results", wide: bool = Fa
     caption = [] if timed else ["the analytic model alone: nothing timed"]
     bound_note = bound_only_note(records)
     caption += [bound_note] if bound_note else []
-    return FitTable(cols, rows, title=title, caption=caption, wide=wide)
+    from roofline.analysis.predict import wide_interval_note
+    from roofline.report.caveats import timing_caveats
+
+    sparse = wide_interval_note(records)
+    return FitTable(cols, rows, title=title, caption=caption, wide=wide,
+                    warnings=[*timing_caveats(records, lambda r: r.op), *([sparse] if sparse else [])])
+
+
+def _spread(stats: dict[str, float], medians: list[float] | None) -> str:
+    """A record's ± cell: the relative sd of its runs' medians around their mean (several runs), else half its
+    samples' relative IQR."""
+    if medians:
+        sd = relative_sd([medians])  # as the between-run noise figure's median (ci.runs.learn_noise)
+        return f"{sd[0] * 100:.1f}%" if sd is not None else "-"
+    return f"{stats['relative_iqr'] * 50:.1f}%" if "relative_iqr" in stats else "-"
 
 
 # ---------------------------------------------------------------- calibration
