@@ -20,9 +20,9 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -82,15 +82,51 @@ def synthesize(template: Path, out: Path, target_bytes: int, rank: int | None = 
 
 
 def _measure(code: str, python: str = sys.executable) -> dict[str, Any]:
-    """Run `code` in a fresh interpreter; its wall time and the peak resident memory of it and its children."""
+    """Run `code` in a fresh interpreter; its wall time, its CPU time (user and system, with its workers') and the
+    peak resident memory of it and its children. The code's imports are inside: a tool is timed as a user
+    meets it, from a fresh interpreter to the trace loaded."""
     wrapper = (f"import resource, time, json\nt0 = time.perf_counter()\n{code}\n"
-               "self_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
-               "child_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss\n"
-               "print(json.dumps({'wall_s': time.perf_counter() - t0, 'peak_rss_mb': max(self_kb, child_kb) / 1024,"
-               " 'main_rss_mb': self_kb / 1024, 'worker_rss_mb': child_kb / 1024}))")
+               "me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+               "cpu = me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime\n"
+               "print(json.dumps({'wall_s': time.perf_counter() - t0, 'cpu_s': cpu,"
+               " 'peak_rss_mb': max(me.ru_maxrss, kids.ru_maxrss) / 1024,"
+               " 'main_rss_mb': me.ru_maxrss / 1024, 'worker_rss_mb': kids.ru_maxrss / 1024}))")
     out = subprocess.run([python, "-c", wrapper], capture_output=True, text=True, check=True)
     result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
     return result
+
+
+def make_set(template: Path, folder: Path, ranks: int, mb: float, gz: bool) -> int:
+    """`ranks` traces of `mb` MB each in `folder` (module docstring): rank 0 synthesized from the template, the
+    others its copy with their own rank in distributedInfo (the events are the same). Returns the events per rank
+    (0 when the set was there already)."""
+    suffix = ".pt.trace.json" + (".gz" if gz else "")
+    files = sorted(folder.glob("*.json*"))
+    if len(files) == ranks and all((folder / f"rank{r}{suffix}").is_file() for r in range(ranks)):
+        return 0
+    for f in files:
+        f.unlink()
+    first = folder / f"rank0{suffix}"
+    n = synthesize(template, first, int(mb * 1e6), 0, ranks)
+    opener: Any = gzip.open if gz else open
+    for r in range(1, ranks):
+        with opener(first, "rt", encoding="utf-8") as src, opener(folder / f"rank{r}{suffix}", "wt",
+                                                                   encoding="utf-8") as dst:
+            head = json.loads(src.readline()[:-len(', "traceEvents": [\n')] + "}")
+            head["distributedInfo"] = {**head["distributedInfo"], "rank": r}
+            dst.write(json.dumps(head)[:-1] + ', "traceEvents": [\n')
+            shutil.copyfileobj(src, dst, 1 << 20)
+    return n
+
+
+def _summary(tool: str, samples: list[dict[str, Any]], total_mb: float, **extra: Any) -> dict[str, Any]:
+    """The fastest of the repeats (the least disturbed by the machine's other work), and every sample's wall."""
+    best = min(samples, key=lambda r: r["cpu_s"])
+    return {"tool": tool, **extra, "total_mb": round(total_mb, 1), "repeats": len(samples),
+            "mb_per_s": round(total_mb / min(r["wall_s"] for r in samples), 1),
+            "mb_per_cpu_s": round(total_mb / best["cpu_s"], 1), "wall_s": round(min(r["wall_s"] for r in samples), 2),
+            "cpu_s": round(best["cpu_s"], 2), "peak_rss_mb": round(max(r["peak_rss_mb"] for r in samples), 1),
+            "walls_s": [round(r["wall_s"], 2) for r in samples]}
 
 
 def main() -> None:
@@ -99,6 +135,8 @@ def main() -> None:
     ap.add_argument("--ranks", type=int, default=8)
     ap.add_argument("--mb", type=float, default=20.0, help="each rank's trace size (MB)")
     ap.add_argument("--jobs", default="1,2,4", help="the process counts measured")
+    ap.add_argument("--repeat", type=int, default=1, help="runs of each measurement, interleaved between the "
+                    "tools (the fastest is reported: a shared machine's other work only slows a run)")
     ap.add_argument("--out", type=Path, default=Path("/tmp/roofline-trace-bench"))
     ap.add_argument("--gz", action="store_true", help="write the traces gzipped")
     ap.add_argument("--hta", action="store_true", help="also load the folder with HTA (when installed)")
@@ -107,41 +145,39 @@ def main() -> None:
     ap.add_argument("--analyse", action="store_true", help="time the whole `roofline.trace` (parse and records), "
                     "not the parse alone")
     args = ap.parse_args()
-    folder = args.out / f"r{args.ranks}-{args.mb:g}mb"
+    folder = args.out / f"r{args.ranks}-{args.mb:g}mb{'-gz' if args.gz else ''}"
     folder.mkdir(parents=True, exist_ok=True)
-    files = sorted(folder.glob("*.json*"))
-    if len(files) != args.ranks:
-        for f in files:
-            f.unlink()
-        first = folder / f"rank0.pt.trace.json{'.gz' if args.gz else ''}"
-        n = synthesize(args.template, first, int(args.mb * 1e6), 0, args.ranks)
-        for r in range(1, args.ranks):  # the other ranks: the same events, their own rank
-            synthesize(args.template, folder / f"rank{r}.pt.trace.json{'.gz' if args.gz else ''}",
-                       int(args.mb * 1e6), r, args.ranks)
+    n = make_set(args.template, folder, args.ranks, args.mb, args.gz)
+    if n:
         print(json.dumps({"made": str(folder), "ranks": args.ranks, "events_per_rank": n}), flush=True)
     total_mb = sum(f.stat().st_size for f in folder.glob("*.json*")) / 1e6
+    runs: dict[str, tuple[str, str]] = {}
     for jobs in [int(j) for j in args.jobs.split(",")]:
         if args.analyse:
             code = f"import roofline\nroofline.trace({str(folder)!r}, jobs={jobs})"
         else:
             code = (f"from roofline.traces.job import parsed, trace_files\n"
                     f"for t in parsed(trace_files([{str(folder)!r}]), jobs={jobs}): pass")
-        r = _measure(code)
-        print(json.dumps({"tool": "roofline", "what": "analyse" if args.analyse else "parse", "jobs": jobs,
-                          "ranks": args.ranks, "total_mb": round(total_mb, 1),
-                          "mb_per_s": round(total_mb / r["wall_s"], 1), **r}), flush=True)
+        runs[f"roofline:{jobs}"] = (code, sys.executable)
     if args.hta:
-        code = ("from hta.trace_analysis import TraceAnalysis\n"
-                f"TraceAnalysis(trace_dir={str(folder)!r})")
-        started = time.perf_counter()
-        try:
-            r = _measure(code, args.hta_python)
-        except subprocess.CalledProcessError as exc:
-            print(json.dumps({"tool": "hta", "error": exc.stderr.strip().splitlines()[-1:]}))
-            return
-        print(json.dumps({"tool": "hta", "ranks": args.ranks, "total_mb": round(total_mb, 1),
-                          "mb_per_s": round(total_mb / r["wall_s"], 1), "outer_s": time.perf_counter() - started,
-                          **r}), flush=True)
+        runs["hta"] = (f"from hta.trace_analysis import TraceAnalysis\nTraceAnalysis(trace_dir={str(folder)!r})",
+                       args.hta_python)
+    samples: dict[str, list[dict[str, Any]]] = {k: [] for k in runs}
+    for _ in range(args.repeat):
+        for key, (code, python) in runs.items():
+            try:
+                samples[key].append(_measure(code, python))
+            except subprocess.CalledProcessError as exc:
+                print(json.dumps({"tool": key, "error": exc.stderr.strip().splitlines()[-1:]}), flush=True)
+                samples[key] = []
+                runs = {k: v for k, v in runs.items() if k != key}
+                break
+    for key, got in samples.items():
+        if not got:
+            continue
+        tool, _, pool = key.partition(":")
+        extra: dict[str, Any] = {"what": "analyse" if args.analyse else "parse", "jobs": int(pool)} if pool else {}
+        print(json.dumps(_summary(tool, got, total_mb, ranks=args.ranks, **extra)), flush=True)
 
 
 if __name__ == "__main__":

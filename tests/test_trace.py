@@ -158,6 +158,11 @@ def test_without_shapes_the_trace_is_time_only(tmp_path: Path, capsys: pytest.Ca
     ('[{"ph": "X", "name": "a", "ts": 1, "dur": 1}]', "not a torch.profiler trace (a JSON array"),
     ('{"traceEvents": [{"ph": "X", "cat": "gpu", "name": "draw", "ts": 1, "dur": 2}]}', "a trace of another tool"),
     ("not json at all", "truncated or malformed JSON"),
+    ('{"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "a", "ts": 1, "dur": 1} {"ph": "X"}]}',
+     "expected ',' or ']' after an event"),
+    ('{"schemaVersion": 1, "traceEvents": {"ph": "X"}}', "traceEvents is not a list"),
+    ("", "an empty file, not a torch.profiler trace"),
+    ("  42", "not a torch.profiler trace (a JSON value"),
 ])
 def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str,
                                           said: str) -> None:
@@ -168,6 +173,13 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, capsys: pytest.Capture
     assert code == 2, err
     assert said in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
     assert not out_doc.exists()
+
+
+def test_a_file_that_is_not_text_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_bytes(b'{"traceEvents": [{"name": "\xff\xfe"}]}')  # not UTF-8
+    code, _, err = run(capsys, "trace", str(bad))
+    assert code == 2 and "not UTF-8" in err and len(err.strip().splitlines()) == 1
 
 
 def test_the_command_writes_a_document_check_reads(forward_trace: Path, tmp_path: Path,

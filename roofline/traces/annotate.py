@@ -21,7 +21,8 @@ from typing import IO, Any
 from roofline.core.files import refuse_existing
 from roofline.traces.analyse import RankAnalysis
 from roofline.traces.model import US
-from roofline.traces.read import COMPLETE, EVENTS_KEY, _events, _head
+from roofline.traces.read import COMPLETE
+from roofline.traces.stream import EVENTS_KEY, Events, read_head
 
 PREFIX = "roofline."
 COUNTER = "roofline fraction"  # the counter track's name
@@ -61,7 +62,7 @@ def annotated_events(a: RankAnalysis) -> Iterator[dict[str, Any]]:
     by_corr = a.calls.kernel_calls
     by_op = {} if on_gpu else _op_keys(a)
     counter: list[tuple[float, Any, float]] = []
-    for e in _events(Path(a.trace.path)):
+    for e in Events(Path(a.trace.path)):
         if e.get("ph") == COMPLETE:
             cat = e.get("cat")
             i = None
@@ -90,7 +91,7 @@ def _writer(path: Path, gz: bool) -> IO[str]:
 def write_annotated(a: RankAnalysis, out: str | os.PathLike[str], force: bool = False) -> Path:
     """Write the annotated trace to `out` (module docstring); returns its path."""
     target = refuse_existing(out, force)
-    meta = _head(Path(a.trace.path))
+    meta = read_head(Path(a.trace.path))
     tmp = target.with_name(f".{target.name}.{os.getpid()}.roofline-tmp")
     try:
         with _writer(tmp, target.name.endswith(".gz")) as fh:

@@ -1,11 +1,10 @@
 """Read one torch.profiler trace (Chrome/Kineto JSON, as `export_chrome_trace` and `tensorboard_trace_handler`
 write it; gzipped or not) into a `RankTrace`, streaming: torch-free, in memory bounded by what is kept.
 
-The file is read twice from its start, never held whole: once for the metadata before `traceEvents` (Kineto
-writes `schemaVersion`, `deviceProperties`, `distributedInfo` there), stopping at the events; once through the
-events one at a time (ijson's C backend). Of each event only what the roofline needs is kept, as numbers (the
-names and argument lists interned once: `RankTrace.names`, `RankTrace.signatures`), and only these kinds, by
-category (`HANDLERS`):
+The file is read once, never held whole (traces/stream.py): the metadata before `traceEvents` (Kineto writes
+`schemaVersion`, `deviceProperties`, `distributedInfo` there), then the events one at a time. Of each event only
+what the roofline needs is kept, as numbers (the names and argument lists interned once: `RankTrace.names`,
+`RankTrace.signatures`), and only these kinds, by category (`HANDLERS`):
 - `cpu_op`: every CPU op, with its recorded arguments (`record_shapes=True`: "Input Dims", "Input type",
   "Input Strides", "Concrete Inputs") and autograd sequence number; `record_param_comms` keeps a collective's
   arguments (its name, sizes, group);
@@ -23,14 +22,13 @@ Refused, one line each (UsageError, exit 2): a file that is not JSON or ends ear
 
 from __future__ import annotations
 
-import gzip
 import os
 import time
 import zlib
 from collections import defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any, cast
+from typing import Any
 
 from roofline.core.errors import UsageError
 from roofline.traces.model import (
@@ -46,8 +44,9 @@ from roofline.traces.model import (
     RankTrace,
     Signature,
 )
+from roofline.traces.stream import Events
 
-EVENTS_KEY = "traceEvents"
+PYTHON = "python_function"  # with_stack=True: a frame per Python call; of them only the module ranges are kept
 COMPLETE = "X"  # the phase of a complete event (ts and dur); flows, counters, instants and metadata are skipped
 MODULE_PREFIX = "nn.Module: "  # with_modules=True: the module ranges' names
 STEP_PREFIX = "ProfilerStep#"
@@ -68,49 +67,6 @@ COMM_ARGS = ("Collective name", "dtype", "In msg nelems", "Out msg nelems", "In 
 COMM_OP = "record_param_comms"
 # How the host events of a thread sort when they start together: the enclosing kinds first.
 STEP, ANNOTATION, MODULE, OP, LAUNCH = range(5)
-# Bytes read per step of the stream (the gzip module's and ijson's buffers). ijson's C backend builds every event of
-# a buffer before yielding the first, about 15x the buffer's JSON in Python objects: a 1 MiB buffer held a 20 MB
-# peak whatever the file's size, 64 KiB 3 MB for a 10 MB trace, at the same speed.
-CHUNK = 1 << 16
-GZIP_MAGIC = b"\x1f\x8b"
-
-
-def _open(path: Path) -> IO[bytes]:
-    """The trace's bytes, decompressed when it is gzipped (by its magic number, whatever its name)."""
-    with open(path, "rb") as fh:
-        gz = fh.read(2) == GZIP_MAGIC
-    return cast(IO[bytes], gzip.open(path, "rb")) if gz else open(path, "rb")
-
-
-def _head(path: Path) -> dict[str, Any]:
-    """The top-level keys before `traceEvents` and their values; refuses what is not a JSON object or has no
-    `traceEvents`."""
-    ijson = _ijson()
-    meta: dict[str, Any] = {}
-    with _open(path) as fh:
-        builder: Any = None
-        key: str | None = None
-        for prefix, event, value in ijson.parse(fh, use_float=True, buf_size=CHUNK):
-            if prefix == "":
-                if event == "start_array" or (event not in ("start_map", "end_map", "map_key")):
-                    raise UsageError(f"{path}: not a torch.profiler trace (a JSON {_kind(event)}, not an object "
-                                     f"with {EVENTS_KEY})")
-                if builder is not None:
-                    meta[key or ""] = builder.value
-                    builder = None
-                if event == "map_key":
-                    if value == EVENTS_KEY:
-                        return meta
-                    key, builder = value, ijson.ObjectBuilder()
-                continue
-            if builder is not None:
-                builder.event(event, value)
-    raise UsageError(f"{path}: not a torch.profiler trace (no {EVENTS_KEY} in its JSON)")
-
-
-def _kind(event: str) -> str:
-    return {"start_array": "array", "string": "string", "number": "number", "boolean": "boolean",
-            "null": "null"}.get(event, "value")
 
 
 class _Reader:
@@ -204,7 +160,7 @@ def _device(r: _Reader, e: dict[str, Any]) -> None:
 
 # The events kept, by category; any other category is skipped.
 HANDLERS: dict[str, Callable[[_Reader, dict[str, Any]], None]] = {
-    "cpu_op": _cpu_op, "user_annotation": _annotation, "python_function": _python,
+    "cpu_op": _cpu_op, "user_annotation": _annotation, PYTHON: _python,
     "cuda_runtime": _launch, "cuda_driver": _launch,
     "kernel": _device, "gpu_memcpy": _device, "gpu_memset": _device,
 }
@@ -212,23 +168,9 @@ HANDLERS: dict[str, Callable[[_Reader, dict[str, Any]], None]] = {
 TORCH_CATEGORIES = frozenset({"cpu_op", "kernel"})
 
 
-def _ijson() -> Any:
-    """ijson, with its C backend where it built (yajl2_c: several times the pure-Python backend's speed)."""
-    import ijson  # type: ignore[import-untyped]
-
-    return ijson
-
-
-def _events(path: Path) -> Iterator[dict[str, Any]]:
-    ijson = _ijson()
-    with _open(path) as fh:
-        yield from ijson.items(fh, f"{EVENTS_KEY}.item", use_float=True, buf_size=CHUNK)
-
-
 def read_trace(path: str | os.PathLike[str], measure_memory: bool = False) -> RankTrace:
     """One trace file, read (module docstring); `measure_memory`: tracemalloc's peak in `peak_bytes` (the parse
     runs about twice as long)."""
-    ijson = _ijson()
     p = Path(path)
     if p.is_dir():
         raise UsageError(f"{path}: a folder, not a trace (name its files, or pass the folder alone)")
@@ -241,20 +183,21 @@ def read_trace(path: str | os.PathLike[str], measure_memory: bool = False) -> Ra
     start = time.perf_counter()
     trace = RankTrace(str(path))
     try:
-        meta = _head(p)
-        _metadata(trace, meta)
         reader = _Reader(trace)
-        for e in _events(p):
+        events = Events(p)
+        handlers, cats = HANDLERS, reader.cats
+        for e in events:
             trace.events += 1
             if e.get("ph") != COMPLETE:
                 continue
             cat = e.get("cat")
-            handler = HANDLERS.get(cat) if isinstance(cat, str) else None
+            handler = handlers.get(cat) if isinstance(cat, str) else None
             if handler is not None:
-                reader.cats.add(cat)  # type: ignore[arg-type]
+                cats.add(cat)  # type: ignore[arg-type]
                 handler(reader, e)
-    except ijson.JSONError as exc:
-        raise UsageError(f"{path}: truncated or malformed JSON ({_short(exc)})") from None
+        _metadata(trace, events.meta)
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{path}: unreadable (not UTF-8 text: {_short(exc)})") from None
     except (OSError, EOFError, zlib.error) as exc:
         raise UsageError(f"{path}: unreadable ({_short(exc)})") from None
     except (KeyError, TypeError, ValueError) as exc:
@@ -274,9 +217,8 @@ def read_trace(path: str | os.PathLike[str], measure_memory: bool = False) -> Ra
 
 
 def _short(exc: BaseException) -> str:
-    """The parser's message on one line, its own "error:" prefix left out (the command's line has its own)."""
-    text = " ".join(str(exc).split()).replace("lexical error:", "lexical:").replace("parse error:", "parse:")
-    return text[:160] or type(exc).__name__
+    """The exception's message on one line."""
+    return " ".join(str(exc).split())[:160] or type(exc).__name__
 
 
 def _metadata(trace: RankTrace, meta: dict[str, Any]) -> None:
