@@ -6,7 +6,8 @@ SiLU-gated MLP, residual adds; cross-entropy; AdamW) for `roofline profile`, whi
     roofline profile examples/train_step.py --gpu b200 --no-time --tokens 65536 -- --preset full
 
 Plain torch, random weights. `--warmup` steps run outside the region (the optimizer's state is made there),
-then one step inside `roofline.region("step")`. bf16 autocast on a GPU, fp32 on the CPU.
+then one step inside `roofline.region("step")`. bf16 autocast on a GPU and in the analytic run (which models
+the GPU), fp32 on the CPU.
 """
 
 from __future__ import annotations
@@ -78,11 +79,16 @@ def main() -> None:
     ap.add_argument("--warmup", type=int, default=1, help="plain steps before the profiled one")
     a = ap.parse_args()
     p = PRESETS[a.preset]
+    from torch._subclasses.fake_tensor import FakeTensor
+
     device = "cuda" if torch.cuda.is_available() else "cpu"
     model = Decoder(p["d"], p["layers"], p["heads"], p["kv_heads"], p["vocab"]).to(device)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
     ids = torch.randint(0, p["vocab"], (p["batch"], p["seq"] + 1), device=device)
-    autocast = torch.autocast("cuda", dtype=torch.bfloat16) if device == "cuda" else contextlib.nullcontext()
+    # the analytic run models the GPU (`--gpu b200 --no-time` on any host): bf16 autocast as on CUDA, which the
+    # profile applies to the host's fake tensors (roofline/capture/gpu_autocast.py)
+    gpu = device == "cuda" or isinstance(torch.empty(0), FakeTensor)
+    autocast = torch.autocast("cuda", dtype=torch.bfloat16) if gpu else contextlib.nullcontext()
 
     def step() -> None:
         with autocast:
@@ -91,8 +97,6 @@ def main() -> None:
         loss.backward()
         opt.step()
         opt.zero_grad(set_to_none=True)
-
-    from torch._subclasses.fake_tensor import FakeTensor
 
     if not isinstance(torch.empty(0), FakeTensor):  # an analytic run computes nothing: no warm-up
         for _ in range(a.warmup):

@@ -59,6 +59,8 @@ from roofline.analysis.predict_step import step_prediction
 from roofline.capture import kernels as kernel_times
 from roofline.capture.build import CONSTANT_NUMEL, build_calls, constants_kept, fake_swaps
 from roofline.capture.fake import fake_errors, without_data
+from roofline.capture.gpu_autocast import cuda_autocast
+from roofline.capture.gpu_terms import calls_in_gpu_terms
 from roofline.capture.hf_masks import builders_known
 from roofline.capture.inductor import with_launches
 from roofline.capture.isolate import frame_roots
@@ -194,6 +196,8 @@ class Profile:
                 from torch import _dynamo  # not `import torch._dynamo`: that makes `torch` local to this method
 
                 stack.enter_context(_dynamo.config.patch(disable=True))
+                if target.ceilings.kind == "gpu":  # autocast as on CUDA, whatever the host (gpu_autocast.py)
+                    stack.enter_context(cuda_autocast())
             on_gpu = bool(target.time_device and target.time_device.startswith("cuda"))
             if on_gpu:  # device kernels need the profiler; on the CPU the tracer times each op itself
                 from roofline.measuring.cupti import device_profiler
@@ -327,6 +331,8 @@ class Profile:
             c.module = names[c.module]
         self._compiled = [(names[m], r) for m, r in self._tracker.runs] if self._tracker else []
         on_gpu_roof = target.ceilings.kind == "gpu"
+        if on_gpu_roof and target.time_device is None:  # a GPU's prediction names the GPU's kernels (gpu_terms.py)
+            calls = calls_in_gpu_terms(calls)
         self._analysing("FLOPs, bytes and time of each call")
         items = profiled_calls(calls, timeline,
                                tf32_matmul=on_gpu_roof and torch.backends.cuda.matmul.allow_tf32,
