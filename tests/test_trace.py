@@ -316,6 +316,7 @@ def test_a_gloo_jobs_ranks_and_collectives(gloo_job: Path, capsys: pytest.Captur
     for c in result.collectives:
         # all_reduce: the 4096 fp32 buffer (16,384 B); all_gather: the gathered output, 4 x 4096 x 4 = 65,536 B
         assert c.bytes == (16384 if c.op == "all_reduce" else 65536) and c.ranks == 4
+        assert c.algbw_bytes_per_s is not None
         assert c.busbw_bytes_per_s == pytest.approx(c.algbw_bytes_per_s * (1.5 if c.op == "all_reduce" else 0.75))
     for c in (c for c in result.collectives if c.op == "all_reduce"):
         # rank 3 slept 150 ms more than rank 0 before entering: the skew, the last rank

@@ -15,6 +15,7 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any, cast
@@ -30,6 +31,8 @@ CHUNK = 1 << 20
 # a record_param_comms with its rank list or a kernel with its launch arguments, is a few kB).
 MAX_EVENT = 1 << 24
 _WS = " \t\r\n"
+# The separator after an event and the white space around it (JSON's white space: these four characters).
+_SEPARATOR = re.compile(r"[ \t\r\n]*([,\]])[ \t\r\n]*")
 
 
 def _open_text(path: Path) -> IO[str]:
@@ -146,21 +149,37 @@ class Events:
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         decoder, path = json.JSONDecoder(), self.path
+        scan, sep = decoder.scan_once, _SEPARATOR.match  # the C scanner raw_decode calls, without its frame
         with _open_text(path) as fh:
             buf = _Buffer(fh)
             self.meta = _head(buf, decoder, path)
             if buf.peek() == "]":
                 return
             while True:
-                event = buf.value(decoder, path)
+                text, pos = buf.text, buf.pos
+                try:  # the fast path: an event and its separator whole in the buffer
+                    event, end = scan(text, pos)
+                    m = sep(text, end)
+                except (StopIteration, json.JSONDecodeError):
+                    m = None
+                if m is None:  # at the buffer's end, or malformed: read on, or say where
+                    event = buf.value(decoder, path)
+                    last = self._separator(buf)
+                else:
+                    buf.pos = m.end()
+                    last = m.group(1) == "]"
                 if isinstance(event, dict):
                     yield event
-                sep = buf.peek()
-                if sep == ",":
-                    buf.pos += 1
-                elif sep == "]":
+                if last:
                     return
-                else:
-                    said = "the file ends" if not sep else "expected ',' or ']'"
-                    raise UsageError(f"{path}: truncated or malformed JSON ({said} after an event, at character "
-                                     f"{buf.offset + buf.pos})")
+
+    def _separator(self, buf: _Buffer) -> bool:
+        """Past the ',' or ']' after an event; True at the ']'."""
+        char = buf.peek()
+        if char not in (",", "]") or not char:
+            said = "the file ends" if not char else "expected ',' or ']'"
+            raise UsageError(f"{self.path}: truncated or malformed JSON ({said} after an event, at character "
+                             f"{buf.offset + buf.pos})")
+        buf.pos += 1
+        buf.peek()
+        return char == "]"
