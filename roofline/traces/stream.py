@@ -17,6 +17,7 @@ import io
 import json
 import re
 from collections.abc import Iterator
+from json.scanner import make_scanner
 from pathlib import Path
 from typing import IO, Any, cast
 
@@ -149,7 +150,7 @@ class Events:
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         decoder, path = json.JSONDecoder(), self.path
-        scan, sep = decoder.scan_once, _SEPARATOR.match  # the C scanner raw_decode calls, without its frame
+        scan, sep = make_scanner(decoder), _SEPARATOR.match  # the C scanner raw_decode calls, without its frame
         with _open_text(path) as fh:
             buf = _Buffer(fh)
             self.meta = _head(buf, decoder, path)
