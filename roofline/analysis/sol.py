@@ -170,6 +170,7 @@ class Verdict:
     of_fused: float | None = None  # fused speed of light / time: 1.0 is the limit
     of_unfused: float | None = None
     notes: list[str] = field(default_factory=list)
+    sol_score: float | None = None  # SOL-ExecBench's score against the reference and the fused bound (`sol_score`)
 
     @property
     def ok(self) -> bool:
@@ -228,7 +229,34 @@ def judge(time_s: float | None, sol: SpeedOfLight, *, hard: bool, reference_s: f
     notes = [] if hard else ["the roofs here are measured, not physical limits, and the caches are not flushed: a "
                              "time below the speed of light is reported, not refused"]
     return Verdict(OK, "", time_s, reference_s / time_s if reference_s else None,
-                   sol.fused_s / time_s, sol.unfused_s / time_s, notes)
+                   sol.fused_s / time_s, sol.unfused_s / time_s, notes,
+                   sol_score(time_s, reference_s, sol.fused_s) if reference_s else None)
+
+
+def sol_score(t_k: float, t_b: float, t_sol: float) -> float:
+    """SOL-ExecBench's SOL-Score of a candidate's time `t_k` against a baseline's `t_b` and the speed of light
+    `t_sol` (NVIDIA/SOL-ExecBench, src/sol_execbench/sol_score.py): 1 / (1 + (t_k - t_sol) / (t_b - t_sol)),
+    0.5 at the baseline's time, 1 at the speed of light, towards 0 as t_k grows. A baseline at or below the speed
+    of light leaves no gap to score: 1 at or below it, else 0 (as there).
+    NB: not clamped (as there): a time below `t_sol` scores above 1; `judge` refuses it first on a hard bound."""
+    gap = t_b - t_sol
+    if gap <= 0:
+        return 1.0 if t_k <= t_sol else 0.0
+    return 1.0 / (1.0 + (t_k - t_sol) / gap)
+
+
+# KernelBench's fast_p thresholds reported (arXiv 2502.10517, its src/score.py): fast_0 is the fraction of
+# candidates that are correct, fast_1 of those also faster than the reference.
+FAST_P = (0.0, 1.0)
+
+
+def fast_p(candidates: Sequence[Verdict], p: float) -> float | None:
+    """KernelBench's fast_p: the fraction of `candidates` that are correct (ok) with a speedup over the reference
+    above `p`; every candidate counts in the denominator (one that failed, is wrong or impossible is not fast).
+    None without candidates."""
+    if not candidates:
+        return None
+    return sum(1 for v in candidates if v.ok and v.speedup is not None and v.speedup > p) / len(candidates)
 
 
 def verdict_line(v: Verdict) -> str:

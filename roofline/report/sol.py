@@ -9,9 +9,11 @@ from typing import Any
 from rich.console import Group, RenderableType
 from rich.text import Text
 
+from roofline.analysis.sol import FAST_P, Verdict, fast_p
 from roofline.core.document import Document
 from roofline.core.format import duration, percent, si
 from roofline.core.record import Record
+from roofline.report.caveats import timing_caveats
 from roofline.report.text import Column, FitTable, rows_table
 
 
@@ -25,6 +27,21 @@ def _verdict(r: Record) -> dict[str, Any]:
 
 def _ratio(x: float | None) -> str:
     return "-" if x is None else f"{x:.3g}x"
+
+
+def _score(x: float | None) -> str:
+    return "-" if x is None else f"{x:.3f}"
+
+
+def fast_line(records: list[Record]) -> str | None:
+    """KernelBench's fast_p over the candidates (analysis/sol.py), or None without candidates."""
+    candidates = [r for r in records if r.variant == "candidate"]
+    verdicts = [Verdict(**_verdict(r)) if _verdict(r) else Verdict("failed") for r in candidates]
+    if not verdicts:
+        return None
+    parts = [f"fast_{p:g} {percent(fast_p(verdicts, p))}" for p in FAST_P]
+    return (f"{', '.join(parts)} of {len(verdicts)} candidate{'s' if len(verdicts) != 1 else ''} (KernelBench's "
+            "fast_p: correct, and more than p times faster than the reference)")
 
 
 def bound_rows(s: dict[str, Any]) -> list[tuple[str, str]]:
@@ -60,14 +77,16 @@ def timing_table(records: list[Record]) -> FitTable | None:
         t, v = _sol(r)["timing"], _verdict(r)
         rows.append([r.variant or "-", duration(v.get("time_s") or t.get("measured_s")), duration(t.get("span_s")),
                      percent(v.get("of_fused")), percent(v.get("of_unfused")), _ratio(v.get("speedup")),
-                     v.get("status", "-")])
+                     _score(v.get("sol_score")), v.get("status", "-")])
     return FitTable([Column("", left=True), Column("device\ntime"), Column("stream\ntime", drop=2),
                      Column("% fused\nSoL"), Column("% unfused\nSoL", drop=1), Column("speedup"),
-                     Column("verdict", left=True)], rows, title="timed (median per call, fresh inputs each call)",
+                     Column("SOL-Score", drop=1), Column("verdict", left=True)],
+                    rows, title="timed (median per call, fresh inputs each call)",
                     caption=["device time: every kernel, copy and memset of the call, on any stream (CUPTI); stream "
                              "time: between the markers on the caller's stream" if any(
                                  _sol(r)["timing"].get("method") == "untrusted-cupti" for r in timed)
-                             else "time: the host clock around each call (CPU)"])
+                             else "time: the host clock around each call (CPU)"],
+                    warnings=timing_caveats(timed, lambda r: r.variant or r.op))
 
 
 def reasons(records: list[Record]) -> list[str]:
@@ -121,17 +140,23 @@ def run_table(doc: Document) -> FitTable:
                s["fused_bound"]]
         if timed:
             row += [duration(v.get("time_s") or (s.get("timing") or {}).get("measured_s")),
-                    percent(v.get("of_fused")), _ratio(v.get("speedup")), v.get("status", "-")]
+                    percent(v.get("of_fused")), _ratio(v.get("speedup")), _score(v.get("sol_score")),
+                    v.get("status", "-")]
         rows.append(row)
     cols = [Column("problem", left=True), Column("FLOPs"), Column("fused\nbytes"), Column("unfused\nSoL", drop=1),
             Column("fused\nSoL"), Column("bound", left=True, drop=2)]
     if timed:
-        cols += [Column("time"), Column("% fused\nSoL"), Column("speedup", drop=1), Column("verdict", left=True)]
+        cols += [Column("time"), Column("% fused\nSoL"), Column("speedup", drop=1), Column("SOL-Score", drop=1),
+                 Column("verdict", left=True)]
     summary = doc.extra.get("sol") or {}
     caption = [f"{len(summary.get('failed', []))} of {summary.get('problems', len(doc.records))} problems failed "
                "(listed below)"] if summary.get("failed") else []
+    if (fast := fast_line(doc.records)) is not None:
+        caption.append(fast)
     roof = _sol(doc.records[0]).get("roof", "") if doc.records else ""
-    return FitTable(cols, rows, title=f"speed of light on {roof}", caption=caption)
+    timed_records = [r for r in doc.records if _sol(r).get("timing")]
+    return FitTable(cols, rows, title=f"speed of light on {roof}", caption=caption,
+                    warnings=timing_caveats(timed_records, lambda r: f"{r.op} {r.variant or ''}".strip()))
 
 
 def sol_views(doc: Document, top: int = 10) -> list[RenderableType]:
