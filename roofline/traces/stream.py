@@ -150,7 +150,7 @@ class Events:
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         decoder, path = json.JSONDecoder(), self.path
-        scan, sep = make_scanner(decoder), _SEPARATOR.match  # the C scanner raw_decode calls, without its frame
+        scan, sep = cast(Any, make_scanner)(decoder), _SEPARATOR.match  # the C scanner raw_decode calls, frameless
         with _open_text(path) as fh:
             buf = _Buffer(fh)
             self.meta = _head(buf, decoder, path)
