@@ -1,5 +1,6 @@
 """`roofline sol PROBLEM.py|DIR [--time [--candidate NEW.py|DIR]]`: the speed of light of kernel-benchmark
-problems, and candidates timed by a timer they cannot fool (docs/sol.md)."""
+problems (KernelBench's files, or SOL-ExecBench's folders: one row per workload), and candidates timed by a timer
+they cannot fool (docs/sol.md, docs/sol-execbench.md)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,8 @@ DTYPE_CHOICES = ("fp32", "fp16", "bf16", "fp64")
 
 def sol_cmd(
     path: Annotated[Path, typer.Argument(help="A problem file (class Model, get_inputs, get_init_inputs) or a "
-                                              "folder of them.")],
+                                              "folder of them; or a SOL-ExecBench problem folder (definition.json, "
+                                              "workload.jsonl: one row per workload) or a folder of them.")],
     gpu: Annotated[str | None, typer.Option("--gpu", help="Spec for the roof (any GPU: the speed of light needs "
                                                           "no data).")] = None,
     dtype: Annotated[str | None, typer.Option("--dtype", help="Cast the model and its floating inputs: fp32, fp16, "
@@ -29,7 +31,8 @@ def sol_cmd(
                                                       "outputs, judge the times against the bounds.")] = False,
     candidate: Annotated[Path | None, typer.Option("--candidate", help="With --time: a file defining ModelNew (run "
                                                    "in a child process), or for a folder of problems a folder of "
-                                                   "files named as the problems.")] = None,
+                                                   "files named as the problems; for SOL-ExecBench a solution.json "
+                                                   "(Python languages) or a .py defining run.")] = None,
     device: Annotated[str | None, typer.Option("--device", help="cpu, cuda or cuda:N.")] = None,
     scale: Annotated[int | None, typer.Option("--scale", parser=at_least("--scale"),
                                               help="SOL_SCALE for problems that read it "
@@ -46,8 +49,9 @@ def sol_cmd(
     """The speed of light of a problem (the fastest any kernel could run it): its FLOPs, minimum bytes, the sum
     of its ops' roofline times and the bound for it as one fused kernel. With --time, the reference (and a
     candidate's ModelNew) timed as device time of every kernel on any stream, outputs checked on fresh inputs,
-    a time below the fused bound refused as impossible. Exit status 1 when a problem failed or a verdict is not
-    ok."""
+    a time below the fused bound refused as impossible; a candidate's SOL-Score (SOL-ExecBench's, against the
+    reference's time and the fused bound) and KernelBench's fast_p beside its speedup. Exit status 1 when a
+    problem failed or a verdict is not ok."""
     check_choice("--dtype", dtype, DTYPE_CHOICES)
     check_outputs(force, files=(output,))
     from roofline.capture.sol import sol  # torch: after the refusals
