@@ -5,6 +5,7 @@ GPU: tests/test_sol_gpu.py."""
 
 from __future__ import annotations
 
+import itertools
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -34,6 +35,17 @@ def _session(*extra: list[Any], drop: str | None = None) -> dict[str, Any]:
     acts = [a for a in acts if a[0] != drop or a[2] != 80 * US]
     return {"activities": acts, "marker": "spin_kernel", "marker_stream": 7, "keep": [1],
             "layout": {"inputs": ["randn"], "flush": ["reduce"], "snapshot": ["copy"]}}
+
+
+def test_each_calls_seed_is_drawn_on_its_own() -> None:
+    """A seed seen (torch.initial_seed() inside a call) must not tell the next call's: no run of consecutive seeds
+    (the harness used seed + i, so a candidate could precompute the next call's output off the clock)."""
+    from roofline.measuring.untrusted import TimerSettings
+
+    seeds = TimerSettings(max_reps=50).plan()["seeds"]
+    timed = seeds["timed"]
+    assert len(timed) == 50 and len(set(timed) | set(seeds["checks"]) | {seeds["warmup"]}) == 53
+    assert sum(1 for a, b in itertools.pairwise(timed) if b - a == 1) == 0  # 49 pairs 1 apart by chance: ~2e-8
 
 
 def test_a_call_is_the_work_of_every_stream_between_its_markers() -> None:
@@ -99,15 +111,16 @@ def test_the_harness_times_each_call_on_fresh_inputs_with_the_clock_it_bound(tmp
     kept: dict[str, Any] = {}
     h = Harness("cpu", kept.__setitem__)
     seeds: list[int] = []
-    plan = {"seed": 100, "checks": 2, "keep": 2, "warmup_s": 0.0, "rep_s": 0.0, "min_reps": 5, "max_reps": 5,
-            "later_s": 0.0}
+    plan = {"seeds": {"checks": [7, 3], "warmup": 11, "timed": [100, 57, 9, 1000, 42]}, "checks": 2, "keep": 2,
+            "warmup_s": 0.0, "rep_s": 0.0, "min_reps": 5, "max_reps": 5, "later_s": 0.0}
     monkeypatch.setattr(time, "perf_counter_ns", lambda: 0)  # a candidate's patch after the harness was built
     result = h.run(lambda xs: xs[0] * 2, lambda s: seeds.append(s) or [float(s)], plan)
     assert result["reps"] == 5 and len(result["timed"]["samples_ns"]) == 5
     assert all(ns > 0 for ns in result["timed"]["samples_ns"])  # the bound clock, not the patched one
-    assert seeds[-5:] == [100, 101, 102, 103, 104]  # every timed call its own seed
+    assert seeds == [7, 3, 11, 100, 57, 9, 1000, 42]  # every call the seed the plan gives it, in order
     assert len(set(seeds)) == len(seeds) == 8  # 2 checks, the warm-up's one input set, 5 timed calls: all fresh
     assert result["kept"][-1]["rep"] == 4 and len(result["kept"]) in (2, 3)  # the last, and 2 drawn at random
+    assert {k["rep"]: k["seed"] for k in result["kept"]}[4] == 42
     assert result["patched"] == ["time.perf_counter_ns"]
     # every output handed to the sink, by the names the result gives: nothing written to a file
     names = {e[k] for e in result["checks"] + result["kept"] for k in ("output", "later")}

@@ -28,7 +28,15 @@ from roofline.core.errors import RooflineError, UsageError
 from roofline.core.model import RooflinePoint, choose_memory
 from roofline.core.progress import QUIET, Reporter
 from roofline.core.record import Record, Timing, placed_record, with_time
-from roofline.measuring.problem import DTYPES, Problem, ProblemError, build_model, load_problem, make_inputs
+from roofline.measuring.problem import (
+    DTYPES,
+    Problem,
+    ProblemError,
+    build_model,
+    contained,
+    load_problem,
+    make_inputs,
+)
 from roofline.measuring.target import Target, resolve_target
 from roofline.measuring.untrusted import Timed, TimerSettings, time_candidate, time_reference
 
@@ -37,6 +45,9 @@ INIT_SEED = 0
 # The environment variable the problems of suites/sol read their sizes from (`scale=`, `--scale`).
 SCALE_VAR = "SOL_SCALE"
 TIMING_METHODS = {"cupti": "untrusted-cupti", "cpu": "untrusted-cpu"}
+# A problem of a folder gets this long in its worker: the reference's and the candidate's answers (each up to
+# TimerSettings.timeout_s) and a minute for the analysis and the process's start.
+PROBLEM_EXTRA_S = 60.0
 
 
 @dataclass
@@ -274,6 +285,10 @@ def sol(path: str | Path, *, gpu: str | None = None, dtype: str | None = None, t
         validate.choice("sol", "dtype", dtype, tuple(DTYPES))
     if scale is not None and (isinstance(scale, bool) or not isinstance(scale, int) or scale < 1):
         raise UsageError(f"sol: {validate.arg_name('scale')} must be a positive whole number, got {scale!r}")
+    if settings is not None:  # where the tolerances enter: an infinite one passes an output of zeros
+        if not isinstance(settings, TimerSettings):
+            raise UsageError(f"sol: settings must be a TimerSettings, got {type(settings).__name__}")
+        settings.check()
     if candidate is not None and not time:
         on_cli = validate.arg_name("time") == "--time"
         raise UsageError("--candidate is timed: add --time" if on_cli else "candidate= is timed: pass time=True")
@@ -289,16 +304,15 @@ def sol(path: str | Path, *, gpu: str | None = None, dtype: str | None = None, t
                          "--gpu to time here, or --time for the speed of light alone)")
     run = SolRun([], target, time, scale, dtype)
     with scaled(scale) as env:
+        if time and many:  # each problem in a worker process: a crash, an OOM or a hang is that problem's line
+            run.results = _in_workers(pairs, target, dtype, settings or TimerSettings(), env, progress)
+            return run
         for i, (f, cand) in enumerate(pairs):
             progress.status(f"{i + 1}/{len(pairs)} {f.stem}")
             result = ProblemResult(f, cand)
             run.results.append(result)
             try:
-                problem = load_problem(f)
-                result.sol, result.dtype, result.inputs = analyse(problem, target, dtype)
-                result.notes += result.sol.notes()
-                if time:
-                    _time(result, problem, target, dtype, settings or TimerSettings(), env, progress)
+                _one(result, target, dtype, time, settings or TimerSettings(), env, progress)
             except RooflineError as exc:
                 if not many:
                     raise
@@ -307,9 +321,75 @@ def sol(path: str | Path, *, gpu: str | None = None, dtype: str | None = None, t
             except Exception as exc:  # a problem's own failure is one line of the run
                 if not many:
                     raise ProblemError(f"{f.name}: {type(exc).__name__}: {exc}") from exc
-                result.error = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
+                result.error = _first(exc)
                 progress.notice(f"{f.name}: {result.error}")
     return run
+
+
+def _first(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text.splitlines()[0] if text else ''}"
+
+
+def _in_workers(pairs: list[tuple[Path, Path | None]], target: Target, dtype: str | None, settings: TimerSettings,
+                env: dict[str, str], progress: Reporter) -> list[ProblemResult]:
+    """Each problem in a worker process (measuring/workers.py), one line of progress per problem; a problem whose
+    worker crashed, ran out of memory or hung is its own `failed` result, and the others go on."""
+    from roofline.measuring.workers import Pool
+
+    pool = Pool(_work, 2 * settings.timeout_s + PROBLEM_EXTRA_S)
+    results = []
+    try:
+        for i, (f, cand) in enumerate(pairs):
+            progress.status(f"{i + 1}/{len(pairs)} {f.stem}")
+            out = pool.run((f, cand, target, dtype, settings, env), progress)
+            result = out.value if out.failed is None else ProblemResult(f, cand, error=out.failed)
+            if result.error:
+                progress.notice(f"{f.name}: {result.error}")
+            results.append(result)
+    finally:
+        pool.close()
+    return results
+
+
+def _work(task: tuple[Any, ...], progress: Reporter) -> tuple[ProblemResult, bool]:
+    """One problem in a worker: its result, and whether the process can take the next (its CUDA context works)."""
+    f, cand, target, dtype, settings, env = task
+    os.environ.update(env)  # SOL_SCALE: the problem's sizes are module constants
+    result = ProblemResult(f, cand)
+    try:
+        _one(result, target, dtype, True, settings, env, progress)
+    except RooflineError as exc:
+        result.error = _unnamed(str(exc), f)
+    except Exception as exc:  # a problem's own failure is one line of the run
+        result.error = _first(exc)
+    return result, _device_works()
+
+
+def _device_works() -> bool:
+    """False when this process's CUDA context no longer runs work (an illegal access, a device-side assert)."""
+    import torch
+
+    if not torch.cuda.is_initialized():
+        return True
+    try:
+        torch.cuda.synchronize()
+        torch.zeros(1, device="cuda").add_(1).item()
+    except Exception:  # any error here: the context is unusable
+        return False
+    return True
+
+
+def _one(result: ProblemResult, target: Target, dtype: str | None, time: bool, settings: TimerSettings,
+         env: dict[str, str], progress: Reporter) -> None:
+    """Load, bound and (with `time`) time one problem into `result`."""
+    f = result.path
+    with contained(f.name):  # sys.exit() or os._exit() in the problem's code: its failure, not ours
+        problem = load_problem(f)
+        result.sol, result.dtype, result.inputs = analyse(problem, target, dtype)
+        result.notes += result.sol.notes()
+        if time:
+            _time(result, problem, target, dtype, settings, env, progress)
 
 
 # -- records

@@ -15,9 +15,12 @@ None keeps the problem's own.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import itertools
+import os
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -35,6 +38,41 @@ _loaded = itertools.count()
 
 class ProblemError(RooflineError):
     """A problem or candidate file that cannot be loaded, built or run: one line naming the file."""
+
+
+class _Exit(BaseException):
+    """os._exit called by a problem's code while `contained` runs it (a BaseException: the problem's own `except
+    Exception` does not swallow it)."""
+
+    def __init__(self, code: Any) -> None:
+        super().__init__(code)
+        self.code = code
+
+
+@contextlib.contextmanager
+def contained(name: str) -> Iterator[None]:
+    """Run a problem's code (its import, Model, get_inputs, the timed calls) in this block: sys.exit() and
+    os._exit() in it end the problem, one ProblemError naming `name`, never the command (exit status 0, no
+    output, no document: a problem that exits is a problem that failed). os._exit is replaced in this process
+    only while the block runs (a process forked meanwhile keeps the real one)."""
+    real, owner = os._exit, os.getpid()
+
+    def refuse(code: int) -> None:
+        if os.getpid() != owner:  # a child forked by the problem's code exits as it asked
+            real(code)
+        raise _Exit(code)
+
+    os._exit = refuse  # type: ignore[assignment]
+    try:
+        yield
+    except SystemExit as exc:
+        raise ProblemError(f"{name}: it called sys.exit({exc.code!r}): a problem's code returns, it does not end "
+                           "the process") from None
+    except _Exit as exc:
+        raise ProblemError(f"{name}: it called os._exit({exc.code!r}): a problem's code returns, it does not end "
+                           "the process") from None
+    finally:
+        os._exit = real
 
 
 @dataclass(frozen=True)
@@ -82,9 +120,9 @@ def load_problem(path: str | Path, candidate: str | Path | None = None) -> Probl
     """The problem file (Model, get_inputs, get_init_inputs) and, when given, the candidate's (ModelNew)."""
     module = load_module(path)
     missing = [n for n in PROBLEM_NAMES if not hasattr(module, n)]
-    if missing:
-        raise ProblemError(f"{Path(path).name}: not a problem file: it defines no {', '.join(missing)} (a problem "
-                           "defines class Model(nn.Module), get_inputs() and get_init_inputs())")
+    if missing:  # not a file of its kind: bad input, exit status 2 (docs/guide.md), as a missing file is
+        raise UsageError(f"{Path(path).name}: not a problem file: it defines no {', '.join(missing)} (a problem "
+                         "defines class Model(nn.Module), get_inputs() and get_init_inputs())")
     cand = None
     if candidate is not None:
         cand = load_module(candidate, "candidate")

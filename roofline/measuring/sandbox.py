@@ -35,6 +35,9 @@ ENV_PREFIXES = ("CUDA_", "NVIDIA_", "PYTORCH_", "TORCH_", "NCCL_", "CUBLAS_", "C
 ENV_SECRET_WORDS = ("TOKEN", "SECRET", "KEY", "PASSWORD", "CREDENTIAL", "AUTH")
 # prctl(2): PR_SET_CHILD_SUBREAPER.
 PR_SET_CHILD_SUBREAPER = 36
+# prctl(2): PR_SET_DUMPABLE; 0 makes this process's /proc entries (fd, cwd, mem, environ) closed to processes of
+# the same user without CAP_SYS_PTRACE.
+PR_SET_DUMPABLE = 4
 # Rounds of killing the tree before giving up (each round kills every process found; a fork bomb faster than
 # that is beyond this sandbox: docs/sol.md).
 KILL_ROUNDS = 200
@@ -42,6 +45,7 @@ KILL_ROUNDS = 200
 _lock = threading.Lock()
 _live: set[int] = set()  # the sandboxes' own child processes now running (their pids)
 _subreaper = False
+_running = 0  # sandboxes running now: this process is not dumpable while any is
 
 
 def sandbox_env(environ: dict[str, str], extra: dict[str, str], home: Path) -> dict[str, str]:
@@ -75,11 +79,9 @@ def python_command(module: str, *args: str) -> list[str]:
 
 def _become_subreaper() -> None:
     global _subreaper
-    if _subreaper or not sys.platform.startswith("linux"):
+    if _subreaper:
         return
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0:
-        _subreaper = True
+    _subreaper = _prctl(PR_SET_CHILD_SUBREAPER, 1)
 
 
 @contextlib.contextmanager
@@ -96,10 +98,35 @@ def started(pid: int) -> None:
         _live.add(pid)
 
 
-def prepare() -> None:
-    """Before starting a sandbox's child: this process a child subreaper (Linux)."""
+def _prctl(option: int, value: int) -> bool:
+    if not sys.platform.startswith("linux"):
+        return False
+    return int(ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)) == 0
+
+
+def subreaper() -> None:
+    """This process a child subreaper (Linux): the orphans of its descendants come back to it."""
     with _lock:
         _become_subreaper()
+
+
+def prepare() -> None:
+    """Before starting a sandbox's child: this process a child subreaper, and not dumpable until `release`."""
+    global _running
+    with _lock:
+        _become_subreaper()
+        if _running == 0:
+            _prctl(PR_SET_DUMPABLE, 0)
+        _running += 1
+
+
+def release() -> None:
+    """After a sandbox's tree has ended: dumpable again when no other sandbox runs."""
+    global _running
+    with _lock:
+        _running = max(0, _running - 1)
+        if _running == 0:
+            _prctl(PR_SET_DUMPABLE, 1)
 
 
 def _parents() -> dict[int, int]:

@@ -50,6 +50,9 @@ LATER_S = 0.05
 TIMEOUT_S = 600.0
 # A relative tolerance of 1 or more passes an output of zeros (|0 - expected| <= 1 x |expected|): no check.
 MAX_RTOL = 1.0
+# A candidate's call whose stream time exceeds its device time by more than this, and by more than the device time
+# itself, did its work off the device (on the host, in another process): a millisecond is hundreds of launches.
+HOST_GAP_FLOOR_S = 1e-3
 # Seeds are drawn below this (torch.manual_seed takes any 64-bit value; the offsets must stay in range).
 SEED_RANGE = 2**31
 
@@ -71,6 +74,10 @@ class TimerSettings:
     atol: float | None = None
 
     def __post_init__(self) -> None:
+        self.check()
+
+    def check(self) -> None:
+        """The tolerances refused that would check nothing (NaN, inf, an rtol of 1 or more): UsageError."""
         from roofline.core import validate
 
         for name in ("rtol", "atol"):
@@ -83,8 +90,11 @@ class TimerSettings:
                 raise UsageError(f"{validate.arg_name('rtol')} must be below {MAX_RTOL:g}, got {value!r}: |actual - "
                                  "expected| <= rtol x |expected| then passes an output of zeros")
 
-    def plan(self, seed: int) -> dict[str, Any]:
-        return {"seed": seed, "checks": max(1, self.checks), "keep": self.keep, "warmup_s": self.warmup_s,
+    def plan(self) -> dict[str, Any]:
+        """The harness's plan: counts, budgets, and every call's seed, each drawn on its own (new_seed)."""
+        seeds = {"checks": [new_seed() for _ in range(max(1, self.checks))], "warmup": new_seed(),
+                 "timed": [new_seed() for _ in range(max(self.max_reps, self.min_reps))]}
+        return {"seeds": seeds, "checks": max(1, self.checks), "keep": self.keep, "warmup_s": self.warmup_s,
                 "rep_s": self.rep_s, "min_reps": self.min_reps, "max_reps": self.max_reps,
                 "later_s": self.later_s}
 
@@ -303,10 +313,13 @@ class _Child:
                 os.close(fd)
             except OSError:
                 pass
-        self.escaped = sandbox.escaped(self.proc.pid, self._before)
-        sandbox.end_tree(self.proc.pid, self._before)
-        self.proc.wait()
-        self.stderr.join()
+        try:
+            self.escaped = sandbox.escaped(self.proc.pid, self._before)
+            sandbox.end_tree(self.proc.pid, self._before)
+            self.proc.wait()
+            self.stderr.join()
+        finally:
+            sandbox.release()
 
 
 class _Tail:
@@ -375,7 +388,7 @@ def _exchange(child: _Child, problem_path: str | Path, candidate_path: str | Pat
     ready = child.receive(settings.timeout_s)
     if ready is None or "error" in ready:
         return ready, "building ModelNew"
-    child.send(settings.plan(new_seed()))
+    child.send(settings.plan())
     return child.receive(settings.timeout_s), "running ModelNew"
 
 
@@ -406,7 +419,7 @@ def time_reference(model: Any, inputs_for: Callable[[int], list[Any]], device: s
     harness = Harness(device, outputs.__setitem__, flush=settings.flush)
     with torch.no_grad():
         try:
-            result = harness.run(lambda xs: model(*xs), inputs_for, settings.plan(new_seed()))
+            result = harness.run(lambda xs: model(*xs), inputs_for, settings.plan())
         except Exception as exc:  # the reference raised: the problem cannot be timed
             text = str(exc).strip().splitlines()
             return Timed("reference", failed=f"Model raised {type(exc).__name__}: {text[0] if text else ''}")
@@ -432,12 +445,33 @@ def conclude(who: str, result: dict[str, Any], reference: Callable[[int], Any], 
         timed.refused += calls.problems
         if timed.samples_s and not any(timed.samples_s):
             timed.notes.append("the calls launched no device work")
+        if raw.get("persisting_l2_bytes"):
+            timed.refused.append(f"set aside {int(raw['persisting_l2_bytes'])} bytes of persisting L2 (an access-"
+                                 "policy window): its lines survive the L2 flush between calls, so a call reads "
+                                 "its inputs from the L2, not DRAM")
+        if who == "candidate" and (gap := host_gap(timed.samples_s, timed.spans_s)) is not None:
+            timed.refused.append(gap)
     if result.get("patched"):
         timed.refused.insert(0, _patched_reason(result["patched"]))
     timed.wrong = _check_outputs(result, reference, settings, device, timed, outputs)
     if (lax := _checks_nothing(result, reference, settings)) is not None:
         timed.refused.append(lax)
     return timed
+
+
+def host_gap(samples_s: list[float], spans_s: list[float]) -> str | None:
+    """Why a candidate's calls did their work off the device: the median stream time (marker to marker on the
+    caller's stream) above the median device time by more than HOST_GAP_FLOOR_S and by more than that device time
+    (work on the host or another process is not device time); None otherwise."""
+    if not samples_s or not spans_s:
+        return None
+    device, span = median(samples_s), median(spans_s)
+    gap = span - device
+    if gap <= HOST_GAP_FLOOR_S or gap <= device:
+        return None
+    return (f"each call held the caller's stream {span * 1e3:.3g} ms for {device * 1e3:.3g} ms of device work: "
+            "the rest was done off the device (on the host or in another process), which device time does not "
+            "count")
 
 
 def _zeros(value: Any) -> Any:

@@ -45,6 +45,9 @@ MARKER_CYCLES = 1000
 MARKER_NAME = "spin_kernel"
 # Device activities that are work: kernels, copies and memsets (not synchronisations or annotations).
 WORK_KINDS = frozenset({"kernel", "gpu_memcpy", "gpu_memset"})
+# cuCtxGetLimit/cuCtxSetLimit's CU_LIMIT_PERSISTING_L2_CACHE_SIZE (cuda.h): the L2 set aside for persisting
+# accesses (an access-policy window); the harness sets it to 0 and reads it after every timed call.
+CU_LIMIT_PERSISTING_L2_CACHE_SIZE = 0x06
 # The names whose replacement by the candidate is refused: what a timer in its process would use.
 GUARDED: tuple[tuple[str, str], ...] = (
     ("time", "perf_counter"), ("time", "perf_counter_ns"), ("time", "monotonic"), ("time", "monotonic_ns"),
@@ -63,9 +66,6 @@ GUARDED: tuple[tuple[str, str], ...] = (
     ("torch._C._autograd._KinetoEvent", "device_resource_id"), ("torch._C._autograd._KinetoEvent", "device_type"),
     ("torch._C._autograd._KinetoEvent", "is_user_annotation"), ("torch._C._autograd._KinetoEvent", "activity_type"),
 )
-# In seeds: the checks' and the warm-up's inputs are made from seeds apart from the timed calls' (seed + i).
-CHECK_SEED_OFFSET = 1_000_003
-WARMUP_SEED_OFFSET = 2_000_003
 
 
 def _resolve(dotted: str) -> Any:
@@ -158,6 +158,7 @@ class Harness:
         self.guards = guard_snapshot()
         self._threads_before = set(_threads())  # the later look waits only for threads started after this
         self.kinds = WORK_KINDS
+        self._persisting: Callable[[], int] | None = None
         if self.cuda:
             from torch.autograd import ProfilerActivity
 
@@ -170,6 +171,7 @@ class Harness:
             l2 = getattr(torch.cuda.get_device_properties(device), "L2_cache_size", 0) or DEFAULT_L2_BYTES
             self.flush = L2Flush(device, int(FLUSH_L2_MULTIPLE * l2) if flush else 0)
             self._sync()
+            self._persisting = persisting_l2()
 
     def bind_profiler(self, activity: Any) -> None:
         """Bind the CUPTI session's C entry points and its records' accessors (Kineto's, which torch.profiler
@@ -249,20 +251,22 @@ class Harness:
     # -- one run
     def run(self, call: Callable[[list[Any]], Any], inputs_for: Callable[[int], list[Any]],
             plan: dict[str, Any]) -> dict[str, Any]:
-        """Checks, warm-up, timed calls and the later look (module docstring); `plan`: seed, checks, keep,
-        warmup_s, rep_s, min_reps, max_reps, later_s. Returns what the parent needs, as JSON data; the outputs go
-        to the sink, named as the result says."""
-        seed = int(plan["seed"])
+        """Checks, warm-up, timed calls and the later look (module docstring); `plan`: checks, keep, warmup_s,
+        rep_s, min_reps, max_reps, later_s, seeds (checks, warmup, timed: each call's own, drawn independently by
+        the parent, so that a seed seen tells nothing of the next one). Returns what the parent needs, as JSON
+        data; the outputs go to the sink, named as the result says."""
+        seeds = plan["seeds"]
+        check_seeds, timed_seeds = [int(x) for x in seeds["checks"]], [int(x) for x in seeds["timed"]]
         result: dict[str, Any] = {"device": self.device, "checks": []}
         for j in range(int(plan["checks"])):
-            s = seed + CHECK_SEED_OFFSET + j
+            s = check_seeds[j % len(check_seeds)]
             out = call(inputs_for(s))
             self._wait()
             at_return = self._keep(self.snapshot(out), f"check{j}")
             self._settle(float(plan["later_s"]))
             result["checks"].append({"seed": s, "output": at_return,
                                      "later": self._keep(self.snapshot(out), f"check{j}-later")})
-        xs = inputs_for(seed + WARMUP_SEED_OFFSET)
+        xs = inputs_for(int(seeds["warmup"]))
         t0 = self._clock()
         sample = call(xs)  # its structure tells the snapshot's device work apart (_timed_cuda)
         self._wait()
@@ -272,13 +276,14 @@ class Harness:
             call(xs)
         self._wait()
         reps = max(int(plan["min_reps"]), min(int(plan["max_reps"]), int(float(plan["rep_s"]) / max(first_s, 1e-7))))
+        reps = min(reps, len(timed_seeds))
         keep = sorted({reps - 1, *_system_random.sample(range(reps), min(int(plan["keep"]), reps))})
-        result.update(first_call_s=first_s, warmup_calls=warm + 1, reps=reps, seed=seed)
+        result.update(first_call_s=first_s, warmup_calls=warm + 1, reps=reps)
         kept: dict[int, tuple[Any, Any]] = {}
         timed = self._timed_cuda if self.cuda else self._timed_cpu
-        result["timed"] = timed(call, inputs_for, seed, reps, set(keep), kept, sample)
+        result["timed"] = timed(call, inputs_for, timed_seeds[:reps], set(keep), kept, sample)
         self._settle(float(plan["later_s"]))
-        result["kept"] = [{"rep": i, "seed": seed + i,
+        result["kept"] = [{"rep": i, "seed": timed_seeds[i],
                            "output": self._keep(snap, f"rep{i}"),
                            "later": self._keep(self.snapshot(live), f"rep{i}-later")}
                           for i, (snap, live) in sorted(kept.items())]
@@ -300,11 +305,11 @@ class Harness:
                 t.join(max(0.0, deadline - self._now()))
         self._wait()
 
-    def _timed_cpu(self, call: Callable[[list[Any]], Any], inputs_for: Callable[[int], list[Any]], seed: int,
-                   reps: int, keep: set[int], kept: dict[int, tuple[Any, Any]], _: Any) -> dict[str, Any]:
+    def _timed_cpu(self, call: Callable[[list[Any]], Any], inputs_for: Callable[[int], list[Any]], seeds: list[int],
+                   keep: set[int], kept: dict[int, tuple[Any, Any]], _: Any) -> dict[str, Any]:
         samples = []
-        for i in range(reps):
-            xs = inputs_for(seed + i)
+        for i, seed in enumerate(seeds):
+            xs = inputs_for(seed)
             t0 = self._clock()
             out = call(xs)
             t1 = self._clock()
@@ -313,28 +318,57 @@ class Harness:
             samples.append(t1 - t0)
         return {"method": "cpu", "samples_ns": samples}
 
-    def _timed_cuda(self, call: Callable[[list[Any]], Any], inputs_for: Callable[[int], list[Any]], seed: int,
-                    reps: int, keep: set[int], kept: dict[int, tuple[Any, Any]], sample_out: Any) -> dict[str, Any]:
+    def _timed_cuda(self, call: Callable[[list[Any]], Any], inputs_for: Callable[[int], list[Any]], seeds: list[int],
+                    keep: set[int], kept: dict[int, tuple[Any, Any]], sample_out: Any) -> dict[str, Any]:
         # each piece of the harness's own work between calls, as the session will see it
-        layout = {"inputs": self._names(lambda: inputs_for(seed - 1)), "flush": self._names(self.flush),
+        layout = {"inputs": self._names(lambda: inputs_for(seeds[0])), "flush": self._names(self.flush),
                   "snapshot": self._names(lambda: self.snapshot(sample_out))}
         marker = self._session(self._mark)
         stream = marker[0][1] if marker else -1
 
+        persisting: list[int] = []  # the persisting-L2 limit after each call, before the next flush
+        read = self._persisting
+
         def loop() -> None:
-            for i in range(reps):
-                xs = inputs_for(seed + i)
+            for i, seed in enumerate(seeds):
+                xs = inputs_for(seed)
                 self.flush()
                 self._mark()
                 out = call(xs)
                 self._mark()
                 self._sync()
+                if read is not None:
+                    persisting.append(read())
                 if i in keep:
                     kept[i] = (self.snapshot(out), out)
 
         acts = self._session(loop)
-        return {"method": "cupti", "activities": acts, "marker": MARKER_NAME, "marker_stream": stream,
+        return {"method": "cupti", "persisting_l2_bytes": max(persisting, default=0), "activities": acts,
+                "marker": MARKER_NAME, "marker_stream": stream,
                 "layout": layout, "keep": sorted(keep)}
+
+
+def persisting_l2() -> Callable[[], int] | None:
+    """Set the current context's persisting-L2 limit to 0 and return a reader of it (the driver's entry points,
+    bound now); None where the driver cannot be loaded or has no such limit. A candidate that sets an
+    access-policy window needs the limit above 0 for its lines to persist through the L2 flush between calls."""
+    import ctypes
+
+    try:
+        lib = ctypes.CDLL("libcuda.so.1")
+        get, put = lib.cuCtxGetLimit, lib.cuCtxSetLimit
+    except (OSError, AttributeError):
+        return None
+    get.argtypes, put.argtypes = [ctypes.POINTER(ctypes.c_size_t), ctypes.c_int], [ctypes.c_int, ctypes.c_size_t]
+    if put(CU_LIMIT_PERSISTING_L2_CACHE_SIZE, 0) != 0:
+        return None
+    value = ctypes.c_size_t(0)
+
+    def read() -> int:
+        value.value = 0
+        return int(value.value) if get(ctypes.byref(value), CU_LIMIT_PERSISTING_L2_CACHE_SIZE) == 0 else 0
+
+    return read
 
 
 # -- the child process

@@ -80,9 +80,10 @@ def receive(header: dict[str, Any], buffered: bytes, fd: int, deadline: float) -
     for meta in header["tensors"]:
         n = int(meta["nbytes"])
         raw = torch.empty(n, dtype=torch.uint8)
-        view = memoryview(raw.numpy()) if n else memoryview(b"")  # type: ignore[arg-type]
+        view = memoryview(raw.numpy()) if n else memoryview(bytearray())  # type: ignore[arg-type]
         take = min(n, len(buffered))
-        view[:take] = buffered[:take]
+        if take:
+            view[:take] = buffered[:take]
         buffered = buffered[take:]
         got = take
         while got < n:
