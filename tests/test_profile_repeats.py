@@ -188,3 +188,30 @@ def test_profile_groups_by_default_and_no_group_gives_the_raw_rows(capsys: pytes
     code, out, err = run(capsys, "profile", script, "--no-time", "--gpu", "h100", "--top", "3", "--no-group")
     assert code == 0, err
     assert "{0..3}" not in out and len(re.findall(r" addmm +layers\.\d ", out)) == 3
+
+
+def residual_doc() -> Document:
+    """4 layers, each with two GEMMs (o_proj, down_proj) whose outputs one residual add record reads (the add's
+    two calls share a record: the same module, op and shapes)."""
+    records, dataflow = [], []
+    for i in range(4):
+        m = f"model.layers.{i}"
+        dataflow += [[len(records), len(records) + 2, 1e6, 1], [len(records) + 1, len(records) + 2, 1e6, 1]]
+        records += [rec("aten::mm", f"{m}.self_attn.o_proj", 2 * US, [[128, 256], [256, 256]]),
+                    rec("aten::mm", f"{m}.mlp.down_proj", 2 * US, [[128, 512], [512, 256]]),
+                    rec("aten::add.Tensor", m, 1 * US, [[128, 256], [128, 256]])]
+    summary = {"name": "residual", "mode": "analytic", "roofline_time_s": 20 * US, "calls": len(records),
+               "dataflow": dataflow, "without_formula": [], "notes": []}
+    return Document(device={"kind": "gpu", "name": "NVIDIA H200"}, records=records, extra={"profile": summary})
+
+
+def test_two_fusions_that_would_read_alike_are_named_by_their_modules() -> None:
+    """Seen on Llama-3.2-1B's analytic profile: 'GEMM/conv epilogue: mm -> add in model.layers.{0..15}' twice
+    (o_proj -> residual add, down_proj -> residual add)."""
+    doc = residual_doc()
+    fusions = [f for f in profile_view(doc).whatif.fusions if f.ops == ("mm", "add")]
+    assert sorted(f.module for f in fusions) == ["model.layers.{0..3}.mlp.down_proj, model.layers.{0..3}",
+                                                 "model.layers.{0..3}.self_attn.o_proj, model.layers.{0..3}"]
+    text = render(whatif_view(profile_view(doc).whatif), 120)
+    labels = [line.strip() for line in text.splitlines() if line.strip().startswith("in ")]
+    assert len(labels) == len(set(labels)) == 2

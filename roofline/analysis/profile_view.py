@@ -22,13 +22,13 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from roofline.analysis.predict import from_database
-from roofline.analysis.repeats import index_label, repeated
+from roofline.analysis.repeats import index_label, pattern, repeated
 from roofline.analysis.whatif import (
     BACKWARD_MARK,
     OPTIMIZER,
@@ -44,7 +44,7 @@ from roofline.core.counters import excess_basis
 from roofline.core.document import Document, clean_json
 from roofline.core.errors import UsageError
 from roofline.core.notes import without
-from roofline.core.record import Record
+from roofline.core.record import ROOT_MODULE, Record
 from roofline.core.summary import ProfileSummary
 
 BY = ("op", "module", "kernel", "phase")  # the roll-ups, by op type, module group, device kernel, phase
@@ -275,8 +275,25 @@ def profile_view(doc: Document, top: int = TOP, by: str = "op", depth: int | Non
 
 
 def grouped(w: WhatIf, records: Sequence[Record]) -> WhatIf:
-    """The what-if with the fusions of repeated blocks one each (analysis/repeats.py)."""
-    return dataclasses.replace(w, fusions=tuple(group_fusions(w.fusions, records)))
+    """The what-if with the fusions of repeated blocks one each (analysis/repeats.py), none reading as another."""
+    return dataclasses.replace(w, fusions=tuple(apart(group_fusions(w.fusions, records), records)))
+
+
+def apart(fusions: Sequence[Fusion], records: Sequence[Record]) -> list[Fusion]:
+    """The fusions, those that would read alike (kind, ops and module: a layer's o_proj -> residual add and its
+    down_proj -> residual add, both 'mm -> add in model.layers.{0..15}') named by their records' modules
+    instead, in program order ('model.layers.{0..15}.self_attn.o_proj, model.layers.{0..15}')."""
+    seen = Counter((f.kind, f.ops, f.module) for f in fusions)
+    out = []
+    for f in fusions:
+        if seen[f.kind, f.ops, f.module] > 1:
+            alike: dict[str, list[str]] = defaultdict(list)
+            for i in f.records:
+                alike[pattern(records[i].module or "")].append(records[i].module or "")
+            f = dataclasses.replace(f, module=", ".join(index_label(list(dict.fromkeys(m))) or ROOT_MODULE
+                                                        for m in alike.values()))
+        out.append(f)
+    return out
 
 
 def group_fusions(fusions: Sequence[Fusion], records: Sequence[Record]) -> list[Fusion]:
