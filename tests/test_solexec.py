@@ -337,9 +337,10 @@ def test_a_candidates_verdict_carries_its_sol_score_against_the_fused_bound() ->
 def test_fast_p_counts_every_candidate_in_its_denominator() -> None:
     from roofline.analysis.sol import FAILED, OK, WRONG, Verdict, fast_p
 
-    verdicts = [Verdict(OK, speedup=2.0), Verdict(OK, speedup=0.9), Verdict(WRONG), Verdict(FAILED)]
-    assert fast_p(verdicts, 0.0) == 0.5  # two correct of four (KernelBench's fast_0)
-    assert fast_p(verdicts, 1.0) == 0.25  # one correct and faster
+    verdicts = [Verdict(OK, speedup=2.0), Verdict(OK, speedup=0.9), Verdict(OK, speedup=1.0), Verdict(WRONG),
+                Verdict(FAILED)]
+    assert fast_p(verdicts, 0.0) == 0.6  # three correct of five (KernelBench's fast_0)
+    assert fast_p(verdicts, 1.0) == 0.2  # one correct and faster: 1.0x is not (speedup > p)
     assert fast_p([], 1.0) is None
 
 
@@ -423,3 +424,19 @@ def test_on_a_gpu_every_workload_is_timed_and_scored(capsys: pytest.CaptureFixtu
     assert code == 0, err
     norm = json.loads((tmp_path / "norm.json").read_text())["records"]
     assert len(norm) == 14 and all(r["sol"]["verdict"]["time_s"] >= r["sol"]["fused_s"] for r in norm)
+
+
+def test_a_folder_of_problem_folders_is_one_run_with_a_solution_per_folder(tmp_path: Path) -> None:
+    from roofline.core.errors import UsageError
+    from roofline.measuring.solexec import is_problem, rows
+
+    for src in (RMSNORM, MATMUL):
+        _copy(src, tmp_path / "set" / src.name)
+    assert is_problem(tmp_path / "set") and not is_problem(tmp_path)  # `set` holds problem folders; tmp_path one
+    assert len(rows(tmp_path / "set")) == 17  # 3 + 14 workloads, folders in name order
+    (tmp_path / "solutions").mkdir()
+    with pytest.raises(UsageError, match=r"no NAME\.json or NAME\.py for any problem folder NAME here"):
+        rows(tmp_path / "set", tmp_path / "solutions")
+    (tmp_path / "solutions" / "custom_inputs_matmul.json").write_text((MATMUL / "solution_python.json").read_text())
+    found = rows(tmp_path / "set", tmp_path / "solutions")
+    assert [r.candidate is not None for r in found] == [True] * 3 + [False] * 14

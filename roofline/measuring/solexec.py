@@ -105,6 +105,9 @@ def rows(path: str | Path, candidate: str | Path | None = None) -> list[Row]:
     folders = problem_folders(path)
     if not folders:
         raise UsageError(f"{path}: no SOL-ExecBench problem ({DEFINITION} and {WORKLOADS}) here")
+    if candidate is not None and len(folders) > 1 and not any(_candidate_of(f, candidate, True) for f in folders):
+        raise UsageError(f"--candidate {candidate}: no NAME.json or NAME.py for any problem folder NAME here "
+                         f"({', '.join(f.name for f in folders[:3])}{', ...' if len(folders) > 3 else ''})")
     out: list[Row] = []
     for folder in folders:
         definition, works = read_problem(folder)
