@@ -25,6 +25,7 @@ from roofline.ci.judge import judge
 from roofline.cli.app import app
 from roofline.cli.report import report_cmd
 from roofline.core.document import Document, dumps, read_document
+from roofline.core.record import Record
 from roofline.report.chart.model import chart_model, point_numbers
 from roofline.report.html import ROLLUP_ROWS, TIP_NAMES, report_html
 
@@ -453,3 +454,36 @@ def test_memory_roof_labels_cover_no_point_and_no_other_label(browser: Any, page
         assert clashes == [], (path.name, clashes)
         if path == page:
             assert count == 4  # datasheet DRAM; measured DRAM, L2 and shared memory
+
+
+def _analytic(op: str, dtype: str, flops: float, module: str) -> dict[str, Any]:
+    return {"op": op, "variant": None, "params": {}, "dtype": dtype, "flops": flops, "bytes_read": 1e6,
+            "bytes_written": 1e6, "bytes": 2e6, "arithmetic_intensity": flops / 2e6, "gpu": "h100",
+            "peak_flops_per_s": 67e12, "peak_bytes_per_s": 3.35e12, "ridge_point": 20.0, "bound": "memory",
+            "roofline_time_s": 2e6 / 3.35e12, "time_s": None, "module": module, "count": 1}
+
+
+@pytest.mark.xfail(strict=True, reason="needs roofline/report/chart/model.py _title to list the dtypes of the "
+                   "compute (issue 52); remove this mark with that change")
+def test_a_profile_title_lists_the_dtypes_of_its_compute_not_its_indices() -> None:
+    """Issue 52: an fp32 profile's title read 'int64, fp32' for one aten::arange (position ids): 64 FLOPs beside
+    the GEMM's 2 x 512^3 = 2.7e8."""
+    doc = Document(device={"kind": "gpu", "name": "NVIDIA H100"},
+                   records=[Record.from_dict(_analytic("aten::add.Tensor", "int64", 64.0, "model")),
+                            Record.from_dict(_analytic("aten::mm", "fp32", 2 * 512**3, "model.layers.0.mlp"))],
+                   extra={"profile": {"name": "p", "mode": "analytic", "calls": 2, "notes": []}})
+    title = chart_model([doc]).title
+    assert "fp32" in title and "int64" not in title
+
+
+def test_module_cells_break_between_path_components_never_inside_a_name() -> None:
+    """Issue 52: module cells wrapped mid-word ('LlamaForCausalLM.model.no' / 'rm'): a break opportunity after each
+    dot before a name, none inside a name or a number, and the CSS breaks a word only when it alone overflows."""
+    from roofline.report.html import _breakable
+
+    assert _breakable("model.layers.{0..15}.post_attention_layernorm") == \
+        "model.<wbr>layers.<wbr>{0..15}.<wbr>post_attention_layernorm"
+    assert "<wbr>" not in _breakable("0.125") and _breakable("a<b>.c") == "a&lt;b&gt;.<wbr>c"  # escaped
+    css = (ROOT / "roofline" / "report" / "html_assets" / "report.css").read_text()
+    rule = re.search(r"table\.data td\.wrap \{([^}]*)\}", css)
+    assert rule is not None and "overflow-wrap: break-word" in rule.group(1)  # 'anywhere' shrinks the column
