@@ -40,6 +40,7 @@ COMMANDS: list[tuple[str, str, str, bool]] = [
     ("ops", "roofline.cli.specs", "ops_app", True),
     ("analyze", "roofline.cli.analyze", "analyze_group", True),
     ("baseline", "roofline.cli.check", "baseline_app", True),
+    ("history", "roofline.cli.history", "history_app", True),
     ("compare", "roofline.cli.compare", "compare_app", True),
 ]
 
