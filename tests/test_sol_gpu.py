@@ -129,3 +129,52 @@ def test_an_algebraic_shortcut_is_refused_as_impossible() -> None:
     assert v.status == "impossible", v
     assert "fewer FLOPs than the reference's ops" in v.reason and v.speedup is None
     assert r.verdicts["reference"].ok
+
+
+# -- issue 51's red team on the device (suites/sol/candidates/redteam; the CPU's: tests/test_sol_redteam.py)
+RED51 = ROOT / "suites" / "sol" / "candidates" / "redteam"
+
+
+@pytest.fixture(scope="module")
+def red51() -> dict[str, Any]:
+    names = ("persisting_l2", "other_device", "patch_clock_ns", "time_shift", "cached_by_address", "next_seed",
+             "env_token", "exit_zero")
+    return {n: _run(PROBLEM, RED51 / f"{n}.py") for n in names}
+
+
+def test_a_persisting_l2_window_is_refused(red51: dict[str, Any]) -> None:
+    """Where the device has persisting L2 (compute capability 8.0 on): the limit the candidate set is read after its
+    calls."""
+    import torch
+
+    if torch.cuda.get_device_capability(0) < (8, 0):
+        pytest.skip("persisting L2 needs compute capability 8.0")
+    v = red51["persisting_l2"].verdicts["candidate"]
+    assert v.status == "refused" and "persisting L2" in v.reason, v.reason
+
+
+def test_work_on_the_host_is_refused(red51: dict[str, Any]) -> None:
+    v = red51["other_device"].verdicts["candidate"]
+    assert v.status == "refused" and "done off the device" in v.reason, v.reason
+
+
+def test_the_harness_clock_and_torchs_timers_patched_are_refused_on_the_device(red51: dict[str, Any]) -> None:
+    assert "__main__._clock_ns" in red51["patch_clock_ns"].verdicts["candidate"].reason
+    shifted = red51["time_shift"].verdicts["candidate"]
+    assert shifted.status == "refused" and "torch.cuda.Event.elapsed_time" in shifted.reason
+
+
+def test_cached_outputs_secrets_and_an_early_exit_on_the_device(red51: dict[str, Any]) -> None:
+    assert red51["cached_by_address"].verdicts["candidate"].status == "wrong"
+    assert red51["next_seed"].verdicts["candidate"].ok, red51["next_seed"].verdicts["candidate"].reason
+    assert red51["env_token"].verdicts["candidate"].ok, red51["env_token"].verdicts["candidate"].reason
+    gone = red51["exit_zero"].verdicts["candidate"]
+    assert gone.status == "failed" and "exited with status 0" in gone.reason
+
+
+def test_the_honest_candidates_of_suites_sol_are_still_ok() -> None:
+    for cand in sorted((SUITE / "candidates").glob("*.py")):
+        if cand.stem == "matmul_sum":  # the algebraic shortcut: impossible on purpose
+            continue
+        r = _run(SUITE / cand.name, cand, scale=GPU_SCALE)
+        assert r.verdicts["candidate"].ok, (cand.stem, r.verdicts["candidate"].reason)

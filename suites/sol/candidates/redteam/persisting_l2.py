@@ -11,6 +11,7 @@ import torch
 import torch.nn as nn
 
 cudaLimitPersistingL2CacheSize = 0x06
+cudaDevAttrMaxPersistingL2CacheSize = 108
 cudaStreamAttributeAccessPolicyWindow = 1
 cudaAccessPropertyStreaming, cudaAccessPropertyPersisting = 1, 2
 
@@ -32,8 +33,12 @@ def _cudart() -> ctypes.CDLL:
 
 def persist(t: torch.Tensor) -> None:
     rt = _cudart()
-    props = torch.cuda.get_device_properties(t.device)
-    size = int(getattr(props, "persisting_l2_cache_max_size", 0) or props.L2_cache_size * 3 // 4)
+    most = ctypes.c_int(0)  # cudaDevAttrMaxPersistingL2CacheSize
+    rt.cudaDeviceGetAttribute(ctypes.byref(most), ctypes.c_int(cudaDevAttrMaxPersistingL2CacheSize),
+                              ctypes.c_int(t.device.index or 0))
+    size = int(most.value)
+    if size <= 0:
+        return  # no persisting L2 on this device
     rt.cudaDeviceSetLimit(ctypes.c_int(cudaLimitPersistingL2CacheSize), ctypes.c_size_t(size))
     value = StreamAttrValue()
     value.accessPolicyWindow = AccessPolicyWindow(t.data_ptr(), min(size, t.numel() * t.element_size()), 1.0,
