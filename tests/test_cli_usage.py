@@ -207,7 +207,7 @@ def test_a_first_cpu_calibration_is_said_once(capsys: pytest.CaptureFixture[str]
     assert seeded is not None
     monkeypatch.setattr(calibrate, "lookup", lambda key: None)  # no calibration cached: measured "now"
     monkeypatch.setattr(calibrate, "measure_cpu", lambda say, plan: (seeded[0], {}))
-    monkeypatch.setattr(calibrate, "save", lambda key, ceilings, details: None)
+    monkeypatch.setattr(calibrate, "save", lambda key, ceilings, details: store.store_path())  # written there
     said = f"measured this CPU's roofline (cached in {store.store_path()})"
     doc = tmp_path / "out.json"
     script = write(tmp_path / "step.py", "import torch\ntorch.ones(8) + 1\n")

@@ -169,3 +169,22 @@ def test_a_timed_analyze_with_an_unwritable_cache_exits_0_and_says_so(
     assert code == 0, err
     said = " ".join(err.split())
     assert said.count("not cached") == 1 and "cannot write" in said and "relu" in out
+
+
+def test_with_an_unwritable_cache_no_line_says_the_roof_was_cached_or_stored(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 52: with the cache unwritable, a timed `analyze` said "not cached" and then "measured this CPU's
+    roofline (cached in PATH)", and `calibrate --quick` "not cached" then "stored in PATH": each now says it once,
+    the same way (a stand-in calibration: the wiring, not the CPU)."""
+    from helpers import run
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    monkeypatch.setenv("ROOFLINE_CACHE_DIR", str(blocker / "cache"))
+    monkeypatch.setattr(calibrate_mod, "measure_cpu", lambda *a, **k: (_ceilings(1e10), {}))
+    code, out, err = run(capsys, "analyze", "relu", "--numel", "4096", "--no-kernels")
+    said = " ".join(err.split())
+    assert code == 0 and "cached in" not in said and said.count("not cached") == 1, said
+    code, _out, err = run(capsys, "calibrate", "--quick", "--device", "cpu")
+    said = " ".join(err.split())
+    assert code == 0 and "stored in" not in said and "not stored" in said, said

@@ -147,7 +147,8 @@ def measure_ceilings(quick: bool, device: str | None, json_: bool, output: Path 
     tables = [] if json_ else [calibration_table(ceilings, details),
                                *([l2_sweep_table(details["l2_sweep"])] if details.get("l2_sweep") else [])]
     _emit(calibration_json(ceilings, details), output, force, json_, tables)
-    note(details.get("kept_stored") or f"stored in {store_path()}" + _written(output))
+    stored = f"stored in {store_path()}" if details.get("stored", True) else "not stored (see the note above)"
+    note(details.get("kept_stored") or stored + _written(output))
 
 
 def calibration_json(ceilings: Ceilings, details: dict[str, Any]) -> str:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from roofline.ceilings.store import cpu_key, lookup, save, store_path
+from roofline.ceilings.store import cpu_key, lookup, save
 from roofline.core.device import cuda_index
 from roofline.core.format import si
 from roofline.core.model import Ceilings
@@ -372,12 +372,12 @@ def cpu_ceilings(messages: list[str] | None = None, progress: Progress | None = 
     found = lookup(key)
     if found:
         return found[0]
-    if messages is not None:
-        messages.append(f"measured this CPU's roofline (cached in {store_path()})")
     say = progress or (lambda _msg: None)
     ceilings, details = measure_cpu(lambda msg: say(f"measuring this CPU's roofline (once, then cached): {msg}"),
                                     plan)
-    save(key, ceilings, details)
+    stored = save(key, ceilings, details)  # None: the cache could not be written (its note says so)
+    if messages is not None:
+        messages.append("measured this CPU's roofline" + (f" (cached in {stored})" if stored else ""))
     return ceilings
 
 
@@ -473,8 +473,7 @@ def calibrate(device: str | None = None, quick: bool = False, progress: Progress
         if kept and found:
             return found[0], {**found[1], "kept_stored": kept, "measured": {"compute": ceilings.compute,
                                                                              "memory": ceilings.memory}}
-        save(_this_cpu_key(), ceilings, details)
-        return ceilings, details
+        return ceilings, {**details, "stored": save(_this_cpu_key(), ceilings, details) is not None}
     index = cuda_index(device)
     if index >= len(gpus):
         raise RooflineError(f"no GPU cuda:{index} on this machine")
@@ -484,5 +483,5 @@ def calibrate(device: str | None = None, quick: bool = False, progress: Progress
     from roofline.measuring.calibrate_gpu import calibrate_gpu
 
     ceilings, details = calibrate_gpu(gpu, quick, progress)
-    save(gpu_key(gpu.nvml_name, gpu.driver_version), ceilings, details)
-    return ceilings, details
+    return ceilings, {**details, "stored": save(gpu_key(gpu.nvml_name, gpu.driver_version), ceilings, details)
+                      is not None}
