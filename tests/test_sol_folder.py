@@ -63,7 +63,8 @@ def test_every_problem_of_a_folder_gets_its_own_verdict(timed_folder: dict[str, 
 
 def test_a_folder_run_says_each_problem_on_stderr(timed_folder: dict[str, object]) -> None:
     err = str(timed_folder["err"])
-    assert "b_exit.py: it called sys.exit(0)" in err and "d_segfault.py: the process running it died of SIGSEGV" in err
+    assert "b_exit.py: failed: it called sys.exit(0)" in err
+    assert "d_segfault.py: failed: the process running it died of SIGSEGV" in err
 
 
 def test_a_single_problem_that_exits_is_its_failure_not_exit_0(capsys: pytest.CaptureFixture[str],
@@ -145,3 +146,13 @@ def test_the_wire_carries_any_output_whole() -> None:
     assert torch.equal(got["a"][0], value["a"][0]) and got["a"][1].dtype == torch.float64
     assert got["b"][0].shape == (0, 4) and got["b"][1].dtype == torch.bool and torch.equal(got["b"][2], value["b"][2])
     assert (got["c"], got["d"], got["e"]) == (7, None, "text")
+
+
+def test_a_folder_run_says_each_problem_once_done_in_a_log(timed_folder: dict[str, object]) -> None:
+    """Issue 51: a folder run in a CI log printed nothing until the end; now each problem's verdict is one kept
+    line as it is done (stderr here is a pipe, not a terminal). The seven problems of `folder`, in name order."""
+    err = " ".join(str(timed_folder["err"]).split())
+    names = ["a_ok", "b_exit", "c_os_exit", "d_segfault", "e_memory", "f_no_model", "g_ok"]
+    for i, name in enumerate(names):
+        assert err.count(f"{i + 1}/7 {name}.py: ") == 1, (name, err)
+    assert "1/7 a_ok.py: ok" in err and "4/7 d_segfault.py: failed: the process running it died of SIGSEGV" in err
