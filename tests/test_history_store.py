@@ -161,3 +161,19 @@ def test_concurrent_writers_lose_nothing(store_url: str) -> None:
     with open_store(store_url) as store:
         assert len(store.runs()) == 6
         assert len(store.matching(GEMM)[0].points) == 6
+
+
+def test_a_document_is_the_same_run_indented_or_gzipped_and_another_with_one_sample_changed(tmp_path: Path) -> None:
+    import gzip
+    import json
+
+    from roofline.core.document import read_document
+    from roofline.history.series import digest
+
+    data = fixtures.scaled(1.0, 0)
+    (tmp_path / "a.json").write_text(json.dumps(data, indent=2))
+    (tmp_path / "b.json.gz").write_bytes(gzip.compress(json.dumps(data).encode()))
+    assert digest(read_document(tmp_path / "a.json")) == digest(read_document(tmp_path / "b.json.gz"))
+    data["records"][3]["time_samples_s"][2] *= 1.001
+    (tmp_path / "c.json").write_text(json.dumps(data))
+    assert digest(read_document(tmp_path / "c.json")) != digest(read_document(tmp_path / "a.json"))

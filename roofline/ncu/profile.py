@@ -65,14 +65,17 @@ def _where(entries: dict[str, int] | None, prof: Profile) -> str:
 
 
 def profile_kernels(prof: Profile, script: Path, args: Sequence[str], entries: dict[str, int] | None, ncu: str,
-                    expected: int, reporter: Reporter = QUIET, keep_csv: Path | None = None) -> list[NcuKernel]:
-    """ncu's kernels of the chosen stretch of `script` (one child run); its raw CSV kept at `keep_csv`."""
+                    expected: int, reporter: Reporter = QUIET, keep_csv: Path | None = None,
+                    force: bool = False) -> list[NcuKernel]:
+    """ncu's kernels of the chosen stretch of `script` (one child run); its raw CSV kept at `keep_csv`, created
+    exclusively unless `force` (--force), as every output file (core.files.atomic_write): of two runs racing to one
+    name one keeps its CSV and the other is refused in one line, never both told it was written."""
     gpu_name = str((prof.target.device_info.get("name") if prof.target else "") or "")
     got = run_program(PROGRAM, lambda plan: write_plan(script.resolve(), list(args), entries, plan),
                       f"running {script.name} again, profiling {expected} kernels of {_where(entries, prof)} "
                       "once each", ncu, gpu_name, reporter)
     if keep_csv is not None:
-        atomic_write(keep_csv, got.stdout)
+        atomic_write(keep_csv, got.stdout, exclusive=not force)
     return kernels_from_output(got.stdout, got.stderr, got.returncode)
 
 
@@ -104,9 +107,9 @@ def attach(prof: Profile, kernels: Sequence[NcuKernel], entries: dict[str, int] 
 
 
 def add_counters(prof: Profile, script: Path, args: Sequence[str], ncu: str, reporter: Reporter = QUIET,
-                 keep_csv: Path | None = None) -> Profile:
+                 keep_csv: Path | None = None, force: bool = False) -> Profile:
     """`profile --counters` after the timed profile: run ncu on the chosen stretch and attach (module
-    docstring)."""
+    docstring); ncu's CSV kept at `keep_csv` (replacing a file there only when `force`)."""
     entries = chosen_entries(prof)
     expected = sum(1 for c in launches(prof, entries) for k in c.kernels if not is_copy(k))
     if not expected:  # nothing for ncu to profile (ncu would print no CSV at all)
@@ -114,7 +117,7 @@ def add_counters(prof: Profile, script: Path, args: Sequence[str], ncu: str, rep
         prof.summary = replace(prof.summary.with_notes(Note(NO_KERNEL, f"counters: no kernel ran in {where}")),
                                counters=CountersSummary(f"ncu ({ncu})", where, 0, 0))
         return prof
-    kernels = profile_kernels(prof, script, args, entries, ncu, expected, reporter, keep_csv)
+    kernels = profile_kernels(prof, script, args, entries, ncu, expected, reporter, keep_csv, force)
     attach(prof, kernels, entries, f"ncu ({ncu})")
     return prof
 
