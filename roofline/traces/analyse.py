@@ -40,7 +40,9 @@ LIST_DTYPE = "trace.list_dtype"  # tensor lists' dtype assumed
 NO_DATAFLOW = "trace.no_dataflow"  # no tensor identities: no dataflow, no minimum step bytes
 UNKNOWN_OPS = "trace.unknown_ops"  # ops torch does not know: timed, not counted
 CPU_ROOF = "trace.cpu_roof"  # a CPU trace placed on this machine's CPU roof
-TRACE_NOTES = (NO_SHAPES, NOT_REBUILT, LIST_DTYPE, NO_DATAFLOW, UNKNOWN_OPS, CPU_ROOF)
+COMPILED = "trace.compiled"  # torch.compile'd Triton launches: what placed them, what was not placed and why
+GRAPH_LINKED = "trace.graph_linked"  # CUDA graph replays' kernels tied to the ops that captured them
+TRACE_NOTES = (NO_SHAPES, NOT_REBUILT, LIST_DTYPE, NO_DATAFLOW, UNKNOWN_OPS, CPU_ROOF, COMPILED, GRAPH_LINKED)
 
 
 @dataclass
@@ -136,7 +138,24 @@ def _notes(trace: RankTrace, tc: TraceCalls) -> list[Note]:
         notes.append(Note(LIST_DTYPE, f"the profiler writes no dtype for tensor lists (cat, stack, foreach ops, "
                           f"collectives without record_param_comms): taken as {tc.list_dtype}, the trace's most "
                           "common"))
+    if tc.replayed_s > 0:
+        notes.append(Note(GRAPH_LINKED, f"{tc.replayed_s * 1e3:.3g} ms of CUDA graph replays' kernels tied to the ops "
+                          "that captured them (the trace holds the capture): each replay counted as a call of those "
+                          "ops, the capture itself not"))
+    if tc.compiled_by or tc.compiled_unplaced:
+        notes.append(_compiled_note(tc))
     if tc.unknown_ops:
         said = ", ".join(f"{op} x{n}" for op, n in tc.unknown_ops.most_common(5))
         notes.append(Note(UNKNOWN_OPS, f"ops torch does not know here ({said}): timed, not counted"))
     return notes
+
+
+def _compiled_note(tc: TraceCalls) -> Note:
+    """How the torch.compile'd Triton launches were placed (traces/compiled.py), each launch counted once."""
+    from roofline.traces.compiled import PLACED_BY
+
+    total = sum(tc.compiled_by.values()) + sum(tc.compiled_unplaced.values())
+    parts = [f"{tc.compiled_by[by]} by {text}" for by, text in PLACED_BY.items() if tc.compiled_by[by]]
+    parts += [f"{n} not placed ({why}: their kernels listed unattributed, with their time)"
+              for why, n in tc.compiled_unplaced.most_common()]
+    return Note(COMPILED, f"{total} torch.compile'd Triton launches: " + "; ".join(parts))

@@ -40,8 +40,8 @@ from roofline.capture.registry import Cost, none
 from roofline.capture.trace import Group, OpCall, Tracer, decomposes, dtype_name, op_info, strip_root
 from roofline.capture.traffic import compute_dtype, traffic
 from roofline.core.aten_names import packet
-from roofline.traces import schema
-from roofline.traces.model import BACKWARD, FORWARD, NONE, OTHER, PHASE_NAMES, US, OpNode, RankTrace
+from roofline.traces import compiled, graphs, schema
+from roofline.traces.model import BACKWARD, FORWARD, NONE, OTHER, PHASE_NAMES, US, Kernel, OpNode, RankTrace
 
 GPU_METHOD = "device kernels per op (the trace's kernels, by their launches' correlation ids)"
 CPU_METHOD = "host time of each op (the trace's CPU op durations; no device kernels)"
@@ -87,6 +87,24 @@ class TraceCalls:
     nodes: list[int] = field(default_factory=list)  # each call's op node (into RankTrace.ops)
     spans: dict[int, list[tuple[float, float]]] = field(default_factory=dict)  # call index -> its kernels' (µs)
     kernel_calls: dict[int, int] = field(default_factory=dict)  # a kernel's correlation id -> its call's index
+    compiled_by: Counter[str] = field(default_factory=Counter)  # Triton launches placed, by what (compiled.py)
+    compiled_unplaced: Counter[str] = field(default_factory=Counter)  # launches not placed, by why
+    replayed_s: float = 0.0  # CUDA graph replays' device time tied to the ops that captured them (graphs.py)
+
+
+Key = tuple[int, int]  # a call's execution: (its op node, the graph replay's correlation id, NONE: run directly)
+
+
+@dataclass
+class _Work:
+    """Device work by execution (`Key`): its kernels, their intervals, its start; and each kernel's correlation
+    id's execution (one launch, one execution; a replay's kernels share its launch's: none)."""
+
+    times: dict[Key, CallTime] = field(default_factory=lambda: defaultdict(CallTime))
+    spans: dict[Key, list[tuple[float, float]]] = field(default_factory=lambda: defaultdict(list))
+    starts: dict[Key, float] = field(default_factory=dict)
+    kernel_calls: dict[int, Key] = field(default_factory=dict)
+    replayed_s: float = 0.0  # device time of graph replays tied to the ops that captured them
 
 
 class _Describer:
@@ -142,7 +160,10 @@ class _Describer:
                 out = func(*args, **kwargs)
             except Exception as exc:  # an op without a meta kernel, or one that needs data: outputs unknown
                 failed = f"{type(exc).__name__}: {' '.join(str(exc).split())[:120]}"
-        call = self.tracer._describe(0, func, info, tuple(args), kwargs, out)
+        # the profile's tracer describes the call as it records a whole op (its public `record_whole`: `run`
+        # gives the outputs already computed on the meta device)
+        self.tracer.record_whole(func, tuple(args), kwargs, lambda: out)
+        call = self.tracer.calls.pop()
         if func.namespace in ("c10d", "_c10d_functional", "c10d_functional"):
             call.group = self._group(comm)
         cost = cost_of(call)
@@ -190,12 +211,24 @@ def trace_calls(trace: RankTrace) -> TraceCalls:
     skipped: Counter[str] = Counter()
     unknown: Counter[str] = Counter()
     descs: dict[int, Described] = {}
+    placed_by: Counter[str] = Counter()
+    unplaced: Counter[str] = Counter()
     has_child = _parents(trace)
     for i, node in enumerate(trace.ops):
         parent = node.parent
         if parent != NONE and state[parent] in ("call", "inside"):
             state[i] = "inside"
             owner[i] = owner[parent]
+            continue
+        if node.compiled != NONE:  # a torch.compile'd Triton launch (traces/compiled.py)
+            placed = compiled.place(trace, node, i)
+            if isinstance(placed, str):  # no call: its kernels stay unattributed, with their time
+                unplaced[placed] += 1
+                continue
+            placed_by[placed.placed_by] += 1
+            descs[i] = Described(Kind.RECORD, None, placed.call, placed.cost, placed.traffic, placed.dtype)
+            state[i], owner[i] = "call", i
+            selected.append(i)
             continue
         d = describe(node, comm_of.get(i))
         if d.kind is Kind.RECORD or (d.kind is Kind.UNKNOWN and _is_op(trace.names[node.name]) and
@@ -208,11 +241,11 @@ def trace_calls(trace: RankTrace) -> TraceCalls:
         elif d.kind is Kind.SKIP:
             state[i] = "inside"
             skipped[op_info(d.func).name] += 1
-    spans: dict[int, list[tuple[float, float]]] = defaultdict(list)
-    kernel_calls: dict[int, int] = {}
-    timeline = _timeline(trace, selected, owner, on_gpu, spans, kernel_calls)
-    calls, nodes = _profiled(trace, selected, descs, timeline, describe)
-    by_node = {n: i for i, n in enumerate(nodes)}
+    work = _Work()
+    timeline = _timeline(trace, selected, owner, on_gpu, work)
+    calls, keys = _profiled(trace, selected, descs, timeline, work)
+    by_key = {key: i for i, key in enumerate(keys)}
+    nodes = [key[0] for key in keys]
     modules = [c.call.module for c in calls]
     names, root = strip_root(modules)
     for c in calls:
@@ -220,8 +253,9 @@ def trace_calls(trace: RankTrace) -> TraceCalls:
     not_rebuilt = Counter(c.call.op for c, n in zip(calls, nodes, strict=True) if descs[n].failed)
     return TraceCalls(calls, timeline, skipped, root, on_gpu, unknown, not_rebuilt,
                       dtype_name(assumed) if any(t == schema.TENSOR_LIST for s in trace.signatures for t in s.types)
-                      else None, nodes, {by_node[n]: v for n, v in spans.items()},
-                      {c: by_node[n] for c, n in kernel_calls.items()})
+                      else None, nodes, {by_key[k]: v for k, v in work.spans.items() if k in by_key},
+                      {c: by_key[k] for c, k in work.kernel_calls.items() if k in by_key}, placed_by, unplaced,
+                      work.replayed_s)
 
 
 def _is_op(name: str) -> bool:
@@ -281,13 +315,33 @@ def _modules(trace: RankTrace, selected: list[int]) -> dict[int, str]:
     return out
 
 
+def _executions(trace: RankTrace, selected: list[int], work: _Work) -> list[Key]:
+    """Each call's executions in time order: its own run, or, for a call captured into a CUDA graph whose
+    replays the trace links to it, each replay (the capture itself ran nothing: counted once per replay, never
+    twice)."""
+    replays: dict[int, list[Key]] = defaultdict(list)
+    for key in work.times:
+        if key[1] != NONE:
+            replays[key[0]].append(key)
+    out: list[tuple[float, Key]] = []
+    for i in selected:
+        if not replays.get(i) or (i, NONE) in work.times:
+            out.append((trace.ops[i].ts, (i, NONE)))
+        out += [(work.starts[key], key) for key in replays.get(i, [])]
+    return [key for _, key in sorted(out)]
+
+
 def _profiled(trace: RankTrace, selected: list[int], descs: dict[int, Described], timeline: Timeline,
-              describe: _Describer) -> tuple[list[ProfiledCall], list[int]]:
+              work: _Work) -> tuple[list[ProfiledCall], list[Key]]:
+    """The calls as the profile records them, one per execution, and the timeline keyed by call index."""
     phases = _phases(trace, selected)
     modules = _modules(trace, selected)
-    order = sorted(selected, key=lambda j: trace.ops[j].ts)
+    order = _executions(trace, selected, work)
     calls = []
-    for index, i in enumerate(order):
+    times = timeline.calls if timeline.method != GPU_METHOD else {}
+    by_index: dict[int, CallTime] = {}
+    for index, key in enumerate(order):
+        i = key[0]
         node, d = trace.ops[i], descs[i]
         if d.call is None:  # an op torch does not know: timed, no formula
             name = trace.names[node.name]
@@ -296,52 +350,56 @@ def _profiled(trace: RankTrace, selected: list[int], descs: dict[int, Described]
         region = trace.names[node.region] if node.region != NONE else None
         call = dataclasses.replace(d.call, index=index, module=modules[i], region=region,
                                    phase=PHASE_NAMES[phases[i]])
-        t = timeline.calls.get(i)
+        t = times.get(i) if timeline.method != GPU_METHOD else work.times.get(key)
+        if t is not None:
+            by_index[index] = t
         assert d.cost is not None
         calls.append(ProfiledCall(call, d.cost, d.traffic, d.dtype, t.time_s if t else 0.0,
                                   tuple(t.kernels) if t else (), comm=collective_of(call)))
-    # the timeline is keyed by call index from here on, as the profile's
-    timeline.calls = {index: timeline.calls[i] for index, i in enumerate(order) if i in timeline.calls}
+    timeline.calls = by_index  # keyed by call index from here on, as the profile's
     return calls, order
 
 
-def _timeline(trace: RankTrace, selected: list[int], owner: list[int], on_gpu: bool,
-              spans: dict[int, list[tuple[float, float]]], kernel_calls: dict[int, int]) -> Timeline:
+def _owner(trace: RankTrace, k: Kernel, owner: list[int], link: dict[Key, int]) -> tuple[Key | None, bool]:
+    """The execution a kernel belongs to (None: no call's), and whether it was replayed from a graph."""
+    if k.graph != NONE:
+        captured = trace.launches.get(link.get((k.graph, k.node), NONE))
+        if captured is not None and captured.op != NONE and owner[captured.op] != NONE:
+            return (owner[captured.op], k.correlation), True
+    launch = trace.launches.get(k.correlation)
+    if launch is None or launch.op == NONE or owner[launch.op] == NONE:
+        return None, launch is not None and (launch.graph or k.graph != NONE)
+    return (owner[launch.op], NONE), False
+
+
+def _timeline(trace: RankTrace, selected: list[int], owner: list[int], on_gpu: bool, work: _Work) -> Timeline:
+    """Each kernel's time to the execution that ran it (module docstring; traces/graphs.py for replays)."""
     if not on_gpu:
         return _cpu_timeline(trace, selected)
-    calls: dict[int, CallTime] = defaultdict(CallTime)
+    link = graphs.links(trace)
     unattributed: list[tuple[str, float, str | None]] = []
-    graph_us = 0.0
+    graph_us = device_us = 0.0
     intervals = []
-    device_us = 0.0
-    unlinked_us = 0.0
     for k in trace.kernels:
         intervals.append((k.ts, k.ts + k.dur))
         device_us += k.dur
-        launch = trace.launches.get(k.correlation)
         name = trace.names[k.name]
-        if launch is None:
-            unlinked_us += k.dur
-            continue
-        call = owner[launch.op] if launch.op != NONE else NONE
-        if call == NONE:
-            region = trace.ops[launch.op].region if launch.op != NONE else NONE
+        key, replayed = _owner(trace, k, owner, link)
+        if key is None:
+            launch = trace.launches.get(k.correlation)
+            region = trace.ops[launch.op].region if launch is not None and launch.op != NONE else NONE
             unattributed.append((name, k.dur * US, trace.names[region] if region != NONE else None))
-            if launch.graph:
-                graph_us += k.dur
+            graph_us += k.dur if replayed else 0.0
             continue
-        calls[call].kernels.append((name, k.dur * US))
-        spans[call].append((k.ts, k.ts + k.dur))
-        kernel_calls[k.correlation] = call
-    if unlinked_us > 0:
-        named: dict[str, float] = defaultdict(float)
-        for k in trace.kernels:
-            if k.correlation not in trace.launches:
-                named[trace.names[k.name]] += k.dur
-        unattributed += [(n, us * US, None) for n, us in named.items()]
+        work.times[key].kernels.append((name, k.dur * US))
+        work.spans[key].append((k.ts, k.ts + k.dur))
+        work.starts[key] = min(work.starts.get(key, k.ts), k.ts)
+        work.replayed_s += k.dur * US if replayed else 0.0
+        if not replayed:
+            work.kernel_calls[k.correlation] = key
     busy = union_length(intervals) * US
     span = (max(e for _, e in intervals) - min(s for s, _ in intervals)) * US if intervals else 0.0
-    return Timeline(dict(calls), unattributed, GPU_METHOD, busy, span, device_us * US, graph_s=graph_us * US)
+    return Timeline({}, unattributed, GPU_METHOD, busy, span, device_us * US, graph_s=graph_us * US)
 
 
 def _cpu_timeline(trace: RankTrace, selected: list[int]) -> Timeline:

@@ -46,6 +46,7 @@ class OpNode(NamedTuple):
     bwd_seq: int  # in backward: the sequence number of the autograd node running it (its forward op's)
     thread: int  # into RankTrace.names: "pid/tid"
     comm: int  # into RankTrace.comms (record_param_comms' arguments under this op; NONE: none)
+    compiled: int  # into RankTrace.compiled (a torch.compile'd Triton launch's own arguments; NONE: not one)
 
 
 class Launch(NamedTuple):
@@ -55,6 +56,27 @@ class Launch(NamedTuple):
     op: int  # the innermost op node around it (NONE: none)
     graph: bool  # a CUDA graph replay (cudaGraphLaunch, or inside CUDAGraph.replay)
     owner: int  # the innermost non-aten op around it (a Triton launch's, into names; NONE: none)
+    ts: float  # µs
+    thread: int  # into RankTrace.names: "pid/tid"
+
+
+class CaptureMark(NamedTuple):
+    """A CUDA stream capture's begin or end on a thread (cudaStreamBeginCapture, cudaStreamEndCapture): the
+    launches between them were captured into a graph, not run (traces/graphs.py)."""
+
+    thread: int  # into RankTrace.names
+    ts: float  # µs
+    begin: bool
+
+
+class CompiledLaunch(NamedTuple):
+    """What Inductor writes on the CPU op it wraps a Triton launch in while the profiler runs
+    (torch/_inductor/runtime/triton_heuristics.py `get_profiler_kwargs`): the generated source's path and, with
+    `config.benchmark_kernel` (FLOPs and bytes) or `config.profile_bandwidth` (bytes), its own estimates."""
+
+    kernel_file: str | None
+    kernel_flop: float | None  # "kernel_flop"
+    kernel_num_gb: float | None  # "kernel_num_gb": bytes read and written, in GB (1e9)
 
 
 class Kernel(NamedTuple):
@@ -65,7 +87,9 @@ class Kernel(NamedTuple):
     dur: float  # µs
     device: int
     stream: int
-    correlation: int  # its launch's (NONE: none)
+    correlation: int  # its launch's (NONE: none); a graph replay's kernels all carry the graph launch's
+    graph: int  # "graph id": the CUDA graph it was replayed from (NONE: not from a graph)
+    node: int  # "graph node id": its node in that graph (NONE: not from a graph)
 
 
 class Range(NamedTuple):
@@ -96,6 +120,8 @@ class RankTrace:
     steps: list[Range] = field(default_factory=list)
     works: list[Range] = field(default_factory=list)  # collectives' work on the backend's threads (gloo)
     comms: list[dict[str, Any]] = field(default_factory=list)  # record_param_comms' arguments
+    compiled: list[CompiledLaunch] = field(default_factory=list)  # Inductor's launch arguments
+    capture_marks: list[CaptureMark] = field(default_factory=list)  # CUDA stream captures' begins and ends
     events: int = 0  # trace events read
     shapes: bool = False  # whether the profiler recorded input shapes
     parse_s: float = 0.0  # seconds the parse took

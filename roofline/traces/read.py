@@ -37,6 +37,8 @@ from roofline.traces.model import (
     NONE,
     OPTIMIZER,
     OTHER,
+    CaptureMark,
+    CompiledLaunch,
     Kernel,
     Launch,
     OpNode,
@@ -60,11 +62,16 @@ REGION_PREFIX = "roofline.region:"  # a roofline.region range (a GPU profile's o
 # A collective backend's work on its own thread ("gloo:all_reduce"): when the collective ran, not a region
 WORK_PREFIXES = ("gloo:",)
 GRAPH_RANGES = ("CUDAGraph.replay",)
-GRAPH_LAUNCHES = ("cudaGraphLaunch",)
+GRAPH_LAUNCHES = ("cudaGraphLaunch", "cuGraphLaunch")
+# A stream capture's begin and end (runtime calls; the launches between them on the thread are captured, not run)
+CAPTURE_MARKS = ("cudaStreamBeginCapture", "cudaStreamEndCapture")
+GRAPH_ARGS = ("graph id", "graph node id")  # a kernel replayed from a CUDA graph: its graph and node (CUPTI's)
 # record_param_comms' arguments kept (the collective's name, sizes, dtype and group)
 COMM_ARGS = ("Collective name", "dtype", "In msg nelems", "Out msg nelems", "In split size", "Out split size",
              "Group size", "Process Group Name", "Process Group Description", "Process Group Ranks", "Rank", "Seq")
 COMM_OP = "record_param_comms"
+# Inductor's Triton launch: a CPU op with these args (traces/model.py CompiledLaunch)
+BACKEND_ARG, TRITON = "kernel_backend", "triton"
 # How the host events of a thread sort when they start together: the enclosing kinds first.
 STEP, ANNOTATION, MODULE, OP, LAUNCH = range(5)
 
@@ -110,14 +117,26 @@ class _Reader:
 def _cpu_op(r: _Reader, e: dict[str, Any]) -> None:
     args = e.get("args") or {}
     name = e.get("name", "")
-    comm = NONE
+    comm = compiled = NONE
     if name == COMM_OP:
         comm = len(r.t.comms)
         r.t.comms.append({k: args[k] for k in COMM_ARGS if k in args})
+    elif args.get(BACKEND_ARG) == TRITON:
+        compiled = len(r.t.compiled)
+        r.t.compiled.append(CompiledLaunch(_text(args.get("kernel_file")), _number(args.get("kernel_flop")),
+                                           _number(args.get("kernel_num_gb"))))
     ts = float(e["ts"])
     seq = args.get("Sequence number")
     r.host[r.thread(e)].append((ts, ts + float(e.get("dur", 0.0)), OP, r.intern(name), r.signature(args),
-                                seq if isinstance(seq, int) else NONE, comm))
+                                seq if isinstance(seq, int) else NONE, comm, compiled))
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
 def _annotation(r: _Reader, e: dict[str, Any]) -> None:
@@ -142,20 +161,27 @@ def _python(r: _Reader, e: dict[str, Any]) -> None:
 
 
 def _launch(r: _Reader, e: dict[str, Any]) -> None:
+    name = e.get("name", "")
+    if name.startswith(CAPTURE_MARKS):  # a stream capture's begin or end: the launches between are captured
+        r.t.capture_marks.append(CaptureMark(r.thread(e), float(e["ts"]), name.startswith(CAPTURE_MARKS[0])))
+        return
     corr = (e.get("args") or {}).get("correlation")
     if isinstance(corr, int):
         ts = float(e["ts"])
         r.host[r.thread(e)].append((ts, ts + float(e.get("dur", 0.0)), LAUNCH, corr,
-                                    e.get("name", "").startswith(GRAPH_LAUNCHES)))
+                                    name.startswith(GRAPH_LAUNCHES)))
 
 
 def _device(r: _Reader, e: dict[str, Any]) -> None:
     args = e.get("args") or {}
     corr = args.get("correlation")
     device, stream = args.get("device", e.get("pid")), args.get("stream", e.get("tid"))
+    graph, node = (args.get(k) for k in GRAPH_ARGS)
     r.t.kernels.append(Kernel(r.intern(e.get("name", "")), float(e["ts"]), float(e.get("dur", 0.0)),
                               device if isinstance(device, int) else NONE, stream if isinstance(stream, int) else NONE,
-                              corr if isinstance(corr, int) else NONE))
+                              corr if isinstance(corr, int) else NONE,
+                              graph if isinstance(graph, int) and graph else NONE,
+                              node if isinstance(node, int) and node else NONE))
 
 
 # The events kept, by category; any other category is skipped.
@@ -262,16 +288,16 @@ def _nest(trace: RankTrace, r: _Reader) -> None:
                 stack.pop()
             top = stack[-1]
             if kind == OP:
-                _, _, _, name, sig, seq, comm = ev
+                _, _, _, name, sig, seq, comm, compiled = ev
                 text = names[name]
                 index = len(trace.ops)
                 trace.ops.append(OpNode(name, sig, ts, end - ts, top.op, top.module, top.region, top.phase,
-                                        top.step, seq, top.seq, thread, comm))
+                                        top.step, seq, top.seq, thread, comm, compiled))
                 phase, bwd = (BACKWARD, seq) if text.startswith(BACKWARD_PREFIX) else (top.phase, top.seq)
                 stack.append(_Frame(end, index, top.module, top.region, phase, top.step, bwd,
                                     top.graph or text.startswith(GRAPH_RANGES), name))
             elif kind == LAUNCH:
-                trace.launches[ev[3]] = Launch(top.op, top.graph or ev[4], top.owner)
+                trace.launches[ev[3]] = Launch(top.op, top.graph or ev[4], top.owner, ts, thread)
             elif kind == MODULE:
                 path = ev[3] if top.module == NONE else f"{names[top.module]}.{ev[3]}"
                 stack.append(_Frame(end, top.op, r.intern(path), top.region, top.phase, top.step, top.seq,
