@@ -12,7 +12,9 @@ renumbered, and stamps each rank's distributedInfo; so the set is made from real
 measurement runs in a fresh process (`python -c`), its peak resident memory read from getrusage (the largest of
 the main process and its workers: each worker parses one file at a time). HTA (pip install
 HolisticTraceAnalysis; imported only here, never by the package) loads the folder with `TraceAnalysis`, its
-own default parser. Prints one JSON line per measurement.
+own default parser. Prints one JSON line per measurement: wall and CPU seconds (user and system, workers included:
+on a shared machine the CPU time is the steadier figure), MB/s of each, peak RSS; with `--repeat N` the tools' runs
+interleaved N times and the fastest kept (other work on the machine only slows a run).
 """
 
 from __future__ import annotations

@@ -11,8 +11,11 @@ what the roofline needs is kept, as numbers (the names and argument lists intern
 - `user_annotation`: `record_function` ranges (the region of the ops inside), `ProfilerStep#N` (the step),
   `Optimizer.step#...` (the optimizer phase) and a collective backend's work on its own thread (`gloo:...`);
 - `python_function`: only the module ranges `with_modules=True` writes ("nn.Module: Linear_0");
-- `cuda_runtime`, `cuda_driver`: launches, tied to their kernels by "correlation";
-- `kernel`, `gpu_memcpy`, `gpu_memset`: device work.
+- `cuda_runtime`, `cuda_driver`: launches, tied to their kernels by "correlation", and a stream capture's begin
+  and end (the launches between were captured into a CUDA graph: traces/graphs.py);
+- `kernel`, `gpu_memcpy`, `gpu_memset`: device work, with the "graph id" and "graph node id" of a graph replay's;
+- on a `cpu_op`, Inductor's args of a Triton launch (kernel_backend, kernel_file, kernel_flop, kernel_num_gb:
+  traces/compiled.py).
 Each thread's ranges are then nested by time (a stack per thread): each op learns its nearest enclosing op, its
 module path, region, phase and step; each launch its innermost op.
 
