@@ -1,20 +1,20 @@
 # Stage `traces` of scripts/gpu_check.sh (issue 49): torch.profiler traces read by `roofline trace`, against
 # `roofline profile` of the same steps, and the parse's speed over many ranks. Sourced by scripts/gpu_check.sh, in
-# its shell: $OUT, $W, $S, $RL, log, secs and counter_metrics are its. About 5 minutes on an H100 host.
+# its shell: $OUT, $W, $S, $RL, log, secs and counter_metrics are its. At most 6 minutes (each step under its own timeout: 150 + 60 + 90 + 40 + 20 s).
 # Writes $OUT/traces_summary.json: each case's two kernel times, FLOPs and coverage (tests/test_trace_models.py),
 # the CUDA graph replay's attribution, the parse of a 256-rank set by 1..16 processes and one 1 GB trace's peak
 # memory (scripts/trace_bench.py), and ranks as processes sharing one GPU (gloo).
 TR=$W/traces
 rm -rf "$TR" && mkdir -p "$TR"
 log "pytest -m gpu tests/test_trace_models.py: traces against profiles (ResNet-50, ViT-B/16, Llama-shaped prefill and decode, AdamW step, MoE, compile reduce-overhead) and a CUDA graph replay"
-ROOFLINE_TRACE_OUT=$TR timeout 200 python3 -m pytest -q -m gpu tests/test_trace_models.py 2>&1 | tail -20 | tee -a "$S"
+ROOFLINE_TRACE_OUT=$TR timeout 150 python3 -m pytest -q -m gpu tests/test_trace_models.py 2>&1 | tail -20 | tee -a "$S"
 
 log "trace_bench: a 256-rank set made from the Llama prefill's real trace, parsed by 1, 2, 4, 8 and 16 processes"
 if [ -f "$TR/llama_prefill.json" ]; then
-  timeout 150 python3 scripts/trace_bench.py --template "$TR/llama_prefill.json" --out "$W/bench" --ranks 256 \
-      --mb 2 --jobs 1,2,4,8,16 > "$TR/bench_ranks.jsonl" 2>&1; tail -6 "$TR/bench_ranks.jsonl" | tee -a "$S"
+  timeout 60 python3 scripts/trace_bench.py --template "$TR/llama_prefill.json" --out "$W/bench" --ranks 256 \
+      --mb 1 --jobs 1,2,4,8,16 > "$TR/bench_ranks.jsonl" 2>&1; tail -6 "$TR/bench_ranks.jsonl" | tee -a "$S"
   log "trace_bench: one 1 GB trace, its peak memory"
-  timeout 120 python3 scripts/trace_bench.py --template "$TR/llama_prefill.json" --out "$W/bench" --ranks 1 \
+  timeout 90 python3 scripts/trace_bench.py --template "$TR/llama_prefill.json" --out "$W/bench" --ranks 1 \
       --mb 1000 --jobs 1 > "$TR/bench_1gb.jsonl" 2>&1; tail -2 "$TR/bench_1gb.jsonl" | tee -a "$S"
   rm -rf "$W/bench"
 fi
@@ -41,8 +41,8 @@ def run(rank, world, out):
 if __name__ == "__main__":
     mp.spawn(run, args=(4, sys.argv[1]), nprocs=4)
 PY
-mkdir -p "$TR/ranks" && timeout 90 python3 "$TR/job.py" "$TR" 2>&1 | tail -3 | tee -a "$S"
-timeout 90 $RL trace "$TR/ranks" -o "$TR/ranks_doc.json" --force 2>&1 | tail -20 | tee -a "$S"
+mkdir -p "$TR/ranks" && timeout 40 python3 "$TR/job.py" "$TR" 2>&1 | tail -3 | tee -a "$S"
+timeout 20 $RL trace "$TR/ranks" -o "$TR/ranks_doc.json" --force 2>&1 | tail -20 | tee -a "$S"
 python3 - "$TR" > "$OUT/traces_summary.json" <<'PY'
 import json, sys
 from pathlib import Path
