@@ -170,3 +170,22 @@ def test_a_real_cuda_graph_replay_is_tied_to_the_ops_that_captured_it(tmp_path: 
     mm = [r for r in result.records if r.op == "aten::mm"]
     assert sum(r.count or 1 for r in mm) == 4, said  # the warm-up's and three replays'
     assert b.shape == (1024, 1024)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("benchmark_kernel", [True, False])
+def test_a_compiled_models_triton_launches_are_placed(benchmark_kernel: bool, tmp_path: Path) -> None:
+    """Under config.benchmark_kernel Inductor writes kernel_flop and kernel_num_gb into the trace and they place its
+    launches; without it, the fused ops (the generated source is on this machine) do. None is left unplaced."""
+    import torch._inductor.config as inductor_config
+
+    torch._dynamo.reset()
+    with inductor_config.patch(benchmark_kernel=benchmark_kernel):
+        model = torch.compile(MLP(1024, 4096).to("cuda", torch.bfloat16).eval())
+        x = torch.randn(2048, 1024, device="cuda", dtype=torch.bfloat16)
+        result = roofline.trace(_traced(lambda: _no_grad(model, x), tmp_path / "compiled.json", "cuda"))
+    (note,) = [str(n) for n in result.summary.notes if "torch.compile'd Triton launches" in str(n)]
+    assert "not placed" not in note, note
+    assert ("Inductor" in note) == benchmark_kernel, note  # "by ... Inductor wrote" or "by Inductor's figures ..."
+    fused = [r for r in result.records if r.op.startswith("fused:")]
+    assert fused and all(r.bytes for r in fused), note
