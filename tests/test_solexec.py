@@ -397,7 +397,7 @@ def test_timed_on_the_cpu_each_row_has_its_sol_score(capsys: pytest.CaptureFixtu
     assert code == 0, err
     doc = json.loads(out)
     candidates = [r["sol"]["verdict"] for r in doc["records"] if r["variant"] == "candidate"]
-    assert len(candidates) == 3 and all(v["status"] == "ok" for v in candidates)
+    assert len(candidates) == 3 and all(v["status"] == "ok" for v in candidates), candidates
     # each its own score: 1 / (1 + (T_k - T_sol) / (T_b - T_sol)) from the row's own times
     for r in (r for r in doc["records"] if r["variant"] == "candidate"):
         ref = next(x for x in doc["records"] if x["op"] == r["op"] and x["variant"] == "reference")

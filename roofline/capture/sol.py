@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +29,7 @@ from roofline.core.errors import RooflineError, UsageError
 from roofline.core.model import RooflinePoint, choose_memory
 from roofline.core.progress import QUIET, Reporter
 from roofline.core.record import Record, Timing, placed_record, with_time
+from roofline.measuring import solexec
 from roofline.measuring.problem import (
     DTYPES,
     Problem,
@@ -64,10 +66,14 @@ class ProblemResult:
     verdicts: dict[str, Verdict] = field(default_factory=dict)  # "reference", "candidate"
     error: str | None = None  # did not load, build or profile
     notes: list[str] = field(default_factory=list)
+    row: solexec.Row | None = None  # a SOL-ExecBench workload (measuring/solexec.py): its definition.json is `path`
 
     @property
     def name(self) -> str:
-        return self.path.stem
+        return self.row.label if self.row else self.path.stem
+
+    def load(self) -> Problem:
+        return self.row.load() if self.row else load_problem(self.path)
 
     @property
     def ok(self) -> bool:
@@ -263,8 +269,9 @@ def _time(result: ProblemResult, problem: Problem, target: Target, dtype: str | 
         if result.candidate_path is None:
             return
         progress.status(f"{result.name}: timing the candidate {result.candidate_path.name} (a child process)")
-        result.candidate = cand = time_candidate(problem.path, result.candidate_path, device, dtype, reference,
-                                                 settings, INIT_SEED, env)
+        with tempfile.TemporaryDirectory(prefix="roofline-solexec-") as tmp:  # a workload: two plain files for it
+            files = solexec.child_files(result.row, tmp) if result.row else (problem.path, result.candidate_path)
+            result.candidate = cand = time_candidate(*files, device, dtype, reference, settings, INIT_SEED, env)
     result.verdicts["candidate"] = judge(cand.median_s, result.sol, hard=hard, reference_s=ref.median_s,
                                          wrong=cand.wrong, refused=cand.refused, failed=cand.failed, l2_bytes=l2)
 
@@ -292,12 +299,17 @@ def sol(path: str | Path, *, gpu: str | None = None, dtype: str | None = None, t
     if candidate is not None and not time:
         on_cli = validate.arg_name("time") == "--time"
         raise UsageError("--candidate is timed: add --time" if on_cli else "candidate= is timed: pass time=True")
-    files = problem_files(path)
-    many = Path(path).is_dir()
-    pairs = [(f, _candidate_for(f, candidate, many)) for f in files]
-    if candidate is not None and not any(c for _, c in pairs):
-        raise UsageError(f"--candidate {candidate}: no candidate named {', '.join(f.name for f in files[:3])}"
-                         f"{', ...' if len(files) > 3 else ''} in this folder")
+    pairs: list[tuple[Path, Path | None, solexec.Row | None]]
+    if solexec.is_problem(path):  # SOL-ExecBench's definition.json and workload.jsonl: one row per workload
+        rows = solexec.rows(path, candidate)
+        many, pairs = len(rows) > 1, [(r.path, r.candidate, r) for r in rows]
+    else:
+        files = problem_files(path)
+        many = Path(path).is_dir()
+        pairs = [(f, _candidate_for(f, candidate, many), None) for f in files]
+    if candidate is not None and not any(c for _, c, _ in pairs):
+        raise UsageError(f"--candidate {candidate}: no candidate named {', '.join(f.name for f, _, _ in pairs[:3])}"
+                         f"{', ...' if len(pairs) > 3 else ''} in this folder")
     target = resolve_target(gpu=gpu, device=device, time=time)
     if time and target.time_device is None:
         raise UsageError(f"--time: the {target.ceilings.device_name} roof cannot be timed on this machine (leave out "
@@ -307,9 +319,9 @@ def sol(path: str | Path, *, gpu: str | None = None, dtype: str | None = None, t
         if time and many:  # each problem in a worker process: a crash, an OOM or a hang is that problem's line
             run.results = _in_workers(pairs, target, dtype, settings or TimerSettings(), env, progress)
             return run
-        for i, (f, cand) in enumerate(pairs):
-            progress.status(f"{i + 1}/{len(pairs)} {f.stem}")
-            result = ProblemResult(f, cand)
+        for i, (f, cand, row) in enumerate(pairs):
+            result = ProblemResult(f, cand, row=row)
+            progress.status(f"{i + 1}/{len(pairs)} {result.name}")
             run.results.append(result)
             try:
                 _one(result, target, dtype, time, settings or TimerSettings(), env, progress)
@@ -334,7 +346,7 @@ def problem_line(i: int, total: int, result: ProblemResult) -> str:
         said = f"failed: {result.error}"
     else:
         said = ", ".join(f"{who} {v.status}" for who, v in result.verdicts.items() if not v.ok) or "ok"
-    return f"{i + 1}/{total} {result.path.name}: {said}"
+    return f"{i + 1}/{total} {result.row.label if result.row else result.path.name}: {said}"
 
 
 def _first(exc: BaseException) -> str:
@@ -342,8 +354,8 @@ def _first(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text.splitlines()[0] if text else ''}"
 
 
-def _in_workers(pairs: list[tuple[Path, Path | None]], target: Target, dtype: str | None, settings: TimerSettings,
-                env: dict[str, str], progress: Reporter) -> list[ProblemResult]:
+def _in_workers(pairs: list[tuple[Path, Path | None, solexec.Row | None]], target: Target, dtype: str | None,
+                settings: TimerSettings, env: dict[str, str], progress: Reporter) -> list[ProblemResult]:
     """Each problem in a worker process (measuring/workers.py), one line of progress per problem; a problem whose
     worker crashed, ran out of memory or hung is its own `failed` result, and the others go on."""
     from roofline.measuring.workers import Pool
@@ -351,10 +363,10 @@ def _in_workers(pairs: list[tuple[Path, Path | None]], target: Target, dtype: st
     pool = Pool(_work, 2 * settings.timeout_s + PROBLEM_EXTRA_S)
     results = []
     try:
-        for i, (f, cand) in enumerate(pairs):
-            progress.status(f"{i + 1}/{len(pairs)} {f.stem}")
-            out = pool.run((f, cand, target, dtype, settings, env), progress)
-            result = out.value if out.failed is None else ProblemResult(f, cand, error=out.failed)
+        for i, (f, cand, row) in enumerate(pairs):
+            progress.status(f"{i + 1}/{len(pairs)} {row.label if row else f.stem}")
+            out = pool.run((f, cand, row, target, dtype, settings, env), progress)
+            result = out.value if out.failed is None else ProblemResult(f, cand, error=out.failed, row=row)
             progress.notice(problem_line(i, len(pairs), result))
             results.append(result)
     finally:
@@ -364,9 +376,9 @@ def _in_workers(pairs: list[tuple[Path, Path | None]], target: Target, dtype: st
 
 def _work(task: tuple[Any, ...], progress: Reporter) -> tuple[ProblemResult, bool]:
     """One problem in a worker: its result, and whether the process can take the next (its CUDA context works)."""
-    f, cand, target, dtype, settings, env = task
+    f, cand, row, target, dtype, settings, env = task
     os.environ.update(env)  # SOL_SCALE: the problem's sizes are module constants
-    result = ProblemResult(f, cand)
+    result = ProblemResult(f, cand, row=row)
     try:
         _one(result, target, dtype, True, settings, env, progress)
     except RooflineError as exc:
@@ -395,7 +407,7 @@ def _one(result: ProblemResult, target: Target, dtype: str | None, time: bool, s
     """Load, bound and (with `time`) time one problem into `result`."""
     f = result.path
     with contained(f.name):  # sys.exit() or os._exit() in the problem's code: its failure, not ours
-        problem = load_problem(f)
+        problem = result.load()
         result.sol, result.dtype, result.inputs = analyse(problem, target, dtype)
         result.notes += result.sol.notes()
         if time:
@@ -419,7 +431,8 @@ def problem_records(r: ProblemResult, target: Target) -> list[Record]:
         dt = get_dtype(r.dtype)
     except UsageError:
         dt = get_dtype("fp32")
-    base = placed_record(op=r.name, variant=None, params={"inputs": r.inputs}, dtype=dt, flops=s.flops,
+    where = {"axes": r.row.workload.axes, "workload": r.row.workload.uuid} if r.row else {}
+    base = placed_record(op=r.name, variant=None, params={"inputs": r.inputs, **where}, dtype=dt, flops=s.flops,
                          bytes_read=s.read_bytes, bytes_written=s.written_bytes, ceilings=target.ceilings,
                          uses_tensor_cores=dt.tensor_field is not None and r.dtype not in ("fp32", "fp64"),
                          notes=list(r.notes))
