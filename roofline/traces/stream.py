@@ -1,10 +1,10 @@
 """A trace file's JSON, streamed: the top-level keys before `traceEvents`, then the events one at a time, each
 decoded by the standard library's C decoder (`json.JSONDecoder.raw_decode`) from a bounded text buffer.
 
-Why not ijson: its C backend builds every event of a 64 KiB buffer before yielding the first (about 15x the
-buffer's JSON in Python objects) and spends most of its time building them; the standard library's decoder, event
-by event, read a 20 MB trace in 0.56 s of CPU against ijson's 0.9 (scripts/trace_bench.py's traces). Stepping over
-unwanted events undecoded was tried: finding an event's end by a regular expression cost more than decoding it.
+Why not ijson: its C backend builds every event of a buffer before yielding the first and spends most of its time
+building them; with the standard library's scanner, called event by event, the whole reader took 0.61 s of CPU on
+a 20 MB trace against 0.82 s with ijson's (the fastest of six runs each; scripts/trace_bench.py's trace). Stepping
+over unwanted events undecoded was tried: finding an event's end by a regular expression cost more than decoding it.
 
 Refused (UsageError, one line): a file that is not JSON or ends early, a JSON document that is not an object, an
 object without `traceEvents`, an event larger than `MAX_EVENT` characters.
