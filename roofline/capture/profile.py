@@ -78,8 +78,10 @@ from roofline.core.errors import RooflineError, UsageError
 from roofline.core.model import Ceilings
 from roofline.core.progress import QUIET, Reporter
 from roofline.core.record import Record
+from roofline.core.stats import busy_marked
 from roofline.core.summary import ProfileSummary
 from roofline.core.validate import whole
+from roofline.measuring.machine_load import load_between, read_cpu_times
 from roofline.measuring.target import RoofChoice, Target, resolve_target
 
 # Profiles now running, innermost last: region() marks the innermost one's ops.
@@ -117,6 +119,8 @@ class Profile:
         self._torch_prof: Any = None
         self._wall: Wall | None = None
         self._wall_plain: float | None = None
+        self._load_start: Any = None  # the machine's CPU times as a CPU-timed run starts (measuring/machine_load.py)
+        self._load: Any = None  # how busy the machine was over that run: its records say so (core.stats.busy_marked)
         self._regions: list[str] = []
         self._region_entries: Counter[str] = Counter()
         self._region_walls: dict[str, list[Wall]] = {}
@@ -208,6 +212,8 @@ class Profile:
             stack.callback(self._analysing)  # after the trace and the wall clock stop, before the profiler does
             self._wall = Wall(target.time_device)
             self._wall.start()
+            if target.time_device == "cpu":  # each op on the host clock: other work on the machine slows it
+                self._load_start = read_cpu_times()
             stack.callback(self._wall.stop, True)  # after the trace stops, before the profiler does
             # the tracker steps aside in compiled modules (compiled.py): torch's warning about global hooks and
             # torch.compile(module) does not apply
@@ -258,6 +264,8 @@ class Profile:
         self._done, self._ok = True, exc is None
         if stack is not None:
             stack.close()
+        if self._load_start is not None:  # the program's own workers (a DataLoader's) count as other processes
+            self._load = load_between(self._load_start, read_cpu_times())
         self._phases["profiled"] = time.perf_counter() - self._entered
         try:
             if exc is not None:
@@ -357,6 +365,8 @@ class Profile:
         self.calls, self.edges = items, edges
         self._analysing("the records and the summary")
         self.records = build_records(items, target.ceilings, timeline.method if timeline else None)
+        if self._load is not None:
+            self.records = busy_marked(self.records, self._load.reasons)
         predictor = self._predictor
         self.records = predicted(self.records, predictor)
         self._regions_kept = regions

@@ -154,12 +154,12 @@ def _views(doc: Document, prof: Profile, said: Sequence[str], top: int, by: str,
     """The terminal views of the profile, less the notes said already (the target's, noted above); `group`:
     repeated layers one row each (analysis/repeats.py)."""
     from roofline.analysis.profile_view import profile_view
-    from roofline.report.profile import profile_views
+    from roofline.report.profile import profile_views, profile_warnings
     from roofline.report.text import console
 
     con = console()
     view = profile_view(doc, top=top, by=by, depth=depth, summary=prof.summary, group=group).without_notes(said)
-    for part in profile_views(view, width=con.width):
+    for part in profile_views(view, width=con.width, warnings=profile_warnings(doc.records)):
         con.print(part)
 
 

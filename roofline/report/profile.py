@@ -21,13 +21,15 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from roofline.analysis.predict import wide_interval_note
 from roofline.analysis.profile_view import ProfileView
 from roofline.analysis.utilization import TIMES
 from roofline.analysis.whatif import BACKWARD_MARK, KIND_ORDER, KINDS, WhatIf
 from roofline.core.format import count, duration, percent, si
 from roofline.core.model import above_roof, pipe_label
-from roofline.core.record import PHASES, ROOT_MODULE
+from roofline.core.record import PHASES, ROOT_MODULE, Record
 from roofline.core.summary import StepPrediction, Utilization
+from roofline.report.caveats import timing_caveats
 
 ROOT = ROOT_MODULE  # the module name shown for ops the root module runs itself
 ELLIPSIS = "…"
@@ -443,10 +445,21 @@ def whatif_view(w: WhatIf, width: int = 80) -> Group:
     return Group(*parts)
 
 
-def profile_views(view: ProfileView, width: int = 80) -> list[RenderableType]:
-    """What `roofline profile` prints, in order: header, top records, the roll-up `view.by`, the what-if; laid
-    out for a terminal of `width` columns."""
-    return [header(view, width), top_table(view, width), rollup_table(view, width), whatif_view(view.whatif, width)]
+def profile_warnings(records: Sequence[Record]) -> list[str]:
+    """What a profile's numbers need said beside them, one line each (report/caveats.py): times taken on a busy
+    machine or spread widely, predictions from a database too sparse to use. Empty when none applies."""
+    sparse = wide_interval_note(records)
+    return [*timing_caveats(records, lambda r: f"{r.op} {_module(r.module or ROOT_MODULE)}"),
+            *([sparse] if sparse else [])]
 
 
-__all__ = ["header", "profile_views", "rollup_table", "short_kernel", "shorten_left", "top_table", "whatif_view"]
+def profile_views(view: ProfileView, width: int = 80, warnings: Sequence[str] = ()) -> list[RenderableType]:
+    """What `roofline profile` prints, in order: header, top records and the `warnings` under them
+    (`profile_warnings`), the roll-up `view.by`, the what-if; laid out for a terminal of `width` columns."""
+    said = [Text.assemble(("warning:", "bold yellow"), f" {line}") for line in warnings]
+    return [header(view, width), top_table(view, width), *said, rollup_table(view, width),
+            whatif_view(view.whatif, width)]
+
+
+__all__ = ["header", "profile_views", "profile_warnings", "rollup_table", "short_kernel", "shorten_left", "top_table",
+           "whatif_view"]
