@@ -57,8 +57,11 @@ def test_a_step_without_torch_ops_is_refused_by_the_api_as_by_the_command() -> N
 def test_a_count_a_float_cannot_hold_reads_as_rounded(capsys: pytest.CaptureFixture[str]) -> None:
     assert count(2**40) == "1,099,511,627,776"
     assert count(2e60) == "about 2e+60"
-    code, out, _ = run(capsys, "analyze", "gemm", "--m", "99999999999999999999", "--gpu", "h100", "--no-time")
-    assert code == 0 and "about 2e+60" in out and "898,774" not in out
+    # the largest size torch holds (2**63 - 1, validate.MAX_WHOLE), n and k following m: 2 * m**3 = 1.56928e+57
+    code, out, _ = run(capsys, "analyze", "gemm", "--m", str(2**63 - 1), "--gpu", "h100", "--no-time")
+    assert code == 0 and "about 1.56928e+57" in out and "1,569,275" not in out  # not the exact-looking digits
+    code, _, err = run(capsys, "analyze", "gemm", "--m", "99999999999999999999", "--gpu", "h100", "--no-time")
+    assert code == 2 and "--m must be <= 9223372036854775807" in err  # past it: no tensor's size (issue 52)
 
 
 def test_a_collectives_size_takes_units(capsys: pytest.CaptureFixture[str]) -> None:

@@ -281,3 +281,27 @@ def test_functions_taking_a_spec_take_its_name() -> None:
     assert gpu_ceilings("h100") == gpu_ceilings(SPECS["h100-sxm"])
     with pytest.raises(UsageError, match=r"gpu must be a non-empty string or a GPUSpec .*got 100"):
         as_spec(100)  # type: ignore[arg-type]
+
+
+def test_an_edited_parsed_spec_cache_is_not_trusted() -> None:
+    """Issue 52: the parsed-spec cache was trusted whenever its stamps (path, mtime, size) matched, so an edit to
+    the cached data made an H100 read 1 GB/s. The cache now carries the SHA-256 of the data it holds: an edit that
+    leaves the stamps alone is parsed again from the spec file (3352 GB/s, specs/h100-sxm.toml)."""
+    import json
+
+    from roofline.ceilings.specs import SPEC_CACHE
+    from roofline.ceilings.store import cache_dir
+
+    load_all.cache_clear()
+    assert load_all()["h100-sxm"]["memory_bandwidth_gbps"] == 3352  # parsed, and the cache written
+    path = cache_dir() / SPEC_CACHE
+    text = path.read_text()
+    needle = '"memory_bandwidth_gbps": 3352'
+    assert text.count(needle) >= 1  # h100-sxm's (and any other part that has 3352 GB/s)
+    path.write_text(text.replace(needle, '"memory_bandwidth_gbps": 1'))
+    json.loads(path.read_text().splitlines()[0])  # still readable: only the data was edited
+    load_all.cache_clear()
+    try:
+        assert load_all()["h100-sxm"]["memory_bandwidth_gbps"] == 3352
+    finally:
+        load_all.cache_clear()

@@ -24,6 +24,7 @@ from typing import Any
 from roofline.core.dtypes import DEFAULT_DTYPE, get_dtype
 from roofline.core.errors import UsageError
 from roofline.core.tomlfile import read_toml
+from roofline.core.validate import brief, json_type
 from roofline.ops.base import Operator, make
 
 ENTRY_KEYS = {"op", "params", "gpu_params", "dtype", "gpu_dtype", "threshold", "name", "tensor_cores"}
@@ -75,11 +76,32 @@ def _param_names(op: object) -> set[str]:
     return {f.name for f in dataclasses.fields(cls)} if cls else set()
 
 
+# What each key of an [[entry]] holds, as TOML writes it (tensor_cores is checked with its own words below).
+ENTRY_TYPES: dict[str, Any] = {"op": str, "params": dict[str, Any], "gpu_params": dict[str, Any], "name": str,
+                               "threshold": str}
+
+
+def _entry_type_problem(entry: dict[str, Any]) -> str | None:
+    """The first key of an entry whose value is not what it holds ('params must be a table, got 'm=64''), or
+    None. A dtype is worded by `get_dtype`, tensor_cores by `load_suite`."""
+    for key, want in ENTRY_TYPES.items():
+        if key in entry and json_type(entry[key], want) is not None:
+            words = "a table ({ m = 4096 })" if want is not str else "a string"
+            return f"{key} must be {words}, got {brief(entry[key])}"
+    return None
+
+
 def load_suite(path: str | Path) -> Suite:
     """Read and validate a suite file: every entry is built once here, so a bad shape fails before any run."""
     p = Path(path)
     data = read_toml(p, "suite file", UsageError)
     meta = data.get("suite", {})
+    if not isinstance(meta, dict):
+        raise UsageError(f"{p}: suite must be a table ([suite] with name = \"...\", description = \"...\"), got "
+                         f"{brief(meta)}")
+    for key in ("name", "description"):
+        if key in meta and not isinstance(meta[key], str):
+            raise UsageError(f"{p}: suite.{key} must be a string, got {brief(meta[key])}")
     raw = data.get("entry")
     if not isinstance(raw, list) or not raw:
         raise UsageError(f"{p}: a suite needs at least one [[entry]]")
@@ -88,6 +110,8 @@ def load_suite(path: str | Path) -> Suite:
         where = f"{p}: entry {i + 1}"
         if not isinstance(e, dict) or "op" not in e:
             raise UsageError(f"{where}: needs op = \"...\"")
+        if (wrong := _entry_type_problem(e)) is not None:  # op = ["gemm"], params = "m=64": one line, not a traceback
+            raise UsageError(f"{where}: {wrong}")
         unknown = set(e) - ENTRY_KEYS
         if unknown:
             hint = " (an operator's parameters go in params = {...})" if unknown & _param_names(e["op"]) else ""

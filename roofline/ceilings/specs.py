@@ -6,6 +6,7 @@ this module only knows which fields exist, what unit each carries and how to che
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from functools import cache
@@ -123,6 +124,10 @@ _STEMS: dict[str, SpecField] = {f.stem: f for f in FIELDS if f.unit}
 LIST_FIELDS: dict[str, str] = {
     "shared_memory_carveout_kib": "shared-memory carve-out sizes per SM the hardware supports, KiB",
 }
+# Every number of a spec is in human units (MHz, W, GB, GB/s, KiB, TFLOPS, counts): the smallest today is a T4's
+# 0.254 FP64 TFLOPS, the largest a GB200's L2 of 129,536 KiB. A number outside this range (NaN, inf, 1e308,
+# 1e-300 were accepted: "ridge point nan", a GEMM called memory-bound) is no GPU's.
+VALUE_RANGE = (1e-3, 1e7)
 HEADER_KEYS_REQUIRED = ("id", "name", "vendor", "architecture", "compute_capability", "aliases", "nvml_names",
                         "memory_type")
 HEADER_KEYS_OPTIONAL = ("schema_version", "form_factor")
@@ -243,11 +248,16 @@ def parse_spec(data: dict[str, Any], path: str) -> GPUSpec:
         if f is None:
             raise _err(path, f"specs.{key}", _unit_hint(key) or "unknown field")
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise _err(path, f"specs.{key}", f"must be a number, got {value!r}")
+            raise _err(path, f"specs.{key}", f"must be a number, got {validate.brief(value)}")
         if f.integer and not isinstance(value, int):
             raise _err(path, f"specs.{key}", f"must be an integer, got {value!r}")
+        if isinstance(value, float) and not math.isfinite(value):  # NaN read as "ridge point nan"
+            raise _err(path, f"specs.{key}", f"must be a finite number, got {value!r}")
         if value <= 0:
-            raise _err(path, f"specs.{key}", f"must be positive, got {value!r}")
+            raise _err(path, f"specs.{key}", f"must be positive, got {validate.brief(value)}")
+        if not VALUE_RANGE[0] <= value <= VALUE_RANGE[1]:
+            raise _err(path, f"specs.{key}", f"must be from {VALUE_RANGE[0]:g} to {VALUE_RANGE[1]:g} "
+                       f"{f.unit or '(a count)'}, got {validate.brief(value)}: no GPU's (a typo, or another unit)")
         values[key] = value
     for f in FIELDS:
         if f.required_for(vendor) and f.key not in values:
@@ -307,8 +317,17 @@ def load_all(directory: str | None = None) -> dict[str, GPUSpec]:
 
 
 # The spec files' parsed TOML, kept in the cache folder: parsing all 31 files is ~100 ms of every analytic
-# command's ~0.3 s; reading this back is ~3 ms. A file is parsed again when its size or mtime changed.
+# command's ~0.3 s; reading this back is ~3 ms. A file is parsed again when its size or mtime changed, and the
+# whole cache when what it holds is not what was written (an edited cache made an H100 read 1 GB/s): its first
+# line holds the stamps and the SHA-256 of the second, the data's JSON (hashing that text costs ~0.5 ms, where
+# hashing the data re-serialised would cost 5).
 SPEC_CACHE = "specs-parsed.json"
+
+
+def _digest(text: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def _parsed(files: list[Path]) -> dict[str, dict[str, Any]]:
@@ -324,16 +343,20 @@ def _parsed(files: list[Path]) -> dict[str, dict[str, Any]]:
         st = p.stat()
         stamps[p.name] = [str(p), st.st_mtime_ns, st.st_size]  # specs_dir() is absolute, links resolved
     try:
-        cached = json.loads(path.read_text())
-        if cached.get("stamps") == stamps:
-            return cached["data"]
-    except (OSError, ValueError, AttributeError, KeyError):
+        head, _, body = path.read_text().partition("\n")
+        header = json.loads(head)
+        if header.get("stamps") == stamps and header.get("digest") == _digest(body):
+            cached = json.loads(body)
+            if isinstance(cached, dict):
+                return cached
+    except (OSError, ValueError, AttributeError):
         pass
     data = {p.name: read_toml(p, "spec file") for p in files}  # a malformed file raises here, as before
     try:
         from roofline.core.files import atomic_write
 
-        atomic_write(path, json.dumps({"stamps": stamps, "data": data}), make_parents=True)
+        body = json.dumps(data)  # one line: no indent
+        atomic_write(path, json.dumps({"stamps": stamps, "digest": _digest(body)}) + "\n" + body, make_parents=True)
     except (RooflineError, TypeError, ValueError):  # a read-only cache folder; a value JSON cannot hold
         pass
     return data

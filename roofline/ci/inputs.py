@@ -18,6 +18,7 @@ from typing import Any
 from roofline.ci.rules import FailOn, parse_fail_on
 from roofline.ci.runs import RUN_SAMPLES, check_noise, check_runs, run_samples
 from roofline.ci.verdicts import where_text
+from roofline.core import validate
 from roofline.core.document import Document, read_document
 from roofline.core.errors import RooflineError, UsageError
 from roofline.core.record import Key, Record
@@ -152,3 +153,26 @@ def records_by_key(doc: Document, where: str) -> dict[Key, Record]:
         for rec in recs:
             out[key if len(recs) == 1 else rec.key(f"tensor_cores={rec.tensor_cores}")] = rec
     return out
+
+
+def rules_arg(rules: Any, name: str) -> FailOn:
+    """The failure rules given as text ('median:5%') or parsed (a FailOn); anything else is a UsageError (5 was
+    taken for rules, and raised AttributeError deep in the judging)."""
+    if isinstance(rules, str):
+        return parse_fail_on(rules)
+    if isinstance(rules, FailOn):
+        return rules
+    raise UsageError(f"{validate.arg_name(name)} must be failure rules as text, such as 'median:5%' (or a "
+                     f"FailOn), got {validate.brief(rules)}")
+
+
+def judge_args(results: Any, baseline: Any, rules: Any, *, allow_missing: Any, allow_unjudged: Any) -> FailOn:
+    """`judge`'s arguments checked (a path or a dict where a document is, a number for the rules, 'no' for a
+    flag: each a UsageError, not an AttributeError in the judging); the rules parsed."""
+    for doc, what in ((results, "results"), (baseline, "baseline")):
+        if not isinstance(doc, Document):  # run_check reads files, judge takes documents
+            raise UsageError(f"judge: {what} must be a roofline.Document (read_document(path), or run_check with "
+                             f"paths), got {validate.a_noun(type(doc).__name__)}")
+    for flag, value in (("allow_missing", allow_missing), ("allow_unjudged", allow_unjudged)):
+        validate.boolean("judge", flag, value)
+    return rules_arg(rules, "rules")

@@ -50,13 +50,14 @@ from typing import Any
 
 from roofline.ci.counters import judge_counters, require_counters, spread_notes
 from roofline.ci.inputs import MIN_SAMPLES as MIN_SAMPLES  # re-exported: callers take it from ci.judge
+from roofline.ci.inputs import judge_args, measurement_problem, record_rules, records_by_key, require_timed, rules_arg
 from roofline.ci.inputs import load_for_check as load_for_check
-from roofline.ci.inputs import measurement_problem, record_rules, records_by_key, require_timed
 from roofline.ci.inputs import record_name as record_name
 from roofline.ci.regions import RegionRun, profile_regions
-from roofline.ci.rules import COUNTERS, DEFAULT_FAIL_ON, FailOn, parse_fail_on
+from roofline.ci.rules import COUNTERS, DEFAULT_FAIL_ON, FailOn
 from roofline.ci.rules import STATISTICS as STATISTICS  # re-exported: callers take the rules from ci.judge
 from roofline.ci.rules import Rule as Rule
+from roofline.ci.rules import parse_fail_on as parse_fail_on  # re-exported: callers parse rules from ci.judge
 from roofline.ci.runs import Noise, noise_factor, noise_of, own_noise, pool_noise, run_samples
 from roofline.ci.verdicts import (
     BETTER,
@@ -79,6 +80,7 @@ from roofline.ci.verdicts import (
 )
 from roofline.ci.verdicts import VERDICTS as VERDICTS  # re-exported: callers take the verdicts from ci.judge
 from roofline.ci.verdicts import where_text as where_text
+from roofline.core import validate
 from roofline.core.document import Document
 from roofline.core.errors import UsageError
 from roofline.core.format import percent
@@ -394,7 +396,7 @@ def judge(results: Document, baseline: Document, rules: FailOn | str = DEFAULT_F
     Pure: neither document is modified. Raises UsageError for bad arguments, a record whose numbers are no
     measurement (`ci.inputs.measurement_problem`), a side with no records or files sharing no record.
     """
-    fail_on = parse_fail_on(rules) if isinstance(rules, str) else rules
+    fail_on = judge_args(results, baseline, rules, allow_missing=allow_missing, allow_unjudged=allow_unjudged)
     if metric not in METRICS:
         raise UsageError(f"--metric must be one of {', '.join(METRICS)}, got {metric!r}")
     if not (isinstance(alpha, (int, float)) and 0 < alpha < 1):
@@ -579,6 +581,8 @@ def run_check(results_path: str | os.PathLike[str], baseline_path: str | os.Path
               allow_missing: bool = False, busy: str = BUSY_FAIL, allow_unjudged: bool = False) -> Report:
     """`roofline check` in one call: parse the rules first (cheap usage errors), load both files, judge. A
     refused report (too little compared) is returned, its `exit_code` 2; unusable files raise UsageError."""
-    rules = parse_fail_on(fail_on) if isinstance(fail_on, str) else fail_on
+    rules = rules_arg(fail_on, "fail_on")
+    for what, path in (("results_path", results_path), ("baseline_path", baseline_path)):
+        validate.path_arg("run_check", what, path)
     return judge(load_for_check(results_path, as_results=True), load_for_check(baseline_path), rules, alpha, metric,
                  allow_missing=allow_missing, busy=busy, allow_unjudged=allow_unjudged)

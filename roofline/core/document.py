@@ -24,7 +24,7 @@ SCHEMA_VERSION = 1
 
 
 def now_iso() -> str:
-    """Now in UTC to the second, ISO 8601 ('2026-12-01T03:36:51+00:00', as datetime's isoformat writes it; the
+    """Now in UTC to the second, ISO 8601 ('YYYY-MM-DDTHH:MM:SS+00:00', as datetime's isoformat writes it; the
     time module is already loaded, datetime costs ~5 ms of the analytic path)."""
     return time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime())
 
@@ -68,16 +68,44 @@ def dumps(doc: Document | dict[str, Any]) -> str:
 
 def write_document(doc: Document, path: str | os.PathLike[str], force: bool = False) -> Path:
     """Write a results document; an existing file is kept unless `force` (the user asked). Anything but a
-    Document of Records is a UsageError (a dict was written as it was, a file no command could read)."""
-    from roofline.core.validate import a_noun, path_arg
+    Document of Records is a UsageError (a dict was written as it was, a file no command could read), and so is
+    a document that `read_document` would refuse (a field of another type, a number no measurement gives): it is
+    checked as read back before anything is written."""
+    from roofline.core.validate import a_noun, boolean, brief, path_arg
 
     path_arg("write_document", "path", path)
+    boolean("write_document", "force", force)
     if not isinstance(doc, Document):
         raise UsageError(f"write_document: doc must be a roofline.Document, got {a_noun(type(doc).__name__)}")
+    if not isinstance(doc.records, list):
+        raise UsageError(f"write_document: doc.records must be a list of roofline.Record, got {brief(doc.records)}")
     for i, rec in enumerate(doc.records):
         if not isinstance(rec, Record):
             raise UsageError(f"write_document: record {i} is {a_noun(type(rec).__name__)}, not a roofline.Record")
-    return atomic_write(refuse_existing(path, force, flag="force=True"), dumps(doc), exclusive=not force)
+    try:
+        text = dumps(doc)
+        validate_document(json.loads(text), "write_document")  # what read_document reads of it, or its refusal
+    except (TypeError, ValueError) as exc:  # a value JSON cannot hold (a Path, a tensor), or a key that is no str
+        raise UsageError(f"write_document: not a results document JSON can hold: {exc}") from None
+    except RecursionError:
+        raise UsageError("write_document: not a results document JSON can hold: nested too deeply") from None
+    return atomic_write(refuse_existing(path, force, flag="force=True"), text, exclusive=not force)
+
+
+# The largest integer a document may hold: what a double holds (every number of a record is read as one; a
+# 400-digit count raised OverflowError in the views): validate.MAX_DOUBLE.
+# A results document is refused, unread, past this size: the largest roofline writes (a profile of an 80-layer
+# model, every sample kept) is tens of MB, and Python's JSON reader takes about 10x a file's size in memory; a
+# file past 1 GiB is another file named by mistake (a checkpoint, a trace, a disk image), and reading it would
+# exhaust the memory before a line could say so.
+MAX_DOCUMENT_BYTES = 2**30
+# A record's op as an error names it: a name longer than this is cut (an op of 1,000,000 characters is valid JSON,
+# and an error is one line).
+NAME_CHARS = 60
+
+
+def _short(name: str) -> str:
+    return name if len(name) <= NAME_CHARS else f"{name[:NAME_CHARS - 3]}... ({len(name):,} characters)"
 
 
 def _finite_problem(value: Any, path: str) -> str | None:
@@ -88,6 +116,10 @@ def _finite_problem(value: Any, path: str) -> str | None:
         if math.isfinite(value):
             return None
         return f"{path} is {'NaN' if math.isnan(value) else 'Infinity' if value > 0 else '-Infinity'}"
+    if isinstance(value, int) and not isinstance(value, bool):  # JSON's integers have no bound; a double has
+        from roofline.core.validate import MAX_DOUBLE, digits
+
+        return None if abs(value) <= MAX_DOUBLE else f"{path} is an integer of {digits(value)} digits"
     if isinstance(value, list):
         try:  # fast: a list of finite numbers sums to a finite number (a list of thousands of samples)
             if math.isfinite(sum(value)):
@@ -110,15 +142,51 @@ def _positive_times(values: Any) -> bool:
                                             for s in values)
 
 
+def _field_types(cls: type[Any]) -> dict[str, Any]:
+    """The type of each field of a record class (Record, Timing, Clocks, Counters) by its JSON key."""
+    import dataclasses
+    import typing
+
+    if cls not in _TYPES:
+        hints = typing.get_type_hints(cls)
+        _TYPES[cls] = {f.name: hints[f.name] for f in dataclasses.fields(cls) if f.name not in ("extra", "keys")}
+    return _TYPES[cls]
+
+
+_TYPES: dict[type[Any], dict[str, Any]] = {}
+
+
+def _type_problem(data: dict[str, Any], cls: type[Any], path: str = "") -> str | None:
+    """The first field of `data` (a record, or its timing, clocks or counters block) whose value is not of its
+    field's type, as 'params must be an object, got 'm=4'': a string where an object is read, a list where a
+    name is, raised AttributeError and TypeError in every view."""
+    from roofline.core.validate import brief, json_type
+
+    types = _field_types(cls)
+    nested = getattr(cls, "NESTED", {})
+    for key, value in data.items():
+        if key not in types:
+            continue  # a key this version does not know: kept in `extra`, never read
+        if (want := json_type(value, types[key])) is not None:
+            return f"{path}{key} must be {want}, got {brief(value)}"
+        if key in nested and isinstance(value, dict):
+            if (found := _type_problem(value, nested[key], f"{path}{key}.")) is not None:
+                return found
+    return None
+
+
 def check_record(rec: Any, i: int, where: str) -> None:
     """A record as read (a dict): one UsageError naming the record and the field when it is not a record of
-    schema v1 or its numbers are no measurement (non-finite anywhere; times, samples, energies not above 0)."""
+    schema v1 (a field missing or of another type: `params` a string, `op` a list) or its numbers are no
+    measurement (non-finite anywhere, or past what a double holds; times, samples, energies not above 0)."""
+    from roofline.core.validate import brief
+
     if not isinstance(rec, dict):
         raise UsageError(f"{where}: record {i} is not an object")
     missing = [f for f in REQUIRED if f not in rec]
     if missing:
         raise UsageError(f"{where}: record {i} lacks {', '.join(missing)}")
-    name = f"{where}: record {i} ({rec.get('op')})"
+    name = f"{where}: record {i} ({brief(rec['op']) if not isinstance(rec['op'], str) else _short(rec['op'])})"
     bad = _finite_problem(rec, "")
     if bad is not None:
         raise UsageError(f"{name}: {bad}: not a measurement (roofline writes no such number)")
@@ -137,6 +205,8 @@ def check_record(rec: Any, i: int, where: str) -> None:
     energy = rec.get("energy")
     if isinstance(energy, dict) and energy.get("samples_j") is not None and not _positive_times(energy["samples_j"]):
         raise UsageError(f"{name}: energy.samples_j must be positive numbers (joules per call)")
+    if (wrong := _type_problem(rec, Record)) is not None:  # after the numbers: their checks word a bad time
+        raise UsageError(f"{name}: {wrong}")
 
 
 def validate_document(doc: Any, where: str) -> Document:
@@ -171,17 +241,27 @@ def validate_document(doc: Any, where: str) -> Document:
 
 def read_document(path: str | os.PathLike[str]) -> Document:
     """A results document from a file; a missing, unreadable or malformed file is one UsageError naming it."""
-    from roofline.core.validate import path_arg
+    from roofline.core.validate import input_file, path_arg
 
     p = Path(path_arg("read_document", "path", path))
+    input_file(p, "results file", MAX_DOCUMENT_BYTES)  # a FIFO, /dev/zero, a disk image: refused unread
     try:
         text = read_text(p, "results file", missing="no such file")
     except UnicodeDecodeError as exc:
         raise UsageError(f"{p}: cannot read: {exc}") from None
     if not text.strip():
         raise UsageError(f"{p}: empty file, not a results document")
+    deep = UsageError(f"{p}: not a results document: JSON nested deeper than Python reads (roofline's nest ~5 "
+                      "levels)")
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
         raise UsageError(f"{p}: malformed JSON ({exc.msg} at line {exc.lineno})") from None
-    return validate_document(doc, str(p))
+    except RecursionError:  # [[[[...]]]] 200,000 deep: past the interpreter's limit
+        raise deep from None
+    except ValueError as exc:  # an integer literal of over 4300 digits (int's limit on reading text)
+        raise UsageError(f"{p}: not a results document: {str(exc).split(';')[0]}") from None
+    try:
+        return validate_document(doc, str(p))
+    except RecursionError:  # nested just under the reader's limit: past it in the checks
+        raise deep from None

@@ -8,6 +8,7 @@ Also users' own kernels: `measure(fn, flops=..., bytes=...)`, exported as `roofl
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 from collections.abc import Callable
 from typing import Any
@@ -349,11 +350,14 @@ def _check_measure_args(fn: Any, flops: Any, bytes: Any, bytes_written: Any, ref
     `flags`: its True/False options by name."""
     validate.callable_arg("measure", "fn", fn, hint="a zero-argument callable: lambda: a @ b, not a @ b")
     validate.name_arg("measure", "name", name, example="'my_matmul'")
-    validate.mapping("measure", "params", params, example="{'n': 128}")
+    validate.json_value("measure", "params", validate.mapping("measure", "params", params, example="{'n': 128}"))
     for flag, value in (flags or {}).items():
         validate.boolean("measure", flag, value)
     validate.number("measure", "flops", flops, minimum=0)
     validate.number("measure", "bytes", bytes, positive=True)
+    if not math.isfinite(float(flops) / float(bytes)):  # 1e308 FLOPs over 1e-308 bytes: an intensity of inf
+        raise UsageError(f"measure: flops / bytes (the arithmetic intensity) must be a finite number, got "
+                         f"{flops!r} / {bytes!r}")
     if bytes_written is not None and validate.number("measure", "bytes_written", bytes_written, minimum=0) > bytes:
         raise UsageError(f"measure: bytes_written must be between 0 and bytes ({bytes:g}), got {bytes_written!r}")
     if ref is not None:
