@@ -173,7 +173,9 @@ def update_baseline(results_path: str | os.PathLike[str] | Sequence[str | os.Pat
     - `keep_noise`: each record's between-run noise is pooled with the old baseline's (A/A history across
       updates; see `_with_old_noise`).
     - Refused without `force`: replacing a baseline recorded on another GPU (spec or device name), so a run on
-      the wrong machine cannot silently re-point baselines/h200.json; and replacing an unreadable baseline.
+      the wrong machine cannot silently re-point baselines/h200.json; and replacing an unreadable baseline. Both
+      are a UsageError, exit status 2 (docs/guide.md): the inputs do not fit together, as `check`'s do not when it
+      compares another GPU's records.
     The returned BaselineUpdate lists the records added and removed. `check` never writes a baseline.
     """
     paths = [Path(results_path)] if isinstance(results_path, (str, os.PathLike)) else [Path(p) for p in results_path]

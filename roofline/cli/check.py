@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -56,42 +57,90 @@ def check_cmd(
     (Mann-Whitney U) (worse_busy_machine when either side was timed on a busy machine: it fails unless --busy
     ok), on a baseline record missing from the results (unless --allow-missing), or on a record with too few
     samples to judge (unless --allow-unjudged); 2 on bad input (an unreadable, truncated or empty document,
-    times that are no measurement) and when fewer than half the records both documents hold were compared.
+    times that are no measurement), when fewer than half the records both documents hold were compared, and when
+    a report file (--junit, --markdown, --json, --html) cannot be written.
     Thresholds are --fail-on's, or a baseline record's own (its suite entry's), never the results'."""
     from roofline.ci.judge import METRICS, run_check
     from roofline.ci.verdicts import BUSY_CHOICES
     from roofline.core.errors import UsageError
-    from roofline.report.check import render_table, write_outputs
+    from roofline.report.check import render_table
     from roofline.report.text import show
 
+    reports = {"--markdown": markdown, "--junit": junit, "--json": json_path, "--html": html}
     if against_prediction or baseline is None:
-        reports = (("--markdown", markdown), ("--junit", junit), ("--json", json_path), ("--html", html))
         _against_prediction(results, baseline, db, fail_on, against_prediction, metric,
-                            [flag for flag, path in reports if path is not None])
+                            [flag for flag, path in reports.items() if path is not None])
     assert baseline is not None
-    for flag, path in (("--markdown", markdown), ("--junit", junit), ("--json", json_path), ("--html", html)):
+    if db is not None:
+        raise UsageError("--db is an option of --against-prediction (a baseline check judges no prediction)")
+    check_choice("--metric", metric, METRICS)
+    check_choice("--busy", busy, BUSY_CHOICES)
+    _check_report_paths(reports, results, baseline)
+    report = run_check(results, baseline, fail_on, metric=metric,
+                       allow_missing=allow_missing and not fail_on_missing, busy=busy, allow_unjudged=allow_unjudged)
+    show(render_table(report, wide=wide), wide=wide)
+    _write_reports(report, reports, results, baseline, fail_on, metric)
+    if report.refused:  # the table and reports say what was not compared; the error line says why it counts
+        raise UsageError(report.refused)
+    raise typer.Exit(report.exit_code)
+
+
+def _check_report_paths(reports: dict[str, Path | None], results: Path, baseline: Path) -> None:
+    """Each report path given, refused before the check (a UsageError, exit status 2) when it is a document the
+    check reads or cannot be written (`_writable`)."""
+    from roofline.core.errors import UsageError
+
+    for flag, path in reports.items():
         read = [what for what, doc in (("results", results), ("baseline", baseline))
                 if path is not None and path.resolve() == doc.resolve()]
         if read:  # --json base.json (analyze's --json prints; this one writes) replaced the baseline
             raise UsageError(f"{flag} {path} is the {read[0]} document: a check's report never replaces the "
                              "documents it reads; give the report another path")
-    if db is not None:
-        raise UsageError("--db is an option of --against-prediction (a baseline check judges no prediction)")
-    check_choice("--metric", metric, METRICS)
-    check_choice("--busy", busy, BUSY_CHOICES)
-    if html is not None:
+    if reports["--html"] is not None:
         from roofline.cli.report import check_html_path
 
-        check_html_path(html)
-    report = run_check(results, baseline, fail_on, metric=metric,
-                       allow_missing=allow_missing and not fail_on_missing, busy=busy, allow_unjudged=allow_unjudged)
-    show(render_table(report, wide=wide), wide=wide)
-    write_outputs(report, markdown=markdown, junit=junit, json_path=json_path)
-    if html is not None:
-        _write_html(report, results, baseline, html, fail_on, metric)
-    if report.refused:  # the table and reports say what was not compared; the error line says why it counts
-        raise UsageError(report.refused)
-    raise typer.Exit(report.exit_code)
+        check_html_path(reports["--html"])
+    for path in reports.values():
+        if path is not None:
+            _writable(path)  # a path typo is said before the check, and never as a regression's exit 1
+
+
+def _write_reports(report: Report, reports: dict[str, Path | None], results: Path, baseline: Path, fail_on: str,
+                   metric: str) -> None:
+    """Write the reports asked for; a failure of the check's own I/O after the check (a full disk) is a
+    UsageError, exit status 2: never the regression's 1 (docs/guide.md#exit-status)."""
+    from roofline.core.errors import RooflineError, UsageError
+    from roofline.report.check import write_outputs
+
+    try:
+        write_outputs(report, markdown=reports["--markdown"], junit=reports["--junit"], json_path=reports["--json"])
+        if reports["--html"] is not None:
+            _write_html(report, results, baseline, reports["--html"], fail_on, metric)
+    except RooflineError as exc:
+        if exc.exit_code != RooflineError.exit_code:  # a usage error already, or an interruption (130, 143)
+            raise
+        raise UsageError(f"{exc} (the check's reports were not all written)") from None
+
+
+def _writable(path: Path) -> None:
+    """A report's path that can be written: a regular file or nothing there, in a folder that is writable or can
+    be made (the reports make their folders); else a UsageError (exit status 2: docs/guide.md keeps 1 for a
+    regression, so that in CI a path typo never reads as a slowdown)."""
+    from roofline.core.errors import RooflineError, UsageError
+    from roofline.core.files import refuse_existing
+
+    folder = path.absolute().parent
+    while not folder.exists() and folder != folder.parent:  # the folders the report makes: the first that exists
+        folder = folder.parent
+    try:
+        if folder == path.absolute().parent:
+            refuse_existing(path, force=True)  # a folder, a link, a FIFO or a device there; an unwritable folder
+        elif not folder.is_dir():
+            raise RooflineError(f"cannot write {path}: {folder} is a file, not a folder")
+        elif not os.access(folder, os.W_OK | os.X_OK):
+            raise RooflineError(f"cannot write {path}: the folder {folder} is not writable")
+    except RooflineError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def _against_prediction(results: Path, baseline: Path | None, db: Path | None, fail_on: str, asked: bool,

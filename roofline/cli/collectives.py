@@ -22,6 +22,10 @@ if TYPE_CHECKING:
 # memory, ~1-10 GB/s) 64 MiB already takes tens of ms a call.
 GPU_SIZES = "1KiB:4GiB"
 CPU_SIZES = "1KiB:64MiB"
+# The most CPU processes (gloo ranks) `--nproc` starts on one machine: each imports torch (~0.3 GB, ~1 s) and gloo
+# connects every pair of ranks, so 100,000 ran 92 s before "Too many open files"; a larger world is a torchrun
+# job's, across machines.
+MAX_CPU_RANKS = 64
 
 
 def parse_sizes(text: str) -> tuple[int, ...]:
@@ -115,6 +119,9 @@ def collectives_cmd(
         nproc = gpus if backend == "nccl" else DEFAULT_CPU_PROCS
     if nproc < 1:
         raise UsageError(f"--nproc must be >= 1, got {nproc}")
+    if backend == "gloo" and nproc > MAX_CPU_RANKS:
+        raise UsageError(f"--nproc {nproc}: at most {MAX_CPU_RANKS} CPU processes on one machine (each imports torch "
+                         "and gloo connects every pair); a larger world is a torchrun job across machines")
     if backend == "nccl" and nproc > gpus:
         raise UsageError(f"--nproc {nproc}: this machine has {gpus} GPU(s), one process each")
     check_outputs(force, files=(output,))

@@ -103,29 +103,49 @@ THREADS = Opt(None, "--threads", help="CPU threads torch times with (torch.set_n
               "own choice). The record's device block says how many ran.", metavar="<int>")  # taken as text
 
 
-def whole_number(flag: str, value: str | int, least: int = 1) -> int:
-    """An option's value as a whole number of at least `least`; anything else (`0`, `1.5`, `four`) is a usage
-    error in the project's words: '--threads must be a whole number of at least 1, got 0'."""
+# The most threads `--threads` takes: torch.set_num_threads takes a C int (99999999999 raised "Overflow when
+# unpacking long"), and the largest machines have about a thousand logical CPUs; more threads than that only time
+# the scheduler.
+MAX_THREADS = 4096
+
+
+def whole_number(flag: str, value: str | int, least: int = 1, most: int | None = None) -> int:
+    """An option's value as a whole number of at least `least` (and at most `most`, else what torch holds:
+    validate.MAX_WHOLE); anything else (`0`, `1.5`, `four`, `²`) is a usage error in the project's words:
+    '--threads must be a whole number of at least 1, got 0'."""
+    from roofline.core.validate import BRIEF_CHARS, MAX_WHOLE, brief
+
+    top = MAX_WHOLE if most is None else most
+    if isinstance(value, int) and not isinstance(value, bool) and value > top:  # str() of 5000 digits raises
+        raise UsageError(f"{flag} must be a whole number of at most {top}, got {brief(value)}")
     text = str(value).strip()
-    if isinstance(value, bool) or not text.isdigit() or int(text) < least:
-        raise UsageError(f"{flag} must be a whole number of at least {least}, got {text}")
-    return int(text)
+    shown = text if len(text) <= BRIEF_CHARS else brief(text)  # 400 digits named by their count
+    # ASCII digits only: '²'.isdigit() is true and int('²') raises; int('٣') reads an Arabic-Indic digit
+    if isinstance(value, bool) or not (text.isascii() and text.isdigit()):
+        raise UsageError(f"{flag} must be a whole number of at least {least}, got {shown}")
+    digits = text.lstrip("0") or "0"
+    if len(digits) > len(str(top)) or int(digits) > top:  # int() of over 4300 digits raises: the length first
+        raise UsageError(f"{flag} must be a whole number of at most {top}, got "
+                         f"{digits if len(digits) <= BRIEF_CHARS else f'a number of {len(digits)} digits'}")
+    if int(digits) < least:
+        raise UsageError(f"{flag} must be a whole number of at least {least}, got {shown}")
+    return int(digits)
 
 
-def at_least(flag: str, least: int = 1) -> Callable[[Any], int]:
+def at_least(flag: str, least: int = 1, most: int | None = None) -> Callable[[Any], int]:
     """The `parser=` of every whole-number option with a minimum (`--repeat`, `--top`): its value checked by
     `whole_number`, so a bad one reads as `--threads`' does, not as typer's range check ('Invalid value for
     '--repeat': Input should be greater than or equal to 1')."""
-    return lambda value: whole_number(flag, value, least)
+    return lambda value: whole_number(flag, value, least, most)
 
 
 def use_threads(threads: str | int | None) -> int | None:
     """Apply `--threads` (None: torch's default) before anything is timed and return the count; anything but
-    a whole number of at least 1 is a usage error (`whole_number`; the option is taken as text so that typer
-    does not word it first)."""
+    a whole number from 1 to MAX_THREADS is a usage error (`whole_number`; the option is taken as text so that
+    typer does not word it first)."""
     if threads is None:
         return None
-    count = whole_number("--threads", threads)
+    count = whole_number("--threads", threads, most=MAX_THREADS)
     import torch
 
     torch.set_num_threads(count)  # the target's device block and a calibration's details record it

@@ -2,7 +2,8 @@
 
 Grammar of one value (`parse_values`):
 - `4096`: one value;
-- `1024,4096,8192`: a list, in the order given;
+- `1024,4096,8192`: a list, in the order given (`4,096`, a number with thousands separators, is refused: as a
+  list it would be 4 and 96; `4, 96` is that list: THOUSANDS);
 - `A:B:xF`: geometric, A, A*F, A*F^2, ... up to B inclusive (F an integer >= 2);
 - `A:B:+S`: arithmetic, A, A+S, A+2S, ... up to B inclusive (S an integer >= 1).
 
@@ -15,6 +16,7 @@ hours of work.
 from __future__ import annotations
 
 import itertools
+import re
 from typing import Any
 
 from roofline.core.errors import UsageError
@@ -22,6 +24,27 @@ from roofline.core.errors import UsageError
 # More shapes than this in one sweep is refused: 1:100000:+1 is a typo, not a plan (each shape is a record,
 # a table row and, timed, at least one timing of ~0.1-10 s).
 MAX_SHAPES = 1_000
+
+
+# A number written with thousands separators: '4,096', '1,048,576'. Read as a list it would be 4 and 96: it is
+# refused, with both readings, when no list means it: a value after the first with a leading zero ('096': no one
+# writes 96 so), or digits that join into a multiple of 1024 ('8,192', '12,288', '14,336': the sizes written with
+# separators are powers of two or KiB multiples) unless every part is a power of two, as a list of sizes is
+# ('64,512'). '64,128,256' and '128,256,512' stay the lists they are.
+THOUSANDS = re.compile(r"\d{1,3}(,\d{3})+")
+# The sizes written with separators are multiples of this (KiB): 4,096, 12,288 (a hidden size), 14,336.
+THOUSANDS_MULTIPLE = 1024
+
+
+def _thousands(text: str) -> bool:
+    """Whether `text` is one number written with thousands separators rather than a list (THOUSANDS)."""
+    if not THOUSANDS.fullmatch(text):
+        return False
+    parts = text.split(",")
+    if any(part.startswith("0") for part in parts[1:]):
+        return True
+    powers = all(int(part) & (int(part) - 1) == 0 for part in parts)
+    return int("".join(parts)) % THOUSANDS_MULTIPLE == 0 and not powers
 
 
 # The flags that are byte sizes: they take a unit too (`--bytes 256MiB`, `--bytes 1KiB:1GiB:x4`; core/sizes.py).
@@ -44,6 +67,10 @@ def parse_values(flag: str, text: str) -> list[int]:
     """The values of one parameter given as `text` (module docstring); a UsageError names `flag` for an
     empty range, a zero or missing step, or a value that is not an integer."""
     text = text.strip()
+    if _thousands(text):
+        as_list, joined = ", ".join(str(int(part)) for part in text.split(",")), text.replace(",", "")
+        raise UsageError(f"{flag}: {text!r} reads as {joined} written with thousands separators: write {joined} "
+                         f"(for the list {as_list}, write '{as_list}')")
     if "," in text:
         values = [_integer(flag, part) for part in text.split(",")]
     elif ":" in text:

@@ -128,8 +128,17 @@ def render_table(report: Report, wide: bool = False) -> Any:
 
 
 # ---------------------------------------------------------------- markdown
+# What a name or a reason from a document must not do in a markdown page: open HTML (`<img onerror=...>`: the page
+# holds it as markup), an entity, a link or an image (`[x](javascript:...)`), code, or a table cell's end. HTML's
+# three as entities, the others escaped by a backslash (CommonMark's escapes), a line break as a space. (Emphasis
+# is left: `not_comparable` reads as it is, and a `*` shows no markup a reader could not see.)
+_MD_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", "\r": " ", "\n": " ",
+                             **{ch: f"\\{ch}" for ch in "\\`[]|"}})
+
+
 def _md_cell(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+    """`text` as markdown shows it, character for character: nothing in it is read as markup (_MD_ESCAPES)."""
+    return str(text).translate(_MD_ESCAPES)
 
 
 def _md_table(rows: Sequence[Row], cols: tuple[str, ...]) -> list[str]:
