@@ -713,6 +713,44 @@ def test_save_chart_refuses_an_unknown_suffix(tmp_path: Path) -> None:
     assert not (tmp_path / "chart.jpg").exists()
 
 
+def _collectives_doc() -> Document:
+    """Two all_reduce sizes on 2 ranks, busbw = bytes / time (a busbw chart needs no more)."""
+    from roofline.core.record import Record
+
+    recs = [Record(op="all_reduce", variant=None, params={"bytes": n, "ranks": 2}, dtype="bf16", flops=0.0,
+                   bytes_read=n, bytes_written=n, bytes=2.0 * n, gpu="h200-sxm", device_kind="gpu",
+                   peak_flops_per_s=1e15, peak_bytes_per_s=9e11, ridge_point=1e15 / 9e11, bound="memory",
+                   roofline_time_s=2 * n / 9e11, time_s=1e-4 * k, time_samples_s=[1e-4 * k] * 5,
+                   collective={"ranks": 2, "busbw_bytes_per_s": n / (1e-4 * k)}) for k, n in ((1, 2**20), (2, 2**24))]
+    return Document(device={"name": "NVIDIA H200", "spec_id": "h200-sxm"}, records=recs,
+                    extra={"collectives": {"world_size": 2, "backend": "nccl", "dtype": "bf16"}})
+
+
+def _save(kind: str, path: Path, **force: bool) -> Path:
+    from roofline.report.chart.comm_draw import save_comm_chart
+    from roofline.report.chart.energy_draw import save_energy_chart
+
+    if kind == "roofline":
+        return save_chart([doc()], path, **force)
+    if kind == "energy":
+        return save_energy_chart([doc(DATA / "energy_smoke_h200.json")], path, **force)
+    return save_comm_chart([_collectives_doc()], path, **force)
+
+
+@pytest.mark.parametrize("kind", ["roofline", "energy", "collectives"])
+def test_a_chart_never_replaces_a_file_unless_forced(tmp_path: Path, kind: str) -> None:
+    """Issue 50: a chart was written over whatever file had appeared at its path while it was drawn (the CLI's
+    check before drawing is no guard against a file made meanwhile). Each saver creates its file exclusively, as
+    write_document does, and replaces one only with force=True."""
+    path = write(tmp_path / "chart.svg", "mine")
+    with pytest.raises(RooflineError, match="exists"):
+        _save(kind, path)
+    assert path.read_text() == "mine"  # kept, byte for byte
+    assert _save(kind, path, force=True).read_bytes().startswith(b"<?xml")
+    with pytest.raises(UsageError, match="force must be True or False"):
+        _save(kind, tmp_path / "other.svg", force="yes")  # type: ignore[arg-type]
+
+
 def test_save_chart_into_a_missing_folder_is_one_line(tmp_path: Path) -> None:
     with pytest.raises(RooflineError, match="cannot write"):
         save_chart([doc()], tmp_path / "no" / "such" / "chart.png")

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from roofline.core import validate
 from roofline.core.format import si
 from roofline.report.comm import CommChart, _size, comm_chart, knee_busbw
 from roofline.report.figures import figure_format, save_figure
@@ -65,11 +66,13 @@ def build_comm_figure(chart: CommChart) -> Figure:
 
 
 def save_comm_chart(docs: Sequence[Document], path: str | os.PathLike[str], labels: Sequence[str] | None = None,
-                    title: str | None = None) -> Path:
-    """Write the busbw chart as PNG, SVG or PDF by the path's suffix."""
+                    title: str | None = None, force: bool = False) -> Path:
+    """Write the busbw chart as PNG, SVG or PDF by the path's suffix; a file already there is kept unless `force`
+    (created exclusively, as `save_chart`)."""
     figure_format(path)
+    validate.boolean("save_comm_chart", "force", force)
     fig = build_comm_figure(comm_chart(docs, labels, title))
-    return save_figure(fig, path, pad_inches=0.15, facecolor="white")
+    return save_figure(fig, path, exclusive=not force, pad_inches=0.15, facecolor="white")
 
 
 def render_comm_terminal(docs: Sequence[Document], width: int = 80, labels: Sequence[str] | None = None) -> str:

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from roofline.core import validate
 from roofline.core.format import si
 from roofline.report.chart.model import (
     Chart,
@@ -424,11 +425,14 @@ def _draw_label(ax: Axes, p: Placement) -> None:
 
 # ---------------------------------------------------------------- saving
 def save_chart(docs: Sequence[Document], path: str | os.PathLike[str], labels: Sequence[str] | None = None,
-               roof: str = "both", title: str | None = None) -> Path:
-    """Write the chart as PNG, SVG or PDF, chosen by the path's suffix; returns the path written."""
+               roof: str = "both", title: str | None = None, force: bool = False) -> Path:
+    """Write the chart as PNG, SVG or PDF, chosen by the path's suffix; returns the path written. A file already
+    there is kept (a RooflineError) unless `force`: the chart is created exclusively, as write_document creates a
+    document, so a file that appeared while the chart was drawn is never replaced unasked."""
     figure_format(path)  # an unknown suffix fails before anything is drawn
+    validate.boolean("save_chart", "force", force)
     fig = build_figure(docs, labels=labels, roof=roof, title=title)
-    return save_figure(fig, path, pad_inches=0.15, facecolor="white")
+    return save_figure(fig, path, exclusive=not force, pad_inches=0.15, facecolor="white")
 
 
 __all__ = ["FIGSIZE_IN", "build_figure", "save_chart"]

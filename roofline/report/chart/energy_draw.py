@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from roofline.core import validate
 from roofline.core.format import si
 from roofline.report.chart.energy import energy_caption, energy_view, power_roofs
 from roofline.report.figures import DPI, figure_format, save_figure
@@ -82,7 +83,11 @@ def build_energy_figure(docs: Sequence[Document], title: str | None = None) -> A
     return fig
 
 
-def save_energy_chart(docs: Sequence[Document], path: str | os.PathLike[str], title: str | None = None) -> Path:
-    """Write the energy roofline as PNG, SVG or PDF (by the path's suffix)."""
+def save_energy_chart(docs: Sequence[Document], path: str | os.PathLike[str], title: str | None = None,
+                      force: bool = False) -> Path:
+    """Write the energy roofline as PNG, SVG or PDF (by the path's suffix); a file already there is kept unless
+    `force` (created exclusively, as `save_chart`)."""
     figure_format(path)
-    return save_figure(build_energy_figure(docs, title), path, pad_inches=0.15, facecolor="white")
+    validate.boolean("save_energy_chart", "force", force)
+    return save_figure(build_energy_figure(docs, title), path, exclusive=not force, pad_inches=0.15,
+                       facecolor="white")

@@ -42,6 +42,7 @@ from roofline.core.errors import RooflineError, UsageError
 from roofline.core.format import si
 from roofline.core.model import pipe_label
 from roofline.core.record import Record
+from roofline.report.chart.labels import cut_label
 from roofline.report.style import MARKER_PT
 
 ROOF_CHOICES = ("datasheet", "measured", "both")
@@ -232,8 +233,8 @@ def _series_names(docs: Sequence[Document], labels: Sequence[str] | None) -> tup
     if labels is not None:
         if len(labels) != len(docs):
             raise UsageError(f"{len(labels)} label(s) for {len(docs)} results file(s): give one label per file")
-        return tuple(str(x) for x in labels)
-    names = [device_name(d) for d in docs]
+        return tuple(cut_label(str(x)) for x in labels)
+    names = [cut_label(device_name(d)) for d in docs]
     dup = {n for n in names if names.count(n) > 1}
     names = [f"{n} ({_date(d)})" if n in dup and _date(d) else n for n, d in zip(names, docs, strict=True)]
     seen: dict[str, int] = {}
@@ -257,7 +258,7 @@ def _doc_roofs(i: int, doc: Document, name: str, roof: str) -> list[Roof]:
     for rec in doc.records:
         pipe = rec.compute_pipe
         if pipe:
-            label = str(rec.compute_pipe_label or pipe_label(str(pipe)))
+            label = cut_label(str(rec.compute_pipe_label or pipe_label(str(pipe))))
             pipes.setdefault(str(pipe), (label, _number(rec.peak_flops_per_s)))
     if any("_tensor_" in p for p in pipes) and CONTEXT_PIPE not in pipes:
         pipes[CONTEXT_PIPE] = ("FP32 CUDA cores", None)
@@ -436,7 +437,7 @@ def chart_model(docs: Sequence[Document], labels: Sequence[str] | None = None, r
     skipped = [s if n == 1 else f"{s} (x{n})" for s, n in Counter(skipped).items()]
     if not points:
         raise RooflineError("no record can be drawn on a log-log chart: " + "; ".join(skipped))
-    points = _distinct_labels(points, docs)
+    points = [replace(p, label=cut_label(p.label)) for p in _distinct_labels(points, docs)]
     xs = [p.ai for p in points] + [v.ai for v in levels if fit_levels] + [r.ridge for r in roofs if r.ridge] + \
         [r.x_end for r in roofs if r.x_end]
     ys = [p.flops_per_s for p in points] + [r.value for r in roofs if r.kind == "compute"]
@@ -592,7 +593,7 @@ def unlabelled_note(chart: Chart, numbers: dict[str, int]) -> str | None:
     return f"{len(rest)} smaller op{'s' if len(rest) > 1 else ''} not numbered ({held})"
 
 
-__all__ = ["NUMBERED_ABOVE", "PROFILE_FULL_PT", "PROFILE_LABELLED", "PROFILE_MIN_PT", "ROOF_CHOICES", "Chart",
-           "LevelPoint", "Point", "Roof", "chart_model", "device_name", "intensity_tick", "is_numbered", "is_profile",
-           "level_points", "load_documents", "marker_pt", "point_numbers", "sweep_lines", "time_shares",
-           "unlabelled_note"]
+__all__ = ["NUMBERED_ABOVE", "PROFILE_FULL_PT", "PROFILE_LABELLED", "PROFILE_MIN_PT", "ROOF_CHOICES",
+           "Chart", "LevelPoint", "Point", "Roof", "chart_model", "device_name", "intensity_tick",
+           "is_numbered", "is_profile", "level_points", "load_documents", "marker_pt", "point_numbers", "sweep_lines",
+           "time_shares", "unlabelled_note"]
