@@ -340,3 +340,18 @@ def test_streaming_parse_of_a_large_trace_stays_small(forward_trace: Path, tmp_p
     # what it keeps, a few hundred bytes per op (3.1 MB for a 10 MB trace of this model when measured)
     assert trace.peak_bytes is not None and trace.peak_bytes < 0.5 * big.stat().st_size
     assert trace.peak_bytes < 400 * len(trace.ops) + 4_000_000
+
+
+def test_a_traces_repeated_blocks_are_one_row_unless_no_group(forward_trace: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 52's grouping, on a trace: torch.profiler's `with_modules=True` names a module by class and instance
+    ('Block_0.LayerNorm_0', 'Block_1.LayerNorm_1'), so the two blocks of `Net` are one row by default
+    ('Block_{0,1}.LayerNorm_{0,1}', 2 calls) and two with --no-group."""
+    code, out, err = run(capsys, "trace", str(forward_trace), "--top", "40")
+    assert code == 0, err
+    flat = " ".join(out.split())
+    assert "LayerNorm_{0,1}" in flat and "LayerNorm_0 " not in flat and "LayerNorm_1 " not in flat
+    code, out, err = run(capsys, "trace", str(forward_trace), "--top", "40", "--no-group")
+    assert code == 0, err
+    flat = " ".join(out.split())
+    assert "LayerNorm_0 " in flat and "LayerNorm_1 " in flat and "{0,1}" not in flat

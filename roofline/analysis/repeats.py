@@ -15,6 +15,7 @@ grouping is a view (analysis/profile_view.py, and its `group=False` for the raw 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -27,9 +28,22 @@ RANGE = ".."  # between the first and last index of a run: '0..15'
 RANGE_FROM = 3
 
 
+# A component that is an index: digits ('layers.3'), or a name and an instance number as torch.profiler's
+# `with_modules=True` names modules in a trace ('Block_3.LayerNorm_7': class name, instance).
+_INDEXED = re.compile(r"(?P<stem>(?:[^.]*_)?)(?P<index>\d+)")
+
+
+def _index(part: str) -> tuple[str, int] | None:
+    """(the part before the index, the index) of an index component, else None: '3' -> ('', 3),
+    'Block_3' -> ('Block_', 3), 'layer3' -> None (a name)."""
+    m = _INDEXED.fullmatch(part)
+    return (m["stem"], int(m["index"])) if m else None
+
+
 def pattern(path: str) -> str:
-    """The path with each numeric component written '*': 'model.layers.3.mlp' -> 'model.layers.*.mlp'."""
-    return ".".join(INDEX if p.isdigit() else p for p in path.split("."))
+    """The path with each index written '*': 'model.layers.3.mlp' -> 'model.layers.*.mlp', 'Block_3.Linear_7'
+    -> 'Block_*.Linear_*'."""
+    return ".".join(i[0] + INDEX if (i := _index(p)) else p for p in path.split("."))
 
 
 def _ranges(values: Iterable[int]) -> str:
@@ -55,8 +69,9 @@ def index_label(paths: Sequence[str]) -> str:
     split = [p.split(".") for p in paths if pattern(p) == pattern(paths[0])]
     out = []
     for j, part in enumerate(first):
-        values = {int(p[j]) for p in split} if part.isdigit() else set()
-        out.append("{" + _ranges(values) + "}" if len(values) > 1 else part)
+        index = _index(part)
+        values = {v[1] for p in split if (v := _index(p[j]))} if index else set()
+        out.append(f"{index[0]}{{{_ranges(values)}}}" if index and len(values) > 1 else part)
     return ".".join(out)
 
 
@@ -64,7 +79,7 @@ def record_key(r: Record) -> tuple[Any, ...] | None:
     """What repeats of `r` share (module docstring); None for a record whose module has no index (its
     repeats would be in its own module: one record)."""
     module = r.module or ""
-    if not any(p.isdigit() for p in module.split(".")):
+    if not any(_index(p) for p in module.split(".")):
         return None
     return (pattern(module), r.op, r.phase, r.region, _frozen(r.input_shapes), _frozen(r.input_strides),
             _frozen(r.input_dtypes), _frozen(r.output_shapes), _frozen(r.output_strides), _frozen(r.output_dtypes),

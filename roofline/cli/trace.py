@@ -12,6 +12,7 @@ import typer
 from roofline.analysis.profile_view import BY
 from roofline.cli.common import at_least, check_choice, check_outputs, note
 from roofline.cli.results import save_and_print
+from roofline.core.document import Document
 
 
 def trace_cmd(
@@ -33,6 +34,8 @@ def trace_cmd(
     by: Annotated[str, typer.Option("--by", help="Roll-up: op, module, kernel or phase.")] = "op",
     depth: Annotated[int | None, typer.Option("--depth", parser=at_least("--depth"), help="Module path components "
                                               "kept in the module roll-up.")] = None,
+    no_group: Annotated[bool, typer.Option("--no-group", help="Each record, layer and fusion on a row of its own "
+                                           "(default: repeated layers one row).")] = False,
 ) -> None:
     """The roofline of a run you already have: torch.profiler traces (export_chrome_trace,
     tensorboard_trace_handler; one, or one per rank) read into the same records, views and results document as
@@ -52,19 +55,19 @@ def trace_cmd(
         write_annotated(result.analysis, annotate, force)
     save_and_print(doc, output, force, json_)
     if not json_:
-        _views(result.trace_summary(), doc, top, by, depth)
+        _views(result.trace_summary(), doc, top, by, depth, not no_group)
     for path, what in ((output, "results"), (annotate, "annotated trace")):
         if path is not None:
             note(f"{what} written to {path}")
 
 
-def _views(job: dict[str, object], doc: object, top: int, by: str, depth: int | None) -> None:
+def _views(job: dict[str, object], doc: Document, top: int, by: str, depth: int | None, group: bool) -> None:
     from roofline.analysis.profile_view import profile_view
-    from roofline.report.profile import profile_views
+    from roofline.report.profile import profile_views, profile_warnings
     from roofline.report.text import console
     from roofline.report.trace import trace_views
 
     con = console()
-    for part in [*profile_views(profile_view(doc, top=top, by=by, depth=depth), width=con.width),  # type: ignore[arg-type]
-                 *trace_views(job)]:
+    view = profile_view(doc, top=top, by=by, depth=depth, group=group)
+    for part in [*profile_views(view, width=con.width, warnings=profile_warnings(doc.records)), *trace_views(job)]:
         con.print(part)
