@@ -10,7 +10,8 @@
 # model timed, issue 29), cost (the cost of profiling against a plain profiler, issue 28), newuser (the profile's
 # analysis status line and Ctrl-C in calibrate ops, issue 30), heldout (the held-out zoo predicted and
 # measured, issue 48), traces (torch.profiler traces against profiles, a CUDA graph replay, the parse over 256
-# ranks and of a 1 GB trace, ranks sharing one GPU, issue 49).
+# ranks and of a 1 GB trace, ranks sharing one GPU, issue 49), kernelbench (KernelBench levels 1-3 timed, a verdict per
+# problem, KERNELBENCH_DIR naming its tree, issue 51).
 #   bash scripts/gpu_check.sh tests timing
 # Results: $OUT/summary.txt (the figures that matter) and $OUT/gpu_check.tar.gz (every file).
 # Each stage is one file of scripts/gpu_check/, named for what it checks (STAGES below), sourced in this shell
@@ -46,7 +47,7 @@ declare -A STAGES=(
   [counters-cost]=counters-cost [counters-repeat]=counters-repeat [collectives]=collectives
   [comm-profile]=collectives-in-profiles [startup]=startup [compile]=compiled-models [usability]=usability
   [training]=training-steps [sol]=sol [predict]=predict [energy]=energy [zoo]=zoo [cost]=profile-cost
-  [newuser]=newuser [heldout]=heldout-zoo [traces]=traces
+  [newuser]=newuser [heldout]=heldout-zoo [traces]=traces [kernelbench]=kernelbench
 )
 GC=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/gpu_check
 
