@@ -27,8 +27,9 @@ from dataclasses import dataclass
 from roofline.core.stats import mann_whitney_u, median
 
 # The penalty per change, in units of noise x log(n) (the L1 cost of a point is its distance, so the penalty is
-# linear in the noise): 3 kept false alarms on 30-run A/A series at 0 of 300 while finding a 5% step over 2% noise
-# within two runs in ~90% of series (docs/trends.md); 2 found more steps and raised false alarms.
+# linear in the noise): 3 raised no false alarm in 900 30-run A/A series (normal 1% and 2%, Student t 1%) and found a
+# 5% step within two runs in 100% of series over 1% noise, 65% over 2%; 2 found 85% over 2% with 1.3% false alarms
+# (docs/trends.md, "Choosing the detector").
 PENALTY_FACTOR = 3.0
 # A segment holds at least this many runs: one run alone is an outlier, not a level.
 MIN_SEGMENT = 2
