@@ -463,8 +463,6 @@ def _analytic(op: str, dtype: str, flops: float, module: str) -> dict[str, Any]:
             "roofline_time_s": 2e6 / 3.35e12, "time_s": None, "module": module, "count": 1}
 
 
-@pytest.mark.xfail(strict=True, reason="needs roofline/report/chart/model.py _title to list the dtypes of the "
-                   "compute (issue 52); remove this mark with that change")
 def test_a_profile_title_lists_the_dtypes_of_its_compute_not_its_indices() -> None:
     """Issue 52: an fp32 profile's title read 'int64, fp32' for one aten::arange (position ids): 64 FLOPs beside
     the GEMM's 2 x 512^3 = 2.7e8."""

@@ -1097,3 +1097,24 @@ def test_a_cache_placed_records_headroom_and_the_cache_roofs_end_on_the_compute_
     # the measured roof's ':' runs at least 10 of them left of the ridge '+' (before: the DRAM diagonal only)
     row = next(line for line in render_terminal([d], width=80, height=24).splitlines() if "+:::" in line)
     assert row[row.index("+") - 10:row.index("+")] == ":" * 10
+
+
+def test_the_commands_force_replaces_a_chart_and_without_it_keeps_it(tmp_path: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """`plot -o X --force` and `analyze --plot X --force` over an existing chart: replaced (the savers' exclusive
+    creation without the command's --force passed on refused it: "exists: not overwriting it ... pass --force");
+    without --force the file is kept, byte for byte."""
+    from helpers import ROOT, run
+
+    chart = write(tmp_path / "chart.svg", "mine")
+    code, _out, err = run(capsys, "plot", str(ROOT / "tests" / "data" / "results_h200.json"), "-o", str(chart))
+    assert code == 1 and "exists" in err and chart.read_text() == "mine"
+    code, _out, err = run(capsys, "plot", str(ROOT / "tests" / "data" / "results_h200.json"), "-o", str(chart),
+                          "--force")
+    assert code == 0, err
+    assert chart.read_bytes().startswith(b"<?xml")
+    chart.write_text("mine")
+    code, _out, err = run(capsys, "analyze", "gemm", "--m", "256", "--gpu", "h100", "--no-time", "--plot",
+                          str(chart), "--force")
+    assert code == 0, err
+    assert chart.read_bytes().startswith(b"<?xml")

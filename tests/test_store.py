@@ -182,7 +182,7 @@ def test_with_an_unwritable_cache_no_line_says_the_roof_was_cached_or_stored(
     blocker.write_text("")
     monkeypatch.setenv("ROOFLINE_CACHE_DIR", str(blocker / "cache"))
     monkeypatch.setattr(calibrate_mod, "measure_cpu", lambda *a, **k: (_ceilings(1e10), {}))
-    code, out, err = run(capsys, "analyze", "relu", "--numel", "4096", "--no-kernels")
+    code, _out, err = run(capsys, "analyze", "relu", "--numel", "4096", "--no-kernels")
     said = " ".join(err.split())
     assert code == 0 and "cached in" not in said and said.count("not cached") == 1, said
     code, _out, err = run(capsys, "calibrate", "--quick", "--device", "cpu")

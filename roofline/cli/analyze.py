@@ -112,7 +112,7 @@ def run_analyze(op_name: str, shape: dict[str, Any], *, dtype: str | None, gpu: 
     if not json_:
         show_placed(placed, f"{op_name} sweep of {', '.join(swept)} on {placed.target.ceilings.device_name}")
     if plot:
-        draw(placed.document, plot)
+        draw(placed.document, plot, force)
 
 
 def check_timing_choices(timer: str, power: str, roof: str | None = None) -> None:
@@ -141,8 +141,9 @@ def show_placed(placed: Placement, title: str) -> None:
         note(f"timed on the CPU ({target.device_info['name']}): no GPU on this machine")
 
 
-def draw(doc: Document, where: str) -> None:
-    """The roofline chart of one document: in the terminal (`-`) or to a chart file (checked beforehand)."""
+def draw(doc: Document, where: str, force: bool = False) -> None:
+    """The roofline chart of one document: in the terminal (`-`) or to a chart file (checked beforehand; an
+    existing one replaced only when `force`)."""
     if where == TERMINAL:
         from roofline.report.terminal import render_terminal, terminal_width
 
@@ -150,7 +151,7 @@ def draw(doc: Document, where: str) -> None:
         return
     from roofline.report.chart.draw import save_chart
 
-    note(f"chart written to {save_chart([doc], Path(where))}")
+    note(f"chart written to {save_chart([doc], Path(where), force=force)}")
 
 
 # `analyze all_reduce --gpus 8`, as the issue and nccl-tests' -g speak of it, is --ranks (compare's --gpus

@@ -40,14 +40,14 @@ def plot_cmd(
     from roofline.report.comm import is_collectives
 
     if any(is_collectives(d) for d in docs):  # `roofline collectives` documents: busbw against size
-        _plot_collectives(docs, output, terminal, label, title)
+        _plot_collectives(docs, output, terminal, label, title, force)
         return
     if energy:
         if output is None:
             raise UsageError("--energy draws to a chart file: give -o chart.png|svg|pdf")
         from roofline.report.chart.energy_draw import save_energy_chart
 
-        note(f"energy chart written to {save_energy_chart(docs, output, title=title)}")
+        note(f"energy chart written to {save_energy_chart(docs, output, title=title, force=force)}")
         return
     if terminal:
         from roofline.report.terminal import render_terminal, terminal_width
@@ -59,12 +59,12 @@ def plot_cmd(
 
         with StatusLine() as line:  # a chart of a hundred points takes a few seconds to draw
             line.status(f"drawing the chart of {sum(len(d.records) for d in docs)} records")
-            path = save_chart(docs, output, labels=label, roof=roof, title=title)
+            path = save_chart(docs, output, labels=label, roof=roof, title=title, force=force)
         note(f"chart written to {path}")
 
 
 def _plot_collectives(docs: list[Document], output: Path | None, terminal: bool, label: list[str] | None,
-                      title: str | None) -> None:
+                      title: str | None, force: bool) -> None:
     """The busbw chart of collectives documents; mixing them with roofline documents is refused."""
     from roofline.report.chart.comm_draw import render_comm_terminal, save_comm_chart
     from roofline.report.comm import is_collectives
@@ -76,4 +76,4 @@ def _plot_collectives(docs: list[Document], output: Path | None, terminal: bool,
 
         out(render_comm_terminal(docs, width=terminal_width(), labels=label))
     if output is not None:
-        note(f"chart written to {save_comm_chart(docs, output, labels=label, title=title)}")
+        note(f"chart written to {save_comm_chart(docs, output, labels=label, title=title, force=force)}")

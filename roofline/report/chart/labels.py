@@ -1,6 +1,9 @@
-"""What a chart writes of a name: cut to a length a chart can show (`cut_label`)."""
+"""What a chart writes of a name: cut to a length a chart can show (`cut_label`); the dtypes its title names
+(`title_dtypes`)."""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 # A name on the chart (a point's, a series', a roof's) is cut to this many characters, its middle left out: a
 # profile's op, dtype and module path fit, and a 1,000,000-character op name (a document may hold one) drew for
@@ -17,4 +20,21 @@ def cut_label(text: str) -> str:
     return f"{text[:head]}…{text[len(text) - (LABEL_CHARS - 1 - head):]}"
 
 
-__all__ = ["LABEL_CHARS", "cut_label"]
+
+
+# A dtype is named in a chart's title when its records hold at least this share of the drawn FLOPs: the dtypes the
+# compute runs in, not an index tensor's (one aten::arange's int64 beside an fp32 model's GEMMs).
+TITLE_DTYPE_SHARE = 0.01
+
+
+def title_dtypes(pairs: Sequence[tuple[str, float]]) -> list[str]:
+    """The dtypes a chart's title names, in order of first appearance, from (dtype, FLOPs) of each drawn record:
+    those holding at least TITLE_DTYPE_SHARE of the FLOPs, all of them when no record has FLOPs."""
+    flops: dict[str, float] = {}
+    for dtype, f in pairs:
+        flops[dtype] = flops.get(dtype, 0.0) + f
+    total = sum(flops.values())
+    return [d for d, f in flops.items() if not total or f >= TITLE_DTYPE_SHARE * total]
+
+
+__all__ = ["LABEL_CHARS", "TITLE_DTYPE_SHARE", "cut_label", "title_dtypes"]

@@ -42,7 +42,7 @@ from roofline.core.errors import RooflineError, UsageError
 from roofline.core.format import si
 from roofline.core.model import pipe_label
 from roofline.core.record import Record
-from roofline.report.chart.labels import cut_label
+from roofline.report.chart.labels import cut_label, title_dtypes
 from roofline.report.style import MARKER_PT
 
 ROOF_CHOICES = ("datasheet", "measured", "both")
@@ -523,7 +523,8 @@ def _telling_keys(params: list[dict[str, Any]], most: int = 2) -> tuple[str, ...
 
 def _title(docs: Sequence[Document], points: Sequence[Point]) -> str:
     names = list(dict.fromkeys(device_name(d) for d in docs))
-    dtypes = list(dict.fromkeys(str(docs[p.doc].records[p.record].dtype) for p in points))
+    recs = [docs[p.doc].records[p.record] for p in points]
+    dtypes = title_dtypes([(str(r.dtype), (r.flops or 0.0) * (r.count or 1)) for r in recs])
     dates = list(dict.fromkeys(d for d in (_date(doc) for doc in docs) if d))
     parts = [f"Roofline: {' vs '.join(names)}", ", ".join(dtypes)]
     profiles = list(dict.fromkeys(str(d.extra["profile"].get("name") or "profile") for d in docs
