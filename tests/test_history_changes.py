@@ -130,3 +130,13 @@ def test_the_gate_takes_median_rules_only() -> None:
         gate_threshold("p90:10%")
     with pytest.raises(UsageError, match="expected STAT:PCT%"):
         gate_threshold("5%")
+
+
+def test_changes_are_looked_for_in_the_last_runs_and_indexed_from_the_first() -> None:
+    # 150 runs: a 10% step at run 20 (index 20) and another back down at index 130, noise-free
+    values = [1e-4] * 20 + [1.1e-4] * 110 + [1e-4] * 20
+    s = _series(values, [1980.0] * 150)
+    assert [f.change.index for f in judge_series(s, "time", 0.05).changes] == [130]  # DETECT_RUNS = 100: runs 50..
+    assert [f.change.index for f in judge_series(s, "time", 0.05, runs=None).changes] == [20, 130]
+    [f] = judge_series(s, "time", 0.05).changes
+    assert (f.run.commit, f.previous.commit, f.change.n_before) == ("c130", "c129", 80)  # 130 - 50 runs before

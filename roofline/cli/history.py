@@ -30,7 +30,7 @@ Pattern = Annotated[Optional[str], typer.Argument(help="Only the series whose na
 Branch = Annotated[Optional[str], typer.Option("--branch", help="Only the runs of this branch.")]
 Machine = Annotated[Optional[str], typer.Option("--machine", help="Only the runs of this machine.")]
 Last = Annotated[Optional[int], typer.Option("--last", min=1, help="Only the last N runs (of the branch and "
-                                             "machine asked).")]
+                                             "machine asked); detect and plot's changes: the last 100 unless given.")]
 Metric = Annotated[str, typer.Option("--metric", help="time (each run's median) or fraction (the fraction of the "
                                      "roofline at the SM clock the run measured: a lower clock alone is no change).")]
 FailOn = Annotated[str, typer.Option("--fail-on", help="A change worse than this fails (exit 1): median:PCT%.")]
@@ -116,11 +116,11 @@ def detect_cmd(pattern: Pattern = None, history: Store = None, branch: Branch = 
     else changed there (SM clock, power cap, driver, machine). Exit 1 when a change is worse than --fail-on; 2
     when no series has enough runs to judge."""
     from roofline.core.errors import UsageError
-    from roofline.history.detect import gate_threshold, judge
+    from roofline.history.detect import DETECT_RUNS, gate_threshold, judge
     from roofline.report.history import detect_json, detect_text
 
     threshold = gate_threshold(fail_on)
-    judged = judge(_read(history, pattern, _filter(branch, machine, last)), metric, fail_on)
+    judged = judge(_read(history, pattern, _filter(branch, machine, last)), metric, fail_on, last or DETECT_RUNS)
     out(detect_json(judged, threshold) if json_out else detect_text(judged, threshold))
     if all(j.skipped for j in judged):
         raise UsageError("no series has enough runs to judge: nothing was compared")
@@ -139,7 +139,7 @@ def plot_cmd(
     """Draw the series over the runs: run medians, each run's quartiles (the noise band), the roofline time at the
     run's clock and the change points, as a chart or one self-contained HTML page."""
     from roofline.core.errors import UsageError
-    from roofline.history.detect import judge
+    from roofline.history.detect import DETECT_RUNS, judge
     from roofline.report.history import MAX_PANELS, WRITERS, writer
 
     path, write = writer(output, force)
@@ -149,4 +149,4 @@ def plot_cmd(
                          "pattern) or write .html")
     if not series:
         raise UsageError("no runs to draw (--branch, --machine)")
-    out(f"{write(path, series, judge(series, metric, fail_on), metric, force)} written")
+    out(f"{write(path, series, judge(series, metric, fail_on, last or DETECT_RUNS), metric, force)} written")

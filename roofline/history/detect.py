@@ -9,6 +9,7 @@ unchanged). The points are run medians, so the only rule that applies is `median
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -24,6 +25,10 @@ from roofline.history.series import METRICS, Point, Run, Series
 CLOCK_CHANGE = 0.02
 # A power cap set anew is a change of at least a watt (NVML reports milliwatts; caps are set in watts).
 POWER_CHANGE_W = 1.0
+# A series is judged on its latest this many runs (`--last` asks for more or fewer): PELT's L1 cost grows about with
+# the square of the runs (0.02 s for 30 runs, 0.18 s for 100, 1.1 s for 300 on a 2-core CI machine), and 100 runs
+# are three months of nightly ones. Older changes are history; a chart still draws every run.
+DETECT_RUNS = 100
 # Higher is better in these metrics (time: lower is).
 HIGHER_IS_BETTER = {"time": False, "fraction": True}
 assert set(HIGHER_IS_BETTER) == set(METRICS)
@@ -109,28 +114,31 @@ def also_changed(before: Sequence[Point], after: Sequence[Point]) -> tuple[str, 
     return tuple(out)
 
 
-def judge_series(series: Series, metric: str, threshold: float) -> Judged:
-    """The changes of one series (its points as read, oldest first) in `metric`."""
-    kept = [p for p in series.points if p.value(metric) is not None]
-    if metric == "fraction" and len(kept) < len(series.points):
+def judge_series(series: Series, metric: str, threshold: float, runs: int | None = DETECT_RUNS) -> Judged:
+    """The changes of one series (its points as read, oldest first) in `metric`, among its last `runs` points
+    (None: all); each change's index counts from the series' first point."""
+    if metric == "fraction" and any(p.value(metric) is None for p in series.points):
         return Judged(series, metric, skipped="no roofline time: not judged as a fraction of the roofline")
-    if len(kept) < min_points():
-        return Judged(series, metric, skipped=f"{len(kept)} run{'s' * (len(kept) != 1)}: a change needs "
-                      f"{min_points()} or more")
-    values = [p.value(metric) or 0.0 for p in kept]
+    points = series.points
+    offset = max(0, len(points) - runs) if runs is not None else 0
+    if len(points) - offset < min_points():
+        n = len(points) - offset
+        return Judged(series, metric, skipped=f"{n} run{'s' * (n != 1)}: a change needs {min_points()} or more")
+    values = [p.value(metric) or 0.0 for p in points[offset:]]
+    changes = [dataclasses.replace(c, index=c.index + offset) for c in change_points(values)]
+    edges = [offset, *(c.index for c in changes), len(points)]
     found = []
-    changes = change_points(values)
-    edges = [0, *(c.index for c in changes), len(kept)]
     for i, c in enumerate(changes):
-        before, after = kept[edges[i]:c.index], kept[c.index:edges[i + 2]]
+        before, after = points[edges[i]:c.index], points[c.index:edges[i + 2]]
         worse = (c.size < 0) if HIGHER_IS_BETTER[metric] else (c.size > 0)
-        found.append(Found(c, kept[c.index].run, kept[c.index - 1].run, worse, also_changed(before, after),
+        found.append(Found(c, points[c.index].run, points[c.index - 1].run, worse, also_changed(before, after),
                            failed=worse and abs(c.size) > threshold))
     return Judged(series, metric, tuple(found))
 
 
-def judge(series: Sequence[Series], metric: str = "time", fail_on: str = "median:5%") -> list[Judged]:
-    """Every series judged; `fail_on` as `check`'s (median rules only)."""
+def judge(series: Sequence[Series], metric: str = "time", fail_on: str = "median:5%",
+          runs: int | None = DETECT_RUNS) -> list[Judged]:
+    """Every series judged on its last `runs` points; `fail_on` as `check`'s (median rules only)."""
     check_metric(metric)
     threshold = gate_threshold(fail_on)
-    return [judge_series(s, metric, threshold) for s in series]
+    return [judge_series(s, metric, threshold, runs) for s in series]
