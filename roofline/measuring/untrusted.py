@@ -55,6 +55,10 @@ MAX_RTOL = 1.0
 HOST_GAP_FLOOR_S = 1e-3
 # Seeds are drawn below this (torch.manual_seed takes any 64-bit value; the offsets must stay in range).
 SEED_RANGE = 2**31
+# A child whose pipe ended is given this long to exit before it is called silent: the pipe's end comes as the
+# process exits, its status a moment later (an exit in the middle of the timing read "no answer within 120 s" when
+# the status was asked first).
+EXIT_GRACE_S = 5.0
 
 
 @dataclass(frozen=True)
@@ -363,7 +367,7 @@ def time_candidate(problem_path: str | Path, candidate_path: str | Path, device:
         child = _Child(env or {}, home)
         try:
             message, doing = _exchange(child, problem_path, candidate_path, device, dtype, settings, init_seed)
-            alive = child.proc.poll() is None
+            alive = _alive(child.proc, message)
         finally:
             child.end()
     if message is None or "error" in message:
@@ -390,6 +394,18 @@ def _exchange(child: _Child, problem_path: str | Path, candidate_path: str | Pat
         return ready, "building ModelNew"
     child.send(settings.plan())
     return child.receive(settings.timeout_s), "running ModelNew"
+
+
+def _alive(proc: subprocess.Popen[bytes], message: dict[str, Any] | None) -> bool:
+    """Whether the child still runs after its last message: with none (its pipe ended or it went silent), after
+    EXIT_GRACE_S for it to exit (a pipe closed by an exiting process ends before the process is reaped)."""
+    if message is not None:
+        return proc.poll() is None
+    try:
+        proc.wait(timeout=EXIT_GRACE_S)
+    except subprocess.TimeoutExpired:
+        return True
+    return False
 
 
 def _gone(who: str, message: dict[str, Any] | None, child: _Child, alive: bool, settings: TimerSettings,
