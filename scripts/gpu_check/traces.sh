@@ -1,13 +1,13 @@
 # Stage `traces` of scripts/gpu_check.sh (issue 49): torch.profiler traces read by `roofline trace`, against
 # `roofline profile` of the same steps, and the parse's speed over many ranks. Sourced by scripts/gpu_check.sh, in
 # its shell: $OUT, $W, $S, $RL, log, secs and counter_metrics are its. At most 6 minutes (each step under its own timeout: 150 + 60 + 90 + 40 + 20 s).
-# Writes $OUT/traces_summary.json: each case's two kernel times, FLOPs and coverage (tests/test_trace_models.py),
+# Writes $OUT/traces_summary.json: each case's two kernel times, FLOPs and coverage (tests/test_trace_models_gpu.py),
 # the CUDA graph replay's attribution, the parse of a 256-rank set by 1..16 processes and one 1 GB trace's peak
 # memory (scripts/trace_bench.py), and ranks as processes sharing one GPU (gloo).
 TR=$W/traces
 rm -rf "$TR" && mkdir -p "$TR"
-log "pytest -m gpu tests/test_trace_models.py: traces against profiles (ResNet-50, ViT-B/16, Llama-shaped prefill and decode, AdamW step, MoE, compile reduce-overhead) and a CUDA graph replay"
-ROOFLINE_TRACE_OUT=$TR timeout 150 python3 -m pytest -q -m gpu tests/test_trace_models.py 2>&1 | tail -20 | tee -a "$S"
+log "pytest -m gpu tests/test_trace_models_gpu.py: traces against profiles (ResNet-50, ViT-B/16, Llama-shaped prefill and decode, AdamW step, MoE, compile reduce-overhead) and a CUDA graph replay"
+ROOFLINE_TRACE_OUT=$TR timeout 150 python3 -m pytest -q -m gpu tests/test_trace_models_gpu.py 2>&1 | tail -20 | tee -a "$S"
 
 log "trace_bench: a 256-rank set made from the Llama prefill's real trace, parsed by 1, 2, 4, 8 and 16 processes"
 if [ -f "$TR/llama_prefill.json" ]; then
