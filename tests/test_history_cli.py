@@ -170,3 +170,35 @@ def test_the_page_shows_series_changes_and_filters_in_a_browser(capsys: pytest.C
     box.send_keys("gemv")
     shown = [s for s in browser.find_elements("css selector", "section.series") if s.is_displayed()]
     assert [s.get_attribute("data-name") for s in shown] == ["gemv bf16 m=1 n=8192 k=8192"]
+
+
+def test_check_and_trace_add_their_results_with_history(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                                         store_url: str) -> None:
+    """`--history STORE` on the commands that make results (run, profile, trace, check): the results one run of the
+    store, said on stderr; here `check` (two of the fixture's documents: the results added, never the baseline)
+    and `trace` of a plain torch.profiler trace (its CPU ops timed)."""
+    first, second = write_docs(tmp_path, [1.0, 1.01])
+    code, _out, err = run(capsys, "check", str(second), "--baseline", str(first), "--history", store_url)
+    assert code == 0 and "added run 1 (6 records) to the history store" in " ".join(err.split()), err
+    code, out, _ = run(capsys, "history", "show", "gemm bf16", "--history", store_url, "--json")
+    [s] = json.loads(out)
+    assert [p["median_s"] for p in s["points"]] == pytest.approx([GEMM_S * 1.01], rel=1e-12)  # the results only
+    import torch
+
+    trace = tmp_path / "trace.json"
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], record_shapes=True) as prof:
+        torch.ones(64, 64) @ torch.ones(64, 64)
+    prof.export_chrome_trace(str(trace))
+    code, _out, err = run(capsys, "trace", str(trace), "--history", store_url)
+    assert code == 0 and "added run 2" in " ".join(err.split()), err
+
+
+def test_run_adds_its_results_with_history(capsys: pytest.CaptureFixture[str], store_url: str) -> None:
+    """`roofline run SUITE --history STORE`: the suite's timed records one run of the store (the smoke suite's
+    eight entries on the CPU); analytic results (--no-time) are no run: refused in one line."""
+    from helpers import ROOT
+
+    code, _out, err = run(capsys, "run", str(ROOT / "suites" / "smoke.toml"), "--no-kernels", "--history", store_url)
+    assert code == 0 and "added run 1 (8 records) to the history store" in " ".join(err.split()), err
+    code, _out, err = run(capsys, "run", str(ROOT / "suites" / "smoke.toml"), "--no-time", "--history", store_url)
+    assert code == 2 and "no timed record" in err

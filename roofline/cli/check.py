@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from roofline.cli.common import check_choice, out
+from roofline.cli.history import HistoryOption, add_to_history
 
 if TYPE_CHECKING:
     from roofline.ci.judge import Report
@@ -51,6 +52,7 @@ def check_cmd(
                                                      "threshold (docs/prediction.md).")] = False,
     db: Annotated[Path | None, typer.Option("--db", help="--against-prediction: the operator database (default: "
                                             "the run's GPU's).")] = None,
+    history: HistoryOption = None,
 ) -> None:
     """Compare a run with a baseline; exit 1 only on a regression that is past the threshold AND past the
     between-run noise (when the documents hold several runs) AND significant on the raw samples
@@ -80,6 +82,10 @@ def check_cmd(
                        allow_missing=allow_missing and not fail_on_missing, busy=busy, allow_unjudged=allow_unjudged)
     show(render_table(report, wide=wide), wide=wide)
     _write_reports(report, reports, results, baseline, fail_on, metric)
+    if history is not None and not report.refused:  # the run judged, whatever its verdict: one run of the series
+        from roofline.core.document import read_document
+
+        add_to_history(read_document(results), history, where=str(results))
     if report.refused:  # the table and reports say what was not compared; the error line says why it counts
         raise UsageError(report.refused)
     raise typer.Exit(report.exit_code)

@@ -14,6 +14,7 @@ import typer
 
 from roofline.analysis.profile_view import BY
 from roofline.cli.common import at_least, check_choice, check_outputs, note
+from roofline.cli.history import HistoryOption, add_to_history
 from roofline.cli.results import save_and_print
 from roofline.core.device import cuda_index
 from roofline.core.document import Document
@@ -62,6 +63,7 @@ def profile_cmd(
     energy: Annotated[bool, typer.Option("--energy", help="Each operator's energy: the stored energy model's "
                                          "estimate (`roofline calibrate energy`; a script's step runs once, so "
                                          "it is modeled, not measured: docs/energy.md).")] = False,
+    history: HistoryOption = None,
 ) -> None:
     """Profile a script: every aten operator it runs, with FLOPs, minimum bytes, device time and what fixing
     each is worth. Profiles the regions the script marks with `with roofline.region("step"):` (the whole run
@@ -92,6 +94,8 @@ def profile_cmd(
         _energy(prof)
     doc = prof.document()
     save_and_print(doc, output, force, json_ and rank == 0)
+    if not rank:  # a torchrun job's first rank: one run of the job in the store
+        add_to_history(doc, history, where=str(output or script))
     if rank and output is not None:
         note(f"rank {rank}: results written to {output}")
     elif not rank and not json_:

@@ -9,6 +9,7 @@ import typer
 
 from roofline.cli.common import THREADS, at_least, check_choice, check_outputs, note, use_threads
 from roofline.cli.energy import HELP as ENERGY_HELP
+from roofline.cli.history import HistoryOption, add_to_history
 from roofline.cli.results import save_and_print
 from roofline.measuring.choices import DEFAULT_POWER, TIMER_HELP
 
@@ -48,6 +49,7 @@ def run_cmd(
                                               "or serial (one after another).")] = "parallel",
     db: Annotated[Path | None, typer.Option("--db", help="Operator database for predicted times (default: this "
                                             "GPU's, from `roofline calibrate ops`).")] = None,
+    history: HistoryOption = None,
 ) -> None:
     """Run every entry of a suite (timed when a device is there) into one results document."""
     from functools import partial
@@ -72,8 +74,9 @@ def run_cmd(
     if indices or repeat > 1:
         args = child_args(gpu=gpu, device=None if indices else device, warm_l2=warm_l2, timer=timer, power=power,
                           kernels=not no_kernels, threads=threads, db=db)
-        run_many(suite, spec.name, indices, devices_mode, repeat, args, counters=counters, db=db, output=output,
-                 force=force, json_=json_, wide=wide)
+        doc = run_many(suite, spec.name, indices, devices_mode, repeat, args, counters=counters, db=db,
+                       output=output, force=force, json_=json_, wide=wide)
+        add_to_history(doc, history, where=str(output or suite))
         return
     placed = place_ops(partial(suite_entries, spec), Where(gpu, device, not no_time), options, say=note,
                        shorter=SHORTER, step=lambda e: f"{spec.name}: {e.label}", suite=spec.name)
@@ -83,3 +86,4 @@ def run_cmd(
         show(records_table(placed.records, title=title, wide=wide), wide=wide)
         if output is not None:
             note(f"results written to {output}")
+    add_to_history(placed.document, history, where=str(output or suite))

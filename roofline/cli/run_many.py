@@ -104,8 +104,9 @@ def check_conflicts(*, repeat: int, devices: str | None, no_time: bool, counters
 
 
 def run_many(suite: Path, name: str, indices: list[int], mode: str, repeat: int, args: list[str], *,
-             counters: bool, db: Path | None, output: Path | None, force: bool, json_: bool, wide: bool) -> None:
-    """`--devices` (`indices`) or `--repeat`: the runs in fresh processes, merged, written and shown."""
+             counters: bool, db: Path | None, output: Path | None, force: bool, json_: bool, wide: bool) -> Document:
+    """`--devices` (`indices`) or `--repeat`: the runs in fresh processes, merged, written and shown; the merged
+    document."""
     if counters and indices:
         raise UsageError("--counters goes with one GPU: run it without --devices")
     if db is not None:  # a bad file: one line here, not one per child run
@@ -113,9 +114,9 @@ def run_many(suite: Path, name: str, indices: list[int], mode: str, repeat: int,
 
         read(db)
     if indices:
-        show_on_devices(suite, indices, mode, args, output=output, force=force, json_=json_, wide=wide, name=name)
-    else:
-        show_repeated(suite, repeat, args, output=output, force=force, json_=json_, wide=wide, name=name)
+        return show_on_devices(suite, indices, mode, args, output=output, force=force, json_=json_, wide=wide,
+                               name=name)
+    return show_repeated(suite, repeat, args, output=output, force=force, json_=json_, wide=wide, name=name)
 
 
 def run_on_devices(suite: Path, indices: list[int], mode: str, args: list[str]) -> Document:
@@ -164,7 +165,7 @@ def run_on_devices(suite: Path, indices: list[int], mode: str, args: list[str]) 
 
 
 def show_repeated(suite: Path, repeat: int, args: list[str], *, output: Path | None, force: bool, json_: bool,
-            wide: bool, name: str) -> None:
+            wide: bool, name: str) -> Document:
     """`--repeat N`: the runs, then the merged document written and shown like one run's, with its noise."""
     from roofline.ci.baseline import noise_summary
     from roofline.report.text import records_table, show
@@ -178,10 +179,11 @@ def show_repeated(suite: Path, repeat: int, args: list[str], *, output: Path | N
             note(line)
         if output is not None:
             note(f"results written to {output}")
+    return doc
 
 
 def show_on_devices(suite: Path, indices: list[int], mode: str, args: list[str], *, output: Path | None, force: bool,
-                json_: bool, wide: bool, name: str) -> None:
+                json_: bool, wide: bool, name: str) -> Document:
     """`--devices`: the merged document written and shown, and any GPU slower than its peers named."""
     from roofline.analysis.devices import slow_devices
     from roofline.report.text import records_table, show
@@ -198,3 +200,4 @@ def show_on_devices(suite: Path, indices: list[int], mode: str, args: list[str],
         note(f"no GPU slower than its peers past the noise ({len(indices)} GPUs)")
     if output is not None and not json_:
         note(f"results written to {output}")
+    return doc

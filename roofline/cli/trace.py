@@ -11,6 +11,7 @@ import typer
 
 from roofline.analysis.profile_view import BY
 from roofline.cli.common import at_least, check_choice, check_outputs, note
+from roofline.cli.history import HistoryOption, add_to_history
 from roofline.cli.results import save_and_print
 from roofline.core.document import Document
 
@@ -36,6 +37,7 @@ def trace_cmd(
                                               "kept in the module roll-up.")] = None,
     no_group: Annotated[bool, typer.Option("--no-group", help="Each record, layer and fusion on a row of its own "
                                            "(default: repeated layers one row).")] = False,
+    history: HistoryOption = None,
 ) -> None:
     """The roofline of a run you already have: torch.profiler traces (export_chrome_trace,
     tensorboard_trace_handler; one, or one per rank) read into the same records, views and results document as
@@ -54,6 +56,7 @@ def trace_cmd(
 
         write_annotated(result.analysis, annotate, force)
     save_and_print(doc, output, force, json_)
+    add_to_history(doc, history, where=str(output or traces[0]))
     if not json_:
         _views(result.trace_summary(), doc, top, by, depth, not no_group)
     for path, what in ((output, "results"), (annotate, "annotated trace")):
