@@ -11,7 +11,8 @@
 # analysis status line and Ctrl-C in calibrate ops, issue 30), heldout (the held-out zoo predicted and
 # measured, issue 48), traces (torch.profiler traces against profiles, a CUDA graph replay, the parse over 256
 # ranks and of a 1 GB trace, ranks sharing one GPU, issue 49), kernelbench (KernelBench levels 1-3 timed, a verdict per
-# problem, KERNELBENCH_DIR naming its tree, issue 51).
+# problem, KERNELBENCH_DIR naming its tree, issue 51), history (30 fresh-process runs of the smoke suite into a store:
+# change points on A/A runs and on injected 5% steps, issue 50).
 #   bash scripts/gpu_check.sh tests timing
 # Results: $OUT/summary.txt (the figures that matter) and $OUT/gpu_check.tar.gz (every file).
 # Each stage is one file of scripts/gpu_check/, named for what it checks (STAGES below), sourced in this shell
@@ -48,6 +49,7 @@ declare -A STAGES=(
   [comm-profile]=collectives-in-profiles [startup]=startup [compile]=compiled-models [usability]=usability
   [training]=training-steps [sol]=sol [predict]=predict [energy]=energy [zoo]=zoo [cost]=profile-cost
   [newuser]=newuser [heldout]=heldout-zoo [traces]=traces [kernelbench]=kernelbench
+  [history]=history-aa
 )
 GC=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/gpu_check
 

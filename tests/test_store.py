@@ -188,3 +188,18 @@ def test_with_an_unwritable_cache_no_line_says_the_roof_was_cached_or_stored(
     code, _out, err = run(capsys, "calibrate", "--quick", "--device", "cpu")
     said = " ".join(err.split())
     assert code == 0 and "stored in" not in said and "not stored" in said, said
+
+
+def test_compare_with_a_corrupted_cache_says_one_note_line(tmp_path: Path) -> None:
+    """Issue 52: `roofline compare` read a corrupted calibration cache outside any status line and printed a raw
+    RooflineNotice with its source line; the command line now says notes from code as one `note:` line."""
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "calibration.json").write_text("{garbage")
+    done = subprocess.run([sys.executable, "-m", "roofline", "compare", "gemm", "--m", "4096"], capture_output=True,
+                          text=True, timeout=300, env={**os.environ, "ROOFLINE_CACHE_DIR": str(tmp_path)})
+    err = " ".join(done.stderr.split())
+    assert done.returncode == 0, done.stderr
+    assert err.count("note: the cache") == 1 and "RooflineNotice" not in err and "warn" not in err, err

@@ -15,6 +15,7 @@ from typing import Any
 
 from roofline.core.errors import Interrupted, RooflineError
 from roofline.core.process import Stop, stop_on_sigterm
+from roofline.core.progress import Notices, reporting
 from roofline.core.validate import command_line
 
 # A shell's status for a process a signal ended: 128 + the signal's number (130 for SIGINT, 143 for SIGTERM).
@@ -138,7 +139,9 @@ def _main(argv: list[str], answered: dict[str, bool] | None, stop: Stop) -> int:
     try:
         from roofline.cli.fast import fast_path
 
-        with command_line():  # arguments named by their flags: `--m must be >= 1`
+        # arguments named by their flags (`--m must be >= 1`); a note from code outside any status line (a
+        # corrupted calibration cache read by `compare`) one `note:` line, not a warning with its source line
+        with command_line(), reporting(Notices(_note)):
             rv = fast_path(argv)
             if answered is not None:
                 answered["fast"] = rv is not None
@@ -166,6 +169,15 @@ def _main(argv: list[str], answered: dict[str, bool] | None, stop: Stop) -> int:
             raise
         return code
     return rv if isinstance(rv, int) else 0
+
+
+def _note(text: str) -> None:
+    """A note from code on the command line: `cli.common.note`, its text never read as markup."""
+    from rich.markup import escape
+
+    from roofline.cli.common import note
+
+    note(escape(text))
 
 
 def typer_exit(exc: Exception, argv: list[str]) -> int | None:

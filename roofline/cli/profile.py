@@ -89,7 +89,7 @@ def profile_cmd(
     _say(f"{prof.summary.calls or 0} op calls in {len(prof.records)} records, analysed in "
          f"{time.perf_counter() - started:.1f} s")
     if ncu:
-        _counters(prof, script, args or [], ncu, ncu_csv)
+        _counters(prof, script, args or [], ncu, ncu_csv, force)
     if energy:
         _energy(prof)
     doc = prof.document()
@@ -183,7 +183,7 @@ def _counters_preflight(counters: bool, no_time: bool, ncu_csv: Path | None) -> 
     return ncu
 
 
-def _counters(prof: Profile, script: Path, args: list[str], ncu: str, keep: Path | None) -> None:
+def _counters(prof: Profile, script: Path, args: list[str], ncu: str, keep: Path | None, force: bool) -> None:
     """The profile's records with their Nsight Compute counters (ncu/profile.py), under a progress line
     that says ncu is slow; a join that did not match is a note (the summary's notes say why)."""
     from roofline.ncu.profile import add_counters
@@ -193,7 +193,7 @@ def _counters(prof: Profile, script: Path, args: list[str], ncu: str, keep: Path
     started = time.perf_counter()
     _say(f"counters: running {script.name} again under Nsight Compute ({SLOW})")
     with StatusLine(shorter="leave out --counters: the timed profile alone is much quicker") as line:
-        add_counters(prof, script, args, ncu, line, keep)
+        add_counters(prof, script, args, ncu, line, keep, force)
     got = prof.summary.counters
     if got is not None and got.error:
         note(f"counters left off: {got.error} (in {got.profiled})")
