@@ -99,7 +99,7 @@ def test_only_the_named_command_is_built() -> None:
     assert list(app.commands) == ["analyze"] and list(app.commands["analyze"].commands) == ["gemm"]
     whole = typer.main.get_command(roofline.cli.app.build_app(["--help"]))
     # every command of the registry, in its order (device ... compare: 17 since import-ncu, collectives, sol, trace)
-    assert list(whole.commands) == [name for name, *_ in roofline.cli.app.COMMANDS] and len(whole.commands) == 17
+    assert list(whole.commands) == [name for name, *_ in roofline.cli.app.COMMANDS] and len(whole.commands) == 18
     assert len(whole.commands["analyze"].commands) > 20  # every operator
 
 
