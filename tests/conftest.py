@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import importlib.metadata
 import importlib.util
+import os
+import shutil
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from helpers import seed_cpu_store
@@ -56,3 +59,40 @@ def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytes
     if "gpu" not in request.keywords:
         monkeypatch.setenv("ROOFLINE_NO_GPU", "1")
         seed_cpu_store()
+
+
+# ---------------------------------------------------------------- a real browser (HTML pages: report, history)
+CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync", "--no-first-run", "--window-size=1300,1000")
+
+
+def browser_missing() -> str | None:
+    """Why the browser tests cannot run here (None: they can): selenium, Debian's Chromium and its ChromeDriver."""
+    try:
+        import selenium  # noqa: F401
+    except ImportError:
+        return "selenium is not installed (pip install selenium; .ci/run installs it)"
+    if not (shutil.which("chromium") or os.path.exists("/usr/bin/chromium")):
+        return "no chromium (apt-get install chromium chromium-driver; .ci/run installs them)"
+    if not shutil.which("chromedriver"):
+        return "no chromedriver (apt-get install chromium-driver; .ci/run installs it)"
+    return None
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """Headless Chromium driven by selenium, with the page's console kept; skipped, saying why, without them."""
+    if (why := browser_missing()) is not None:
+        pytest.skip(why)
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = shutil.which("chromium") or "/usr/bin/chromium"
+    for flag in CHROMIUM_FLAGS:
+        opts.add_argument(flag)
+    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    # The Debian driver, named: selenium's own manager would go looking on the network for one.
+    driver = webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=opts)
+    yield driver
+    driver.quit()

@@ -128,25 +128,6 @@ def test_plot_writes_a_chart_and_keeps_what_is_there(capsys: pytest.CaptureFixtu
 
 
 # ---------------------------------------------------------------- the page in a browser
-@pytest.fixture(scope="module")
-def browser() -> Any:
-    from test_html_report import CHROMIUM_FLAGS, _browser_missing
-
-    if (why := _browser_missing()) is not None:
-        pytest.skip(why)
-    import shutil
-
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    opts = webdriver.ChromeOptions()
-    opts.binary_location = shutil.which("chromium") or "/usr/bin/chromium"
-    for flag in CHROMIUM_FLAGS:
-        opts.add_argument(flag)
-    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=opts)
-    yield driver
-    driver.quit()
 
 
 def test_the_page_shows_series_changes_and_filters_in_a_browser(capsys: pytest.CaptureFixture[str], tmp_path: Path,

@@ -14,7 +14,6 @@ import json
 import os
 import re
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -215,39 +214,7 @@ def test_check_html_shows_the_verdicts_with_p_values(tmp_path: Path, capsys: pyt
     assert all(f"{r.p_value:.2g}" in page for r in report.rows if r.p_value is not None)
 
 
-# ---------------------------------------------------------------- in a browser
-CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync", "--no-first-run", "--window-size=1300,1000")
-
-
-def _browser_missing() -> str | None:
-    try:
-        import selenium  # noqa: F401
-    except ImportError:
-        return "selenium is not installed (pip install selenium; .ci/run installs it)"
-    if not (shutil.which("chromium") or os.path.exists("/usr/bin/chromium")):
-        return "no chromium (apt-get install chromium chromium-driver; .ci/run installs them)"
-    if not shutil.which("chromedriver"):
-        return "no chromedriver (apt-get install chromium-driver; .ci/run installs it)"
-    return None
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    if (why := _browser_missing()) is not None:
-        pytest.skip(why)
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    opts = webdriver.ChromeOptions()
-    opts.binary_location = shutil.which("chromium") or "/usr/bin/chromium"
-    for flag in CHROMIUM_FLAGS:
-        opts.add_argument(flag)
-    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    # The Debian driver, named: selenium's own manager would go looking on the network for one.
-    driver = webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=opts)
-    yield driver
-    driver.quit()
+# ---------------------------------------------------------------- in a browser (the `browser` fixture: conftest.py)
 
 
 @pytest.fixture(scope="module")
