@@ -224,6 +224,7 @@ def test_random_integers_bools_and_scalars_take_their_kinds(tmp_path: Path) -> N
 
 
 def test_safetensors_inputs_are_read_and_shaped_only_in_the_analytic_run(tmp_path: Path) -> None:
+    pytest.importorskip("safetensors", reason="safetensors (with transformers: .ci/run installs it) writes the file")
     import torch
     from safetensors.torch import save_file
 
@@ -391,7 +392,10 @@ def test_timed_on_the_cpu_each_row_has_its_sol_score(capsys: pytest.CaptureFixtu
     for r in (r for r in doc["records"] if r["variant"] == "candidate"):
         ref = next(x for x in doc["records"] if x["op"] == r["op"] and x["variant"] == "reference")
         t_k, t_b, t_sol = r["sol"]["verdict"]["time_s"], ref["sol"]["verdict"]["time_s"], r["sol"]["fused_s"]
-        assert r["sol"]["verdict"]["sol_score"] == pytest.approx(1 / (1 + (t_k - t_sol) / (t_b - t_sol)))
+        # a reference at or under the bound (a CPU roof measured on a busy machine can read low): no gap to close,
+        # 1 at the bound, else 0 (sol_score.py's rule)
+        expected = (1.0 if t_k <= t_sol else 0.0) if t_b <= t_sol else 1 / (1 + (t_k - t_sol) / (t_b - t_sol))
+        assert r["sol"]["verdict"]["sol_score"] == pytest.approx(expected)
 
 
 def test_a_folder_of_problem_folders_is_one_run_with_a_solution_per_folder(tmp_path: Path) -> None:

@@ -265,8 +265,11 @@ def _stored(m: _Making) -> Any:
     if found is None:
         raise ProblemError(f"input {name!r}: {rel} is not in {folder} or above it (SOL-ExecBench's "
                            "scripts/download_data.sh fetches these files)")
-    from safetensors.torch import load_file
-
+    try:
+        from safetensors.torch import load_file
+    except ImportError:
+        raise ProblemError(f"input {name!r}: reading {found.name} needs the safetensors package (pip install "
+                           "safetensors; transformers brings it)") from None
     stored = load_file(str(found))
     if m.source.key not in stored:
         raise ProblemError(f"input {name!r}: {found.name} holds no tensor {m.source.key!r}")
