@@ -24,6 +24,7 @@ from roofline.core.dtypes import DType, get_dtype
 from roofline.core.errors import RooflineError
 from roofline.core.format import duration, joules, percent, si
 from roofline.core.record import BUSY_NOTE, Record
+from roofline.core.registry import add_once
 from roofline.ops.base import Operator, Traffic, get_operator, make
 
 Advice = dict[str, Any]
@@ -92,9 +93,7 @@ def rule(name: str, summary: str, fallback: bool = False) -> Callable[[RuleFn], 
     """Register an advice rule; registering a name twice is a bug."""
 
     def wrap(fn: RuleFn) -> RuleFn:
-        if name in RULES:
-            raise RuntimeError(f"advice rule {name!r} registered twice")
-        RULES[name] = Rule(name, summary, fn, fallback)
+        add_once(RULES, name, Rule(name, summary, fn, fallback), "advice rule")
         return fn
 
     return wrap

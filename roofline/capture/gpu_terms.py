@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import torch
 
 from roofline.capture.trace import OpCall
+from roofline.core.registry import add_once
 
 # The host devices whose kernels are renamed (a call's first input's device).
 HOST_DEVICES = frozenset({"cpu"})
@@ -46,9 +47,7 @@ def host_kernel(*names: str) -> Callable[[HostKernel], HostKernel]:
     """Register how the host ops `names` read on a GPU; twice is a bug."""
     def add(k: HostKernel) -> HostKernel:
         for n in names:
-            if n in HOST_KERNELS:
-                raise ValueError(f"host kernel {n} registered twice")
-            HOST_KERNELS[n] = k
+            add_once(HOST_KERNELS, n, k, "host kernel")
         return k
     return add
 

@@ -28,6 +28,7 @@ from typing import Any
 from roofline.capture.trace import OpCall, TensorMeta
 from roofline.core import layout
 from roofline.core.aten_names import base_name, op_name
+from roofline.core.registry import add_once
 from roofline.ops import make
 from roofline.ops.base import Operator
 from roofline.ops.elementwise import ARITY, FLOPS_PER_ELEMENT
@@ -61,9 +62,7 @@ def formula(*names: str) -> Callable[[Formula], Formula]:
 
     def wrap(fn: Formula) -> Formula:
         for name in names:
-            if name in FORMULAS:
-                raise RuntimeError(f"FLOP formula for {name!r} registered twice")
-            FORMULAS[name] = fn
+            add_once(FORMULAS, name, fn, "FLOP formula for")
         return fn
 
     return wrap
