@@ -153,3 +153,29 @@ def test_a_double_forked_grandchild_is_ended_before_the_document_is_written(tmp_
     assert out.read_text() == written
     ref = next(r for r in json.loads(written)["records"] if r["variant"] == "reference")
     assert ref["time_s"] > 0
+
+
+def test_a_child_being_started_is_never_taken_for_another_sandboxs_orphan() -> None:
+    """Two sandboxes at once (the red team runs two candidates at a time): one's clean-up scans this process's
+    children for orphans while the other starts its child. A child started but not yet noted read as an orphan
+    there and was killed ("building ModelNew: the child process exited with status -9", a fresh clone's `make
+    test`). Its start and its noting are one step under the sandboxes' lock (`sandbox.starting`)."""
+    import threading
+
+    from roofline.measuring import sandbox
+
+    before = sandbox.children_now()
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])  # the other sandbox's child, already ended
+    gone.wait()
+    with sandbox.starting() as started:
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+        cleanup = threading.Thread(target=sandbox.end_tree, args=(gone.pid, before))
+        cleanup.start()  # the other clean-up, in the window between the start and the noting
+        time.sleep(0.2)
+        started(child.pid)
+    cleanup.join(timeout=60)
+    try:
+        assert child.poll() is None  # alive: noted, never killed as an orphan
+    finally:
+        sandbox.end_tree(child.pid, before)
+        child.wait()

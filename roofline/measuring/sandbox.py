@@ -21,7 +21,7 @@ import signal
 import sys
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 # Variables a candidate's process keeps, by name: the loader, the locale, the terminal, and CUDA's device choice.
@@ -92,10 +92,13 @@ def workdir() -> Iterator[Path]:
         yield Path(tmp)
 
 
-def started(pid: int) -> None:
-    """Note a sandbox's child, so that another sandbox's clean-up leaves it alone."""
+@contextlib.contextmanager
+def starting() -> Iterator[Callable[[int], None]]:
+    """Around a sandbox's child's start: the sandboxes' lock held while it is started and noted (the function
+    yielded, with its pid), so that no other sandbox's clean-up scans this process's children in between (a child
+    started but not yet noted read as an orphan there, and was killed: "exited with status -9" while building)."""
     with _lock:
-        _live.add(pid)
+        yield _live.add
 
 
 def _prctl(option: int, value: int) -> bool:
@@ -169,9 +172,8 @@ def escaped(pid: int, before: set[int]) -> set[int]:
     """The processes that left the child's tree (orphans reparented here: children of this process that are
     not `pid`, not in `before` and not another sandbox's child), and their descendants, alive now."""
     me = os.getpid()
-    parents = _parents()
-    with _lock:
-        others = _live - {pid}
+    with _lock:  # a snapshot no sandbox's start falls inside (`starting`)
+        parents, others = _parents(), _live - {pid}
     orphans = {p for p, pp in parents.items() if pp == me and p != pid and p not in before and p not in others}
     return {p for p in _tree(orphans, parents) if _state(p) not in ("Z", "")}
 
@@ -186,9 +188,8 @@ def end_tree(pid: int, before: set[int]) -> int:
         os.killpg(pid, signal.SIGKILL)
     killed: set[int] = set()
     for _ in range(KILL_ROUNDS):
-        parents = _parents()
-        with _lock:
-            others = _live - {pid}
+        with _lock:  # a snapshot no sandbox's start falls inside (`starting`)
+            parents, others = _parents(), _live - {pid}
         orphans = {p for p, pp in parents.items() if pp == me and p not in before and p not in others}
         tree = _tree({pid} | orphans, parents) - {me}
         alive = {p for p in tree if _state(p) not in ("Z", "")}

@@ -249,10 +249,11 @@ class _Child:
         self._r, from_child_w = os.pipe()
         err_r, err_w = os.pipe()
         cmd = sandbox.python_command("roofline.measuring.untrusted_child", str(to_child_r), str(from_child_w))
-        self.proc = subprocess.Popen(cmd, pass_fds=(to_child_r, from_child_w), stdin=subprocess.DEVNULL,
-                                     stdout=err_w, stderr=err_w, cwd=home, start_new_session=True,
-                                     env=sandbox.sandbox_env(dict(os.environ), extra, home))
-        sandbox.started(self.proc.pid)
+        env = sandbox.sandbox_env(dict(os.environ), extra, home)
+        with sandbox.starting() as started:  # noted before any other sandbox's clean-up can see it
+            self.proc = subprocess.Popen(cmd, pass_fds=(to_child_r, from_child_w), stdin=subprocess.DEVNULL,
+                                         stdout=err_w, stderr=err_w, cwd=home, start_new_session=True, env=env)
+            started(self.proc.pid)
         for fd in (to_child_r, from_child_w, err_w):
             os.close(fd)
         self.stderr = _Tail(err_r)
