@@ -20,7 +20,7 @@ from __future__ import annotations
 import ast
 import json
 import operator
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -163,6 +163,15 @@ class _Where:
             raise self.error(f"{what}'s {key!r} is empty")
         return value
 
+    def kind(self, raw: Any, what: str, kinds: Iterable[str]) -> str:
+        """The 'type' of an object that must be one of `kinds` (an axis's, an input source's)."""
+        if not isinstance(raw, dict):
+            raise self.error(f"{what} must be an object with a 'type'")
+        kind = self.get(raw, "type", str, what)
+        if kind not in kinds:
+            raise self.error(f"{what}'s type must be one of {', '.join(kinds)}, got {kind!r}")
+        return str(kind)
+
 
 def _json(text: str, where: _Where, what: str) -> dict[str, Any]:
     try:
@@ -176,11 +185,7 @@ def _json(text: str, where: _Where, what: str) -> dict[str, Any]:
 
 def _axis(name: str, raw: Any, where: _Where) -> Axis:
     what = f"axis {name!r}"
-    if not isinstance(raw, dict):
-        raise where.error(f"{what} must be an object with a 'type'")
-    kind = where.get(raw, "type", str, what)
-    if kind not in AXIS_KINDS:
-        raise where.error(f"{what}'s type must be one of {', '.join(AXIS_KINDS)}, got {kind!r}")
+    kind = where.kind(raw, what, AXIS_KINDS)
     if kind == "const":
         value = where.get(raw, "value", int, what)
         if value < 0:
@@ -271,12 +276,7 @@ def _check_definition(where: _Where, axes: set[str], inputs: tuple[TensorSpec, .
 
 def _source(name: str, raw: Any, where: _Where) -> InputSource:
     what = f"input {name!r}"
-    if not isinstance(raw, dict):
-        raise where.error(f"{what} must be an object with a 'type'")
-    kind = where.get(raw, "type", str, what)
-    if kind not in _SOURCES:
-        raise where.error(f"{what}'s type must be one of {', '.join(_SOURCES)}, got {kind!r}")
-    return _SOURCES[kind](raw, where, what)
+    return _SOURCES[where.kind(raw, what, _SOURCES)](raw, where, what)
 
 
 _SOURCES: dict[str, Callable[[dict[str, Any], _Where, str], InputSource]] = {
